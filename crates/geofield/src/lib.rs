@@ -1,1 +1,17 @@
-//! placeholder until filled
+//! geofield: GPU-accelerated spatial simulation of the environment.
+//!
+//! Every capability has one public entry point that dispatches on a [`Backend`]: the CPU backend
+//! (rayon, always available) or the CUDA backend (`geofield-cuda`, NVRTC-compiled kernels).
+//! Both compute the same function; every CUDA path has a parity test against the CPU path.
+//!
+//! Capabilities:
+//! - [`dispersal`]: seed density maps from a stem map (SORTIE-ND-style kernels), exact, the
+//!   2012 paper's multi-resolution method, and an error-bounded cutoff.
+
+pub mod backend;
+pub mod dispersal;
+mod error;
+pub mod synth;
+
+pub use backend::{Backend, BackendChoice, BackendSelection};
+pub use error::GeofieldError;

@@ -1,0 +1,112 @@
+//! CUDA glue: converts prepared host data to the kernels' layouts and calls the safe wrappers in
+//! `geofield-cuda` (kernels in `crates/geofield-cuda/kernels/dispersal.cu`).
+
+use geofield_core::GridSpec;
+use geofield_cuda::Gpu;
+use geofield_cuda::dispersal as gd;
+
+use super::bins::Bins;
+use super::params::Kernel;
+use super::pyramid::Pyramid;
+use super::sources::Sources;
+use super::{Band, Precision};
+use crate::GeofieldError;
+
+fn shape(k: &Kernel) -> gd::KernelShape {
+    match *k {
+        Kernel::Weibull { d, theta } => gd::KernelShape::Weibull { d, theta },
+        Kernel::Lognormal { x0, xb } => gd::KernelShape::Lognormal { x0, xb },
+        Kernel::TwoDt { u, p } => gd::KernelShape::TwoDt { u, p },
+    }
+}
+
+fn dims(grid: &GridSpec) -> Result<gd::GridDims, GeofieldError> {
+    let cols = u32::try_from(grid.cols).map_err(|_| GeofieldError::Invalid("grid too wide for the GPU".into()))?;
+    let rows = u32::try_from(grid.rows).map_err(|_| GeofieldError::Invalid("grid too tall for the GPU".into()))?;
+    Ok(gd::GridDims { cols, rows, cell_size_m: grid.cell_size_m })
+}
+
+fn out_precision(p: Precision) -> gd::OutPrecision {
+    match p {
+        Precision::F32 => gd::OutPrecision::F32,
+        Precision::F64 => gd::OutPrecision::F64,
+    }
+}
+
+fn band(h: gd::HostOut) -> Band {
+    match h {
+        gd::HostOut::F32(v) => Band::F32(v),
+        gd::HostOut::F64(v) => Band::F64(v),
+    }
+}
+
+fn f32s(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|&x| x as f32).collect()
+}
+
+pub(super) fn exact(
+    gpu: &Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    torus: bool,
+    precision: Precision,
+) -> Result<(Band, f64), GeofieldError> {
+    let torus = torus.then(|| (grid.width_m(), grid.height_m()));
+    let w = f32s(&sources.w);
+    let (out, ms) = gd::dispersal_exact(
+        gpu,
+        dims(grid)?,
+        shape(kernel),
+        torus,
+        &sources.u,
+        &sources.v,
+        &w,
+        out_precision(precision),
+    )?;
+    Ok((band(out), ms as f64))
+}
+
+pub(super) fn cutoff(
+    gpu: &Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    radius_m: f64,
+    precision: Precision,
+) -> Result<(Band, f64), GeofieldError> {
+    let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
+    let tb = gd::TileBins {
+        tile_size_m: bins.tile_size_m,
+        tiles_x: bins.tiles_x as u32,
+        tiles_y: bins.tiles_y as u32,
+        origin_u_m: bins.origin_u_m,
+        origin_v_m: bins.origin_v_m,
+        tile_start: &bins.tile_start,
+        du: &du,
+        dv: &dv,
+        w: &w,
+    };
+    let (out, ms) = gd::dispersal_cutoff(gpu, dims(grid)?, shape(kernel), &tb, radius_m, out_precision(precision))?;
+    Ok((band(out), ms as f64))
+}
+
+pub(super) fn multires(
+    gpu: &Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    pyr: &Pyramid,
+    rho: &[f64],
+) -> Result<(Vec<f64>, f64), GeofieldError> {
+    let (u, v, w, r) = (f32s(&pyr.node_u), f32s(&pyr.node_v), f32s(&pyr.node_w), f32s(rho));
+    let p = gd::Pyramid {
+        levels: pyr.levels,
+        level_offset: &pyr.level_offset,
+        node_u: &u,
+        node_v: &v,
+        node_w: &w,
+        rho_m: &r,
+    };
+    let (out, ms) = gd::dispersal_multires(gpu, dims(grid)?, shape(kernel), &p, gd::OutPrecision::F64)?;
+    Ok((band(out).to_f64(), ms as f64))
+}
