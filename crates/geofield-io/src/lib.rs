@@ -1,1 +1,27 @@
-//! placeholder until filled
+//! geofield's file formats.
+//!
+//! - [`csv_input`]: CSV tables with a header row, streamed record by record, with errors that
+//!   name file, line and column.
+//! - [`atomic`]: outputs written to a temporary file and renamed into place when complete.
+//! - [`raster_out`]: rasters to GeoTIFF (`.tif`), ESRI ASCII grid (`.asc`) or NumPy (`.npy`) by
+//!   extension; [`npy`] also reads and writes plain arrays.
+//! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands).
+//!
+//! Conventions follow DESIGN.md "Data conventions": world coordinates in metres, row 0 of a grid
+//! is its north edge, rasters are band-major `(band, row, col)`.
+
+pub mod ascii_grid;
+pub mod atomic;
+pub mod csv_input;
+mod error;
+pub mod geotiff;
+pub mod npy;
+pub mod raster_out;
+pub mod render;
+
+pub use atomic::write_atomic;
+pub use csv_input::{CsvRecord, CsvRow, CsvTable};
+pub use error::IoError;
+pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
+pub use raster_out::{RasterFormat, RasterMeta, write_raster};
+pub use render::{Colormap, Layout, RenderOptions, Scale, render_png};

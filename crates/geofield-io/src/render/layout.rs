@@ -1,0 +1,277 @@
+//! Placing panels, titles, the colour bar and the legend on the canvas.
+
+use super::RenderOptions;
+use super::colormap::blend_hue;
+use super::sample::{Resample, ValueScale};
+use super::text::{Canvas, GLYPH_PX, fit_text, text_width};
+
+const MARGIN: usize = 16;
+const GAP: usize = 16;
+const BACKGROUND: [u8; 3] = [255, 255, 255];
+const INK: [u8; 3] = [30, 30, 30];
+const FRAME: [u8; 3] = [150, 150, 150];
+/// Colour of NaN / nodata cells.
+pub(crate) const MISSING: [u8; 3] = [211, 211, 211];
+const BAR_WIDTH: usize = 18;
+const MIN_BAR_HEIGHT: usize = 120;
+const TITLE_SCALE: usize = 2;
+/// Longest title or label drawn, in characters, before it is shortened.
+const MAX_LABEL_CHARS: usize = 60;
+/// Narrowest column given to a panel, so that its band name stays readable.
+const MIN_COLUMN_PX: usize = 64;
+/// Darkest end of the grey bar that shows the total in a blend.
+const BLEND_BAR_DARK: [u8; 3] = [40, 40, 40];
+
+/// Height of the title block (zero without a title).
+fn title_height(title: &str) -> usize {
+    if title.is_empty() {
+        0
+    } else {
+        GLYPH_PX * TITLE_SCALE + 12
+    }
+}
+
+/// Draw the title centred at the top.
+fn draw_title(canvas: &mut Canvas, title: &str) {
+    let title = fit_text(title, TITLE_SCALE, MAX_LABEL_CHARS * GLYPH_PX * TITLE_SCALE);
+    let x = canvas.width.saturating_sub(text_width(&title, TITLE_SCALE)) / 2;
+    canvas.text(x as i64, MARGIN as i64, &title, TITLE_SCALE, INK);
+}
+
+/// Draw one display grid as a `plan.panel_px()` panel at (x, y), each cell `zoom` pixels wide.
+fn draw_grid(
+    canvas: &mut Canvas,
+    x: usize,
+    y: usize,
+    plan: &Resample,
+    colour: impl Fn(usize) -> [u8; 3],
+) {
+    let (pw, ph) = plan.panel_px();
+    let zoom = plan.zoom.max(1);
+    for py in 0..ph {
+        let row = py / zoom;
+        for px in 0..pw {
+            let rgb = colour(row * plan.cols + px / zoom);
+            canvas.set((x + px) as i64, (y + py) as i64, rgb);
+        }
+    }
+    canvas.outline_rect(x as i64, y as i64, pw, ph, FRAME);
+}
+
+/// A vertical bar with `ticks` (position in [0, 1], label) to its right; `colour(t)` for t from
+/// 0 (bottom) to 1 (top).
+fn draw_bar(
+    canvas: &mut Canvas,
+    x: usize,
+    y: usize,
+    height: usize,
+    ticks: &[(f64, String)],
+    colour: impl Fn(f64) -> [u8; 3],
+) {
+    let span = height.saturating_sub(1).max(1) as f64;
+    for dy in 0..height {
+        let rgb = colour(1.0 - dy as f64 / span);
+        canvas.fill_rect(x as i64, (y + dy) as i64, BAR_WIDTH, 1, rgb);
+    }
+    canvas.outline_rect(x as i64, y as i64, BAR_WIDTH, height, FRAME);
+    for (t, label) in ticks {
+        let ty = (y as f64 + (1.0 - t) * span).round() as i64;
+        let tx = (x + BAR_WIDTH) as i64;
+        canvas.fill_rect(tx, ty, 5, 1, INK);
+        canvas.text(tx + 8, ty - (GLYPH_PX as i64) / 2, label, 1, INK);
+    }
+}
+
+/// Width needed by a bar and its tick labels.
+fn bar_block_width(ticks: &[(f64, String)]) -> usize {
+    let labels = ticks
+        .iter()
+        .map(|(_, l)| text_width(l, 1))
+        .max()
+        .unwrap_or(0);
+    BAR_WIDTH + 8 + labels
+}
+
+/// One panel per band in a near-square grid, shared scale, one colour bar.
+pub(crate) fn draw_panels(
+    grids: &[Vec<f64>],
+    names: &[String],
+    plan: &Resample,
+    scale: ValueScale,
+    opts: &RenderOptions,
+) -> Canvas {
+    let n = grids.len().max(1);
+    let grid_cols = (n as f64).sqrt().ceil().max(1.0) as usize;
+    let grid_rows = n.div_ceil(grid_cols);
+    let (pw, ph) = plan.panel_px();
+    let column_w = pw.max(MIN_COLUMN_PX);
+    // Band names large when they all fit their column, small otherwise.
+    let fits = |scale: usize| names.iter().all(|n| text_width(n, scale) <= column_w);
+    let label_scale = if fits(2) { 2 } else { 1 };
+    let label_h = GLYPH_PX * label_scale + 6;
+    let grid_w = grid_cols * column_w + (grid_cols - 1) * GAP;
+    let grid_h = grid_rows * (label_h + ph) + (grid_rows - 1) * GAP;
+
+    let ticks = scale.ticks();
+    let units = fit_text(&opts.units, 1, MAX_LABEL_CHARS * GLYPH_PX);
+    let units_h = if units.is_empty() { 0 } else { GLYPH_PX + 8 };
+    let bar_h = grid_h.saturating_sub(units_h + label_h).max(MIN_BAR_HEIGHT);
+    let bar_w = bar_block_width(&ticks).max(text_width(&units, 1));
+    let title_h = title_height(&opts.title);
+    let content_h = grid_h.max(label_h + units_h + bar_h);
+    let width = (2 * MARGIN + grid_w + 2 * GAP + bar_w)
+        .max(2 * MARGIN + text_width(&opts.title, TITLE_SCALE).min(MAX_LABEL_CHARS * 16));
+    let height = 2 * MARGIN + title_h + content_h + GLYPH_PX;
+    let mut canvas = Canvas::new(width, height, BACKGROUND);
+    draw_title(&mut canvas, &opts.title);
+
+    let top = MARGIN + title_h;
+    for (i, grid) in grids.iter().enumerate() {
+        let x = MARGIN + (i % grid_cols) * (column_w + GAP);
+        let y = top + (i / grid_cols) * (label_h + ph + GAP);
+        let name = names.get(i).map_or("", String::as_str);
+        let name = fit_text(name, label_scale, column_w);
+        canvas.text(x as i64, y as i64, &name, label_scale, INK);
+        draw_grid(&mut canvas, x, y + label_h, plan, |k| match grid.get(k) {
+            Some(v) if !v.is_nan() => opts.colormap.rgb(scale.unit(*v)),
+            _ => MISSING,
+        });
+    }
+
+    let bar_x = MARGIN + grid_w + 2 * GAP;
+    canvas.text(bar_x as i64, (top + label_h) as i64, &units, 1, INK);
+    let bar_y = top + label_h + units_h;
+    draw_bar(&mut canvas, bar_x, bar_y, bar_h, &ticks, |t| {
+        opts.colormap.rgb(t)
+    });
+    canvas
+}
+
+/// All bands in one map: hue from the band mix, strength from the total; legend and grey bar.
+pub(crate) fn draw_blend(
+    grids: &[Vec<f64>],
+    names: &[String],
+    plan: &Resample,
+    opts: &RenderOptions,
+) -> Canvas {
+    let n_px = plan.rows * plan.cols;
+    // Each band's largest value, to normalise its weight in the hue mix.
+    let band_max: Vec<f64> = grids
+        .iter()
+        .map(|g| {
+            g.iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    // Total per display cell over the bands (negative values count as zero); NaN where every
+    // band is missing.
+    let totals: Vec<f64> = (0..n_px)
+        .map(|k| {
+            let mut valid = false;
+            let mut sum = 0.0;
+            for g in grids {
+                if let Some(&v) = g.get(k).filter(|v| v.is_finite()) {
+                    valid = true;
+                    sum += v.max(0.0);
+                }
+            }
+            if valid { sum } else { f64::NAN }
+        })
+        .collect();
+    // Strength starts at zero (white), not at the smallest total.
+    let scale = ValueScale::fit(totals.iter().copied().chain([0.0]), opts.scale);
+    let colour = |k: usize| -> [u8; 3] {
+        let total = totals.get(k).copied().unwrap_or(f64::NAN);
+        if total.is_nan() {
+            return MISSING;
+        }
+        let mut mix = [0.0f64; 3];
+        let mut weight = 0.0;
+        for (b, g) in grids.iter().enumerate() {
+            let v = g
+                .get(k)
+                .copied()
+                .filter(|v| v.is_finite())
+                .unwrap_or(0.0)
+                .max(0.0);
+            let m = band_max.get(b).copied().unwrap_or(0.0);
+            if v > 0.0 && m > 0.0 {
+                let w = v / m;
+                let hue = blend_hue(b);
+                for (acc, h) in mix.iter_mut().zip(hue) {
+                    *acc += w * h as f64;
+                }
+                weight += w;
+            }
+        }
+        if weight <= 0.0 {
+            return BACKGROUND;
+        }
+        let strength = scale.unit(total);
+        let px = |c: usize| {
+            let hue = mix[c] / weight;
+            (BACKGROUND[c] as f64 * (1.0 - strength) + hue * strength).round() as u8
+        };
+        [px(0), px(1), px(2)]
+    };
+
+    let (pw, ph) = plan.panel_px();
+    let ticks = scale.ticks();
+    let legend: Vec<String> = names
+        .iter()
+        .map(|s| fit_text(s, 1, 30 * GLYPH_PX))
+        .collect();
+    let legend_w = 14 + 6 + legend.iter().map(|s| text_width(s, 1)).max().unwrap_or(0);
+    let total_label = if opts.units.is_empty() {
+        "total".to_string()
+    } else {
+        fit_text(
+            &format!("total ({})", opts.units),
+            1,
+            MAX_LABEL_CHARS * GLYPH_PX,
+        )
+    };
+    let side_w = legend_w
+        .max(bar_block_width(&ticks))
+        .max(text_width(&total_label, 1));
+    let legend_h = legend.len() * 18;
+    let side_h = legend_h + 12 + GLYPH_PX + 8 + MIN_BAR_HEIGHT;
+    let title_h = title_height(&opts.title);
+    let width = (2 * MARGIN + pw + 2 * GAP + side_w)
+        .max(2 * MARGIN + text_width(&opts.title, TITLE_SCALE).min(MAX_LABEL_CHARS * 16));
+    let height = 2 * MARGIN + title_h + ph.max(side_h) + GLYPH_PX;
+    let mut canvas = Canvas::new(width, height, BACKGROUND);
+    draw_title(&mut canvas, &opts.title);
+
+    let top = MARGIN + title_h;
+    draw_grid(&mut canvas, MARGIN, top, plan, colour);
+    let side_x = MARGIN + pw + 2 * GAP;
+    for (b, name) in legend.iter().enumerate() {
+        let y = top + b * 18;
+        canvas.fill_rect(side_x as i64, y as i64, 14, 14, blend_hue(b));
+        canvas.text((side_x + 20) as i64, (y + 3) as i64, name, 1, INK);
+    }
+    let label_y = top + legend_h + 12;
+    canvas.text(side_x as i64, label_y as i64, &total_label, 1, INK);
+    let bar_h = ph
+        .saturating_sub(legend_h + 12 + GLYPH_PX + 8)
+        .max(MIN_BAR_HEIGHT);
+    let grey = |t: f64| {
+        let c = |i: usize| {
+            let (w, d) = (BACKGROUND[i] as f64, BLEND_BAR_DARK[i] as f64);
+            (w + (d - w) * t.clamp(0.0, 1.0)).round() as u8
+        };
+        [c(0), c(1), c(2)]
+    };
+    draw_bar(
+        &mut canvas,
+        side_x,
+        label_y + GLYPH_PX + 8,
+        bar_h,
+        &ticks,
+        grey,
+    );
+    canvas
+}

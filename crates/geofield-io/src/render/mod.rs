@@ -1,0 +1,157 @@
+//! PNG maps of rasters for people to look at.
+//!
+//! Two layouts:
+//!
+//! - [`Layout::Panels`]: one panel per band in a near-square grid (2 x 2 for four bands), each
+//!   titled with its band name, all on one shared colour scale shown by a single colour bar with
+//!   tick labels and the units; the title on top.
+//! - [`Layout::Blend`]: one map in which each band has a hue (as in a paper figure where each
+//!   species gets a colour). A pixel's hue is the mix of the band hues weighted by each band's
+//!   value normalised by that band's maximum, so every band shows up wherever it dominates;
+//!   its strength (from white to the full hue) is the total of all bands on the chosen scale.
+//!   A legend gives the band hues and a grey bar the scale of the total.
+//!
+//! Large rasters are reduced for display by block means over square blocks of cells so that a
+//! panel is at most about 1000 pixels across and all panels together stay within
+//! [`RenderOptions::max_pixels`]; small rasters are enlarged (nearest neighbour) to about 200
+//! pixels. NaN, infinite and nodata cells are drawn light grey. Degenerate data (all zero,
+//! constant, a single cell) renders with a sensible scale rather than failing.
+//!
+//! Text uses the 8x8 bitmap font of `font8x8`; the image is written as 8-bit RGB PNG.
+
+mod colormap;
+mod layout;
+mod sample;
+mod text;
+
+use std::path::Path;
+
+use geofield_core::{Raster, RasterData};
+
+pub use colormap::{BLEND_HUES, Colormap, blend_hue};
+
+use crate::IoError;
+use crate::atomic::write_atomic;
+use crate::raster_out::check_shape;
+use sample::{Resample, ValueScale, block_mean};
+
+/// Default bound on the number of map pixels (all panels together).
+pub const DEFAULT_MAX_PIXELS: usize = 4_000_000;
+
+/// How values map to colours.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Scale {
+    /// Linear from the smallest to the largest value shown.
+    #[default]
+    Linear,
+    /// Logarithmic from `floor_fraction` times the largest value (e.g. 1e-4) up to the largest;
+    /// values at or below the floor, zero included, get the bottom colour.
+    Log {
+        /// The floor as a fraction of the largest value, in (0, 1); anything else means 1e-4.
+        floor_fraction: f64,
+    },
+}
+
+/// Arrangement of the bands in the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// One panel per band, shared colour scale, one colour bar.
+    #[default]
+    Panels,
+    /// All bands in one map, one hue per band.
+    Blend,
+}
+
+/// What to draw and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderOptions {
+    /// Title at the top of the image (may be empty).
+    pub title: String,
+    /// Units of the values, shown with the colour bar (may be empty).
+    pub units: String,
+    /// Colour map for [`Layout::Panels`].
+    pub colormap: Colormap,
+    /// Value scale.
+    pub scale: Scale,
+    /// Panels or blend.
+    pub layout: Layout,
+    /// Upper bound on map pixels, all panels together (titles and colour bar come on top).
+    pub max_pixels: usize,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        Self {
+            title: String::new(),
+            units: String::new(),
+            colormap: Colormap::default(),
+            scale: Scale::default(),
+            layout: Layout::default(),
+            max_pixels: DEFAULT_MAX_PIXELS,
+        }
+    }
+}
+
+/// Render `raster` to a PNG at `path` (written atomically). NaN and infinite cells are drawn as
+/// missing.
+pub fn render_png(path: &Path, raster: &Raster, opts: &RenderOptions) -> Result<(), IoError> {
+    render_png_with_nodata(path, raster, opts, None)
+}
+
+/// As [`render_png`], also drawing cells equal to `nodata` as missing.
+pub fn render_png_with_nodata(
+    path: &Path,
+    raster: &Raster,
+    opts: &RenderOptions,
+    nodata: Option<f64>,
+) -> Result<(), IoError> {
+    check_shape(path, raster)?;
+    let (rows, cols) = (raster.grid.rows, raster.grid.cols);
+    let panels = match opts.layout {
+        Layout::Panels => raster.n_bands(),
+        Layout::Blend => 1,
+    };
+    let plan = Resample::plan(rows, cols, panels, opts.max_pixels);
+    let n_cells = rows * cols;
+    let grids: Vec<Vec<f64>> = match &raster.data {
+        RasterData::F32(v) => v
+            .chunks(n_cells)
+            .map(|b| block_mean(b, cols, plan.block, nodata))
+            .collect(),
+        RasterData::F64(v) => v
+            .chunks(n_cells)
+            .map(|b| block_mean(b, cols, plan.block, nodata))
+            .collect(),
+    };
+    let canvas = match opts.layout {
+        Layout::Panels => {
+            let scale = ValueScale::fit(grids.iter().flatten().copied(), opts.scale);
+            layout::draw_panels(&grids, &raster.band_names, &plan, scale, opts)
+        }
+        Layout::Blend => layout::draw_blend(&grids, &raster.band_names, &plan, opts),
+    };
+    write_png(path, &canvas)
+}
+
+/// Encode the canvas as 8-bit RGB PNG.
+fn write_png(path: &Path, canvas: &text::Canvas) -> Result<(), IoError> {
+    let too_large = || IoError::InvalidOutput {
+        path: path.to_path_buf(),
+        reason: format!(
+            "the image would be {} x {} pixels",
+            canvas.width, canvas.height
+        ),
+    };
+    let width = u32::try_from(canvas.width).map_err(|_| too_large())?;
+    let height = u32::try_from(canvas.height).map_err(|_| too_large())?;
+    write_atomic(path, |w| {
+        let mut encoder = png::Encoder::new(w, width, height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+        writer
+            .write_image_data(&canvas.pixels)
+            .map_err(std::io::Error::other)?;
+        writer.finish().map_err(std::io::Error::other)
+    })
+}

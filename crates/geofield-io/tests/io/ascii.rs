@@ -1,0 +1,85 @@
+use geofield_io::{RasterMeta, write_raster};
+
+use crate::{dir_entries, grid, raster_f32, raster_f64};
+
+#[test]
+fn three_by_two_grid_header_and_north_first_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dem.asc");
+    // 3 cols x 2 rows of 10 m cells, north-west corner (100, 200): y from 180 to 200.
+    let r = raster_f32(grid(3, 2, 10.0, 100.0, 200.0), &["elev"], |_, r, c| {
+        if (r, c) == (1, 1) {
+            f32::NAN
+        } else {
+            (r * 10 + c) as f32 + 0.1
+        }
+    });
+    let meta = RasterMeta {
+        nodata: Some(-9999.0),
+        ..Default::default()
+    };
+    assert_eq!(
+        write_raster(&p, &r, &meta).unwrap(),
+        std::slice::from_ref(&p)
+    );
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(
+        text,
+        "ncols        3\n\
+         nrows        2\n\
+         xllcorner    100\n\
+         yllcorner    180\n\
+         cellsize     10\n\
+         NODATA_value -9999\n\
+         0.1 1.1 2.1\n\
+         10.1 -9999 12.1\n"
+    );
+}
+
+#[test]
+fn nan_without_nodata_gets_a_declared_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("n.asc");
+    let r = raster_f64(grid(2, 1, 0.5, -1.0, 0.25), &["v"], |_, _, c| {
+        if c == 0 { f64::NAN } else { 1.0 / 3.0 }
+    });
+    write_raster(&p, &r, &RasterMeta::default()).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[2], "xllcorner    -1");
+    assert_eq!(lines[3], "yllcorner    -0.25");
+    assert_eq!(lines[5], "NODATA_value -9999");
+    let values: Vec<f64> = lines[6].split(' ').map(|s| s.parse().unwrap()).collect();
+    assert_eq!(
+        values,
+        [-9999.0, 1.0 / 3.0],
+        "f64 values must round-trip exactly"
+    );
+}
+
+#[test]
+fn several_bands_give_one_file_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("seeds.asc");
+    let r = raster_f32(
+        grid(2, 2, 1.0, 0.0, 2.0),
+        &["Fagus sylvatica", "Abies alba"],
+        |b, r, c| (b * 4 + r * 2 + c) as f32,
+    );
+    let written = write_raster(&p, &r, &RasterMeta::default()).unwrap();
+    let expected = [
+        dir.path().join("seeds_Fagus_sylvatica.asc"),
+        dir.path().join("seeds_Abies_alba.asc"),
+    ];
+    assert_eq!(written, expected);
+    assert_eq!(
+        dir_entries(dir.path()),
+        ["seeds_Abies_alba.asc", "seeds_Fagus_sylvatica.asc"]
+    );
+    let second = std::fs::read_to_string(&expected[1]).unwrap();
+    assert!(second.ends_with("\n4 5\n6 7\n"), "{second}");
+    assert!(
+        !second.contains("NODATA"),
+        "no nodata line without nodata: {second}"
+    );
+}

@@ -1,0 +1,195 @@
+use std::path::Path;
+
+use geofield_core::{Raster, RasterData};
+use geofield_io::render::{
+    Colormap, Layout, RenderOptions, Scale, blend_hue, render_png, render_png_with_nodata,
+};
+
+use crate::{grid, raster_f32, raster_f64};
+
+const MISSING: [u8; 3] = [211, 211, 211];
+
+/// Decode an 8-bit RGB PNG: (width, height, pixels).
+fn decode(p: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(p).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let px = buf[..info.buffer_size()]
+        .chunks(3)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    (info.width, info.height, px)
+}
+
+fn count(px: &[[u8; 3]], rgb: [u8; 3]) -> usize {
+    px.iter().filter(|&&p| p == rgb).count()
+}
+
+#[test]
+fn four_band_panels_share_one_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("panels.png");
+    // 50 x 40 cells, enlarged 4x to 200 x 160 per panel. Band 3 holds the overall maximum and
+    // band 0 the minimum; one NaN cell.
+    let r = raster_f32(
+        grid(50, 40, 1.0, 0.0, 40.0),
+        &["Fagus", "Abies", "Picea", "Quercus"],
+        |b, r, c| {
+            if (b, r, c) == (1, 5, 5) {
+                f32::NAN
+            } else {
+                (b * 100 + c) as f32 * 1e-3
+            }
+        },
+    );
+    let opts = RenderOptions {
+        title: "Seed density".into(),
+        units: "seeds/m^2".into(),
+        ..Default::default()
+    };
+    render_png(&p, &r, &opts).unwrap();
+    let (w, h, px) = decode(&p);
+    // Two columns and two rows of 200 x 160 panels plus titles and the colour bar.
+    assert!((2 * 200 + 40..900).contains(&w), "{w}");
+    assert!((2 * 160 + 40..700).contains(&h), "{h}");
+    let lowest = Colormap::Viridis.rgb(0.0);
+    let highest = Colormap::Viridis.rgb(1.0);
+    // Column 0 of band 0 (4 x 4 px per cell, 40 rows) is the minimum; column 49 of band 3 the
+    // maximum: 160 x 4 pixels each, plus the ends of the colour bar.
+    assert!(count(&px, lowest) >= 640, "{}", count(&px, lowest));
+    assert!(count(&px, highest) >= 640, "{}", count(&px, highest));
+    // The NaN cell: 4 x 4 light grey pixels.
+    assert_eq!(count(&px, MISSING), 16);
+}
+
+#[test]
+fn one_by_one_zero_raster_is_enlarged() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("one.png");
+    let r = raster_f64(grid(1, 1, 1.0, 0.0, 1.0), &["zero"], |_, _, _| 0.0);
+    render_png(&p, &r, &RenderOptions::default()).unwrap();
+    let (w, h, px) = decode(&p);
+    assert!(w >= 200 && h >= 200, "{w} x {h}");
+    assert!(count(&px, Colormap::Viridis.rgb(0.0)) >= 200 * 200);
+    // Log scale of all zeros falls back to a linear scale rather than dividing by zero.
+    let log = RenderOptions {
+        scale: Scale::Log {
+            floor_fraction: 1e-4,
+        },
+        colormap: Colormap::Magma,
+        ..Default::default()
+    };
+    render_png(&p, &r, &log).unwrap();
+    let (_, _, px) = decode(&p);
+    assert!(count(&px, Colormap::Magma.rgb(0.0)) >= 200 * 200);
+}
+
+#[test]
+fn large_raster_is_reduced_to_the_pixel_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("large.png");
+    let r = raster_f32(grid(3000, 2000, 1.0, 0.0, 2000.0), &["ramp"], |_, r, _| {
+        r as f32
+    });
+    render_png(&p, &r, &RenderOptions::default()).unwrap();
+    let (w, h, _) = decode(&p);
+    assert!(
+        (1000..1300).contains(&w),
+        "about 1000 px of map plus the bar: {w}"
+    );
+    assert!(h < 800, "{h}");
+    let small = RenderOptions {
+        max_pixels: 60_000,
+        ..Default::default()
+    };
+    render_png(&p, &r, &small).unwrap();
+    let (w, h, _) = decode(&p);
+    assert!(w < 500 && h < 400, "{w} x {h}");
+}
+
+#[test]
+fn blend_gives_each_band_its_hue() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("blend.png");
+    // Band 0 fills the left half, band 1 the right half (2.0, with 1.0 on the bottom row), band 2
+    // is everywhere zero, and one cell is missing in every band.
+    let r = raster_f32(
+        grid(40, 20, 1.0, 0.0, 20.0),
+        &["left", "right", "none"],
+        |b, r, c| {
+            let v = if r == 19 { 1.0 } else { 2.0 };
+            if (r, c) == (0, 0) {
+                f32::NAN
+            } else if (b == 0 && c < 20) || (b == 1 && c >= 20) {
+                v
+            } else {
+                0.0
+            }
+        },
+    );
+    let opts = RenderOptions {
+        layout: Layout::Blend,
+        title: "Species".into(),
+        ..Default::default()
+    };
+    render_png(&p, &r, &opts).unwrap();
+    let (_, _, px) = decode(&p);
+    // 20 x 19 cells per half at 5 x 5 px per cell have the largest total: the pure hue (minus
+    // the NaN cell). The bottom row is at half strength, halfway between white and the hue.
+    // The legend adds a 14 x 14 swatch of each hue.
+    assert_eq!(count(&px, blend_hue(0)), 20 * 19 * 25 - 25 + 14 * 14);
+    assert_eq!(count(&px, blend_hue(1)), 20 * 19 * 25 + 14 * 14);
+    let half = blend_hue(1).map(|c| ((255.0 + c as f64) / 2.0).round() as u8);
+    assert_eq!(count(&px, half), 20 * 25);
+    assert_eq!(count(&px, MISSING), 25);
+}
+
+#[test]
+fn nodata_cells_are_drawn_grey() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("nd.png");
+    let r = raster_f64(grid(10, 10, 1.0, 0.0, 10.0), &["v"], |_, r, c| {
+        if r < 2 { -9999.0 } else { c as f64 }
+    });
+    render_png_with_nodata(&p, &r, &RenderOptions::default(), Some(-9999.0)).unwrap();
+    let (_, _, px) = decode(&p);
+    // Two rows of ten cells at 20 x 20 px each.
+    assert_eq!(count(&px, MISSING), 2 * 10 * 20 * 20);
+    // Without the nodata value the -9999 cells set the bottom of the scale instead.
+    render_png(&p, &r, &RenderOptions::default()).unwrap();
+    let (_, _, px) = decode(&p);
+    assert_eq!(count(&px, MISSING), 0);
+}
+
+#[test]
+fn constant_bands_and_zero_bands_raster() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.png");
+    let r = raster_f32(grid(7, 3, 1.0, 0.0, 3.0), &["a", "b", "c"], |_, _, _| 5.0);
+    render_png(
+        &p,
+        &r,
+        &RenderOptions {
+            scale: Scale::Log {
+                floor_fraction: 0.0,
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (w, h, px) = decode(&p);
+    assert!(w > 0 && h > 0);
+    assert!(count(&px, Colormap::Viridis.rgb(1.0)) >= 3 * 7 * 3 * 28 * 28 / 2);
+    let none = Raster {
+        grid: grid(1, 1, 1.0, 0.0, 1.0),
+        band_names: vec![],
+        data: RasterData::F64(vec![]),
+    };
+    let e = render_png(&p, &none, &RenderOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no bands"), "{e}");
+}
