@@ -1,1 +1,65 @@
-fn main() {}
+//! The `geofield` command: argument parsing and glue over the library crates. Errors are printed
+//! once with their chain; the exit code is 0 on success and 2 on any error.
+
+mod bench;
+mod cmd_demo;
+mod cmd_disperse;
+mod cmd_info;
+mod cmd_synth;
+mod inputs;
+mod output;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// GPU-accelerated spatial simulation of the environment: seed dispersal maps (more
+/// capabilities to come), on CUDA GPUs or plain CPUs.
+#[derive(Parser)]
+#[command(name = "geofield", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Version, the CUDA probe (and why it falls back to the CPU), device name, compute capability, memory.
+    Info(cmd_info::InfoArgs),
+    /// Run every capability on built-in synthetic data and write maps into a folder.
+    Demo(cmd_demo::DemoArgs),
+    /// Seed density maps of a forest from a stem map (one band per species).
+    Disperse(Box<cmd_disperse::DisperseArgs>),
+    /// Write synthetic inputs (stands of trees).
+    #[command(subcommand)]
+    Synth(cmd_synth::SynthCommand),
+    /// Benchmarks: every method of a capability in one run, with medians, ratios and errors.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Info(a) => cmd_info::run(&a),
+        Command::Demo(a) => cmd_demo::run(&a),
+        Command::Disperse(a) => cmd_disperse::run(&a),
+        Command::Synth(c) => cmd_synth::run(&c),
+        Command::Bench(c) => bench::run(&c),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

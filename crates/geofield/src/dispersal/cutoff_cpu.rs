@@ -6,10 +6,13 @@ use geofield_core::GridSpec;
 use rayon::prelude::*;
 
 use super::bins::Bins;
+use super::fastmath;
 use super::params::Kernel;
 
-/// Output tile side in cells.
+/// Output tile side in cells of the GPU kernel (used by the cost model).
 pub const OUT_TILE: usize = 32;
+/// Output tile side in cells on the CPU: smaller tiles waste fewer candidate pairs.
+const CPU_OUT_TILE: usize = 16;
 
 /// The cutoff sum for every cell (row-major), open plot (tori are handled by periodic images).
 pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> Vec<f64> {
@@ -19,12 +22,12 @@ pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> V
         return out;
     }
     let r2 = radius_m * radius_m;
-    out.par_chunks_mut(OUT_TILE * cols).enumerate().for_each(|(band, chunk)| {
-        let row0 = band * OUT_TILE;
+    out.par_chunks_mut(CPU_OUT_TILE * cols).enumerate().for_each(|(band, chunk)| {
+        let row0 = band * CPU_OUT_TILE;
         let nrows = chunk.len() / cols;
         let (mut cu, mut cv, mut cw) = (Vec::new(), Vec::new(), Vec::new());
-        for col0 in (0..cols).step_by(OUT_TILE) {
-            let ncols = OUT_TILE.min(cols - col0);
+        for col0 in (0..cols).step_by(CPU_OUT_TILE) {
+            let ncols = CPU_OUT_TILE.min(cols - col0);
             let (u0, u1) = (col0 as f64 * h, (col0 + ncols) as f64 * h);
             let (v0, v1) = (row0 as f64 * h, (row0 + nrows) as f64 * h);
             // Candidate trees relative to this output tile's corner.
@@ -43,9 +46,15 @@ pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> V
                         let off_u = bins.origin_u_m + tx as f64 * bins.tile_size_m - u0;
                         let off_v = bins.origin_v_m + ty as f64 * bins.tile_size_m - v0;
                         for k in bins.tile_start[t] as usize..bins.tile_start[t + 1] as usize {
-                            cu.push(off_u + bins.du[k]);
-                            cv.push(off_v + bins.dv[k]);
-                            cw.push(bins.w[k]);
+                            let (tu, tv) = (off_u + bins.du[k], off_v + bins.dv[k]);
+                            // Keep trees within R of this output tile's rectangle only.
+                            let eu = (-tu).max(tu - (u1 - u0)).max(0.0);
+                            let ev = (-tv).max(tv - (v1 - v0)).max(0.0);
+                            if eu * eu + ev * ev <= r2 {
+                                cu.push(tu);
+                                cv.push(tv);
+                                cw.push(bins.w[k]);
+                            }
                         }
                     }
                 }
@@ -55,14 +64,7 @@ pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> V
                 let line = &mut chunk[r * cols + col0..r * cols + col0 + ncols];
                 for (c, cell) in line.iter_mut().enumerate() {
                     let x = (c as f64 + 0.5) * h;
-                    let mut acc = 0.0;
-                    for k in 0..cw.len() {
-                        let (du, dv) = (cu[k] - x, cv[k] - y);
-                        let d2 = du * du + dv * dv;
-                        if d2 <= r2 {
-                            acc += cw[k] * kernel.eval_r2(d2);
-                        }
-                    }
+                    let acc = fastmath::sum_pairs(kernel, &cu, &cv, &cw, x, y, r2);
                     *cell = acc;
                 }
             }

@@ -4,6 +4,7 @@
 use geofield_core::GridSpec;
 use rayon::prelude::*;
 
+use super::fastmath;
 use super::params::Kernel;
 use super::sources::{Sources, min_image};
 
@@ -24,19 +25,22 @@ pub fn exact_rows(grid: &GridSpec, kernel: &Kernel, sources: &Sources, torus: bo
     }
     out.par_chunks_mut(grid.cols).enumerate().for_each(|(r, line)| {
         let cv = ((row0 + r) as f64 + 0.5) * h;
-        for (col, cell) in line.iter_mut().enumerate() {
-            let cu = (col as f64 + 0.5) * h;
-            let mut acc = 0.0;
-            for k in 0..sources.len() {
-                let mut du = sources.u[k] - cu;
-                let mut dv = sources.v[k] - cv;
-                if torus {
-                    du = min_image(du, lx);
-                    dv = min_image(dv, ly);
+        if torus {
+            for (col, cell) in line.iter_mut().enumerate() {
+                let cu = (col as f64 + 0.5) * h;
+                let mut acc = 0.0;
+                for k in 0..sources.len() {
+                    let du = min_image(sources.u[k] - cu, lx);
+                    let dv = min_image(sources.v[k] - cv, ly);
+                    acc += sources.w[k] * kernel.eval_r2(du * du + dv * dv);
                 }
-                acc += sources.w[k] * kernel.eval_r2(du * du + dv * dv);
+                *cell = acc;
             }
-            *cell = acc;
+        } else {
+            for (col, cell) in line.iter_mut().enumerate() {
+                let cu = (col as f64 + 0.5) * h;
+                *cell = fastmath::sum_pairs(kernel, &sources.u, &sources.v, &sources.w, cu, cv, f64::INFINITY);
+            }
         }
     });
 }

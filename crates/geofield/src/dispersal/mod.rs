@@ -31,6 +31,7 @@ pub mod bins;
 mod cuda;
 pub mod cutoff_cpu;
 pub mod exact_cpu;
+mod fastmath;
 pub mod metrics;
 pub mod multires_cpu;
 pub mod params;

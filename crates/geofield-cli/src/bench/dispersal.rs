@@ -1,0 +1,338 @@
+//! `geofield bench dispersal`: the paper's Table 2 scales (5e2 cells x 1e2 trees up to 5e5 x
+//! 1e5, 4 SBS-like species, trees uniform) or the 10.24 km landscape (1.05e8 cells, 3.1 M trees).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision, Sources};
+use geofield::synth::{self, DbhModel, Pattern};
+use geofield::{Backend, BackendChoice, backend};
+use geofield_core::{Extent, GridSpec};
+
+use super::{BenchEnv, Stats, measure};
+use crate::output;
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+pub enum Scale {
+    /// The two smallest Table 2 cases (seconds).
+    Quick,
+    /// The paper's Table 2 cases.
+    Paper,
+    /// 10.24 km x 10.24 km at 1 m with 3,145,728 trees.
+    Landscape,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[arg(long, value_enum, default_value = "paper")]
+    pub scale: Scale,
+    /// auto | cpu | cuda | cuda:N.
+    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
+    pub backend: String,
+    /// Cutoff tolerances to run (each is one method row).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1e-5, 1e-6])]
+    pub tolerances: Vec<f64>,
+    /// Timed repeats per method (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Skip the exact method where it would evaluate more than this many tree-cell pairs
+    /// (its time is then extrapolated from a window of rows).
+    #[arg(long, default_value_t = 2e12)]
+    pub exact_max_pairs: f64,
+    /// Pair budget of the f64 CPU reference window used for the errors.
+    #[arg(long, default_value_t = 1e9)]
+    pub reference_pairs: f64,
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Output precision of the fast methods.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: crate::cmd_disperse::PrecisionArg,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct MethodResult {
+    method: String,
+    tolerance: Option<f64>,
+    /// Wall time for all species (host preparation, transfers and compute), seconds.
+    wall: Option<Stats>,
+    /// GPU kernel time for all species by device events, seconds.
+    kernel: Option<Stats>,
+    /// Time used in comparisons: kernel median on the GPU, wall median on the CPU.
+    seconds: f64,
+    extrapolated: bool,
+    pairs: f64,
+    pairs_per_s: f64,
+    /// Share of the GPU's special-function throughput (2 SFU ops per pair at θ = 3).
+    sfu_share: Option<f64>,
+    /// Worst over species of each metric against the f64 reference window.
+    error: ErrorMetrics,
+    radius_m: Vec<f64>,
+    note: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct CaseResult {
+    name: String,
+    cols: usize,
+    rows: usize,
+    cells: usize,
+    trees: usize,
+    reference_rows: (usize, usize),
+    methods: Vec<MethodResult>,
+}
+
+#[derive(serde::Serialize)]
+struct Report {
+    env: BenchEnv,
+    scale: String,
+    cases: Vec<CaseResult>,
+}
+
+struct Case {
+    name: String,
+    cols: usize,
+    rows: usize,
+    trees: usize,
+}
+
+fn cases(scale: Scale) -> Vec<Case> {
+    let table2 = [(25, 20, 100), (100, 50, 1_000), (250, 200, 10_000), (1000, 500, 100_000)];
+    let mk = |(c, r, t): (usize, usize, usize)| Case { name: format!("{:.0e} cells x {:.0e} trees", (c * r) as f64, t as f64), cols: c, rows: r, trees: t };
+    match scale {
+        Scale::Quick => table2[..2].iter().copied().map(mk).collect(),
+        Scale::Paper => table2.iter().copied().map(mk).collect(),
+        Scale::Landscape => vec![Case { name: "S10: 10.24 km x 10.24 km, 3.1M trees".into(), cols: 10240, rows: 10240, trees: 3_145_728 }],
+    }
+}
+
+pub fn run(a: &BenchArgs) -> Result<()> {
+    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
+    let sel = backend::select(choice)?;
+    if let Some(r) = &sel.fallback_reason {
+        eprintln!("note: using the CPU backend: {r}");
+    }
+    if let Some(p) = &a.json {
+        output::preflight(p, false)?;
+    }
+    let be = sel.backend;
+    let env = BenchEnv::new(&be);
+    println!("geofield bench dispersal on {} ({}), commit {}", env.backend, env.device, env.commit);
+    let precision = match a.precision {
+        crate::cmd_disperse::PrecisionArg::F32 => Precision::F32,
+        crate::cmd_disperse::PrecisionArg::F64 => Precision::F64,
+    };
+    let species = synth::sbs_species();
+    let mut results = Vec::new();
+    for case in cases(a.scale) {
+        let extent = Extent::new(0.0, 0.0, case.cols as f64, case.rows as f64)?;
+        let grid = GridSpec::from_extent(extent, 1.0)?;
+        let stand = synth::forest(case.trees, &extent, 2012, Pattern::Uniform, DbhModel::Uniform15to60, &synth::SBS_SHARES);
+        let sources: Vec<Sources> =
+            species.iter().enumerate().map(|(i, sp)| Sources::for_species(&stand, i as u32, sp, &grid, false)).collect();
+        // f64 CPU reference on a window of rows in the middle of the map.
+        let pairs_per_row = (case.cols * case.trees) as f64;
+        let nwin = ((a.reference_pairs / pairs_per_row).floor() as usize).clamp(1, case.rows);
+        let r0 = (case.rows - nwin) / 2;
+        let reference: Vec<Vec<f64>> = species
+            .iter()
+            .zip(&sources)
+            .map(|(sp, src)| {
+                let mut out = vec![0.0; nwin * case.cols];
+                dispersal::exact_cpu::exact_rows(&grid, &sp.kernel, src, false, r0, &mut out);
+                out
+            })
+            .collect();
+        println!("\n== {} ({} x {} cells, {} trees; errors on rows {}..{} vs the f64 CPU exact sum)", case.name, case.cols, case.rows, case.trees, r0, r0 + nwin);
+        println!("{}", header());
+        let mut methods = Vec::new();
+        let mut runs: Vec<(Method, Option<f64>)> = vec![(Method::Exact, None), (Method::Multires, None)];
+        runs.extend(a.tolerances.iter().map(|&t| (Method::Cutoff, Some(t))));
+        for (method, tol) in runs {
+            let r = run_method(a, &be, &env, &grid, &species, &sources, method, tol, precision, (r0, nwin), &reference);
+            match r {
+                Ok(m) => {
+                    print_row(&m);
+                    methods.push(m);
+                }
+                Err(e) => println!("{:<18} not run: {e:#}", label(method, tol)),
+            }
+        }
+        print_ratios(&methods);
+        results.push(CaseResult { name: case.name, cols: case.cols, rows: case.rows, cells: grid.n_cells(), trees: case.trees, reference_rows: (r0, r0 + nwin), methods });
+    }
+    if let Some(p) = &a.json {
+        let scale = match a.scale {
+            Scale::Quick => "quick",
+            Scale::Paper => "paper",
+            Scale::Landscape => "landscape",
+        };
+        output::write_json(p, &Report { env, scale: scale.into(), cases: results })?;
+        println!("\nwrote {}", p.display());
+    }
+    Ok(())
+}
+
+fn label(m: Method, tol: Option<f64>) -> String {
+    match tol {
+        Some(t) => format!("{} tol {t:.0e}", m.name()),
+        None => m.name().to_string(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_method(
+    a: &BenchArgs,
+    be: &Backend,
+    env: &BenchEnv,
+    grid: &GridSpec,
+    species: &[dispersal::Species],
+    sources: &[Sources],
+    method: Method,
+    tol: Option<f64>,
+    precision: Precision,
+    (r0, nwin): (usize, usize),
+    reference: &[Vec<f64>],
+) -> Result<MethodResult> {
+    let opts = DisperseOptions { method, tolerance: tol.unwrap_or(1e-6), precision, torus: false, multires_variant_b: false };
+    let total_trees: usize = sources.iter().map(|s| s.len()).sum();
+    let exact_pairs = grid.n_cells() as f64 * total_trees as f64;
+    let cpu_limit = if be.is_cuda() { a.exact_max_pairs } else { a.exact_max_pairs.min(2e10) };
+    let extrapolate = method == Method::Exact && exact_pairs > cpu_limit;
+    // The grid actually run: the full map, or (exact beyond the limit) a window of rows.
+    let run_grid = if extrapolate {
+        let budget = if be.is_cuda() { cpu_limit / 4.0 } else { 1e9 };
+        let rows = ((budget / (grid.cols as f64 * total_trees as f64)).floor() as usize).clamp(1, grid.rows);
+        GridSpec { rows, y_max_m: grid.y_max_m - r0 as f64 * grid.cell_size_m, ..*grid }
+    } else {
+        *grid
+    };
+    let (wall, kernel, out) = measure(a.warmup, a.repeats, || {
+        let mut bands = Vec::new();
+        let mut kernel_s = 0.0;
+        let mut any_kernel = false;
+        let mut pairs = 0.0;
+        let mut radii = Vec::new();
+        for (sp, src) in species.iter().zip(sources) {
+            let src = if extrapolate { shift(src, r0 as f64 * grid.cell_size_m) } else { src.clone() };
+            let (band, rep) = dispersal::disperse_species(be, &run_grid, sp, &src, &opts)?;
+            if let Some(ms) = rep.kernel_ms {
+                kernel_s += ms / 1e3;
+                any_kernel = true;
+            }
+            pairs += rep.pairs.unwrap_or(0.0);
+            if let Some(r) = rep.radius_m.or(rep.rho_m) {
+                radii.push(r);
+            }
+            bands.push(band.to_f64());
+        }
+        Ok(((bands, pairs, radii), any_kernel.then_some(kernel_s)))
+    })?;
+    let (bands, pairs, radius_m) = out;
+    let scale = if extrapolate { grid.rows as f64 / run_grid.rows as f64 } else { 1.0 };
+    let seconds = kernel.as_ref().map(|k| k.median).unwrap_or(wall.median) * scale;
+    let pairs = pairs * scale;
+    // Errors on the reference window (for an extrapolated exact run, its own first rows).
+    let mut error = ErrorMetrics::default();
+    for (b, band) in bands.iter().enumerate() {
+        let (win, refw) = if extrapolate {
+            let n = run_grid.rows.min(nwin) * grid.cols;
+            (&band[..n], &reference[b][..n])
+        } else {
+            (&band[r0 * grid.cols..(r0 + nwin) * grid.cols], &reference[b][..])
+        };
+        let m = dispersal::compare(win, refw);
+        error.cells_compared += m.cells_compared;
+        error.max_rel = error.max_rel.max(m.max_rel);
+        error.mean_rel = error.mean_rel.max(m.mean_rel);
+        error.p99_rel = error.p99_rel.max(m.p99_rel);
+        error.max_abs_over_max = error.max_abs_over_max.max(m.max_abs_over_max);
+        if m.mass_rel.abs() > error.mass_rel.abs() {
+            error.mass_rel = m.mass_rel;
+        }
+    }
+    let pairs_per_s = pairs / seconds;
+    let sfu_share = env.sfu_ops_per_s().filter(|_| method != Method::Multires).map(|sfu| pairs_per_s * 2.0 / sfu);
+    Ok(MethodResult {
+        method: method.name().into(),
+        tolerance: tol,
+        wall: Some(wall),
+        kernel,
+        seconds,
+        extrapolated: extrapolate,
+        pairs,
+        pairs_per_s,
+        sfu_share,
+        error,
+        radius_m,
+        note: extrapolate.then(|| format!("timed on {} of {} rows and scaled", run_grid.rows, grid.rows)),
+    })
+}
+
+/// Sources shifted north by `dv` metres (v − dv), for a window whose first row is row r0.
+fn shift(src: &Sources, dv: f64) -> Sources {
+    Sources { u: src.u.clone(), v: src.v.iter().map(|v| v - dv).collect(), w: src.w.clone() }
+}
+
+fn print_row(m: &MethodResult) {
+    let radii: Vec<String> = m.radius_m.iter().map(|r| format!("{r:.0}")).collect();
+    println!(
+        "{:<18} {:>11} {:>10} {:>11} {:>8} {:>10} {:>10} {:>10}  {}{}",
+        label_str(m),
+        fmt_s(m.seconds),
+        format!("{:.2e}", m.pairs),
+        format!("{:.2e}/s", m.pairs_per_s),
+        m.sfu_share.map(|s| format!("{:.0}%", s * 100.0)).unwrap_or_else(|| "-".into()),
+        format!("{:.1e}", m.error.max_rel),
+        format!("{:.1e}", m.error.mean_rel),
+        format!("{:.1e}", m.error.max_abs_over_max),
+        if radii.is_empty() { String::new() } else { format!("R/rho {} m", radii.join("/")) },
+        m.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
+    );
+}
+
+fn label_str(m: &MethodResult) -> String {
+    match m.tolerance {
+        Some(t) => format!("{} tol {t:.0e}", m.method),
+        None => m.method.clone(),
+    }
+}
+
+fn fmt_s(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} us", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+fn print_ratios(ms: &[MethodResult]) {
+    let find = |name: &str| ms.iter().find(|m| m.method == name);
+    if let Some(mr) = find("multires") {
+        for c in ms.iter().filter(|m| m.method == "cutoff") {
+            println!(
+                "   cutoff tol {:.0e} vs multires: {:.1}x faster, max error {:.0}x smaller, mean error {:.0}x smaller",
+                c.tolerance.unwrap_or(0.0),
+                mr.seconds / c.seconds,
+                mr.error.max_rel / c.error.max_rel.max(1e-300),
+                mr.error.mean_rel / c.error.mean_rel.max(1e-300),
+            );
+        }
+    }
+    if let Some(ex) = find("exact") {
+        for c in ms.iter().filter(|m| m.method != "exact") {
+            println!("   {} vs exact: {:.1}x faster", label_str(c), ex.seconds / c.seconds);
+        }
+    }
+}
+
+fn header() -> String {
+    format!(
+        "{:<18} {:>11} {:>10} {:>11} {:>8} {:>10} {:>10} {:>10}",
+        "method", "time", "pairs", "rate", "SFU", "max rel", "mean rel", "abs/max"
+    )
+}

@@ -1,0 +1,126 @@
+//! `geofield bench <capability>`: warm-up, repeats, medians, every method in one run, ratios,
+//! errors against the exact method, throughput and the share of the hardware limit. `--json`
+//! writes every number.
+
+mod dispersal;
+
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Seed dispersal: exact, multires (the paper's method) and cutoff on the paper's Table 2
+    /// scales or the 10.24 km landscape.
+    Dispersal(dispersal::BenchArgs),
+}
+
+pub fn run(c: &BenchCommand) -> Result<()> {
+    match c {
+        BenchCommand::Dispersal(a) => dispersal::run(a),
+    }
+}
+
+/// Median and spread of repeated measurements, in seconds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stats {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub samples: Vec<f64>,
+}
+
+impl Stats {
+    pub fn of(samples: Vec<f64>) -> Self {
+        let mut s = samples.clone();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median = if n == 0 {
+            f64::NAN
+        } else if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            0.5 * (s[n / 2 - 1] + s[n / 2])
+        };
+        Stats { median, min: s.first().copied().unwrap_or(f64::NAN), max: s.last().copied().unwrap_or(f64::NAN), samples }
+    }
+}
+
+/// Run `f` `warmup` times untimed, then `repeats` times; returns wall-clock stats, the stats of
+/// the extra time each run reports (e.g. GPU kernel seconds from device events), and the last
+/// result.
+pub fn measure<T>(warmup: usize, repeats: usize, mut f: impl FnMut() -> Result<(T, Option<f64>)>) -> Result<(Stats, Option<Stats>, T)> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    let mut wall = Vec::new();
+    let mut extra = Vec::new();
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        let (v, e) = f()?;
+        wall.push(t.elapsed().as_secs_f64());
+        if let Some(e) = e {
+            extra.push(e);
+        }
+        last = Some(v);
+    }
+    let extra = (!extra.is_empty()).then(|| Stats::of(extra));
+    match last {
+        Some(v) => Ok((Stats::of(wall), extra, v)),
+        None => anyhow::bail!("no measurement was taken"),
+    }
+}
+
+/// Where and what was measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchEnv {
+    pub version: &'static str,
+    pub commit: &'static str,
+    pub command: String,
+    pub backend: String,
+    pub device: String,
+    pub host_threads: usize,
+    pub gpu_multiprocessors: Option<u32>,
+    pub gpu_clock_mhz: Option<f64>,
+}
+
+impl BenchEnv {
+    pub fn new(be: &geofield::Backend) -> Self {
+        let (sm, clk) = match be {
+            geofield::Backend::Cuda(g) => (Some(g.info().multiprocessors), Some(g.info().clock_rate_khz as f64 / 1000.0)),
+            geofield::Backend::Cpu => (None, None),
+        };
+        BenchEnv {
+            version: env!("CARGO_PKG_VERSION"),
+            commit: env!("GEOFIELD_COMMIT"),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            backend: be.label(),
+            device: be.device_name(),
+            host_threads: rayon::current_num_threads(),
+            gpu_multiprocessors: sm,
+            gpu_clock_mhz: clk,
+        }
+    }
+
+    /// Special-function-unit results per second of the GPU (16 per SM per clock), if known.
+    pub fn sfu_ops_per_s(&self) -> Option<f64> {
+        Some(self.gpu_multiprocessors? as f64 * 16.0 * self.gpu_clock_mhz? * 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(Stats::of(vec![3.0, 1.0, 2.0]).median, 2.0);
+        assert_eq!(Stats::of(vec![4.0, 1.0, 2.0, 3.0]).median, 2.5);
+        let (s, e, v) = measure(1, 3, || Ok((7, Some(0.5)))).unwrap();
+        assert_eq!(s.samples.len(), 3);
+        assert_eq!(e.unwrap().median, 0.5);
+        assert_eq!(v, 7);
+    }
+}

@@ -1,0 +1,38 @@
+//! `geofield info`: version, CUDA probe, device.
+
+use anyhow::Result;
+use clap::Args;
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// Device ordinal to probe.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+pub fn run(a: &InfoArgs) -> Result<()> {
+    println!("geofield {}", env!("CARGO_PKG_VERSION"));
+    println!("CPU backend: available, {} threads (rayon)", rayon::current_num_threads());
+    let p = geofield_cuda::probe(a.device);
+    if let Some((maj, min)) = p.nvrtc_version {
+        println!("NVRTC: {maj}.{min}");
+    }
+    if let Some(v) = p.driver_version {
+        println!("CUDA driver API version: {}.{}", v / 1000, (v % 1000) / 10);
+    }
+    if p.ok {
+        println!("CUDA backend: available on device {}", a.device);
+    } else {
+        println!(
+            "CUDA backend: unavailable ({}); --backend auto falls back to the CPU",
+            p.reason.as_deref().unwrap_or("unknown reason")
+        );
+    }
+    if let Some(d) = &p.device {
+        println!("device {}: {}", d.ordinal, d.name);
+        println!("  compute capability {}.{}", d.compute_capability.0, d.compute_capability.1);
+        println!("  memory {:.1} GiB", d.total_memory_bytes as f64 / (1u64 << 30) as f64);
+        println!("  {} multiprocessors at {:.0} MHz", d.multiprocessors, d.clock_rate_khz as f64 / 1000.0);
+    }
+    Ok(())
+}
