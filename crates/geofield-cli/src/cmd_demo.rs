@@ -1,7 +1,6 @@
 //! `geofield demo`: every capability on built-in synthetic data of modest size, on the auto
 //! backend; writes outputs and PNGs into a folder and prints what it did and how long it took.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -136,7 +136,14 @@ impl Kernel {
     /// Fraction of the kernel's mass beyond distance r (for reports).
     pub fn mass_beyond(&self, r: f64) -> f64 {
         match *self {
-            Kernel::Weibull { d, theta } => statrs::function::gamma::gamma_ur(2.0 / theta, d * r.powf(theta)),
+            Kernel::Weibull { d, theta } => {
+                let x = d * r.max(0.0).powf(theta);
+                if x <= 0.0 {
+                    1.0
+                } else {
+                    statrs::function::gamma::checked_gamma_ur(2.0 / theta, x).unwrap_or(f64::NAN)
+                }
+            }
             Kernel::Lognormal { x0, xb } => {
                 if r <= 0.0 {
                     return 1.0;
