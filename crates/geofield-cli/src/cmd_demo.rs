@@ -40,11 +40,11 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     }
     let mut steps = Vec::new();
 
-    // Seed dispersal: a 384 m x 384 m SBS-like stand at 300 stems/ha, 1 m cells.
+    // Seed dispersal: a 256 m x 256 m SBS-like stand at 300 stems/ha, 1 m cells.
     let t = Instant::now();
-    let extent = Extent::new(500_000.0, 6_000_000.0, 500_384.0, 6_000_384.0)?;
+    let extent = Extent::new(500_000.0, 6_000_000.0, 500_256.0, 6_000_256.0)?;
     let species = synth::sbs_species();
-    let stand = synth::forest(4424, &extent, 42, Pattern::Clustered, DbhModel::Realistic, &synth::SBS_SHARES);
+    let stand = synth::forest(1966, &extent, 42, Pattern::Clustered, DbhModel::Realistic, &synth::SBS_SHARES);
     let names: Vec<&str> = species.iter().map(|s| s.name.as_str()).collect();
     let trees_csv = a.out.join("trees.csv");
     cmd_synth::write_stand_csv(&trees_csv, &stand, &names)?;

@@ -33,6 +33,9 @@ pub struct BenchArgs {
     /// Cutoff tolerances to run (each is one method row).
     #[arg(long, value_delimiter = ',', default_values_t = vec![1e-5, 1e-6])]
     pub tolerances: Vec<f64>,
+    /// Methods to run (exact, multires, cutoff).
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["exact".to_string(), "multires".to_string(), "cutoff".to_string()])]
+    pub methods: Vec<String>,
     /// Timed repeats per method (the median is reported).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
@@ -148,8 +151,17 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         println!("\n== {} ({} x {} cells, {} trees; errors on rows {}..{} vs the f64 CPU exact sum)", case.name, case.cols, case.rows, case.trees, r0, r0 + nwin);
         println!("{}", header());
         let mut methods = Vec::new();
-        let mut runs: Vec<(Method, Option<f64>)> = vec![(Method::Exact, None), (Method::Multires, None)];
-        runs.extend(a.tolerances.iter().map(|&t| (Method::Cutoff, Some(t))));
+        let want = |m: &str| a.methods.iter().any(|x| x.eq_ignore_ascii_case(m));
+        let mut runs: Vec<(Method, Option<f64>)> = Vec::new();
+        if want("exact") {
+            runs.push((Method::Exact, None));
+        }
+        if want("multires") {
+            runs.push((Method::Multires, None));
+        }
+        if want("cutoff") {
+            runs.extend(a.tolerances.iter().map(|&t| (Method::Cutoff, Some(t))));
+        }
         for (method, tol) in runs {
             let r = run_method(a, &be, &env, &grid, &species, &sources, method, tol, precision, (r0, nwin), &reference);
             match r {

@@ -46,8 +46,12 @@ pub fn traverse(kernel: &Kernel, pyr: &Pyramid, rho: &[f64], cu: f64, cv: f64, s
             let (i, j) = (idx / s, idx % s);
             let cs = 2 * s;
             // Pushed in reverse so that they pop in the documented order.
+            let child_base = pyr.level_offset[q as usize - 1] as usize;
             for (di, dj) in [(1, 1), (1, 0), (0, 1), (0, 0)] {
-                stack.push((q - 1, (2 * i + di) * cs + 2 * j + dj));
+                let c = (2 * i + di) * cs + 2 * j + dj;
+                if pyr.node_w[child_base + c] != 0.0 {
+                    stack.push((q - 1, c));
+                }
             }
         }
     }
