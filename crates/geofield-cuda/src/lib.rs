@@ -1,1 +1,35 @@
-//! placeholder until filled
+//! geofield's CUDA layer: the only crate of the workspace with `unsafe`.
+//!
+//! - [`probe`]: is CUDA usable (driver and NVRTC libraries, a context, a one-line kernel that
+//!   compiles, runs and returns the right value)? Never panics: cudarc panics when a library is
+//!   missing, so presence is checked first ([`driver_present`], [`nvrtc_present`]).
+//! - [`Gpu`]: an open device (context, one stream, [`DeviceInfo`]) with a compile-once cache of
+//!   kernel modules. Modules are CUDA C in `kernels/*.cu`, embedded in the binary, compiled by
+//!   NVRTC on first use for the device's own `sm_XY` with `common.cuh` prepended; the registry
+//!   is [`MODULES`], and [`compile_check`] compiles any of them without a GPU.
+//! - [`dispersal`]: safe wrappers over the seed-dispersal kernels (exact, cutoff, multires).
+//!
+//! Kernel conventions: `extern "C" __global__ void <capability>_<op>_<variant>`, parameters in a
+//! `#[repr(C)]` struct passed by value and mirrored in C with a size check on both sides, each
+//! launch behind a wrapper that checks lengths and reports kernel time from CUDA events.
+//!
+//! Testing: unit tests need no GPU (NVRTC compile checks run when `libnvrtc` is loadable);
+//! GPU tests call [`test_gpu`], which skips with a notice on machines without a GPU and fails
+//! when `GEOFIELD_REQUIRE_GPU=1`.
+
+mod compile;
+mod context;
+pub mod dispersal;
+mod error;
+mod probe;
+
+pub use compile::{
+    COMMON_SOURCE, Compiled, MODULES, arch_for, compile_check, compile_options, compile_with_log,
+    full_source, module_source, nvrtc_supported_archs,
+};
+pub use context::{Gpu, test_gpu};
+pub use error::CudaError;
+pub use probe::{
+    DeviceInfo, ProbeReport, device_count, driver_present, driver_version, nvrtc_present,
+    nvrtc_version, probe,
+};

@@ -1,0 +1,177 @@
+// common.cuh: device helpers shared by every geofield kernel module.
+//
+// NVRTC has no include path to this file: the host concatenates it in front of each module's
+// source (src/compile.rs), so it must stay self-contained and free of host-only headers.
+//
+// Contents:
+//   * integer typedefs and the parameter-struct size check macro;
+//   * SFU intrinsics as inline PTX (ex2, lg2, sqrt, rcp: one MUFU instruction each on sm_80 and
+//     sm_90, independent of --use_fast_math);
+//   * a range-reduced log2 whose absolute error stays ~2^-22 for every positive normal input;
+//   * Kahan-compensated f32 accumulation;
+//   * the seed-dispersal kernel shapes K(r) as compile-time policies (GfShape<S>) plus a run-time
+//     switch (gf_eval_shape) for kernels that are not throughput-critical.
+#ifndef GEOFIELD_COMMON_CUH
+#define GEOFIELD_COMMON_CUH
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// Every #[repr(C)] parameter struct has a Rust mirror; both sides check the size.
+#define GF_CHECK_SIZE(T, N) static_assert(sizeof(T) == (N), #T " must match its Rust mirror")
+
+// ---------------------------------------------------------------------------------------------
+// SFU intrinsics. Inline PTX pins each to one MUFU op (checked with nvdisasm: MUFU.EX2,
+// MUFU.LG2, MUFU.SQRT, MUFU.RCP). .ftz: denormal inputs/outputs flush to zero.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ float gf_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float gf_lg2(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float gf_sqrt(float x) {
+    float y;
+    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float gf_rcp(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// log2(x) for a positive normal x with absolute error ~2^-22 whatever the magnitude: the exponent
+// is split off exactly (bit tricks, no I2F conversion, which would compete with the SFU) and
+// lg2.approx only sees the mantissa m in [1, 2), where its absolute error bound holds.
+__device__ __forceinline__ float gf_log2_rr(float x) {
+    const u32 bits = __float_as_uint(x);
+    // 2^23 + biased exponent, as a float, minus (2^23 + 127) = unbiased exponent, exactly.
+    const float e = __uint_as_float(0x4B000000u | (bits >> 23)) - 8388735.0f;
+    const float m = __uint_as_float((bits & 0x007FFFFFu) | 0x3F800000u);
+    return e + gf_lg2(m);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compensated accumulation. Kahan: the running sum is s - c (c holds the negated lost low part).
+// CUDA never reassociates floating-point code, not even with --use_fast_math, and there is no
+// multiply here for FMA contraction to merge, so the compensation survives compilation.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ void gf_kahan_add(float& s, float& c, float x) {
+    const float y = x - c;
+    const float t = s + y;
+    c = (t - s) - y;
+    s = t;
+}
+__device__ __forceinline__ double gf_kahan_value(float s, float c) {
+    return (double)s - (double)c;
+}
+
+// Stores v at out[idx] as double (out_f64 != 0) or float.
+__device__ __forceinline__ void gf_store(void* out, u64 idx, double v, u32 out_f64) {
+    if (out_f64) {
+        static_cast<double*>(out)[idx] = v;
+    } else {
+        static_cast<float*>(out)[idx] = (float)v;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed-dispersal kernel shapes. Distances enter as x = (s r)^2 (+ BIAS), with the coordinate
+// scale s chosen on the host so that no per-pair multiply by a shape constant remains:
+//   GF_W3   exp(-D r^3)            s = (D log2 e)^(1/3)   K = 2^-(x sqrt x)
+//   GF_W2   exp(-D r^2)            s = (D log2 e)^(1/2)   K = 2^-x
+//   GF_W1   exp(-D r)              s = D log2 e           K = 2^-sqrt(x)
+//   GF_WGEN exp(-D r^theta)        s = (D log2 e)^(1/th)  K = 2^-(2^(b log2 x)), b = theta/2; K(0) = 1
+//   GF_LOGN exp(-(ln(r/X0)/Xb)^2/2) s = 1/X0              K = 2^-((a log2 x)^2), a^2 = ln2/(8 Xb^2); K(0) = 0
+//   GF_T1   (1 + r^2/u)^-2         s = 1/sqrt(u)          K = (1/(1+x))^2
+//   GF_TGEN (1 + r^2/u)^-(p+1)     s = 1/sqrt(u)          K = 2^-(a log2(1+x)), a = p + 1
+// SFU ops per evaluation: W2, T1: 1; W3, W1, LOGN, TGEN: 2; WGEN: 3.
+// eval_b takes x + BIAS (BIAS = 1 for 2Dt), so tiled loops can fold the bias into a per-tree
+// term; eval takes the plain x.
+// ---------------------------------------------------------------------------------------------
+enum GfShapeId : u32 {
+    GF_W3 = 0,
+    GF_W2 = 1,
+    GF_W1 = 2,
+    GF_WGEN = 3,
+    GF_LOGN = 4,
+    GF_T1 = 5,
+    GF_TGEN = 6,
+};
+
+template <u32 S> struct GfShape;
+
+template <> struct GfShape<GF_W3> {
+    static constexpr float BIAS = 0.0f;
+    static __device__ __forceinline__ float eval_b(float x, float, float) {
+        return gf_ex2(-(x * gf_sqrt(x)));
+    }
+};
+template <> struct GfShape<GF_W2> {
+    static constexpr float BIAS = 0.0f;
+    static __device__ __forceinline__ float eval_b(float x, float, float) { return gf_ex2(-x); }
+};
+template <> struct GfShape<GF_W1> {
+    static constexpr float BIAS = 0.0f;
+    static __device__ __forceinline__ float eval_b(float x, float, float) {
+        return gf_ex2(-gf_sqrt(x));
+    }
+};
+template <> struct GfShape<GF_WGEN> {
+    static constexpr float BIAS = 0.0f;
+    static __device__ __forceinline__ float eval_b(float x, float, float b) {
+        // x > 0 is false for 0 and (ftz) denormals: K = 1 there, the limit at r = 0.
+        const float k = gf_ex2(-gf_ex2(b * gf_log2_rr(fmaxf(x, 1e-30f))));
+        return x > 0.0f ? k : 1.0f;
+    }
+};
+template <> struct GfShape<GF_LOGN> {
+    static constexpr float BIAS = 0.0f;
+    static __device__ __forceinline__ float eval_b(float x, float a, float) {
+        // log2 never sees 0: the argument is clamped and r = 0 selects K = 0 (the limit).
+        const float t = a * gf_log2_rr(fmaxf(x, 1e-30f));
+        const float k = gf_ex2(-(t * t));
+        return x > 0.0f ? k : 0.0f;
+    }
+};
+template <> struct GfShape<GF_T1> {
+    static constexpr float BIAS = 1.0f;
+    static __device__ __forceinline__ float eval_b(float xb, float, float) {
+        const float q = gf_rcp(xb);
+        return q * q;
+    }
+};
+template <> struct GfShape<GF_TGEN> {
+    static constexpr float BIAS = 1.0f;
+    static __device__ __forceinline__ float eval_b(float xb, float a, float) {
+        return gf_ex2(-(a * gf_log2_rr(xb)));
+    }
+};
+
+template <u32 S> __device__ __forceinline__ float gf_eval(float x, float a, float b) {
+    if constexpr (GfShape<S>::BIAS != 0.0f) {
+        return GfShape<S>::eval_b(x + GfShape<S>::BIAS, a, b);
+    } else {
+        return GfShape<S>::eval_b(x, a, b);
+    }
+}
+
+// Run-time dispatch (uniform branch) for kernels that are not SFU-bound.
+__device__ __forceinline__ float gf_eval_shape(u32 shape, float x, float a, float b) {
+    switch (shape) {
+    case GF_W3: return gf_eval<GF_W3>(x, a, b);
+    case GF_W2: return gf_eval<GF_W2>(x, a, b);
+    case GF_W1: return gf_eval<GF_W1>(x, a, b);
+    case GF_WGEN: return gf_eval<GF_WGEN>(x, a, b);
+    case GF_LOGN: return gf_eval<GF_LOGN>(x, a, b);
+    case GF_T1: return gf_eval<GF_T1>(x, a, b);
+    default: return gf_eval<GF_TGEN>(x, a, b);
+    }
+}
+
+#endif // GEOFIELD_COMMON_CUH

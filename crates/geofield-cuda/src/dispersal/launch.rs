@@ -1,0 +1,207 @@
+//! The safe wrappers: plan (validate), upload, launch between two timing events, download.
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+};
+
+use super::params::FinalizeParams;
+use super::plan::{THREADS, plan_cutoff, plan_exact, plan_multires};
+use super::{GridDims, HostOut, KernelShape, OutPrecision, Pyramid, TileBins};
+use crate::context::Gpu;
+use crate::error::CudaError;
+
+const MODULE: &str = "dispersal";
+
+/// The output buffer in the requested precision.
+enum OutBuf {
+    F32(CudaSlice<f32>),
+    F64(CudaSlice<f64>),
+}
+
+impl OutBuf {
+    fn new(gpu: &Gpu, p: OutPrecision, n: usize) -> Result<OutBuf, CudaError> {
+        Ok(match p {
+            OutPrecision::F32 => OutBuf::F32(gpu.zeros(n, "the output")?),
+            OutPrecision::F64 => OutBuf::F64(gpu.zeros(n, "the output")?),
+        })
+    }
+    fn push<'a>(&'a mut self, b: &mut LaunchArgs<'a>) {
+        match self {
+            OutBuf::F32(o) => b.arg(o),
+            OutBuf::F64(o) => b.arg(o),
+        };
+    }
+    fn download(&self, gpu: &Gpu, n: usize) -> Result<HostOut, CudaError> {
+        Ok(match self {
+            OutBuf::F32(o) => HostOut::F32(gpu.download(o, n, "the output")?),
+            OutBuf::F64(o) => HostOut::F64(gpu.download(o, n, "the output")?),
+        })
+    }
+}
+
+fn cfg(grid_dim: (u32, u32, u32)) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim,
+        block_dim: THREADS,
+        shared_mem_bytes: 0,
+    }
+}
+
+fn cells(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+fn launch_err(kernel: &str) -> impl FnOnce(DriverError) -> CudaError + '_ {
+    move |source| CudaError::Driver {
+        action: format!("launching {kernel}"),
+        source,
+    }
+}
+
+fn kernel(gpu: &Gpu, name: &str) -> Result<CudaFunction, CudaError> {
+    gpu.function(MODULE, name)
+}
+
+/// Exact sum over every tree for every cell. `torus = Some((Lx, Ly))` uses the minimum image
+/// per axis (periods in m; at least the span of a 32 x 64-cell tile, in practice the grid's
+/// extent). `u`, `v` are grid-relative tree positions (m), `w` their weights. Returns the output
+/// and the kernels' time in ms.
+#[allow(clippy::too_many_arguments)]
+pub fn dispersal_exact(
+    gpu: &Gpu,
+    grid: GridDims,
+    shape: KernelShape,
+    torus: Option<(f64, f64)>,
+    u: &[f64],
+    v: &[f64],
+    w: &[f32],
+    out: OutPrecision,
+) -> Result<(HostOut, f32), CudaError> {
+    let sms = gpu.info().multiprocessors;
+    let Some(plan) = plan_exact(grid, shape, torus, u, v, w, out, sms)? else {
+        return Ok((HostOut::empty(out), 0.0));
+    };
+    let f = kernel(gpu, &plan.kernel)?;
+    let fin = kernel(gpu, "dispersal_finalize")?;
+    let n_cells = cells(plan.n_cells);
+    let _held = gpu.hold();
+    let du = gpu.upload(u, "tree u")?;
+    let dv = gpu.upload(v, "tree v")?;
+    let dw = gpu.upload(w, "tree weights")?;
+    let mut outbuf = OutBuf::new(gpu, out, n_cells)?;
+    let mut partial = match plan.slices {
+        1 => None,
+        s => Some(gpu.zeros::<f64>(n_cells * s as usize, "per-slice partial sums")?),
+    };
+    let start = gpu.mark()?;
+    {
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(&plan.params).arg(&du).arg(&dv).arg(&dw);
+        match partial.as_mut() {
+            Some(p) => {
+                b.arg(p);
+            }
+            None => outbuf.push(&mut b),
+        }
+        // SAFETY: the arguments match dispersal_exact_*(DispersalExactParams by value, const
+        // double* u, const double* v, const float* w, void* out) in order and type. u, v, w hold
+        // n_trees elements (1-element dummies when n_trees = 0, never read). The kernel writes
+        // only cells with row < rows, col < cols, at slice * slice_stride + row * cols + col:
+        // inside the n_cells elements of `out` (one slice; dtype as out_f64 says) or the
+        // slices * n_cells f64 partials.
+        unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
+    }
+    if let Some(p) = partial.as_ref() {
+        let fp = FinalizeParams {
+            n_cells: plan.n_cells,
+            slices: plan.slices,
+            out_f64: u32::from(out == OutPrecision::F64),
+        };
+        let blocks = plan.n_cells.div_ceil(256).min(1 << 20);
+        let fcfg = LaunchConfig {
+            grid_dim: (u32::try_from(blocks).unwrap_or(1 << 20), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = gpu.stream().launch_builder(&fin);
+        b.arg(&fp).arg(p);
+        outbuf.push(&mut b);
+        // SAFETY: dispersal_finalize(DispersalFinalizeParams, const double* partial, void* out):
+        // `partial` holds slices * n_cells f64, `out` n_cells elements of the dtype out_f64
+        // names; the grid-stride loop stays below n_cells.
+        unsafe { b.launch(fcfg) }.map_err(launch_err("dispersal_finalize"))?;
+    }
+    let ms = gpu.elapsed_ms(&start)?;
+    Ok((outbuf.download(gpu, n_cells)?, ms))
+}
+
+/// Sum over the trees within `radius_m` of each cell (d² ≤ R², decided per pair), from trees
+/// binned by the host into square tiles. Open plot only: for a torus the host adds ghost copies.
+pub fn dispersal_cutoff(
+    gpu: &Gpu,
+    grid: GridDims,
+    shape: KernelShape,
+    bins: &TileBins<'_>,
+    radius_m: f64,
+    out: OutPrecision,
+) -> Result<(HostOut, f32), CudaError> {
+    let Some(plan) = plan_cutoff(grid, shape, bins, radius_m, out)? else {
+        return Ok((HostOut::empty(out), 0.0));
+    };
+    let f = kernel(gpu, &plan.kernel)?;
+    let n_cells = cells(plan.n_cells);
+    let _held = gpu.hold();
+    let ts = gpu.upload(bins.tile_start, "tile starts")?;
+    let du = gpu.upload(bins.du, "tree du")?;
+    let dv = gpu.upload(bins.dv, "tree dv")?;
+    let dw = gpu.upload(bins.w, "tree weights")?;
+    let mut outbuf = OutBuf::new(gpu, out, n_cells)?;
+    let start = gpu.mark()?;
+    {
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(&plan.params).arg(&ts).arg(&du).arg(&dv).arg(&dw);
+        outbuf.push(&mut b);
+        // SAFETY: the arguments match dispersal_cutoff_*(DispersalCutoffParams, const u32*
+        // tile_start, const float* du, dv, w, void* out). tile_start has tiles_x * tiles_y + 1
+        // entries, non-decreasing from 0 to the tree count (checked), so every tree index the
+        // kernel forms is below len(du) = len(dv) = len(w) (1-element dummies when there are no
+        // trees, never read); the kernel writes only cells inside the grid (< n_cells).
+        unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
+    }
+    let ms = gpu.elapsed_ms(&start)?;
+    Ok((outbuf.download(gpu, n_cells)?, ms))
+}
+
+/// The paper's multi-resolution approximation: per cell, a depth-first walk of the pyramid that
+/// uses a whole node when it is farther than its level's ρ_q and opens it otherwise.
+pub fn dispersal_multires(
+    gpu: &Gpu,
+    grid: GridDims,
+    shape: KernelShape,
+    pyr: &Pyramid<'_>,
+    out: OutPrecision,
+) -> Result<(HostOut, f32), CudaError> {
+    let Some(plan) = plan_multires(grid, shape, pyr, out)? else {
+        return Ok((HostOut::empty(out), 0.0));
+    };
+    let f = kernel(gpu, &plan.kernel)?;
+    let n_cells = cells(plan.n_cells);
+    let _held = gpu.hold();
+    let nu = gpu.upload(pyr.node_u, "node u")?;
+    let nv = gpu.upload(pyr.node_v, "node v")?;
+    let nw = gpu.upload(pyr.node_w, "node weights")?;
+    let mut outbuf = OutBuf::new(gpu, out, n_cells)?;
+    let start = gpu.mark()?;
+    {
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(&plan.params).arg(&nu).arg(&nv).arg(&nw);
+        outbuf.push(&mut b);
+        // SAFETY: the arguments match dispersal_multires(DispersalMultiresParams, const float*
+        // node_u, node_v, node_w, void* out). For every level q < levels, level_offset[q] +
+        // side_q^2 <= node count (checked) and the walk only forms (i, j) with i, j < side_q;
+        // the kernel writes only cells inside the grid (< n_cells).
+        unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
+    }
+    let ms = gpu.elapsed_ms(&start)?;
+    Ok((outbuf.download(gpu, n_cells)?, ms))
+}
