@@ -30,11 +30,16 @@ struct Step {
 }
 
 pub fn run(a: &DemoArgs) -> Result<()> {
-    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create folder {}", a.out.display()))?;
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create folder {}", a.out.display()))?;
     let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
     let sel = backend::select(choice)?;
     let be = sel.backend.clone();
-    println!("geofield demo: backend {} ({})", be.label(), be.device_name());
+    println!(
+        "geofield demo: backend {} ({})",
+        be.label(),
+        be.device_name()
+    );
     if let Some(r) = &sel.fallback_reason {
         println!("  (CPU fallback: {r})");
     }
@@ -44,56 +49,145 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     let t = Instant::now();
     let extent = Extent::new(500_000.0, 6_000_000.0, 500_256.0, 6_000_256.0)?;
     let species = synth::sbs_species();
-    let stand = synth::forest(1966, &extent, 42, Pattern::Clustered, DbhModel::Realistic, &synth::SBS_SHARES);
+    let stand = synth::forest(
+        1966,
+        &extent,
+        42,
+        Pattern::Clustered,
+        DbhModel::Realistic,
+        &synth::SBS_SHARES,
+    );
     let names: Vec<&str> = species.iter().map(|s| s.name.as_str()).collect();
     let trees_csv = a.out.join("trees.csv");
     cmd_synth::write_stand_csv(&trees_csv, &stand, &names)?;
     let species_toml = a.out.join("species.toml");
     let text = inputs::species_toml(&species);
     geofield_io::write_atomic(&species_toml, |w| w.write_all(text.as_bytes()))?;
-    steps.push(Step { what: "synth forest".into(), seconds: t.elapsed().as_secs_f64(), result: format!("{} stems, 4 species -> trees.csv, species.toml", stand.len()) });
+    steps.push(Step {
+        what: "synth forest".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        result: format!(
+            "{} stems, 4 species -> trees.csv, species.toml",
+            stand.len()
+        ),
+    });
 
     let grid = GridSpec::from_extent(extent, 1.0)?;
-    let opts = DisperseOptions { method: Method::Auto, tolerance: 1e-6, precision: Precision::F32, ..Default::default() };
+    let opts = DisperseOptions {
+        method: Method::Auto,
+        tolerance: 1e-6,
+        precision: Precision::F32,
+        ..Default::default()
+    };
     let t = Instant::now();
     let out = dispersal::disperse(&be, &grid, &species, &stand, &opts)?;
-    let methods: Vec<String> = out.reports.iter().map(|r| format!("{} R={:.0} m", r.method.name(), r.radius_m.unwrap_or(0.0))).collect();
-    steps.push(Step { what: "disperse (auto)".into(), seconds: t.elapsed().as_secs_f64(), result: format!("{} cells x 4 species; {}", grid.n_cells(), methods.join(", ")) });
+    let methods: Vec<String> = out
+        .reports
+        .iter()
+        .map(|r| format!("{} R={:.0} m", r.method.name(), r.radius_m.unwrap_or(0.0)))
+        .collect();
+    steps.push(Step {
+        what: "disperse (auto)".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        result: format!(
+            "{} cells x 4 species; {}",
+            grid.n_cells(),
+            methods.join(", ")
+        ),
+    });
 
     let t = Instant::now();
     let mut worst = 0.0f64;
     for (i, sp) in species.iter().enumerate() {
         let src = Sources::for_species(&stand, i as u32, sp, &grid, false);
-        let exact_opts = DisperseOptions { method: Method::Exact, precision: Precision::F64, ..opts };
+        let exact_opts = DisperseOptions {
+            method: Method::Exact,
+            precision: Precision::F64,
+            ..opts
+        };
         let (exact, _) = dispersal::disperse_species(&be, &grid, sp, &src, &exact_opts)?;
         let m = dispersal::compare(&out.raster.band_f64(i), &exact.to_f64());
         worst = worst.max(m.max_abs_over_max);
     }
-    steps.push(Step { what: "exact check".into(), seconds: t.elapsed().as_secs_f64(), result: format!("max |cutoff - exact| / max = {worst:.1e} (tolerance 1e-6)") });
+    steps.push(Step {
+        what: "exact check".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        result: format!("max |cutoff - exact| / max = {worst:.1e} (tolerance 1e-6)"),
+    });
 
     let t = Instant::now();
-    let mr = dispersal::disperse(&be, &grid, &species, &stand, &DisperseOptions { method: Method::Multires, ..opts })?;
+    let mr = dispersal::disperse(
+        &be,
+        &grid,
+        &species,
+        &stand,
+        &DisperseOptions {
+            method: Method::Multires,
+            ..opts
+        },
+    )?;
     let mut mean = 0.0;
     for i in 0..species.len() {
         let m = dispersal::compare(&mr.raster.band_f64(i), &out.raster.band_f64(i));
         mean += m.mean_rel / species.len() as f64;
     }
-    steps.push(Step { what: "multires (2012 paper)".into(), seconds: t.elapsed().as_secs_f64(), result: format!("mean relative error {:.2} % vs cutoff", mean * 100.0) });
+    steps.push(Step {
+        what: "multires (2012 paper)".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        result: format!("mean relative error {:.2} % vs cutoff", mean * 100.0),
+    });
 
     let t = Instant::now();
     let seeds_tif = a.out.join("seeds.tif");
-    output::write_raster(&seeds_tif, &out.raster, "seeds m-2 yr-1", "expected seed density", Some(26910))?;
-    output::write_png(&a.out.join("seeds.png"), &out.raster, "Seed density (seeds/m2/yr), SBS-like stand", "seeds m-2 yr-1", false, false, "viridis")?;
-    output::write_png(&a.out.join("seeds_blend.png"), &out.raster, "Seed density by species (blend)", "seeds m-2 yr-1", true, false, "viridis")?;
+    output::write_raster(
+        &seeds_tif,
+        &out.raster,
+        "seeds m-2 yr-1",
+        "expected seed density",
+        Some(26910),
+    )?;
+    output::write_png(
+        &a.out.join("seeds.png"),
+        &out.raster,
+        "Seed density (seeds/m2/yr), SBS-like stand",
+        "seeds m-2 yr-1",
+        false,
+        false,
+        "viridis",
+    )?;
+    output::write_png(
+        &a.out.join("seeds_blend.png"),
+        &out.raster,
+        "Seed density by species (blend)",
+        "seeds m-2 yr-1",
+        true,
+        false,
+        "viridis",
+    )?;
     let err = error_raster(&mr.raster, &out.raster)?;
-    output::write_png(&a.out.join("multires_error.png"), &err, "Multires relative error vs cutoff", "relative error", false, false, "magma")?;
-    steps.push(Step { what: "write outputs".into(), seconds: t.elapsed().as_secs_f64(), result: "seeds.tif, seeds.png, seeds_blend.png, multires_error.png".into() });
+    output::write_png(
+        &a.out.join("multires_error.png"),
+        &err,
+        "Multires relative error vs cutoff",
+        "relative error",
+        false,
+        false,
+        "magma",
+    )?;
+    steps.push(Step {
+        what: "write outputs".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        result: "seeds.tif, seeds.png, seeds_blend.png, multires_error.png".into(),
+    });
 
     println!("\n{:<24} {:>9}  result", "step", "time (s)");
     for s in &steps {
         println!("{:<24} {:>9.3}  {}", s.what, s.seconds, s.result);
     }
-    println!("\noutputs in {}/ (open seeds.tif in QGIS; EPSG:26910 is assumed for the synthetic coordinates)", a.out.display());
+    println!(
+        "\noutputs in {}/ (open seeds.tif in QGIS; EPSG:26910 is assumed for the synthetic coordinates)",
+        a.out.display()
+    );
     Ok(())
 }
 
@@ -103,7 +197,17 @@ fn error_raster(a: &Raster, b: &Raster) -> Result<Raster> {
     for band in 0..a.n_bands() {
         let (x, y) = (a.band_f64(band), b.band_f64(band));
         let m = y.iter().cloned().fold(0.0f64, f64::max);
-        v.extend(x.iter().zip(&y).map(|(p, q)| if *q >= 1e-6 * m && *q > 0.0 { ((p - q).abs() / q) as f32 } else { 0.0 }));
+        v.extend(x.iter().zip(&y).map(|(p, q)| {
+            if *q >= 1e-6 * m && *q > 0.0 {
+                ((p - q).abs() / q) as f32
+            } else {
+                0.0
+            }
+        }));
     }
-    Ok(Raster::new(a.grid, a.band_names.clone(), RasterData::F32(v))?)
+    Ok(Raster::new(
+        a.grid,
+        a.band_names.clone(),
+        RasterData::F32(v),
+    )?)
 }

@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision, SpeciesReport, Sources};
+use geofield::dispersal::{
+    self, DisperseOptions, ErrorMetrics, Method, Precision, Sources, SpeciesReport,
+};
 use geofield::{BackendChoice, backend};
 use geofield_core::{Raster, RasterData};
 
@@ -121,7 +123,9 @@ pub fn parse_crs(s: &Option<String>) -> Result<Option<u16>> {
         Some(t) => {
             let code = t.trim().to_ascii_uppercase();
             let code = code.strip_prefix("EPSG:").unwrap_or(&code);
-            Ok(Some(code.parse::<u16>().with_context(|| format!("--crs {t:?}: expected EPSG:CODE, e.g. EPSG:26910"))?))
+            Ok(Some(code.parse::<u16>().with_context(|| {
+                format!("--crs {t:?}: expected EPSG:CODE, e.g. EPSG:26910")
+            })?))
         }
     }
 }
@@ -139,7 +143,10 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
         MethodArg::Auto => Method::Auto,
     };
     if !(a.tolerance.is_finite() && a.tolerance > 0.0 && a.tolerance < 1.0) {
-        bail!("--tolerance must be a number in (0, 1), got {}", a.tolerance);
+        bail!(
+            "--tolerance must be a number in (0, 1), got {}",
+            a.tolerance
+        );
     }
     let crs = parse_crs(&a.crs)?;
     let extent = inputs::parse_extent(&a.extent)?;
@@ -168,7 +175,11 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
             "note: {} trees lie outside the extent (first at lines {:?}); they still contribute{}",
             stand_report.outside_extent,
             stand_report.outside_extent_first_lines,
-            if a.torus { " (wrapped onto the torus)" } else { " (seeds fly in)" }
+            if a.torus {
+                " (wrapped onto the torus)"
+            } else {
+                " (seeds fly in)"
+            }
         );
     }
     let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
@@ -193,9 +204,16 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
         let sources = Sources::for_species(&stand, i as u32, sp, &grid, a.torus);
         let (band, rep) = dispersal::disperse_species(&be, &grid, sp, &sources, &opts)?;
         if let Some(c) = compare.as_mut() {
-            let exact_opts = DisperseOptions { method: Method::Exact, precision: Precision::F64, ..opts };
+            let exact_opts = DisperseOptions {
+                method: Method::Exact,
+                precision: Precision::F64,
+                ..opts
+            };
             let (exact, _) = dispersal::disperse_species(&be, &grid, sp, &sources, &exact_opts)?;
-            c.push((sp.name.clone(), dispersal::compare(&band.to_f64(), &exact.to_f64())));
+            c.push((
+                sp.name.clone(),
+                dispersal::compare(&band.to_f64(), &exact.to_f64()),
+            ));
         }
         for w in &rep.warnings {
             pb.suspend(|| eprintln!("warning: {}: {w}", sp.name));
@@ -220,13 +238,22 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
     };
     let raster = Raster::new(grid, names, data)?;
     let units = "seeds m-2 yr-1";
-    let mut outputs: Vec<String> = output::write_raster(&a.out, &raster, units, "expected seed density", crs)?
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    let mut outputs: Vec<String> =
+        output::write_raster(&a.out, &raster, units, "expected seed density", crs)?
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
     if let Some(p) = &a.png {
         let title = format!("Seed density, {} ({})", method_label(&reports), be.label());
-        output::write_png(p, &raster, &title, units, a.png_layout == "blend", a.png_scale == "log", &a.colormap)?;
+        output::write_png(
+            p,
+            &raster,
+            &title,
+            units,
+            a.png_layout == "blend",
+            a.png_scale == "log",
+            &a.colormap,
+        )?;
         outputs.push(p.display().to_string());
     }
     print_summary(&grid, &be, &stand_report, &reports, compare.as_deref());
@@ -283,7 +310,11 @@ pub fn print_summary(
         "species", "trees", "used", "method", "R|rho (m)", "time (s)", "seeds on grid", "max (m-2)"
     );
     for (i, r) in reports.iter().enumerate() {
-        let radius = r.radius_m.or(r.rho_m).map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+        let radius = r
+            .radius_m
+            .or(r.rho_m)
+            .map(|v| format!("{v:.1}"))
+            .unwrap_or_else(|| "-".into());
         println!(
             "{:<20} {:>8} {:>8} {:>9} {:>10} {:>10.3} {:>14.4e} {:>12.4e}",
             r.name,
@@ -300,7 +331,10 @@ pub fn print_summary(
         }
     }
     if let Some(c) = compare {
-        println!("{:<20} {:>12} {:>12} {:>14} {:>12}", "vs exact", "max rel", "mean rel", "max abs/max", "mass diff");
+        println!(
+            "{:<20} {:>12} {:>12} {:>14} {:>12}",
+            "vs exact", "max rel", "mean rel", "max abs/max", "mass diff"
+        );
         for (name, m) in c {
             println!(
                 "{:<20} {:>12.3e} {:>12.3e} {:>14.3e} {:>12.3e}",

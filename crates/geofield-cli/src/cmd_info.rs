@@ -12,7 +12,10 @@ pub struct InfoArgs {
 
 pub fn run(a: &InfoArgs) -> Result<()> {
     println!("geofield {}", env!("CARGO_PKG_VERSION"));
-    println!("CPU backend: available, {} threads (rayon)", rayon::current_num_threads());
+    println!(
+        "CPU backend: available, {} threads (rayon)",
+        rayon::current_num_threads()
+    );
     let p = geofield_cuda::probe(a.device);
     if let Some((maj, min)) = p.nvrtc_version {
         println!("NVRTC: {maj}.{min}");
@@ -30,9 +33,19 @@ pub fn run(a: &InfoArgs) -> Result<()> {
     }
     if let Some(d) = &p.device {
         println!("device {}: {}", d.ordinal, d.name);
-        println!("  compute capability {}.{}", d.compute_capability.0, d.compute_capability.1);
-        println!("  memory {:.1} GiB", d.total_memory_bytes as f64 / (1u64 << 30) as f64);
-        println!("  {} multiprocessors at {:.0} MHz", d.multiprocessors, d.clock_rate_khz as f64 / 1000.0);
+        println!(
+            "  compute capability {}.{}",
+            d.compute_capability.0, d.compute_capability.1
+        );
+        println!(
+            "  memory {:.1} GiB",
+            d.total_memory_bytes as f64 / (1u64 << 30) as f64
+        );
+        println!(
+            "  {} multiprocessors at {:.0} MHz",
+            d.multiprocessors,
+            d.clock_rate_khz as f64 / 1000.0
+        );
     }
     Ok(())
 }

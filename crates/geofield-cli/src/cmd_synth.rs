@@ -62,7 +62,10 @@ pub fn run(c: &SynthCommand) -> Result<()> {
 fn forest(a: &ForestArgs) -> Result<()> {
     let extent = inputs::parse_extent(&a.extent)?;
     if a.trees > 500_000_000 {
-        bail!("--trees {} is more than this tool writes (500 million)", a.trees);
+        bail!(
+            "--trees {} is more than this tool writes (500 million)",
+            a.trees
+        );
     }
     output::preflight(&a.out, false)?;
     if let Some(p) = &a.species_out {
@@ -88,7 +91,10 @@ fn forest(a: &ForestArgs) -> Result<()> {
         "wrote {} stems to {}{}",
         stand.len(),
         a.out.display(),
-        a.species_out.as_ref().map(|p| format!(" and species to {}", p.display())).unwrap_or_default()
+        a.species_out
+            .as_ref()
+            .map(|p| format!(" and species to {}", p.display()))
+            .unwrap_or_default()
     );
     Ok(())
 }
@@ -99,8 +105,15 @@ pub fn write_stand_csv(path: &Path, stand: &Stand, names: &[&str]) -> Result<()>
         let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
         writeln!(b, "x_m,y_m,dbh_cm,species")?;
         for i in 0..stand.len() {
-            let name = names.get(stand.species[i] as usize).copied().unwrap_or("unknown");
-            writeln!(b, "{:.3},{:.3},{:.1},{}", stand.x_m[i], stand.y_m[i], stand.dbh_cm[i], name)?;
+            let name = names
+                .get(stand.species[i] as usize)
+                .copied()
+                .unwrap_or("unknown");
+            writeln!(
+                b,
+                "{:.3},{:.3},{:.1},{}",
+                stand.x_m[i], stand.y_m[i], stand.dbh_cm[i], name
+            )?;
         }
         b.flush()
     })?;

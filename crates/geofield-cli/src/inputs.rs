@@ -18,18 +18,27 @@ pub fn parse_extent(s: &str) -> Result<Extent> {
     }
     let mut v = [0.0; 4];
     for (i, p) in parts.iter().enumerate() {
-        v[i] = p.parse::<f64>().map_err(|_| anyhow!("--extent: {p:?} is not a number (in {s:?})"))?;
+        v[i] = p
+            .parse::<f64>()
+            .map_err(|_| anyhow!("--extent: {p:?} is not a number (in {s:?})"))?;
     }
-    Ok(Extent::new(v[0], v[1], v[2], v[3]).context("--extent")?)
+    Extent::new(v[0], v[1], v[2], v[3]).context("--extent")
 }
 
 /// The grid of an extent and cell size, refused up front if its `bands` layers (plus the f64
 /// working copies) would not fit in memory.
-pub fn grid_for(extent: &Extent, cell_size_m: f64, bands: usize, out_bytes: usize) -> Result<GridSpec> {
+pub fn grid_for(
+    extent: &Extent,
+    cell_size_m: f64,
+    bands: usize,
+    out_bytes: usize,
+) -> Result<GridSpec> {
     let g = GridSpec::from_extent(*extent, cell_size_m)?;
     if let Some(avail) = available_memory_bytes() {
         g.check_memory(bands.max(1), 8 + out_bytes, avail as u128)
-            .context("the output grid would not fit in this machine's available memory (MemAvailable)")?;
+            .context(
+                "the output grid would not fit in this machine's available memory (MemAvailable)",
+            )?;
     }
     Ok(g)
 }
@@ -81,13 +90,17 @@ fn line_of(text: &str, byte: usize) -> usize {
 /// beta, the kernel's parameters (d, theta | x0, xb | u, p), eta (number or "analytic"),
 /// min_dbh_cm and optionally multires_threshold_m.
 pub fn read_species(path: &Path) -> Result<Vec<Species>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read species file {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read species file {}", path.display()))?;
     parse_species(&text, &path.display().to_string())
 }
 
 pub fn parse_species(text: &str, file: &str) -> Result<Vec<Species>> {
     let parsed: SpeciesFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| format!(":{}", line_of(text, s.start))).unwrap_or_default();
+        let line = e
+            .span()
+            .map(|s| format!(":{}", line_of(text, s.start)))
+            .unwrap_or_default();
         anyhow!("{file}{line}: {}", e.message())
     })?;
     if parsed.species.is_empty() {
@@ -98,11 +111,16 @@ pub fn parse_species(text: &str, file: &str) -> Result<Vec<Species>> {
         let line = line_of(text, sp.span().start);
         let r = sp.into_inner();
         let at = |m: String| anyhow!("{file}:{line}: species {:?}: {m}", r.name);
-        let need = |v: Option<f64>, field: &str| v.ok_or_else(|| at(format!("kernel {:?} needs field `{field}`", r.kernel)));
+        let need = |v: Option<f64>, field: &str| {
+            v.ok_or_else(|| at(format!("kernel {:?} needs field `{field}`", r.kernel)))
+        };
         let unused = |fields: &[(&str, Option<f64>)]| -> Result<()> {
             for (f, v) in fields {
                 if v.is_some() {
-                    return Err(at(format!("field `{f}` does not belong to kernel {:?}", r.kernel)));
+                    return Err(at(format!(
+                        "field `{f}` does not belong to kernel {:?}",
+                        r.kernel
+                    )));
                 }
             }
             Ok(())
@@ -110,28 +128,53 @@ pub fn parse_species(text: &str, file: &str) -> Result<Vec<Species>> {
         let kernel = match r.kernel.to_ascii_lowercase().as_str() {
             "weibull" => {
                 unused(&[("x0", r.x0), ("xb", r.xb), ("u", r.u), ("p", r.p)])?;
-                Kernel::Weibull { d: need(r.d, "d")?, theta: need(r.theta, "theta")? }
+                Kernel::Weibull {
+                    d: need(r.d, "d")?,
+                    theta: need(r.theta, "theta")?,
+                }
             }
             "lognormal" => {
                 unused(&[("d", r.d), ("theta", r.theta), ("u", r.u), ("p", r.p)])?;
-                Kernel::Lognormal { x0: need(r.x0, "x0")?, xb: need(r.xb, "xb")? }
+                Kernel::Lognormal {
+                    x0: need(r.x0, "x0")?,
+                    xb: need(r.xb, "xb")?,
+                }
             }
             "2dt" => {
                 unused(&[("d", r.d), ("theta", r.theta), ("x0", r.x0), ("xb", r.xb)])?;
-                Kernel::TwoDt { u: need(r.u, "u")?, p: need(r.p, "p")? }
+                Kernel::TwoDt {
+                    u: need(r.u, "u")?,
+                    p: need(r.p, "p")?,
+                }
             }
-            other => return Err(at(format!("unknown kernel {other:?}: expected weibull, lognormal or 2dt"))),
+            other => {
+                return Err(at(format!(
+                    "unknown kernel {other:?}: expected weibull, lognormal or 2dt"
+                )));
+            }
         };
         let eta = match &r.eta {
             RawEta::Number(v) => Eta::Value(*v),
             RawEta::Word(w) if w.eq_ignore_ascii_case("analytic") => Eta::Analytic,
-            RawEta::Word(w) => return Err(at(format!("`eta` must be a number or \"analytic\", got {w:?}"))),
+            RawEta::Word(w) => {
+                return Err(at(format!(
+                    "`eta` must be a number or \"analytic\", got {w:?}"
+                )));
+            }
         };
         if out.iter().any(|s| s.name == r.name) {
             return Err(at("duplicate species name".into()));
         }
-        let s = Species::new(r.name.clone(), kernel, r.str, r.beta, eta, r.min_dbh_cm, r.multires_threshold_m)
-            .map_err(|e| anyhow!("{file}:{line}: {e}"))?;
+        let s = Species::new(
+            r.name.clone(),
+            kernel,
+            r.str,
+            r.beta,
+            eta,
+            r.min_dbh_cm,
+            r.multires_threshold_m,
+        )
+        .map_err(|e| anyhow!("{file}:{line}: {e}"))?;
         out.push(s);
     }
     Ok(out)
@@ -139,13 +182,21 @@ pub fn parse_species(text: &str, file: &str) -> Result<Vec<Species>> {
 
 /// Write a species file that [`read_species`] reads back.
 pub fn species_toml(species: &[Species]) -> String {
-    let mut s = String::from("# geofield species file: one [[species]] table per species.\n# Units: d in m^-theta, x0 in m, u in m^2, min_dbh_cm in cm; eta a number or \"analytic\".\n");
+    let mut s = String::from(
+        "# geofield species file: one [[species]] table per species.\n# Units: d in m^-theta, x0 in m, u in m^2, min_dbh_cm in cm; eta a number or \"analytic\".\n",
+    );
     for sp in species {
         s.push_str(&format!("\n[[species]]\nname = {:?}\n", sp.name));
         match sp.kernel {
-            Kernel::Weibull { d, theta } => s.push_str(&format!("kernel = \"weibull\"\nd = {d:e}\ntheta = {theta:?}\n")),
-            Kernel::Lognormal { x0, xb } => s.push_str(&format!("kernel = \"lognormal\"\nx0 = {x0:?}\nxb = {xb:?}\n")),
-            Kernel::TwoDt { u, p } => s.push_str(&format!("kernel = \"2dt\"\nu = {u:?}\np = {p:?}\n")),
+            Kernel::Weibull { d, theta } => s.push_str(&format!(
+                "kernel = \"weibull\"\nd = {d:e}\ntheta = {theta:?}\n"
+            )),
+            Kernel::Lognormal { x0, xb } => s.push_str(&format!(
+                "kernel = \"lognormal\"\nx0 = {x0:?}\nxb = {xb:?}\n"
+            )),
+            Kernel::TwoDt { u, p } => {
+                s.push_str(&format!("kernel = \"2dt\"\nu = {u:?}\np = {p:?}\n"))
+            }
         }
         s.push_str(&format!("str = {:?}\nbeta = {:?}\n", sp.str_, sp.beta));
         match sp.eta {
@@ -177,16 +228,32 @@ const FIRST_LINES: usize = 5;
 /// Read `x_m,y_m,dbh_cm,species` (any order, other columns ignored). Species not in `species`
 /// are skipped and reported (an error with `strict`); trees outside `extent` are kept (seeds fly
 /// in) and reported.
-pub fn read_trees(path: &Path, species: &[Species], extent: &Extent, strict: bool) -> Result<(Stand, StandReport)> {
+pub fn read_trees(
+    path: &Path,
+    species: &[Species],
+    extent: &Extent,
+    strict: bool,
+) -> Result<(Stand, StandReport)> {
     let mut t = CsvTable::read(path)?;
     let cx = t.column_any(&["x_m", "x"])?;
     let cy = t.column_any(&["y_m", "y"])?;
     let cd = t.column_any(&["dbh_cm", "dbh"])?;
     let cs = t.column("species")?;
-    let index: HashMap<&str, u32> = species.iter().enumerate().map(|(i, s)| (s.name.as_str(), i as u32)).collect();
-    let lower: HashMap<String, u32> = species.iter().enumerate().map(|(i, s)| (s.name.to_lowercase(), i as u32)).collect();
+    let index: HashMap<&str, u32> = species
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i as u32))
+        .collect();
+    let lower: HashMap<String, u32> = species
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.to_lowercase(), i as u32))
+        .collect();
     let mut st = Stand::default();
-    let mut rep = StandReport { trees_per_species: vec![0; species.len()], ..Default::default() };
+    let mut rep = StandReport {
+        trees_per_species: vec![0; species.len()],
+        ..Default::default()
+    };
     let file = path.display().to_string();
     let mut rec = geofield_io::CsvRecord::default();
     while t.next_record(&mut rec)? {
@@ -198,15 +265,23 @@ pub fn read_trees(path: &Path, species: &[Species], extent: &Extent, strict: boo
         let dbh = row.finite_f64(cd)?;
         let name = row.str(cs)?;
         if dbh < 0.0 {
-            bail!("{file}:{line}: column \"{}\": DBH {dbh} cm is negative; DBH must be >= 0", t.headers[cd]);
+            bail!(
+                "{file}:{line}: column \"{}\": DBH {dbh} cm is negative; DBH must be >= 0",
+                t.headers[cd]
+            );
         }
-        let sp = index.get(name).copied().or_else(|| lower.get(&name.to_lowercase()).copied());
+        let sp = index
+            .get(name)
+            .copied()
+            .or_else(|| lower.get(&name.to_lowercase()).copied());
         let Some(sp) = sp else {
             rep.unknown_species += 1;
             if rep.unknown_species_first_lines.len() < FIRST_LINES {
                 rep.unknown_species_first_lines.push(line);
             }
-            if !rep.unknown_species_names.iter().any(|n| n == name) && rep.unknown_species_names.len() < 10 {
+            if !rep.unknown_species_names.iter().any(|n| n == name)
+                && rep.unknown_species_names.len() < 10
+            {
                 rep.unknown_species_names.push(name.to_string());
             }
             continue;
@@ -227,9 +302,16 @@ pub fn read_trees(path: &Path, species: &[Species], extent: &Extent, strict: boo
         bail!(
             "{file}:{}: species {:?} is not in the species file ({} trees of unknown species; --strict makes this an error). Known species: {}",
             rep.unknown_species_first_lines[0],
-            rep.unknown_species_names.first().cloned().unwrap_or_default(),
+            rep.unknown_species_names
+                .first()
+                .cloned()
+                .unwrap_or_default(),
             rep.unknown_species,
-            species.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            species
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     Ok((st, rep))
@@ -247,10 +329,23 @@ mod tests {
         assert_eq!(back, sp);
         let bad = text.replacen("d = 1.32e-4", "d = -1.0", 1);
         let e = parse_species(&bad, "s.toml").unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:") && e.contains("`d`") && e.contains("subalpine_fir"), "{e}");
-        let e = parse_species("[[species]]\nname = \"a\"\nkernel = \"weibull\"\n", "s.toml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.toml:") && e.contains("`d`") && e.contains("subalpine_fir"),
+            "{e}"
+        );
+        let e = parse_species(
+            "[[species]]\nname = \"a\"\nkernel = \"weibull\"\n",
+            "s.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("s.toml"), "{e}");
-        let e = parse_species(&text.replacen("kernel = \"weibull\"", "kernel = \"cauchy\"", 1), "f.toml").unwrap_err().to_string();
+        let e = parse_species(
+            &text.replacen("kernel = \"weibull\"", "kernel = \"cauchy\"", 1),
+            "f.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("cauchy") && e.contains("f.toml:"), "{e}");
     }
 

@@ -18,18 +18,33 @@ pub fn preflight(path: &Path, raster: bool) -> Result<()> {
         _ => Path::new("."),
     };
     if !dir.is_dir() {
-        bail!("cannot write {}: folder {} does not exist", path.display(), dir.display());
+        bail!(
+            "cannot write {}: folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
     }
     if path.is_dir() {
         bail!("cannot write {}: it is a folder", path.display());
     }
-    tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write {}: folder {} is not writable", path.display(), dir.display()))?;
+    tempfile::NamedTempFile::new_in(dir).with_context(|| {
+        format!(
+            "cannot write {}: folder {} is not writable",
+            path.display(),
+            dir.display()
+        )
+    })?;
     Ok(())
 }
 
 /// Write the raster (GeoTIFF, ESRI ASCII or NPY by extension); returns the files written.
-pub fn write_raster(path: &Path, raster: &Raster, units: &str, description: &str, crs_epsg: Option<u16>) -> Result<Vec<std::path::PathBuf>> {
+pub fn write_raster(
+    path: &Path,
+    raster: &Raster,
+    units: &str,
+    description: &str,
+    crs_epsg: Option<u16>,
+) -> Result<Vec<std::path::PathBuf>> {
     let meta = RasterMeta {
         crs_epsg,
         nodata: None,
@@ -40,13 +55,27 @@ pub fn write_raster(path: &Path, raster: &Raster, units: &str, description: &str
 }
 
 /// Render the raster's bands to a PNG.
-pub fn write_png(path: &Path, raster: &Raster, title: &str, units: &str, blend: bool, log: bool, colormap: &str) -> Result<()> {
+pub fn write_png(
+    path: &Path,
+    raster: &Raster,
+    title: &str,
+    units: &str,
+    blend: bool,
+    log: bool,
+    colormap: &str,
+) -> Result<()> {
     let colormap = Colormap::from_name(colormap).unwrap_or(Colormap::Viridis);
     let opts = RenderOptions {
         title: title.to_string(),
         units: units.to_string(),
         colormap,
-        scale: if log { Scale::Log { floor_fraction: 1e-4 } } else { Scale::Linear },
+        scale: if log {
+            Scale::Log {
+                floor_fraction: 1e-4,
+            }
+        } else {
+            Scale::Linear
+        },
         layout: if blend { Layout::Blend } else { Layout::Panels },
         max_pixels: 4_000_000,
     };

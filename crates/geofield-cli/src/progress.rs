@@ -10,7 +10,9 @@ pub fn bar(len: u64, quiet: bool, what: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}") {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg:>12} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+    ) {
         pb.set_style(style);
     }
     pb.set_message(what.to_string());

@@ -1,5 +1,11 @@
 //! End-to-end tests of the `geofield` binary: the happy path, and bad input giving a clear
 //! error, exit code 2 and no output file.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,7 +19,11 @@ fn geofield(args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn s(p: &Path) -> &str {
@@ -58,7 +68,19 @@ impl Fixture {
     }
     fn disperse(&self, out: &str, extra: &[&str]) -> Output {
         let (t, sp, o) = (self.p("trees.csv"), self.p("species.toml"), self.p(out));
-        let mut args = vec!["disperse", "--trees", s(&t), "--species", s(&sp), "--extent", "0,0,40,30", "--cell-size-m", "1", "--out", s(&o)];
+        let mut args = vec![
+            "disperse",
+            "--trees",
+            s(&t),
+            "--species",
+            s(&sp),
+            "--extent",
+            "0,0,40,30",
+            "--cell-size-m",
+            "1",
+            "--out",
+            s(&o),
+        ];
         args.extend_from_slice(extra);
         geofield(&args)
     }
@@ -79,15 +101,36 @@ const GOOD: &str = "species,dbh_cm,y_m,x_m,plot\nfir,30,10,10,a\naspen,25,20,30,
 #[test]
 fn disperse_writes_every_format_and_reports() {
     let f = Fixture::new(GOOD);
-    let o = f.disperse("seeds.tif", &["--png", s(&f.p("seeds.png")), "--json", s(&f.p("summary.json")), "--compare-exact", "--method", "cutoff"]);
+    let o = f.disperse(
+        "seeds.tif",
+        &[
+            "--png",
+            s(&f.p("seeds.png")),
+            "--json",
+            s(&f.p("summary.json")),
+            "--compare-exact",
+            "--method",
+            "cutoff",
+        ],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
-    assert!(out.contains("fir") && out.contains("cutoff") && out.contains("vs exact"), "{out}");
-    assert!(out.contains("outside the extent"), "the tree at y = 45 is outside: {out}");
-    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f.p("summary.json")).unwrap()).unwrap();
+    assert!(
+        out.contains("fir") && out.contains("cutoff") && out.contains("vs exact"),
+        "{out}"
+    );
+    assert!(
+        out.contains("outside the extent"),
+        "the tree at y = 45 is outside: {out}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.p("summary.json")).unwrap()).unwrap();
     assert_eq!(j["cells"], 1200);
     assert_eq!(j["trees"]["outside_extent"], 1);
-    assert_eq!(j["species"][0]["trees_contributing"], 2, "the 12 cm fir is below min_dbh_cm");
+    assert_eq!(
+        j["species"][0]["trees_contributing"], 2,
+        "the 12 cm fir is below min_dbh_cm"
+    );
     for c in j["compare_exact"].as_array().unwrap() {
         assert!(c[1]["max_abs_over_max"].as_f64().unwrap() <= 1e-6, "{c}");
     }
@@ -97,7 +140,10 @@ fn disperse_writes_every_format_and_reports() {
     assert!(o.status.success(), "{}", text(&o));
     let bytes = std::fs::read(f.p("seeds.npy")).unwrap();
     let header = String::from_utf8_lossy(&bytes[..128]);
-    assert!(header.contains("'<f8'") && header.contains("(2, 30, 40)"), "{header}");
+    assert!(
+        header.contains("'<f8'") && header.contains("(2, 30, 40)"),
+        "{header}"
+    );
     // ESRI ASCII: one file per species.
     let o = f.disperse("seeds.asc", &[]);
     assert!(o.status.success(), "{}", text(&o));
@@ -113,7 +159,11 @@ fn assert_fails(o: &Output, f: &Fixture, needles: &[&str]) {
         assert!(msg.contains(n), "expected {n:?} in: {msg}");
     }
     assert!(!msg.contains("panicked"), "{msg}");
-    assert!(f.outputs().is_empty(), "left files behind: {:?}", f.outputs());
+    assert!(
+        f.outputs().is_empty(),
+        "left files behind: {:?}",
+        f.outputs()
+    );
 }
 
 #[test]
@@ -123,7 +173,11 @@ fn bad_inputs_fail_cleanly() {
     assert_fails(&f.disperse("o.tif", &[]), &f, &["trees.csv", "3"]);
     // Not a number.
     let f = Fixture::new("x_m,y_m,dbh_cm,species\n1,2,thirty,fir\n");
-    assert_fails(&f.disperse("o.tif", &[]), &f, &["trees.csv", "2", "dbh_cm", "thirty"]);
+    assert_fails(
+        &f.disperse("o.tif", &[]),
+        &f,
+        &["trees.csv", "2", "dbh_cm", "thirty"],
+    );
     // Missing column.
     let f = Fixture::new("x_m,y_m,species\n1,2,fir\n");
     assert_fails(&f.disperse("o.tif", &[]), &f, &["dbh_cm", "trees.csv"]);
@@ -131,25 +185,65 @@ fn bad_inputs_fail_cleanly() {
     let f = Fixture::new("x_m,y_m,dbh_cm,species\n1,2,NaN,fir\n");
     assert_fails(&f.disperse("o.tif", &[]), &f, &["trees.csv:2", "dbh_cm"]);
     let f = Fixture::new("x_m,y_m,dbh_cm,species\n1,2,30,fir\n1,2,-4,fir\n");
-    assert_fails(&f.disperse("o.tif", &[]), &f, &["trees.csv:3", "dbh_cm", "negative"]);
+    assert_fails(
+        &f.disperse("o.tif", &[]),
+        &f,
+        &["trees.csv:3", "dbh_cm", "negative"],
+    );
     // NaN coordinate.
     let f = Fixture::new("x_m,y_m,dbh_cm,species\nnan,2,30,fir\n");
     assert_fails(&f.disperse("o.tif", &[]), &f, &["trees.csv:2", "x_m"]);
     // Unknown species: skipped and reported, an error with --strict.
     let f = Fixture::new("x_m,y_m,dbh_cm,species\n1,2,30,fir\n3,4,30,oak\n");
-    assert_fails(&f.disperse("o.tif", &["--strict"]), &f, &["trees.csv:3", "oak", "--strict"]);
+    assert_fails(
+        &f.disperse("o.tif", &["--strict"]),
+        &f,
+        &["trees.csv:3", "oak", "--strict"],
+    );
     let o = f.disperse("o.tif", &[]);
-    assert!(o.status.success() && text(&o).contains("oak"), "{}", text(&o));
+    assert!(
+        o.status.success() && text(&o).contains("oak"),
+        "{}",
+        text(&o)
+    );
     // Bad grids.
     let f = Fixture::new(GOOD);
-    for (cell, needle) in [("0", "cell size"), ("-1", "cell size"), ("0.7", "whole number")] {
+    for (cell, needle) in [
+        ("0", "cell size"),
+        ("-1", "cell size"),
+        ("0.7", "whole number"),
+    ] {
         let (t, sp, out) = (f.p("trees.csv"), f.p("species.toml"), f.p("o.tif"));
-        let o = geofield(&["disperse", "--trees", s(&t), "--species", s(&sp), "--extent", "0,0,40,30", "--cell-size-m", cell, "--out", s(&out)]);
+        let o = geofield(&[
+            "disperse",
+            "--trees",
+            s(&t),
+            "--species",
+            s(&sp),
+            "--extent",
+            "0,0,40,30",
+            "--cell-size-m",
+            cell,
+            "--out",
+            s(&out),
+        ]);
         assert_fails(&o, &f, &[needle]);
     }
     // A grid that would not fit in memory is refused up front with its size.
     let (t, sp, out) = (f.p("trees.csv"), f.p("species.toml"), f.p("o.tif"));
-    let o = geofield(&["disperse", "--trees", s(&t), "--species", s(&sp), "--extent", "0,0,4000000,4000000", "--cell-size-m", "1", "--out", s(&out)]);
+    let o = geofield(&[
+        "disperse",
+        "--trees",
+        s(&t),
+        "--species",
+        s(&sp),
+        "--extent",
+        "0,0,4000000,4000000",
+        "--cell-size-m",
+        "1",
+        "--out",
+        s(&out),
+    ]);
     assert_fails(&o, &f, &["GiB", "memory"]);
     // Unwritable output path.
     let o = f.disperse("no/such/folder/o.tif", &[]);
@@ -166,12 +260,45 @@ fn bad_inputs_fail_cleanly() {
 #[test]
 fn synth_forest_writes_a_stand_that_disperse_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, sp, out) = (dir.path().join("t.csv"), dir.path().join("s.toml"), dir.path().join("o.tif"));
-    let o = geofield(&["synth", "forest", "--trees", "300", "--extent", "0,0,100,100", "--seed", "3", "--pattern", "clustered", "--out", s(&t), "--species-out", s(&sp)]);
+    let (t, sp, out) = (
+        dir.path().join("t.csv"),
+        dir.path().join("s.toml"),
+        dir.path().join("o.tif"),
+    );
+    let o = geofield(&[
+        "synth",
+        "forest",
+        "--trees",
+        "300",
+        "--extent",
+        "0,0,100,100",
+        "--seed",
+        "3",
+        "--pattern",
+        "clustered",
+        "--out",
+        s(&t),
+        "--species-out",
+        s(&sp),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let csv = std::fs::read_to_string(&t).unwrap();
     assert_eq!(csv.lines().count(), 301);
-    let o = geofield(&["disperse", "--trees", s(&t), "--species", s(&sp), "--extent", "0,0,100,100", "--cell-size-m", "2", "--out", s(&out), "--method", "auto"]);
+    let o = geofield(&[
+        "disperse",
+        "--trees",
+        s(&t),
+        "--species",
+        s(&sp),
+        "--extent",
+        "0,0,100,100",
+        "--cell-size-m",
+        "2",
+        "--out",
+        s(&out),
+        "--method",
+        "auto",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("auto:"), "{}", text(&o));
 }
@@ -181,5 +308,8 @@ fn info_reports_backends() {
     let o = geofield(&["info"]);
     assert!(o.status.success());
     let t = text(&o);
-    assert!(t.contains("geofield") && t.contains("CPU backend") && t.contains("CUDA backend"), "{t}");
+    assert!(
+        t.contains("geofield") && t.contains("CPU backend") && t.contains("CUDA backend"),
+        "{t}"
+    );
 }

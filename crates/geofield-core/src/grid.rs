@@ -12,13 +12,28 @@ pub struct Extent {
 impl Extent {
     /// Validate an extent: finite and non-empty.
     pub fn new(x_min_m: f64, y_min_m: f64, x_max_m: f64, y_max_m: f64) -> Result<Self, CoreError> {
-        for (v, what) in [(x_min_m, "XMIN"), (y_min_m, "YMIN"), (x_max_m, "XMAX"), (y_max_m, "YMAX")] {
+        for (v, what) in [
+            (x_min_m, "XMIN"),
+            (y_min_m, "YMIN"),
+            (x_max_m, "XMAX"),
+            (y_max_m, "YMAX"),
+        ] {
             FiniteF64::new(v, what)?;
         }
         if !(x_min_m < x_max_m && y_min_m < y_max_m) {
-            return Err(CoreError::BadExtent { x_min: x_min_m, y_min: y_min_m, x_max: x_max_m, y_max: y_max_m });
+            return Err(CoreError::BadExtent {
+                x_min: x_min_m,
+                y_min: y_min_m,
+                x_max: x_max_m,
+                y_max: y_max_m,
+            });
         }
-        Ok(Self { x_min_m, y_min_m, x_max_m, y_max_m })
+        Ok(Self {
+            x_min_m,
+            y_min_m,
+            x_max_m,
+            y_max_m,
+        })
     }
     pub fn width_m(&self) -> f64 {
         self.x_max_m - self.x_min_m
@@ -58,7 +73,12 @@ impl GridSpec {
             let cells = size_m / cell;
             let rounded = cells.round();
             if rounded < 1.0 || (cells - rounded).abs() > WHOLE_CELLS_REL_TOL * cells.max(1.0) {
-                return Err(CoreError::NotWholeCells { axis, size_m, cell_size_m: cell, cells });
+                return Err(CoreError::NotWholeCells {
+                    axis,
+                    size_m,
+                    cell_size_m: cell,
+                    cells,
+                });
             }
             if rounded > (u32::MAX as f64) {
                 return Err(CoreError::TooLarge {
@@ -74,7 +94,13 @@ impl GridSpec {
         };
         let cols = count("width (x)", extent.width_m())?;
         let rows = count("height (y)", extent.height_m())?;
-        Ok(Self { x_min_m: extent.x_min_m, y_max_m: extent.y_max_m, cell_size_m: cell, cols, rows })
+        Ok(Self {
+            x_min_m: extent.x_min_m,
+            y_max_m: extent.y_max_m,
+            cell_size_m: cell,
+            cols,
+            rows,
+        })
     }
 
     /// Number of cells (rows x cols).
@@ -94,7 +120,12 @@ impl GridSpec {
         self.y_max_m - self.height_m()
     }
     pub fn extent(&self) -> Extent {
-        Extent { x_min_m: self.x_min_m, y_min_m: self.y_min_m(), x_max_m: self.x_max_m(), y_max_m: self.y_max_m }
+        Extent {
+            x_min_m: self.x_min_m,
+            y_min_m: self.y_min_m(),
+            x_max_m: self.x_max_m(),
+            y_max_m: self.y_max_m,
+        }
     }
     /// World coordinates of the centre of cell (row, col).
     pub fn cell_centre(&self, row: usize, col: usize) -> (f64, f64) {
@@ -108,8 +139,16 @@ impl GridSpec {
     pub fn cell_of(&self, x_m: f64, y_m: f64) -> Option<(usize, usize)> {
         let c = ((x_m - self.x_min_m) / self.cell_size_m).floor();
         let r = ((self.y_max_m - y_m) / self.cell_size_m).floor();
-        let c = if c == self.cols as f64 && x_m <= self.x_max_m() { c - 1.0 } else { c };
-        let r = if r == self.rows as f64 && y_m >= self.y_min_m() { r - 1.0 } else { r };
+        let c = if c == self.cols as f64 && x_m <= self.x_max_m() {
+            c - 1.0
+        } else {
+            c
+        };
+        let r = if r == self.rows as f64 && y_m >= self.y_min_m() {
+            r - 1.0
+        } else {
+            r
+        };
         if c >= 0.0 && r >= 0.0 && (c as usize) < self.cols && (r as usize) < self.rows {
             Some((r as usize, c as usize))
         } else {
@@ -119,8 +158,14 @@ impl GridSpec {
 
     /// Refuse, up front, a grid whose `bands` layers of `bytes_per_value` would exceed
     /// `limit_bytes`; the error gives the size it would need.
-    pub fn check_memory(&self, bands: usize, bytes_per_value: usize, limit_bytes: u128) -> Result<(), CoreError> {
-        let needed = self.rows as u128 * self.cols as u128 * bands as u128 * bytes_per_value as u128;
+    pub fn check_memory(
+        &self,
+        bands: usize,
+        bytes_per_value: usize,
+        limit_bytes: u128,
+    ) -> Result<(), CoreError> {
+        let needed =
+            self.rows as u128 * self.cols as u128 * bands as u128 * bytes_per_value as u128;
         if needed > limit_bytes {
             return Err(CoreError::TooLarge {
                 cols: self.cols,

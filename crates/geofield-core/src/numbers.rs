@@ -10,7 +10,10 @@ impl FiniteF64 {
         if value.is_finite() {
             Ok(Self(value))
         } else {
-            Err(CoreError::NotFinite { what: what.to_string(), value })
+            Err(CoreError::NotFinite {
+                what: what.to_string(),
+                value,
+            })
         }
     }
     pub fn get(self) -> f64 {
@@ -29,7 +32,10 @@ impl PositiveF64 {
         if v > 0.0 {
             Ok(Self(v))
         } else {
-            Err(CoreError::NotPositive { what: what.to_string(), value: v })
+            Err(CoreError::NotPositive {
+                what: what.to_string(),
+                value: v,
+            })
         }
     }
     pub fn get(self) -> f64 {
@@ -49,7 +55,9 @@ mod tests {
         assert!(PositiveF64::new(0.0, "b").is_err());
         assert!(PositiveF64::new(-1.0, "b").is_err());
         assert!(PositiveF64::new(f64::NAN, "b").is_err());
-        let e = PositiveF64::new(0.0, "cell_size_m").unwrap_err().to_string();
+        let e = PositiveF64::new(0.0, "cell_size_m")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cell_size_m"), "{e}");
         assert_eq!(PositiveF64::new(1e-9, "b").map(|v| v.get()), Ok(1e-9));
     }

@@ -43,7 +43,11 @@ pub struct Raster {
 
 impl Raster {
     /// Build a raster, checking that `data` holds `band_names.len() * rows * cols` values.
-    pub fn new(grid: GridSpec, band_names: Vec<String>, data: RasterData) -> Result<Self, CoreError> {
+    pub fn new(
+        grid: GridSpec,
+        band_names: Vec<String>,
+        data: RasterData,
+    ) -> Result<Self, CoreError> {
         let expected = band_names.len() * grid.n_cells();
         if data.len() != expected {
             return Err(CoreError::ShapeMismatch {
@@ -54,7 +58,11 @@ impl Raster {
                 cols: grid.cols,
             });
         }
-        Ok(Self { grid, band_names, data })
+        Ok(Self {
+            grid,
+            band_names,
+            data,
+        })
     }
     pub fn n_bands(&self) -> usize {
         self.band_names.len()
@@ -63,7 +71,10 @@ impl Raster {
     pub fn band_f64(&self, band: usize) -> Vec<f64> {
         let n = self.grid.n_cells();
         match &self.data {
-            RasterData::F32(v) => v[band * n..(band + 1) * n].iter().map(|&x| x as f64).collect(),
+            RasterData::F32(v) => v[band * n..(band + 1) * n]
+                .iter()
+                .map(|&x| x as f64)
+                .collect(),
             RasterData::F64(v) => v[band * n..(band + 1) * n].to_vec(),
         }
     }

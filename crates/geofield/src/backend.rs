@@ -25,11 +25,14 @@ impl FromStr for BackendChoice {
             "cpu" => Ok(Self::Cpu),
             "cuda" | "gpu" => Ok(Self::Cuda(0)),
             _ => match s.strip_prefix("cuda:") {
-                Some(n) => n
-                    .parse::<usize>()
-                    .map(Self::Cuda)
-                    .map_err(|_| format!("bad device ordinal in backend {s:?}: expected cuda:N with N = 0, 1, ...")),
-                None => Err(format!("unknown backend {s:?}: expected auto, cpu, cuda or cuda:N")),
+                Some(n) => n.parse::<usize>().map(Self::Cuda).map_err(|_| {
+                    format!(
+                        "bad device ordinal in backend {s:?}: expected cuda:N with N = 0, 1, ..."
+                    )
+                }),
+                None => Err(format!(
+                    "unknown backend {s:?}: expected auto, cpu, cuda or cuda:N"
+                )),
             },
         }
     }
@@ -78,7 +81,10 @@ pub struct BackendSelection {
 /// Select a backend. `auto` probes device 0 and falls back to the CPU with a reason.
 pub fn select(choice: BackendChoice) -> Result<BackendSelection, GeofieldError> {
     match choice {
-        BackendChoice::Cpu => Ok(BackendSelection { backend: Backend::Cpu, fallback_reason: None }),
+        BackendChoice::Cpu => Ok(BackendSelection {
+            backend: Backend::Cpu,
+            fallback_reason: None,
+        }),
         BackendChoice::Cuda(n) => {
             let report = geofield_cuda::probe(n);
             if !report.ok {
@@ -87,19 +93,30 @@ pub fn select(choice: BackendChoice) -> Result<BackendSelection, GeofieldError> 
                     report.reason.unwrap_or_else(|| "unknown reason".into())
                 )));
             }
-            Ok(BackendSelection { backend: Backend::Cuda(Gpu::open(n)?), fallback_reason: None })
+            Ok(BackendSelection {
+                backend: Backend::Cuda(Gpu::open(n)?),
+                fallback_reason: None,
+            })
         }
         BackendChoice::Auto => {
             let report: ProbeReport = geofield_cuda::probe(0);
             if report.ok {
                 match Gpu::open(0) {
-                    Ok(g) => Ok(BackendSelection { backend: Backend::Cuda(g), fallback_reason: None }),
-                    Err(e) => Ok(BackendSelection { backend: Backend::Cpu, fallback_reason: Some(e.to_string()) }),
+                    Ok(g) => Ok(BackendSelection {
+                        backend: Backend::Cuda(g),
+                        fallback_reason: None,
+                    }),
+                    Err(e) => Ok(BackendSelection {
+                        backend: Backend::Cpu,
+                        fallback_reason: Some(e.to_string()),
+                    }),
                 }
             } else {
                 Ok(BackendSelection {
                     backend: Backend::Cpu,
-                    fallback_reason: Some(report.reason.unwrap_or_else(|| "CUDA probe failed".into())),
+                    fallback_reason: Some(
+                        report.reason.unwrap_or_else(|| "CUDA probe failed".into()),
+                    ),
                 })
             }
         }
@@ -115,7 +132,10 @@ mod tests {
         assert_eq!("auto".parse::<BackendChoice>(), Ok(BackendChoice::Auto));
         assert_eq!("CPU".parse::<BackendChoice>(), Ok(BackendChoice::Cpu));
         assert_eq!("cuda".parse::<BackendChoice>(), Ok(BackendChoice::Cuda(0)));
-        assert_eq!("cuda:3".parse::<BackendChoice>(), Ok(BackendChoice::Cuda(3)));
+        assert_eq!(
+            "cuda:3".parse::<BackendChoice>(),
+            Ok(BackendChoice::Cuda(3))
+        );
         assert!("cuda:x".parse::<BackendChoice>().is_err());
         assert!("tpu".parse::<BackendChoice>().is_err());
     }

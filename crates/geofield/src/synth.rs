@@ -54,7 +54,14 @@ pub enum DbhModel {
 }
 
 /// `n` stems in `extent` with species drawn by `shares` (indices into the species list).
-pub fn forest(n: usize, extent: &Extent, seed: u64, pattern: Pattern, dbh: DbhModel, shares: &[f64]) -> Stand {
+pub fn forest(
+    n: usize,
+    extent: &Extent,
+    seed: u64,
+    pattern: Pattern,
+    dbh: DbhModel,
+    shares: &[f64],
+) -> Stand {
     let mut rng = Pcg64::seed_from_u64(seed);
     let (w, h) = (extent.width_m(), extent.height_m());
     let mut x = Vec::with_capacity(n);
@@ -70,8 +77,13 @@ pub fn forest(n: usize, extent: &Extent, seed: u64, pattern: Pattern, dbh: DbhMo
             let offsets = Normal::new(0.0, 10.0).ok();
             let per_parent = Poisson::new(20.0).ok();
             while x.len() < n {
-                let (px, py) = (extent.x_min_m + rng.random::<f64>() * w, extent.y_min_m + rng.random::<f64>() * h);
-                let k = per_parent.map(|p| p.sample(&mut rng) as usize).unwrap_or(20);
+                let (px, py) = (
+                    extent.x_min_m + rng.random::<f64>() * w,
+                    extent.y_min_m + rng.random::<f64>() * h,
+                );
+                let k = per_parent
+                    .map(|p| p.sample(&mut rng) as usize)
+                    .unwrap_or(20);
                 for _ in 0..k {
                     if x.len() >= n {
                         break;
@@ -90,7 +102,9 @@ pub fn forest(n: usize, extent: &Extent, seed: u64, pattern: Pattern, dbh: DbhMo
     let weib: Option<Weibull<f64>> = Weibull::new(28.0, 2.0).ok();
     let dbh_cm: Vec<f64> = (0..n)
         .map(|_| match (dbh, weib) {
-            (DbhModel::Realistic, Some(wb)) => (5.0 + Distribution::<f64>::sample(&wb, &mut rng)).min(120.0),
+            (DbhModel::Realistic, Some(wb)) => {
+                (5.0 + Distribution::<f64>::sample(&wb, &mut rng)).min(120.0)
+            }
             _ => 15.0 + 45.0 * rng.random::<f64>(),
         })
         .collect();
@@ -107,7 +121,12 @@ pub fn forest(n: usize, extent: &Extent, seed: u64, pattern: Pattern, dbh: DbhMo
             shares.len().saturating_sub(1) as u32
         })
         .collect();
-    Stand { x_m: x, y_m: y, dbh_cm, species }
+    Stand {
+        x_m: x,
+        y_m: y,
+        dbh_cm,
+        species,
+    }
 }
 
 fn reflect(v: f64, lo: f64, hi: f64) -> f64 {
@@ -138,6 +157,10 @@ mod tests {
             assert!((fir - 0.4).abs() < 0.05);
         }
         let sp = sbs_species();
-        assert!((sp[1].str_ - 501.8).abs() < 0.1, "aspen STR_total {}", sp[1].str_);
+        assert!(
+            (sp[1].str_ - 501.8).abs() < 0.1,
+            "aspen STR_total {}",
+            sp[1].str_
+        );
     }
 }

@@ -1,6 +1,12 @@
 //! Shared helpers for the dispersal tests: seeded stands and an independent f64 oracle written
 //! from the model's definition in world coordinates.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use geofield::dispersal::{Eta, Kernel, Species, Stand};
 use geofield::synth::{self, DbhModel, Pattern};
@@ -17,9 +23,27 @@ pub fn species(name: &str, kernel: Kernel) -> Species {
 /// One species per kernel shape, with scales that give reach of tens of metres.
 pub fn all_shapes() -> Vec<Species> {
     vec![
-        species("weibull3", Kernel::Weibull { d: 3.8e-5, theta: 3.0 }),
-        species("weibull2", Kernel::Weibull { d: 2e-3, theta: 2.0 }),
-        species("weibull1.5", Kernel::Weibull { d: 0.02, theta: 1.5 }),
+        species(
+            "weibull3",
+            Kernel::Weibull {
+                d: 3.8e-5,
+                theta: 3.0,
+            },
+        ),
+        species(
+            "weibull2",
+            Kernel::Weibull {
+                d: 2e-3,
+                theta: 2.0,
+            },
+        ),
+        species(
+            "weibull1.5",
+            Kernel::Weibull {
+                d: 0.02,
+                theta: 1.5,
+            },
+        ),
         species("lognormal", Kernel::Lognormal { x0: 12.0, xb: 0.6 }),
         species("2dt_p1", Kernel::TwoDt { u: 30.0, p: 1.0 }),
         species("2dt_p1.7", Kernel::TwoDt { u: 60.0, p: 1.7 }),
@@ -27,7 +51,13 @@ pub fn all_shapes() -> Vec<Species> {
 }
 
 /// A seeded stand with every tree of species `sp`.
-pub fn stand(n: usize, extent: (f64, f64, f64, f64), seed: u64, pattern: Pattern, n_species: usize) -> Stand {
+pub fn stand(
+    n: usize,
+    extent: (f64, f64, f64, f64),
+    seed: u64,
+    pattern: Pattern,
+    n_species: usize,
+) -> Stand {
     let e = Extent::new(extent.0, extent.1, extent.2, extent.3).unwrap();
     let shares = vec![1.0; n_species];
     synth::forest(n, &e, seed, pattern, DbhModel::Realistic, &shares)
@@ -67,6 +97,9 @@ pub fn oracle(grid: &GridSpec, sp: &Species, index: u32, stand: &Stand, torus: b
 /// max |a − b| / max |b| (0 when both vanish).
 pub fn max_rel_to_max(a: &[f64], b: &[f64]) -> f64 {
     let m = b.iter().fold(0.0f64, |m, &x| m.max(x.abs()));
-    let e = a.iter().zip(b).fold(0.0f64, |m, (&x, &y)| m.max((x - y).abs()));
+    let e = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (&x, &y)| m.max((x - y).abs()));
     if m == 0.0 { e } else { e / m }
 }

@@ -1,5 +1,11 @@
 //! CPU dispersal against the independent f64 oracle: exact, cutoff (tolerance proven), multires
 //! (error in the documented range), and the degenerate cases.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 mod common;
 
@@ -9,22 +15,52 @@ use geofield::dispersal::{self, DisperseOptions, Kernel, Method, Precision, Stan
 use geofield::synth::{self, DbhModel, Pattern};
 use geofield_core::Extent;
 
-fn run(grid: &geofield_core::GridSpec, sp: &[dispersal::Species], stand: &Stand, opts: DisperseOptions) -> Vec<Vec<f64>> {
+fn run(
+    grid: &geofield_core::GridSpec,
+    sp: &[dispersal::Species],
+    stand: &Stand,
+    opts: DisperseOptions,
+) -> Vec<Vec<f64>> {
     let out = dispersal::disperse(&Backend::Cpu, grid, sp, stand, &opts).unwrap();
     (0..sp.len()).map(|b| out.raster.band_f64(b)).collect()
 }
 
 fn opts(method: Method) -> DisperseOptions {
-    DisperseOptions { method, ..Default::default() }
+    DisperseOptions {
+        method,
+        ..Default::default()
+    }
 }
 
 #[test]
 fn exact_matches_oracle_at_several_sizes() {
     let shapes = all_shapes();
-    for (cols, rows, h, n, seed) in [(1, 1, 1.0, 30, 1), (7, 5, 2.0, 1, 2), (40, 23, 1.5, 200, 3), (64, 64, 1.0, 500, 4)] {
-        let g = grid(1000.0, 2000.0, 1000.0 + cols as f64 * h, 2000.0 + rows as f64 * h, h);
+    for (cols, rows, h, n, seed) in [
+        (1, 1, 1.0, 30, 1),
+        (7, 5, 2.0, 1, 2),
+        (40, 23, 1.5, 200, 3),
+        (64, 64, 1.0, 500, 4),
+    ] {
+        let g = grid(
+            1000.0,
+            2000.0,
+            1000.0 + cols as f64 * h,
+            2000.0 + rows as f64 * h,
+            h,
+        );
         // Trees in a buffer around the grid too: those outside still contribute.
-        let st = stand(n, (900.0, 1900.0, 1100.0 + cols as f64 * h, 2100.0 + rows as f64 * h), seed, Pattern::Uniform, shapes.len());
+        let st = stand(
+            n,
+            (
+                900.0,
+                1900.0,
+                1100.0 + cols as f64 * h,
+                2100.0 + rows as f64 * h,
+            ),
+            seed,
+            Pattern::Uniform,
+            shapes.len(),
+        );
         let got = run(&g, &shapes, &st, opts(Method::Exact));
         for (i, sp) in shapes.iter().enumerate() {
             let want = oracle(&g, sp, i as u32, &st, false);
@@ -36,10 +72,21 @@ fn exact_matches_oracle_at_several_sizes() {
 
 #[test]
 fn degenerate_stands() {
-    let sp = vec![species("w", Kernel::Weibull { d: 1e-3, theta: 3.0 })];
+    let sp = vec![species(
+        "w",
+        Kernel::Weibull {
+            d: 1e-3,
+            theta: 3.0,
+        },
+    )];
     let g = grid(0.0, 0.0, 10.0, 8.0, 1.0);
     // No trees: all zeros for every method.
-    for m in [Method::Exact, Method::Cutoff, Method::Multires, Method::Auto] {
+    for m in [
+        Method::Exact,
+        Method::Cutoff,
+        Method::Multires,
+        Method::Auto,
+    ] {
         let out = run(&g, &sp, &Stand::default(), opts(m));
         assert!(out[0].iter().all(|&v| v == 0.0), "{m:?}");
     }
@@ -56,7 +103,13 @@ fn degenerate_stands() {
         assert!((a - 2.0 * b).abs() <= 1e-15 * a.abs());
     }
     // Trees below the minimum DBH contribute nothing; at the minimum they do.
-    let small = Stand::new(vec![3.5, 3.5], vec![4.5, 4.5], vec![14.99, 15.0], vec![0, 0]).unwrap();
+    let small = Stand::new(
+        vec![3.5, 3.5],
+        vec![4.5, 4.5],
+        vec![14.99, 15.0],
+        vec![0, 0],
+    )
+    .unwrap();
     let out3 = run(&g, &sp, &small, opts(Method::Exact));
     let w15 = sp[0].weight(15.0).unwrap();
     assert!((out3[0][row * g.cols + col] - w15).abs() < 1e-15);
@@ -66,22 +119,41 @@ fn degenerate_stands() {
 fn torus_matches_minimum_image_oracle() {
     let shapes = all_shapes();
     let g = grid(0.0, 0.0, 60.0, 45.0, 1.5);
-    let st = stand(150, (0.0, 0.0, 60.0, 45.0), 11, Pattern::Uniform, shapes.len());
+    let st = stand(
+        150,
+        (0.0, 0.0, 60.0, 45.0),
+        11,
+        Pattern::Uniform,
+        shapes.len(),
+    );
     // A tree outside the rectangle wraps in.
     let mut st2 = st.clone();
     st2.x_m.push(-7.0);
     st2.y_m.push(50.0);
     st2.dbh_cm.push(40.0);
     st2.species.push(0);
-    let o = DisperseOptions { torus: true, ..opts(Method::Exact) };
+    let o = DisperseOptions {
+        torus: true,
+        ..opts(Method::Exact)
+    };
     let got = run(&g, &shapes, &st2, o);
     for (i, sp) in shapes.iter().enumerate() {
         let want = oracle(&g, sp, i as u32, &st2, true);
         assert!(max_rel_to_max(&got[i], &want) < 1e-12, "{}", sp.name);
     }
     // Cutoff on the torus (periodic images) meets the tolerance against the same oracle.
-    let o = DisperseOptions { torus: true, tolerance: 1e-6, ..opts(Method::Cutoff) };
-    let sp = vec![species("w", Kernel::Weibull { d: 5e-3, theta: 3.0 })];
+    let o = DisperseOptions {
+        torus: true,
+        tolerance: 1e-6,
+        ..opts(Method::Cutoff)
+    };
+    let sp = vec![species(
+        "w",
+        Kernel::Weibull {
+            d: 5e-3,
+            theta: 3.0,
+        },
+    )];
     let g = grid(0.0, 0.0, 120.0, 100.0, 1.0);
     let st = stand(300, (0.0, 0.0, 120.0, 100.0), 12, Pattern::Uniform, 1);
     let out = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &o).unwrap();
@@ -98,8 +170,17 @@ fn cutoff_meets_tolerance_for_every_shape_and_pattern() {
     for pattern in [Pattern::Uniform, Pattern::Clustered] {
         for (seed, tol) in [(21u64, 1e-6), (22, 1e-4)] {
             let g = grid(0.0, 0.0, 160.0, 120.0, 1.0);
-            let st = stand(900, (-40.0, -40.0, 200.0, 160.0), seed, pattern, shapes.len());
-            let o = DisperseOptions { tolerance: tol, ..opts(Method::Cutoff) };
+            let st = stand(
+                900,
+                (-40.0, -40.0, 200.0, 160.0),
+                seed,
+                pattern,
+                shapes.len(),
+            );
+            let o = DisperseOptions {
+                tolerance: tol,
+                ..opts(Method::Cutoff)
+            };
             let out = dispersal::disperse(&Backend::Cpu, &g, &shapes, &st, &o).unwrap();
             for (i, sp) in shapes.iter().enumerate() {
                 let rep = &out.reports[i];
@@ -107,10 +188,19 @@ fn cutoff_meets_tolerance_for_every_shape_and_pattern() {
                 let want = oracle(&g, sp, i as u32, &st, false);
                 let got = out.raster.band_f64(i);
                 let e = max_rel_to_max(&got, &want);
-                assert!(e <= tol, "{} {pattern:?} tol {tol}: error {e} (R = {:?})", sp.name, rep.radius_m);
+                assert!(
+                    e <= tol,
+                    "{} {pattern:?} tol {tol}: error {e} (R = {:?})",
+                    sp.name,
+                    rep.radius_m
+                );
                 assert!(rep.bound_rel.unwrap() <= tol * (1.0 + 1e-9));
                 // The cutoff never exceeds the exact value (it drops non-negative terms).
-                assert!(got.iter().zip(&want).all(|(a, b)| *a <= b * (1.0 + 1e-12) + 1e-300));
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(a, b)| *a <= b * (1.0 + 1e-12) + 1e-300)
+                );
             }
         }
     }
@@ -122,8 +212,18 @@ fn cutoff_truncates_for_light_tails() {
     // passing merely because R covers everything.
     let sp = synth::sbs_species();
     let g = grid(0.0, 0.0, 400.0, 300.0, 1.0);
-    let st = synth::forest(3600, &Extent::new(0.0, 0.0, 400.0, 300.0).unwrap(), 5, Pattern::Uniform, DbhModel::Uniform15to60, &synth::SBS_SHARES);
-    let o = DisperseOptions { tolerance: 1e-6, ..opts(Method::Cutoff) };
+    let st = synth::forest(
+        3600,
+        &Extent::new(0.0, 0.0, 400.0, 300.0).unwrap(),
+        5,
+        Pattern::Uniform,
+        DbhModel::Uniform15to60,
+        &synth::SBS_SHARES,
+    );
+    let o = DisperseOptions {
+        tolerance: 1e-6,
+        ..opts(Method::Cutoff)
+    };
     let out = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &o).unwrap();
     for (i, rep) in out.reports.iter().enumerate() {
         let r = rep.radius_m.unwrap();
@@ -143,11 +243,21 @@ fn cutoff_truncates_for_light_tails() {
 fn auto_picks_a_method_and_meets_tolerance() {
     let sp = synth::sbs_species();
     let g = grid(0.0, 0.0, 300.0, 300.0, 1.0);
-    let st = synth::forest(2700, &Extent::new(0.0, 0.0, 300.0, 300.0).unwrap(), 9, Pattern::Uniform, DbhModel::Realistic, &synth::SBS_SHARES);
+    let st = synth::forest(
+        2700,
+        &Extent::new(0.0, 0.0, 300.0, 300.0).unwrap(),
+        9,
+        Pattern::Uniform,
+        DbhModel::Realistic,
+        &synth::SBS_SHARES,
+    );
     let out = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &opts(Method::Auto)).unwrap();
     for (i, rep) in out.reports.iter().enumerate() {
         assert_ne!(rep.method, Method::Auto);
-        assert!(rep.note.as_deref().unwrap_or("").starts_with("auto:"), "{rep:?}");
+        assert!(
+            rep.note.as_deref().unwrap_or("").starts_with("auto:"),
+            "{rep:?}"
+        );
         let want = oracle(&g, &sp[i], i as u32, &st, false);
         assert!(max_rel_to_max(&out.raster.band_f64(i), &want) <= 1e-6);
     }
@@ -167,17 +277,44 @@ fn multires_error_is_in_the_documented_range() {
     let sp = synth::sbs_species();
     let e = Extent::new(0.0, 0.0, 256.0, 256.0).unwrap();
     let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
-    let st = synth::forest(1966, &e, 31, Pattern::Uniform, DbhModel::Uniform15to60, &synth::SBS_SHARES);
+    let st = synth::forest(
+        1966,
+        &e,
+        31,
+        Pattern::Uniform,
+        DbhModel::Uniform15to60,
+        &synth::SBS_SHARES,
+    );
     let exact = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &opts(Method::Exact)).unwrap();
     let a = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &opts(Method::Multires)).unwrap();
-    let b = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &DisperseOptions { multires_variant_b: true, ..opts(Method::Multires) }).unwrap();
+    let b = dispersal::disperse(
+        &Backend::Cpu,
+        &g,
+        &sp,
+        &st,
+        &DisperseOptions {
+            multires_variant_b: true,
+            ..opts(Method::Multires)
+        },
+    )
+    .unwrap();
     let mut worst_a = 0.0f64;
     for i in 0..sp.len() {
         let ma = dispersal::compare(&a.raster.band_f64(i), &exact.raster.band_f64(i));
         let mb = dispersal::compare(&b.raster.band_f64(i), &exact.raster.band_f64(i));
-        eprintln!("multires A {}: {ma:?}\nmultires B {}: {mb:?}", sp[i].name, sp[i].name);
-        assert!(ma.mean_rel < 1e-3 && ma.max_rel < 0.05 && ma.mass_rel.abs() < 1e-4, "{}: {ma:?}", sp[i].name);
-        assert!(mb.mean_rel > 0.1, "variant B should be grossly wrong here: {mb:?}");
+        eprintln!(
+            "multires A {}: {ma:?}\nmultires B {}: {mb:?}",
+            sp[i].name, sp[i].name
+        );
+        assert!(
+            ma.mean_rel < 1e-3 && ma.max_rel < 0.05 && ma.mass_rel.abs() < 1e-4,
+            "{}: {ma:?}",
+            sp[i].name
+        );
+        assert!(
+            mb.mean_rel > 0.1,
+            "variant B should be grossly wrong here: {mb:?}"
+        );
         worst_a = worst_a.max(ma.max_rel);
         assert_eq!(a.reports[i].rho_m, sp[i].multires_threshold_m);
     }
@@ -187,11 +324,27 @@ fn multires_error_is_in_the_documented_range() {
 
 #[test]
 fn precision_f32_output_is_close_to_f64() {
-    let sp = vec![species("w", Kernel::Weibull { d: 3.8e-5, theta: 3.0 })];
+    let sp = vec![species(
+        "w",
+        Kernel::Weibull {
+            d: 3.8e-5,
+            theta: 3.0,
+        },
+    )];
     let g = grid(0.0, 0.0, 50.0, 40.0, 1.0);
     let st = stand(100, (0.0, 0.0, 50.0, 40.0), 3, Pattern::Uniform, 1);
     let a = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &opts(Method::Exact)).unwrap();
-    let b = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &DisperseOptions { precision: Precision::F32, ..opts(Method::Exact) }).unwrap();
+    let b = dispersal::disperse(
+        &Backend::Cpu,
+        &g,
+        &sp,
+        &st,
+        &DisperseOptions {
+            precision: Precision::F32,
+            ..opts(Method::Exact)
+        },
+    )
+    .unwrap();
     assert!(matches!(b.raster.data, geofield_core::RasterData::F32(_)));
     assert!(max_rel_to_max(&b.raster.band_f64(0), &a.raster.band_f64(0)) < 1e-7);
 }

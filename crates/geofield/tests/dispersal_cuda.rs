@@ -1,5 +1,11 @@
 //! CUDA vs CPU parity for every dispersal method. Skips with a notice without a GPU; fails when
 //! GEOFIELD_REQUIRE_GPU=1 (set by .gpu/run.sh on the GPU machine).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 mod common;
 
@@ -29,15 +35,40 @@ fn both(
 fn cuda_exact_matches_cpu_every_shape() {
     let Some(gpu) = gpu() else { return };
     let shapes = all_shapes();
-    for (cols, rows, n, seed, torus) in [(1, 1, 20, 1, false), (37, 29, 0, 2, false), (150, 97, 800, 3, false), (120, 90, 600, 4, true)] {
-        let g = grid(5000.0, 8000.0, 5000.0 + cols as f64, 8000.0 + rows as f64, 1.0);
-        let st = stand(n, (4950.0, 7950.0, 5050.0 + cols as f64, 8050.0 + rows as f64), seed, Pattern::Uniform, shapes.len());
+    for (cols, rows, n, seed, torus) in [
+        (1, 1, 20, 1, false),
+        (37, 29, 0, 2, false),
+        (150, 97, 800, 3, false),
+        (120, 90, 600, 4, true),
+    ] {
+        let g = grid(
+            5000.0,
+            8000.0,
+            5000.0 + cols as f64,
+            8000.0 + rows as f64,
+            1.0,
+        );
+        let st = stand(
+            n,
+            (4950.0, 7950.0, 5050.0 + cols as f64, 8050.0 + rows as f64),
+            seed,
+            Pattern::Uniform,
+            shapes.len(),
+        );
         for precision in [Precision::F64, Precision::F32] {
-            let o = DisperseOptions { method: Method::Exact, precision, torus, ..Default::default() };
+            let o = DisperseOptions {
+                method: Method::Exact,
+                precision,
+                torus,
+                ..Default::default()
+            };
             let (c, d) = both(&gpu, &g, &shapes, &st, o);
             for (i, sp) in shapes.iter().enumerate() {
                 let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
-                eprintln!("exact {} {cols}x{rows} n={n} torus={torus} {precision:?}: {m:?}", sp.name);
+                eprintln!(
+                    "exact {} {cols}x{rows} n={n} torus={torus} {precision:?}: {m:?}",
+                    sp.name
+                );
                 assert!(m.max_abs_over_max <= 2e-6, "{}: {m:?}", sp.name);
                 assert!(m.max_rel <= 1e-5, "{}: {m:?}", sp.name);
             }
@@ -51,12 +82,25 @@ fn cuda_cutoff_matches_cpu_and_meets_tolerance() {
     let shapes = all_shapes();
     for pattern in [Pattern::Uniform, Pattern::Clustered] {
         let g = grid(0.0, 0.0, 250.0, 170.0, 1.0);
-        let st = stand(2500, (-60.0, -60.0, 310.0, 230.0), 41, pattern, shapes.len());
-        let o = DisperseOptions { method: Method::Cutoff, tolerance: 1e-5, ..Default::default() };
+        let st = stand(
+            2500,
+            (-60.0, -60.0, 310.0, 230.0),
+            41,
+            pattern,
+            shapes.len(),
+        );
+        let o = DisperseOptions {
+            method: Method::Cutoff,
+            tolerance: 1e-5,
+            ..Default::default()
+        };
         let (c, d) = both(&gpu, &g, &shapes, &st, o);
         for (i, sp) in shapes.iter().enumerate() {
             let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
-            eprintln!("cutoff {} {pattern:?}: R = {:?}: {m:?}", sp.name, c.reports[i].radius_m);
+            eprintln!(
+                "cutoff {} {pattern:?}: R = {:?}: {m:?}",
+                sp.name, c.reports[i].radius_m
+            );
             assert!(m.max_abs_over_max <= 2e-6, "{}: {m:?}", sp.name);
             let want = oracle(&g, sp, i as u32, &st, false);
             let e = max_rel_to_max(&d.raster.band_f64(i), &want);
@@ -67,8 +111,19 @@ fn cuda_cutoff_matches_cpu_and_meets_tolerance() {
     let sp = synth::sbs_species();
     let e = Extent::new(0.0, 0.0, 300.0, 300.0).unwrap();
     let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
-    let st = synth::forest(2700, &e, 43, Pattern::Uniform, DbhModel::Realistic, &synth::SBS_SHARES);
-    let o = DisperseOptions { method: Method::Cutoff, torus: true, ..Default::default() };
+    let st = synth::forest(
+        2700,
+        &e,
+        43,
+        Pattern::Uniform,
+        DbhModel::Realistic,
+        &synth::SBS_SHARES,
+    );
+    let o = DisperseOptions {
+        method: Method::Cutoff,
+        torus: true,
+        ..Default::default()
+    };
     let (c, d) = both(&gpu, &g, &sp, &st, o);
     for i in 0..sp.len() {
         let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
@@ -82,14 +137,25 @@ fn cuda_multires_matches_cpu() {
     let sp = synth::sbs_species();
     let e = Extent::new(0.0, 0.0, 200.0, 150.0).unwrap();
     let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
-    let mut st = synth::forest(900, &e, 51, Pattern::Uniform, DbhModel::Uniform15to60, &synth::SBS_SHARES);
+    let mut st = synth::forest(
+        900,
+        &e,
+        51,
+        Pattern::Uniform,
+        DbhModel::Uniform15to60,
+        &synth::SBS_SHARES,
+    );
     // Trees outside the plot are summed exactly on both backends.
     st.x_m.push(-20.0);
     st.y_m.push(75.0);
     st.dbh_cm.push(45.0);
     st.species.push(1);
     for variant_b in [false, true] {
-        let o = DisperseOptions { method: Method::Multires, multires_variant_b: variant_b, ..Default::default() };
+        let o = DisperseOptions {
+            method: Method::Multires,
+            multires_variant_b: variant_b,
+            ..Default::default()
+        };
         let (c, d) = both(&gpu, &g, &sp, &st, o);
         for i in 0..sp.len() {
             let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
@@ -105,11 +171,24 @@ fn cuda_results_are_deterministic() {
     let sp = synth::sbs_species();
     let e = Extent::new(0.0, 0.0, 128.0, 128.0).unwrap();
     let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
-    let st = synth::forest(500, &e, 61, Pattern::Clustered, DbhModel::Realistic, &synth::SBS_SHARES);
+    let st = synth::forest(
+        500,
+        &e,
+        61,
+        Pattern::Clustered,
+        DbhModel::Realistic,
+        &synth::SBS_SHARES,
+    );
     for method in [Method::Exact, Method::Cutoff, Method::Multires] {
-        let o = DisperseOptions { method, ..Default::default() };
+        let o = DisperseOptions {
+            method,
+            ..Default::default()
+        };
         let a = dispersal::disperse(&gpu, &g, &sp, &st, &o).unwrap();
         let b = dispersal::disperse(&gpu, &g, &sp, &st, &o).unwrap();
-        assert_eq!(a.raster.data, b.raster.data, "{method:?} not bitwise reproducible");
+        assert_eq!(
+            a.raster.data, b.raster.data,
+            "{method:?} not bitwise reproducible"
+        );
     }
 }

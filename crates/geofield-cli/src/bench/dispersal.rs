@@ -102,12 +102,27 @@ struct Case {
 }
 
 fn cases(scale: Scale) -> Vec<Case> {
-    let table2 = [(25, 20, 100), (100, 50, 1_000), (250, 200, 10_000), (1000, 500, 100_000)];
-    let mk = |(c, r, t): (usize, usize, usize)| Case { name: format!("{:.0e} cells x {:.0e} trees", (c * r) as f64, t as f64), cols: c, rows: r, trees: t };
+    let table2 = [
+        (25, 20, 100),
+        (100, 50, 1_000),
+        (250, 200, 10_000),
+        (1000, 500, 100_000),
+    ];
+    let mk = |(c, r, t): (usize, usize, usize)| Case {
+        name: format!("{:.0e} cells x {:.0e} trees", (c * r) as f64, t as f64),
+        cols: c,
+        rows: r,
+        trees: t,
+    };
     match scale {
         Scale::Quick => table2[..2].iter().copied().map(mk).collect(),
         Scale::Paper => table2.iter().copied().map(mk).collect(),
-        Scale::Landscape => vec![Case { name: "S10: 10.24 km x 10.24 km, 3.1M trees".into(), cols: 10240, rows: 10240, trees: 3_145_728 }],
+        Scale::Landscape => vec![Case {
+            name: "S10: 10.24 km x 10.24 km, 3.1M trees".into(),
+            cols: 10240,
+            rows: 10240,
+            trees: 3_145_728,
+        }],
     }
 }
 
@@ -122,7 +137,10 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     }
     let be = sel.backend;
     let env = BenchEnv::new(&be);
-    println!("geofield bench dispersal on {} ({}), commit {}", env.backend, env.device, env.commit);
+    println!(
+        "geofield bench dispersal on {} ({}), commit {}",
+        env.backend, env.device, env.commit
+    );
     let precision = match a.precision {
         crate::cmd_disperse::PrecisionArg::F32 => Precision::F32,
         crate::cmd_disperse::PrecisionArg::F64 => Precision::F64,
@@ -132,9 +150,19 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     for case in cases(a.scale) {
         let extent = Extent::new(0.0, 0.0, case.cols as f64, case.rows as f64)?;
         let grid = GridSpec::from_extent(extent, 1.0)?;
-        let stand = synth::forest(case.trees, &extent, 2012, Pattern::Uniform, DbhModel::Uniform15to60, &synth::SBS_SHARES);
-        let sources: Vec<Sources> =
-            species.iter().enumerate().map(|(i, sp)| Sources::for_species(&stand, i as u32, sp, &grid, false)).collect();
+        let stand = synth::forest(
+            case.trees,
+            &extent,
+            2012,
+            Pattern::Uniform,
+            DbhModel::Uniform15to60,
+            &synth::SBS_SHARES,
+        );
+        let sources: Vec<Sources> = species
+            .iter()
+            .enumerate()
+            .map(|(i, sp)| Sources::for_species(&stand, i as u32, sp, &grid, false))
+            .collect();
         // f64 CPU reference on a window of rows in the middle of the map.
         let pairs_per_row = (case.cols * case.trees) as f64;
         let nwin = ((a.reference_pairs / pairs_per_row).floor() as usize).clamp(1, case.rows);
@@ -148,7 +176,15 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 out
             })
             .collect();
-        println!("\n== {} ({} x {} cells, {} trees; errors on rows {}..{} vs the f64 CPU exact sum)", case.name, case.cols, case.rows, case.trees, r0, r0 + nwin);
+        println!(
+            "\n== {} ({} x {} cells, {} trees; errors on rows {}..{} vs the f64 CPU exact sum)",
+            case.name,
+            case.cols,
+            case.rows,
+            case.trees,
+            r0,
+            r0 + nwin
+        );
         println!("{}", header());
         let mut methods = Vec::new();
         let want = |m: &str| a.methods.iter().any(|x| x.eq_ignore_ascii_case(m));
@@ -163,7 +199,19 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             runs.extend(a.tolerances.iter().map(|&t| (Method::Cutoff, Some(t))));
         }
         for (method, tol) in runs {
-            let r = run_method(a, &be, &env, &grid, &species, &sources, method, tol, precision, (r0, nwin), &reference);
+            let r = run_method(
+                a,
+                &be,
+                &env,
+                &grid,
+                &species,
+                &sources,
+                method,
+                tol,
+                precision,
+                (r0, nwin),
+                &reference,
+            );
             match r {
                 Ok(m) => {
                     print_row(&m);
@@ -173,7 +221,15 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             }
         }
         print_ratios(&methods);
-        results.push(CaseResult { name: case.name, cols: case.cols, rows: case.rows, cells: grid.n_cells(), trees: case.trees, reference_rows: (r0, r0 + nwin), methods });
+        results.push(CaseResult {
+            name: case.name,
+            cols: case.cols,
+            rows: case.rows,
+            cells: grid.n_cells(),
+            trees: case.trees,
+            reference_rows: (r0, r0 + nwin),
+            methods,
+        });
     }
     if let Some(p) = &a.json {
         let scale = match a.scale {
@@ -181,7 +237,14 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             Scale::Paper => "paper",
             Scale::Landscape => "landscape",
         };
-        output::write_json(p, &Report { env, scale: scale.into(), cases: results })?;
+        output::write_json(
+            p,
+            &Report {
+                env,
+                scale: scale.into(),
+                cases: results,
+            },
+        )?;
         println!("\nwrote {}", p.display());
     }
     Ok(())
@@ -208,16 +271,31 @@ fn run_method(
     (r0, nwin): (usize, usize),
     reference: &[Vec<f64>],
 ) -> Result<MethodResult> {
-    let opts = DisperseOptions { method, tolerance: tol.unwrap_or(1e-6), precision, torus: false, multires_variant_b: false };
+    let opts = DisperseOptions {
+        method,
+        tolerance: tol.unwrap_or(1e-6),
+        precision,
+        torus: false,
+        multires_variant_b: false,
+    };
     let total_trees: usize = sources.iter().map(|s| s.len()).sum();
     let exact_pairs = grid.n_cells() as f64 * total_trees as f64;
-    let cpu_limit = if be.is_cuda() { a.exact_max_pairs } else { a.exact_max_pairs.min(2e10) };
+    let cpu_limit = if be.is_cuda() {
+        a.exact_max_pairs
+    } else {
+        a.exact_max_pairs.min(2e10)
+    };
     let extrapolate = method == Method::Exact && exact_pairs > cpu_limit;
     // The grid actually run: the full map, or (exact beyond the limit) a window of rows.
     let run_grid = if extrapolate {
         let budget = if be.is_cuda() { cpu_limit / 4.0 } else { 1e9 };
-        let rows = ((budget / (grid.cols as f64 * total_trees as f64)).floor() as usize).clamp(1, grid.rows);
-        GridSpec { rows, y_max_m: grid.y_max_m - r0 as f64 * grid.cell_size_m, ..*grid }
+        let rows = ((budget / (grid.cols as f64 * total_trees as f64)).floor() as usize)
+            .clamp(1, grid.rows);
+        GridSpec {
+            rows,
+            y_max_m: grid.y_max_m - r0 as f64 * grid.cell_size_m,
+            ..*grid
+        }
     } else {
         *grid
     };
@@ -228,7 +306,11 @@ fn run_method(
         let mut pairs = 0.0;
         let mut radii = Vec::new();
         for (sp, src) in species.iter().zip(sources) {
-            let src = if extrapolate { shift(src, r0 as f64 * grid.cell_size_m) } else { src.clone() };
+            let src = if extrapolate {
+                shift(src, r0 as f64 * grid.cell_size_m)
+            } else {
+                src.clone()
+            };
             let (band, rep) = dispersal::disperse_species(be, &run_grid, sp, &src, &opts)?;
             if let Some(ms) = rep.kernel_ms {
                 kernel_s += ms / 1e3;
@@ -243,7 +325,11 @@ fn run_method(
         Ok(((bands, pairs, radii), any_kernel.then_some(kernel_s)))
     })?;
     let (bands, pairs, radius_m) = out;
-    let scale = if extrapolate { grid.rows as f64 / run_grid.rows as f64 } else { 1.0 };
+    let scale = if extrapolate {
+        grid.rows as f64 / run_grid.rows as f64
+    } else {
+        1.0
+    };
     let seconds = kernel.as_ref().map(|k| k.median).unwrap_or(wall.median) * scale;
     let pairs = pairs * scale;
     // Errors on the reference window (for an extrapolated exact run, its own first rows).
@@ -253,7 +339,10 @@ fn run_method(
             let n = run_grid.rows.min(nwin) * grid.cols;
             (&band[..n], &reference[b][..n])
         } else {
-            (&band[r0 * grid.cols..(r0 + nwin) * grid.cols], &reference[b][..])
+            (
+                &band[r0 * grid.cols..(r0 + nwin) * grid.cols],
+                &reference[b][..],
+            )
         };
         let m = dispersal::compare(win, refw);
         error.cells_compared += m.cells_compared;
@@ -266,7 +355,10 @@ fn run_method(
         }
     }
     let pairs_per_s = pairs / seconds;
-    let sfu_share = env.sfu_ops_per_s().filter(|_| method != Method::Multires).map(|sfu| pairs_per_s * 2.0 / sfu);
+    let sfu_share = env
+        .sfu_ops_per_s()
+        .filter(|_| method != Method::Multires)
+        .map(|sfu| pairs_per_s * 2.0 / sfu);
     Ok(MethodResult {
         method: method.name().into(),
         tolerance: tol,
@@ -279,13 +371,22 @@ fn run_method(
         sfu_share,
         error,
         radius_m,
-        note: extrapolate.then(|| format!("timed on {} of {} rows and scaled", run_grid.rows, grid.rows)),
+        note: extrapolate.then(|| {
+            format!(
+                "timed on {} of {} rows and scaled",
+                run_grid.rows, grid.rows
+            )
+        }),
     })
 }
 
 /// Sources shifted north by `dv` metres (v − dv), for a window whose first row is row r0.
 fn shift(src: &Sources, dv: f64) -> Sources {
-    Sources { u: src.u.clone(), v: src.v.iter().map(|v| v - dv).collect(), w: src.w.clone() }
+    Sources {
+        u: src.u.clone(),
+        v: src.v.iter().map(|v| v - dv).collect(),
+        w: src.w.clone(),
+    }
 }
 
 fn print_row(m: &MethodResult) {
@@ -296,12 +397,21 @@ fn print_row(m: &MethodResult) {
         fmt_s(m.seconds),
         format!("{:.2e}", m.pairs),
         format!("{:.2e}/s", m.pairs_per_s),
-        m.sfu_share.map(|s| format!("{:.0}%", s * 100.0)).unwrap_or_else(|| "-".into()),
+        m.sfu_share
+            .map(|s| format!("{:.0}%", s * 100.0))
+            .unwrap_or_else(|| "-".into()),
         format!("{:.1e}", m.error.max_rel),
         format!("{:.1e}", m.error.mean_rel),
         format!("{:.1e}", m.error.max_abs_over_max),
-        if radii.is_empty() { String::new() } else { format!("R/rho {} m", radii.join("/")) },
-        m.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
+        if radii.is_empty() {
+            String::new()
+        } else {
+            format!("R/rho {} m", radii.join("/"))
+        },
+        m.note
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
     );
 }
 
@@ -337,7 +447,11 @@ fn print_ratios(ms: &[MethodResult]) {
     }
     if let Some(ex) = find("exact") {
         for c in ms.iter().filter(|m| m.method != "exact") {
-            println!("   {} vs exact: {:.1}x faster", label_str(c), ex.seconds / c.seconds);
+            println!(
+                "   {} vs exact: {:.1}x faster",
+                label_str(c),
+                ex.seconds / c.seconds
+            );
         }
     }
 }

@@ -43,14 +43,23 @@ impl Stats {
         } else {
             0.5 * (s[n / 2 - 1] + s[n / 2])
         };
-        Stats { median, min: s.first().copied().unwrap_or(f64::NAN), max: s.last().copied().unwrap_or(f64::NAN), samples }
+        Stats {
+            median,
+            min: s.first().copied().unwrap_or(f64::NAN),
+            max: s.last().copied().unwrap_or(f64::NAN),
+            samples,
+        }
     }
 }
 
 /// Run `f` `warmup` times untimed, then `repeats` times; returns wall-clock stats, the stats of
 /// the extra time each run reports (e.g. GPU kernel seconds from device events), and the last
 /// result.
-pub fn measure<T>(warmup: usize, repeats: usize, mut f: impl FnMut() -> Result<(T, Option<f64>)>) -> Result<(Stats, Option<Stats>, T)> {
+pub fn measure<T>(
+    warmup: usize,
+    repeats: usize,
+    mut f: impl FnMut() -> Result<(T, Option<f64>)>,
+) -> Result<(Stats, Option<Stats>, T)> {
     for _ in 0..warmup {
         f()?;
     }
@@ -89,7 +98,10 @@ pub struct BenchEnv {
 impl BenchEnv {
     pub fn new(be: &geofield::Backend) -> Self {
         let (sm, clk) = match be {
-            geofield::Backend::Cuda(g) => (Some(g.info().multiprocessors), Some(g.info().clock_rate_khz as f64 / 1000.0)),
+            geofield::Backend::Cuda(g) => (
+                Some(g.info().multiprocessors),
+                Some(g.info().clock_rate_khz as f64 / 1000.0),
+            ),
             geofield::Backend::Cpu => (None, None),
         };
         BenchEnv {

@@ -45,7 +45,9 @@ impl Bins {
             let dv = (0.0 - v).max(v - hm).max(0.0);
             du * du + dv * dv <= radius_m * radius_m
         };
-        let keep: Vec<usize> = (0..sources.len()).filter(|&i| reach(sources.u[i], sources.v[i])).collect();
+        let keep: Vec<usize> = (0..sources.len())
+            .filter(|&i| reach(sources.u[i], sources.v[i]))
+            .collect();
         let (mut u_lo, mut v_lo, mut u_hi, mut v_hi) = (0.0f64, 0.0f64, wm, hm);
         for &i in &keep {
             u_lo = u_lo.min(sources.u[i]);
@@ -83,7 +85,17 @@ impl Bins {
             dv[slot] = sources.v[i] - (origin_v_m + ty * t);
             w[slot] = sources.w[i];
         }
-        Bins { tile_size_m: t, tiles_x, tiles_y, origin_u_m, origin_v_m, tile_start, du, dv, w }
+        Bins {
+            tile_size_m: t,
+            tiles_x,
+            tiles_y,
+            origin_u_m,
+            origin_v_m,
+            tile_start,
+            du,
+            dv,
+            w,
+        }
     }
 
     pub fn n_trees(&self) -> usize {
@@ -92,7 +104,14 @@ impl Bins {
 
     /// Range of tile indices along one axis whose tiles can hold trees within `radius_m` of the
     /// interval [lo, hi] (grid-relative metres).
-    pub fn tile_range(&self, lo: f64, hi: f64, radius_m: f64, origin: f64, count: usize) -> (usize, usize) {
+    pub fn tile_range(
+        &self,
+        lo: f64,
+        hi: f64,
+        radius_m: f64,
+        origin: f64,
+        count: usize,
+    ) -> (usize, usize) {
         let t = self.tile_size_m;
         let a = ((lo - radius_m - origin) / t).floor().max(0.0) as usize;
         let b = ((hi + radius_m - origin) / t).floor();
@@ -103,9 +122,20 @@ impl Bins {
     }
 
     /// Distance from tile (tx, ty) to the rectangle [u0, u1] × [v0, v1].
-    pub fn tile_rect_distance(&self, tx: usize, ty: usize, u0: f64, u1: f64, v0: f64, v1: f64) -> f64 {
+    pub fn tile_rect_distance(
+        &self,
+        tx: usize,
+        ty: usize,
+        u0: f64,
+        u1: f64,
+        v0: f64,
+        v1: f64,
+    ) -> f64 {
         let t = self.tile_size_m;
-        let (a0, b0) = (self.origin_u_m + tx as f64 * t, self.origin_v_m + ty as f64 * t);
+        let (a0, b0) = (
+            self.origin_u_m + tx as f64 * t,
+            self.origin_v_m + ty as f64 * t,
+        );
         let du = (a0 - u1).max(u0 - (a0 + t)).max(0.0);
         let dv = (b0 - v1).max(v0 - (b0 + t)).max(0.0);
         (du * du + dv * dv).sqrt()

@@ -21,9 +21,15 @@ fn shape(k: &Kernel) -> gd::KernelShape {
 }
 
 fn dims(grid: &GridSpec) -> Result<gd::GridDims, GeofieldError> {
-    let cols = u32::try_from(grid.cols).map_err(|_| GeofieldError::Invalid("grid too wide for the GPU".into()))?;
-    let rows = u32::try_from(grid.rows).map_err(|_| GeofieldError::Invalid("grid too tall for the GPU".into()))?;
-    Ok(gd::GridDims { cols, rows, cell_size_m: grid.cell_size_m })
+    let cols = u32::try_from(grid.cols)
+        .map_err(|_| GeofieldError::Invalid("grid too wide for the GPU".into()))?;
+    let rows = u32::try_from(grid.rows)
+        .map_err(|_| GeofieldError::Invalid("grid too tall for the GPU".into()))?;
+    Ok(gd::GridDims {
+        cols,
+        rows,
+        cell_size_m: grid.cell_size_m,
+    })
 }
 
 fn out_precision(p: Precision) -> gd::OutPrecision {
@@ -87,7 +93,14 @@ pub(super) fn cutoff(
         dv: &dv,
         w: &w,
     };
-    let (out, ms) = gd::dispersal_cutoff(gpu, dims(grid)?, shape(kernel), &tb, radius_m, out_precision(precision))?;
+    let (out, ms) = gd::dispersal_cutoff(
+        gpu,
+        dims(grid)?,
+        shape(kernel),
+        &tb,
+        radius_m,
+        out_precision(precision),
+    )?;
     Ok((band(out), ms as f64))
 }
 
@@ -98,7 +111,12 @@ pub(super) fn multires(
     pyr: &Pyramid,
     rho: &[f64],
 ) -> Result<(Vec<f64>, f64), GeofieldError> {
-    let (u, v, w, r) = (f32s(&pyr.node_u), f32s(&pyr.node_v), f32s(&pyr.node_w), f32s(rho));
+    let (u, v, w, r) = (
+        f32s(&pyr.node_u),
+        f32s(&pyr.node_v),
+        f32s(&pyr.node_w),
+        f32s(rho),
+    );
     let p = gd::Pyramid {
         levels: pyr.levels,
         level_offset: &pyr.level_offset,
@@ -107,6 +125,7 @@ pub(super) fn multires(
         node_w: &w,
         rho_m: &r,
     };
-    let (out, ms) = gd::dispersal_multires(gpu, dims(grid)?, shape(kernel), &p, gd::OutPrecision::F64)?;
+    let (out, ms) =
+        gd::dispersal_multires(gpu, dims(grid)?, shape(kernel), &p, gd::OutPrecision::F64)?;
     Ok((band(out).to_f64(), ms as f64))
 }

@@ -22,53 +22,55 @@ pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> V
         return out;
     }
     let r2 = radius_m * radius_m;
-    out.par_chunks_mut(CPU_OUT_TILE * cols).enumerate().for_each(|(band, chunk)| {
-        let row0 = band * CPU_OUT_TILE;
-        let nrows = chunk.len() / cols;
-        let (mut cu, mut cv, mut cw) = (Vec::new(), Vec::new(), Vec::new());
-        for col0 in (0..cols).step_by(CPU_OUT_TILE) {
-            let ncols = CPU_OUT_TILE.min(cols - col0);
-            let (u0, u1) = (col0 as f64 * h, (col0 + ncols) as f64 * h);
-            let (v0, v1) = (row0 as f64 * h, (row0 + nrows) as f64 * h);
-            // Candidate trees relative to this output tile's corner.
-            cu.clear();
-            cv.clear();
-            cw.clear();
-            let (ax, bx) = bins.tile_range(u0, u1, radius_m, bins.origin_u_m, bins.tiles_x);
-            let (ay, by) = bins.tile_range(v0, v1, radius_m, bins.origin_v_m, bins.tiles_y);
-            if ax <= bx && ay <= by {
-                for ty in ay..=by {
-                    for tx in ax..=bx {
-                        if bins.tile_rect_distance(tx, ty, u0, u1, v0, v1) > radius_m {
-                            continue;
-                        }
-                        let t = ty * bins.tiles_x + tx;
-                        let off_u = bins.origin_u_m + tx as f64 * bins.tile_size_m - u0;
-                        let off_v = bins.origin_v_m + ty as f64 * bins.tile_size_m - v0;
-                        for k in bins.tile_start[t] as usize..bins.tile_start[t + 1] as usize {
-                            let (tu, tv) = (off_u + bins.du[k], off_v + bins.dv[k]);
-                            // Keep trees within R of this output tile's rectangle only.
-                            let eu = (-tu).max(tu - (u1 - u0)).max(0.0);
-                            let ev = (-tv).max(tv - (v1 - v0)).max(0.0);
-                            if eu * eu + ev * ev <= r2 {
-                                cu.push(tu);
-                                cv.push(tv);
-                                cw.push(bins.w[k]);
+    out.par_chunks_mut(CPU_OUT_TILE * cols)
+        .enumerate()
+        .for_each(|(band, chunk)| {
+            let row0 = band * CPU_OUT_TILE;
+            let nrows = chunk.len() / cols;
+            let (mut cu, mut cv, mut cw) = (Vec::new(), Vec::new(), Vec::new());
+            for col0 in (0..cols).step_by(CPU_OUT_TILE) {
+                let ncols = CPU_OUT_TILE.min(cols - col0);
+                let (u0, u1) = (col0 as f64 * h, (col0 + ncols) as f64 * h);
+                let (v0, v1) = (row0 as f64 * h, (row0 + nrows) as f64 * h);
+                // Candidate trees relative to this output tile's corner.
+                cu.clear();
+                cv.clear();
+                cw.clear();
+                let (ax, bx) = bins.tile_range(u0, u1, radius_m, bins.origin_u_m, bins.tiles_x);
+                let (ay, by) = bins.tile_range(v0, v1, radius_m, bins.origin_v_m, bins.tiles_y);
+                if ax <= bx && ay <= by {
+                    for ty in ay..=by {
+                        for tx in ax..=bx {
+                            if bins.tile_rect_distance(tx, ty, u0, u1, v0, v1) > radius_m {
+                                continue;
+                            }
+                            let t = ty * bins.tiles_x + tx;
+                            let off_u = bins.origin_u_m + tx as f64 * bins.tile_size_m - u0;
+                            let off_v = bins.origin_v_m + ty as f64 * bins.tile_size_m - v0;
+                            for k in bins.tile_start[t] as usize..bins.tile_start[t + 1] as usize {
+                                let (tu, tv) = (off_u + bins.du[k], off_v + bins.dv[k]);
+                                // Keep trees within R of this output tile's rectangle only.
+                                let eu = (-tu).max(tu - (u1 - u0)).max(0.0);
+                                let ev = (-tv).max(tv - (v1 - v0)).max(0.0);
+                                if eu * eu + ev * ev <= r2 {
+                                    cu.push(tu);
+                                    cv.push(tv);
+                                    cw.push(bins.w[k]);
+                                }
                             }
                         }
                     }
                 }
-            }
-            for r in 0..nrows {
-                let y = (r as f64 + 0.5) * h;
-                let line = &mut chunk[r * cols + col0..r * cols + col0 + ncols];
-                for (c, cell) in line.iter_mut().enumerate() {
-                    let x = (c as f64 + 0.5) * h;
-                    let acc = fastmath::sum_pairs(kernel, &cu, &cv, &cw, x, y, r2);
-                    *cell = acc;
+                for r in 0..nrows {
+                    let y = (r as f64 + 0.5) * h;
+                    let line = &mut chunk[r * cols + col0..r * cols + col0 + ncols];
+                    for (c, cell) in line.iter_mut().enumerate() {
+                        let x = (c as f64 + 0.5) * h;
+                        let acc = fastmath::sum_pairs(kernel, &cu, &cv, &cw, x, y, r2);
+                        *cell = acc;
+                    }
                 }
             }
-        }
-    });
+        });
     out
 }

@@ -5,8 +5,8 @@
 use super::params::Kernel;
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
-const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 /// 1.5 · 2^52: adding it rounds to an integer held in the low mantissa bits.
 const MAGIC: f64 = 6_755_399_441_055_744.0;
 
@@ -41,11 +41,25 @@ pub fn exp_neg(x: f64) -> f64 {
 /// Σ_k w_k K(d_k) over the candidates with d² ≤ `r2`, for a cell at (x, y); `us`, `vs`, `ws`
 /// have equal lengths. Four accumulation lanes in a fixed order, then (l0 + l1) + (l2 + l3).
 #[inline]
-pub fn sum_pairs(kernel: &Kernel, us: &[f64], vs: &[f64], ws: &[f64], x: f64, y: f64, r2: f64) -> f64 {
+pub fn sum_pairs(
+    kernel: &Kernel,
+    us: &[f64],
+    vs: &[f64],
+    ws: &[f64],
+    x: f64,
+    y: f64,
+    r2: f64,
+) -> f64 {
     match *kernel {
-        Kernel::Weibull { d, theta } if theta == 3.0 => lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q * q.sqrt())),
-        Kernel::Weibull { d, theta } if theta == 2.0 => lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q)),
-        Kernel::Weibull { d, theta } if theta == 1.0 => lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q.sqrt())),
+        Kernel::Weibull { d, theta } if theta == 3.0 => {
+            lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q * q.sqrt()))
+        }
+        Kernel::Weibull { d, theta } if theta == 2.0 => {
+            lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q))
+        }
+        Kernel::Weibull { d, theta } if theta == 1.0 => {
+            lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q.sqrt()))
+        }
         Kernel::TwoDt { u, p } if p == 1.0 => lanes(us, vs, ws, x, y, r2, |q| {
             let b = 1.0 + q / u;
             1.0 / (b * b)
@@ -55,7 +69,15 @@ pub fn sum_pairs(kernel: &Kernel, us: &[f64], vs: &[f64], ws: &[f64], x: f64, y:
 }
 
 #[inline(always)]
-fn lanes(us: &[f64], vs: &[f64], ws: &[f64], x: f64, y: f64, r2: f64, k: impl Fn(f64) -> f64) -> f64 {
+fn lanes(
+    us: &[f64],
+    vs: &[f64],
+    ws: &[f64],
+    x: f64,
+    y: f64,
+    r2: f64,
+    k: impl Fn(f64) -> f64,
+) -> f64 {
     let n = ws.len().min(us.len()).min(vs.len());
     let (us, vs, ws) = (&us[..n], &vs[..n], &ws[..n]);
     let mut acc = [0.0f64; 4];
@@ -103,10 +125,19 @@ mod tests {
         let vs: Vec<f64> = (0..37).map(|i| (i as f64 * 3.1) % 40.0).collect();
         let ws: Vec<f64> = (0..37).map(|i| 1.0 + i as f64).collect();
         for k in [
-            Kernel::Weibull { d: 1e-3, theta: 3.0 },
-            Kernel::Weibull { d: 1e-2, theta: 2.0 },
+            Kernel::Weibull {
+                d: 1e-3,
+                theta: 3.0,
+            },
+            Kernel::Weibull {
+                d: 1e-2,
+                theta: 2.0,
+            },
             Kernel::Weibull { d: 0.1, theta: 1.0 },
-            Kernel::Weibull { d: 0.05, theta: 1.3 },
+            Kernel::Weibull {
+                d: 0.05,
+                theta: 1.3,
+            },
             Kernel::TwoDt { u: 20.0, p: 1.0 },
             Kernel::Lognormal { x0: 5.0, xb: 0.7 },
         ] {
@@ -114,7 +145,11 @@ mod tests {
                 let want: f64 = (0..37)
                     .map(|i| {
                         let q = (us[i] - 10.0f64).powi(2) + (vs[i] - 20.0f64).powi(2);
-                        if q <= r2 { ws[i] * k.eval(q.sqrt()) } else { 0.0 }
+                        if q <= r2 {
+                            ws[i] * k.eval(q.sqrt())
+                        } else {
+                            0.0
+                        }
                     })
                     .sum();
                 let got = sum_pairs(&k, &us, &vs, &ws, 10.0, 20.0, r2);

@@ -19,7 +19,10 @@ pub fn compare(approx: &[f64], exact: &[f64]) -> ErrorMetrics {
     let max = exact.iter().cloned().fold(0.0f64, f64::max);
     if max <= 0.0 {
         let worst = approx.iter().map(|a| a.abs()).fold(0.0f64, f64::max);
-        return ErrorMetrics { max_abs_over_max: if worst > 0.0 { f64::INFINITY } else { 0.0 }, ..Default::default() };
+        return ErrorMetrics {
+            max_abs_over_max: if worst > 0.0 { f64::INFINITY } else { 0.0 },
+            ..Default::default()
+        };
     }
     let floor = 1e-6 * max;
     let mut rels = Vec::new();
@@ -35,7 +38,11 @@ pub fn compare(approx: &[f64], exact: &[f64]) -> ErrorMetrics {
     let n = rels.len();
     let mean = rels.iter().sum::<f64>() / n.max(1) as f64;
     rels.sort_by(f64::total_cmp);
-    let p99 = if n == 0 { 0.0 } else { rels[((n as f64 * 0.99).ceil() as usize).clamp(1, n) - 1] };
+    let p99 = if n == 0 {
+        0.0
+    } else {
+        rels[((n as f64 * 0.99).ceil() as usize).clamp(1, n) - 1]
+    };
     ErrorMetrics {
         cells_compared: n,
         max_rel: rels.last().copied().unwrap_or(0.0),

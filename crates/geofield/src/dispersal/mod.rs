@@ -31,6 +31,8 @@ pub mod bins;
 mod cuda;
 pub mod cutoff_cpu;
 pub mod exact_cpu;
+// Guards on float fields read better than float literal patterns.
+#[allow(clippy::redundant_guards)]
 mod fastmath;
 pub mod metrics;
 pub mod multires_cpu;
@@ -94,7 +96,13 @@ pub struct DisperseOptions {
 
 impl Default for DisperseOptions {
     fn default() -> Self {
-        Self { method: Method::Auto, tolerance: 1e-6, precision: Precision::F64, torus: false, multires_variant_b: false }
+        Self {
+            method: Method::Auto,
+            tolerance: 1e-6,
+            precision: Precision::F64,
+            torus: false,
+            multires_variant_b: false,
+        }
     }
 }
 
@@ -119,7 +127,9 @@ impl Band {
         }
     }
     fn sum_and_max(&self) -> (f64, f64) {
-        let f = |it: &mut dyn Iterator<Item = f64>| it.fold((0.0, 0.0f64), |(s, m), x| (s + x, m.max(x)));
+        let f = |it: &mut dyn Iterator<Item = f64>| {
+            it.fold((0.0, 0.0f64), |(s, m), x| (s + x, m.max(x)))
+        };
         match self {
             Band::F32(v) => f(&mut v.iter().map(|&x| x as f64)),
             Band::F64(v) => f(&mut v.iter().copied()),
@@ -189,7 +199,10 @@ pub fn disperse(
                 .collect(),
         ),
     };
-    Ok(Dispersal { raster: Raster::new(*grid, names, data)?, reports })
+    Ok(Dispersal {
+        raster: Raster::new(*grid, names, data)?,
+        reports,
+    })
 }
 
 /// One species on `grid` from its prepared sources.
@@ -239,10 +252,21 @@ pub fn disperse_species(
     // Cutoff with a radius that reaches across the torus: the minimum-image sum is summed whole.
     let torus_whole = opts.torus && bound.is_some_and(|b| b.radius_m >= lx.min(ly) / 2.0);
     let mut bins = None;
-    if let (Some(b), false) = (bound, torus_whole) {
-        if matches!(method, Method::Cutoff | Method::Auto) {
-            let src = if opts.torus { sources.with_periodic_images(lx, ly, b.radius_m) } else { sources.clone() };
-            let tb = bins::Bins::build(&src, grid, b.radius_m, bins::tile_size_for(b.radius_m, grid.cell_size_m));
+    if let (Some(b), false) = (bound, torus_whole)
+        && matches!(method, Method::Cutoff | Method::Auto)
+    {
+        {
+            let src = if opts.torus {
+                sources.with_periodic_images(lx, ly, b.radius_m)
+            } else {
+                sources.clone()
+            };
+            let tb = bins::Bins::build(
+                &src,
+                grid,
+                b.radius_m,
+                bins::tile_size_for(b.radius_m, grid.cell_size_m),
+            );
             report.pairs = Some(tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE));
             bins = Some(tb);
         }
@@ -281,7 +305,9 @@ pub fn disperse_species(
             Some(tb) => {
                 let r = report.radius_m.unwrap_or(0.0);
                 match backend {
-                    Backend::Cpu => Band::from_f64(cutoff_cpu::cutoff(grid, &kernel, tb, r), opts.precision),
+                    Backend::Cpu => {
+                        Band::from_f64(cutoff_cpu::cutoff(grid, &kernel, tb, r), opts.precision)
+                    }
                     Backend::Cuda(gpu) => {
                         let (b, ms) = cuda::cutoff(gpu, grid, &kernel, tb, r, opts.precision)?;
                         report.kernel_ms = Some(ms);
@@ -318,10 +344,17 @@ pub fn disperse_species(
                 // The paper's pyramid covers the plot only: trees outside it are summed exactly.
                 let extra = match backend {
                     Backend::Cpu => exact_cpu::exact(grid, &kernel, &outside, false),
-                    Backend::Cuda(gpu) => cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?.0.to_f64(),
+                    Backend::Cuda(gpu) => {
+                        cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
+                            .0
+                            .to_f64()
+                    }
                 };
                 v.iter_mut().zip(extra).for_each(|(a, b)| *a += b);
-                report.note = Some(format!("{} trees outside the grid summed exactly", outside.len()));
+                report.note = Some(format!(
+                    "{} trees outside the grid summed exactly",
+                    outside.len()
+                ));
             }
             Band::from_f64(v, opts.precision)
         }
@@ -342,7 +375,10 @@ fn run_exact(
     report: &mut SpeciesReport,
 ) -> Result<Band, GeofieldError> {
     Ok(match backend {
-        Backend::Cpu => Band::from_f64(exact_cpu::exact(grid, kernel, sources, opts.torus), opts.precision),
+        Backend::Cpu => Band::from_f64(
+            exact_cpu::exact(grid, kernel, sources, opts.torus),
+            opts.precision,
+        ),
         Backend::Cuda(gpu) => {
             let (b, ms) = cuda::exact(gpu, grid, kernel, sources, opts.torus, opts.precision)?;
             report.kernel_ms = Some(ms);

@@ -16,18 +16,27 @@ pub fn multires(grid: &GridSpec, kernel: &Kernel, pyr: &Pyramid, rho: &[f64]) ->
         return out;
     }
     let h = grid.cell_size_m;
-    out.par_chunks_mut(grid.cols).enumerate().for_each(|(row, line)| {
-        let mut stack: Vec<(u32, usize)> = Vec::with_capacity(64);
-        for (col, cell) in line.iter_mut().enumerate() {
-            let (cu, cv) = ((col as f64 + 0.5) * h, (row as f64 + 0.5) * h);
-            *cell = traverse(kernel, pyr, rho, cu, cv, &mut stack);
-        }
-    });
+    out.par_chunks_mut(grid.cols)
+        .enumerate()
+        .for_each(|(row, line)| {
+            let mut stack: Vec<(u32, usize)> = Vec::with_capacity(64);
+            for (col, cell) in line.iter_mut().enumerate() {
+                let (cu, cv) = ((col as f64 + 0.5) * h, (row as f64 + 0.5) * h);
+                *cell = traverse(kernel, pyr, rho, cu, cv, &mut stack);
+            }
+        });
     out
 }
 
 /// One cell's traversal; `stack` holds (level, index within level).
-pub fn traverse(kernel: &Kernel, pyr: &Pyramid, rho: &[f64], cu: f64, cv: f64, stack: &mut Vec<(u32, usize)>) -> f64 {
+pub fn traverse(
+    kernel: &Kernel,
+    pyr: &Pyramid,
+    rho: &[f64],
+    cu: f64,
+    cv: f64,
+    stack: &mut Vec<(u32, usize)>,
+) -> f64 {
     let mut acc = 0.0;
     stack.clear();
     stack.push((pyr.levels - 1, 0));

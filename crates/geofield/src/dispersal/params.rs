@@ -21,7 +21,11 @@ impl Kernel {
     /// Validate the parameters (all finite and > 0; Weibull θ < 50 as SORTIE requires).
     pub fn validated(self) -> Result<Self, String> {
         let check = |v: f64, name: &str| -> Result<(), String> {
-            if v.is_finite() && v > 0.0 { Ok(()) } else { Err(format!("`{name}` must be a finite number > 0, got {v}")) }
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("`{name}` must be a finite number > 0, got {v}"))
+            }
         };
         match self {
             Kernel::Weibull { d, theta } => {
@@ -66,20 +70,29 @@ impl Kernel {
             }
             Kernel::TwoDt { u, p } => {
                 let b = 1.0 + r * r / u;
-                if p == 1.0 { 1.0 / (b * b) } else { b.powf(-(p + 1.0)) }
+                if p == 1.0 {
+                    1.0 / (b * b)
+                } else {
+                    b.powf(-(p + 1.0))
+                }
             }
         }
     }
 
     /// K as a function of r², avoiding a square root where the shape allows.
     #[inline]
+    #[allow(clippy::redundant_guards)]
     pub fn eval_r2(&self, r2: f64) -> f64 {
         match *self {
             Kernel::Weibull { d, theta } if theta == 2.0 => (-d * r2).exp(),
             Kernel::Weibull { d, theta } if theta == 3.0 => (-d * r2 * r2.sqrt()).exp(),
             Kernel::TwoDt { u, p } => {
                 let b = 1.0 + r2 / u;
-                if p == 1.0 { 1.0 / (b * b) } else { b.powf(-(p + 1.0)) }
+                if p == 1.0 {
+                    1.0 / (b * b)
+                } else {
+                    b.powf(-(p + 1.0))
+                }
             }
             Kernel::Lognormal { x0, xb } => {
                 if r2 <= 0.0 {
@@ -97,9 +110,12 @@ impl Kernel {
     pub fn eta_analytic(&self) -> f64 {
         match *self {
             Kernel::Weibull { d, theta } => {
-                2.0 * PI * statrs::function::gamma::gamma(2.0 / theta) / (theta * d.powf(2.0 / theta))
+                2.0 * PI * statrs::function::gamma::gamma(2.0 / theta)
+                    / (theta * d.powf(2.0 / theta))
             }
-            Kernel::Lognormal { x0, xb } => 2.0 * PI * x0 * x0 * xb * (2.0 * PI).sqrt() * (2.0 * xb * xb).exp(),
+            Kernel::Lognormal { x0, xb } => {
+                2.0 * PI * x0 * x0 * xb * (2.0 * PI).sqrt() * (2.0 * xb * xb).exp()
+            }
             Kernel::TwoDt { u, p } => PI * u / p,
         }
     }
@@ -194,25 +210,45 @@ impl Species {
         let bad = |m: String| GeofieldError::Invalid(format!("species {name:?}: {m}"));
         let kernel = kernel.validated().map_err(bad)?;
         if !(str_.is_finite() && str_ >= 0.0) {
-            return Err(bad(format!("`str` must be a finite number >= 0, got {str_}")));
+            return Err(bad(format!(
+                "`str` must be a finite number >= 0, got {str_}"
+            )));
         }
         if !(beta.is_finite() && beta.abs() <= 25.0) {
-            return Err(bad(format!("`beta` must be finite with |beta| <= 25, got {beta}")));
+            return Err(bad(format!(
+                "`beta` must be finite with |beta| <= 25, got {beta}"
+            )));
         }
-        if let Eta::Value(v) = eta {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(bad(format!("`eta` must be a number > 0 or \"analytic\", got {v}")));
+        if let Eta::Value(v) = eta
+            && !(v.is_finite() && v > 0.0)
+        {
+            {
+                return Err(bad(format!(
+                    "`eta` must be a number > 0 or \"analytic\", got {v}"
+                )));
             }
         }
         if !(min_dbh_cm.is_finite() && min_dbh_cm >= 0.0) {
-            return Err(bad(format!("`min_dbh_cm` must be a finite number >= 0, got {min_dbh_cm}")));
+            return Err(bad(format!(
+                "`min_dbh_cm` must be a finite number >= 0, got {min_dbh_cm}"
+            )));
         }
-        if let Some(r) = multires_threshold_m {
-            if !(r.is_finite() && r > 0.0) {
+        if let Some(r) = multires_threshold_m
+            && !(r.is_finite() && r > 0.0)
+        {
+            {
                 return Err(bad(format!("`multires_threshold_m` must be > 0, got {r}")));
             }
         }
-        Ok(Self { name, kernel, str_, beta, eta, min_dbh_cm, multires_threshold_m })
+        Ok(Self {
+            name,
+            kernel,
+            str_,
+            beta,
+            eta,
+            min_dbh_cm,
+            multires_threshold_m,
+        })
     }
 
     /// η in m².
@@ -231,13 +267,18 @@ impl Species {
     /// The tree's weight w = (STR/η)(DBH/30)^β, or None below the minimum DBH.
     #[inline]
     pub fn weight(&self, dbh_cm: f64) -> Option<f64> {
-        if dbh_cm >= self.min_dbh_cm { Some(self.scale() * (dbh_cm / 30.0).powf(self.beta)) } else { None }
+        if dbh_cm >= self.min_dbh_cm {
+            Some(self.scale() * (dbh_cm / 30.0).powf(self.beta))
+        } else {
+            None
+        }
     }
 
     /// ρ for the multi-resolution method: the given threshold, or where K/K(0) = 2.5e-4 (the
     /// kernel height of the paper's fir/aspen thresholds; note §3.5).
     pub fn multires_threshold(&self) -> f64 {
-        self.multires_threshold_m.unwrap_or_else(|| self.kernel.radius_where(2.5e-4 * self.kernel.peak()))
+        self.multires_threshold_m
+            .unwrap_or_else(|| self.kernel.radius_where(2.5e-4 * self.kernel.peak()))
     }
 }
 
@@ -248,33 +289,62 @@ mod tests {
     /// η by the midpoint rule on a fine radial grid, an independent check of the closed forms.
     fn eta_numeric(k: &Kernel, r_max: f64, n: usize) -> f64 {
         let h = r_max / n as f64;
-        (0..n).map(|i| (i as f64 + 0.5) * h).map(|r| 2.0 * PI * r * k.eval(r) * h).sum()
+        (0..n)
+            .map(|i| (i as f64 + 0.5) * h)
+            .map(|r| 2.0 * PI * r * k.eval(r) * h)
+            .sum()
     }
 
     #[test]
     fn eta_matches_quadrature_and_note() {
-        let fir = Kernel::Weibull { d: 1.32e-4, theta: 3.0 };
-        assert!((fir.eta_analytic() - 1094.0).abs() < 0.5, "{}", fir.eta_analytic());
-        let aspen = Kernel::Weibull { d: 3.8e-5, theta: 3.0 };
+        let fir = Kernel::Weibull {
+            d: 1.32e-4,
+            theta: 3.0,
+        };
+        assert!(
+            (fir.eta_analytic() - 1094.0).abs() < 0.5,
+            "{}",
+            fir.eta_analytic()
+        );
+        let aspen = Kernel::Weibull {
+            d: 3.8e-5,
+            theta: 3.0,
+        };
         assert!((aspen.eta_analytic() - 2509.1).abs() < 0.5);
         for k in [
             fir,
-            Kernel::Weibull { d: 0.01, theta: 1.5 },
-            Kernel::Weibull { d: 0.02, theta: 2.0 },
+            Kernel::Weibull {
+                d: 0.01,
+                theta: 1.5,
+            },
+            Kernel::Weibull {
+                d: 0.02,
+                theta: 2.0,
+            },
             Kernel::Lognormal { x0: 10.0, xb: 0.5 },
             Kernel::TwoDt { u: 50.0, p: 2.0 },
         ] {
             let num = eta_numeric(&k, 5000.0, 2_000_000);
             let rel = (num - k.eta_analytic()).abs() / num;
-            assert!(rel < 1e-6, "{k:?}: numeric {num} analytic {} rel {rel}", k.eta_analytic());
+            assert!(
+                rel < 1e-6,
+                "{k:?}: numeric {num} analytic {} rel {rel}",
+                k.eta_analytic()
+            );
         }
     }
 
     #[test]
     fn radius_inverts_kernel() {
         for k in [
-            Kernel::Weibull { d: 3.8e-5, theta: 3.0 },
-            Kernel::Weibull { d: 0.01, theta: 1.5 },
+            Kernel::Weibull {
+                d: 3.8e-5,
+                theta: 3.0,
+            },
+            Kernel::Weibull {
+                d: 0.01,
+                theta: 1.5,
+            },
             Kernel::Lognormal { x0: 10.0, xb: 0.5 },
             Kernel::TwoDt { u: 6447.0, p: 1.0 },
             Kernel::TwoDt { u: 50.0, p: 1.7 },
@@ -282,27 +352,46 @@ mod tests {
             for target in [1e-2, 1e-6, 1e-12] {
                 let r = k.radius_where(target);
                 assert!(r >= k.mode_m());
-                assert!((k.eval(r) - target).abs() <= 1e-9 * target, "{k:?} {target} {r} {}", k.eval(r));
+                assert!(
+                    (k.eval(r) - target).abs() <= 1e-9 * target,
+                    "{k:?} {target} {r} {}",
+                    k.eval(r)
+                );
             }
         }
         // Note §1.5: aspen reaches 1e-6 of its peak at 71.4 m.
-        let aspen = Kernel::Weibull { d: 3.8e-5, theta: 3.0 };
+        let aspen = Kernel::Weibull {
+            d: 3.8e-5,
+            theta: 3.0,
+        };
         assert!((aspen.radius_where(1e-6) - 71.4).abs() < 0.1);
     }
 
     #[test]
     fn eval_r2_agrees_with_eval() {
         for k in [
-            Kernel::Weibull { d: 3.8e-5, theta: 3.0 },
-            Kernel::Weibull { d: 0.02, theta: 2.0 },
-            Kernel::Weibull { d: 0.01, theta: 1.5 },
+            Kernel::Weibull {
+                d: 3.8e-5,
+                theta: 3.0,
+            },
+            Kernel::Weibull {
+                d: 0.02,
+                theta: 2.0,
+            },
+            Kernel::Weibull {
+                d: 0.01,
+                theta: 1.5,
+            },
             Kernel::Lognormal { x0: 10.0, xb: 0.5 },
             Kernel::TwoDt { u: 6447.0, p: 1.0 },
             Kernel::TwoDt { u: 50.0, p: 1.7 },
         ] {
             for r in [0.0, 0.3, 1.0, 7.5, 40.0, 200.0] {
                 let (a, b) = (k.eval(r), k.eval_r2(r * r));
-                assert!((a - b).abs() <= 1e-14 + 1e-12 * a, "{k:?} r={r}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 1e-14 + 1e-12 * a,
+                    "{k:?} r={r}: {a} vs {b}"
+                );
             }
         }
         assert_eq!(Kernel::Lognormal { x0: 1.0, xb: 1.0 }.eval(0.0), 0.0);
@@ -310,7 +399,10 @@ mod tests {
 
     #[test]
     fn mass_beyond_limits() {
-        let k = Kernel::Weibull { d: 3.8e-5, theta: 3.0 };
+        let k = Kernel::Weibull {
+            d: 3.8e-5,
+            theta: 3.0,
+        };
         assert!((k.mass_beyond(0.0) - 1.0).abs() < 1e-12);
         // note §1.5: 95 % of aspen's mass within 39.3 m
         assert!((k.mass_beyond(39.3) - 0.05).abs() < 1e-3);
@@ -320,16 +412,41 @@ mod tests {
 
     #[test]
     fn species_validation_names_field() {
-        let k = Kernel::Weibull { d: 1e-4, theta: 3.0 };
-        let e = Species::new("fir".into(), k, 0.1, 2.0, Eta::Value(-1.0), 15.0, None).unwrap_err().to_string();
-        assert!(e.contains("eta") && e.contains("fir"), "{e}");
-        let e = Species::new("fir".into(), Kernel::Weibull { d: -1.0, theta: 3.0 }, 0.1, 2.0, Eta::Analytic, 15.0, None)
+        let k = Kernel::Weibull {
+            d: 1e-4,
+            theta: 3.0,
+        };
+        let e = Species::new("fir".into(), k, 0.1, 2.0, Eta::Value(-1.0), 15.0, None)
             .unwrap_err()
             .to_string();
+        assert!(e.contains("eta") && e.contains("fir"), "{e}");
+        let e = Species::new(
+            "fir".into(),
+            Kernel::Weibull {
+                d: -1.0,
+                theta: 3.0,
+            },
+            0.1,
+            2.0,
+            Eta::Analytic,
+            15.0,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("`d`"), "{e}");
         // The free test of note §5: (STR₁, η = 1) equals (STR₁·η_analytic, analytic).
         let a = Species::new("a".into(), k, 0.2, 2.0, Eta::Value(1.0), 15.0, None).unwrap();
-        let b = Species::new("b".into(), k, 0.2 * k.eta_analytic(), 2.0, Eta::Analytic, 15.0, None).unwrap();
+        let b = Species::new(
+            "b".into(),
+            k,
+            0.2 * k.eta_analytic(),
+            2.0,
+            Eta::Analytic,
+            15.0,
+            None,
+        )
+        .unwrap();
         let (wa, wb) = (a.weight(40.0).unwrap(), b.weight(40.0).unwrap());
         assert!((wa - wb).abs() < 1e-14 * wa);
         assert!(a.weight(14.9).is_none() && a.weight(15.0).is_some());

@@ -64,7 +64,10 @@ impl Pyramid {
         }
         for q in 1..levels {
             let s = 1usize << (k - q);
-            let (o, oc) = (level_offset[q as usize] as usize, level_offset[q as usize - 1] as usize);
+            let (o, oc) = (
+                level_offset[q as usize] as usize,
+                level_offset[q as usize - 1] as usize,
+            );
             for i in 0..s {
                 for j in 0..s {
                     let p = o + i * s + j;
@@ -84,7 +87,13 @@ impl Pyramid {
                 sv[i] /= cnt[i] as f64;
             }
         }
-        Ok(Self { levels, level_offset, node_u: su, node_v: sv, node_w: sw })
+        Ok(Self {
+            levels,
+            level_offset,
+            node_u: su,
+            node_v: sv,
+            node_w: sw,
+        })
     }
 }
 
@@ -92,6 +101,14 @@ impl Pyramid {
 /// distance; variant B ρ at every level (the literal reading). Level 0 (leaves) is unused.
 pub fn opening_distances(levels: u32, rho_m: f64, variant_b: bool) -> Vec<f64> {
     (0..levels)
-        .map(|q| if q == 0 { 0.0 } else if variant_b { rho_m } else { rho_m * 2f64.powi(q as i32 - 1) })
+        .map(|q| {
+            if q == 0 {
+                0.0
+            } else if variant_b {
+                rho_m
+            } else {
+                rho_m * 2f64.powi(q as i32 - 1)
+            }
+        })
         .collect()
 }

@@ -53,14 +53,29 @@ pub fn max_lower_bound(grid: &GridSpec, kernel: &Kernel, sources: &Sources) -> f
 }
 
 /// The smallest radius whose a-priori bound meets `tolerance` (relative to the band maximum).
-pub fn cutoff_radius(grid: &GridSpec, kernel: &Kernel, sources: &Sources, tolerance: f64) -> CutoffBound {
+pub fn cutoff_radius(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    tolerance: f64,
+) -> CutoffBound {
     let total_weight = sources.total_weight();
     let lower = max_lower_bound(grid, kernel, sources);
     if total_weight <= 0.0 || lower <= 0.0 {
-        return CutoffBound { radius_m: 0.0, total_weight, max_lower_bound: lower, bound_rel: 0.0 };
+        return CutoffBound {
+            radius_m: 0.0,
+            total_weight,
+            max_lower_bound: lower,
+            bound_rel: 0.0,
+        };
     }
     let target = tolerance * lower / total_weight;
     let radius_m = kernel.radius_where(target);
     let bound_rel = kernel.eval(radius_m) * total_weight / lower;
-    CutoffBound { radius_m, total_weight, max_lower_bound: lower, bound_rel }
+    CutoffBound {
+        radius_m,
+        total_weight,
+        max_lower_bound: lower,
+        bound_rel,
+    }
 }

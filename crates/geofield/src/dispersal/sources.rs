@@ -19,7 +19,12 @@ pub struct Stand {
 
 impl Stand {
     /// Check lengths and values: finite coordinates, finite DBH ≥ 0.
-    pub fn new(x_m: Vec<f64>, y_m: Vec<f64>, dbh_cm: Vec<f64>, species: Vec<u32>) -> Result<Self, String> {
+    pub fn new(
+        x_m: Vec<f64>,
+        y_m: Vec<f64>,
+        dbh_cm: Vec<f64>,
+        species: Vec<u32>,
+    ) -> Result<Self, String> {
         let n = x_m.len();
         if y_m.len() != n || dbh_cm.len() != n || species.len() != n {
             return Err("stand columns have different lengths".into());
@@ -32,7 +37,12 @@ impl Stand {
                 return Err(format!("tree {i}: dbh_cm must be a finite number >= 0"));
             }
         }
-        Ok(Self { x_m, y_m, dbh_cm, species })
+        Ok(Self {
+            x_m,
+            y_m,
+            dbh_cm,
+            species,
+        })
     }
     pub fn len(&self) -> usize {
         self.x_m.len()
@@ -69,14 +79,22 @@ impl Sources {
 
     /// The trees of species `index` with DBH ≥ its minimum, in grid-relative coordinates; on a
     /// torus wrapped into [0, Lx) × [0, Ly).
-    pub fn for_species(stand: &Stand, index: u32, species: &Species, grid: &GridSpec, torus: bool) -> Self {
+    pub fn for_species(
+        stand: &Stand,
+        index: u32,
+        species: &Species,
+        grid: &GridSpec,
+        torus: bool,
+    ) -> Self {
         let mut s = Sources::default();
         let (lx, ly) = (grid.width_m(), grid.height_m());
         for i in 0..stand.len() {
             if stand.species[i] != index {
                 continue;
             }
-            let Some(w) = species.weight(stand.dbh_cm[i]) else { continue };
+            let Some(w) = species.weight(stand.dbh_cm[i]) else {
+                continue;
+            };
             let mut u = stand.x_m[i] - grid.x_min_m;
             let mut v = grid.y_max_m - stand.y_m[i];
             if torus {
@@ -95,8 +113,20 @@ impl Sources {
         let mut s = self.clone();
         for i in 0..self.len() {
             let (u, v, w) = (self.u[i], self.v[i], self.w[i]);
-            let xs: &[f64] = if u < radius_m { &[lx] } else if u > lx - radius_m { &[-lx] } else { &[] };
-            let ys: &[f64] = if v < radius_m { &[ly] } else if v > ly - radius_m { &[-ly] } else { &[] };
+            let xs: &[f64] = if u < radius_m {
+                &[lx]
+            } else if u > lx - radius_m {
+                &[-lx]
+            } else {
+                &[]
+            };
+            let ys: &[f64] = if v < radius_m {
+                &[ly]
+            } else if v > ly - radius_m {
+                &[-ly]
+            } else {
+                &[]
+            };
             for &ox in xs {
                 s.push(u + ox, v, w);
                 for &oy in ys {
@@ -116,7 +146,11 @@ impl Sources {
         let (mut inside, mut outside) = (Sources::default(), Sources::default());
         for i in 0..self.len() {
             let (u, v) = (self.u[i], self.v[i]);
-            let target = if u >= 0.0 && u < wm && v >= 0.0 && v < hm { &mut inside } else { &mut outside };
+            let target = if u >= 0.0 && u < wm && v >= 0.0 && v < hm {
+                &mut inside
+            } else {
+                &mut outside
+            };
             target.push(u, v, self.w[i]);
         }
         (inside, outside)
