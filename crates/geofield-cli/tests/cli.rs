@@ -10,8 +10,22 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary: `GEOFIELD_BIN`, else cargo's build output, else `.gpu/bin/geofield` (test binaries
+/// also run on the GPU machine, from another folder, where cargo's path does not exist).
+fn binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("GEOFIELD_BIN") {
+        return PathBuf::from(p);
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_geofield"));
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from(".gpu/bin/geofield")
+    }
+}
+
 fn geofield(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_geofield"))
+    Command::new(binary())
         .args(args)
         .env("GEOFIELD_BACKEND", "cpu")
         .output()
