@@ -30,34 +30,28 @@ pub fn exact_rows(
     if grid.cols == 0 {
         return;
     }
-    out.par_chunks_mut(grid.cols)
+    // Chunks of cells (not rows) so that even a one-row window uses every core.
+    const CHUNK: usize = 64;
+    let cols = grid.cols;
+    out.par_chunks_mut(CHUNK)
         .enumerate()
-        .for_each(|(r, line)| {
-            let cv = ((row0 + r) as f64 + 0.5) * h;
-            if torus {
-                for (col, cell) in line.iter_mut().enumerate() {
-                    let cu = (col as f64 + 0.5) * h;
+        .for_each(|(c, chunk)| {
+            for (i, cell) in chunk.iter_mut().enumerate() {
+                let idx = c * CHUNK + i;
+                let (row, col) = (row0 + idx / cols, idx % cols);
+                let (cu, cv) = ((col as f64 + 0.5) * h, (row as f64 + 0.5) * h);
+                *cell = if torus {
                     let mut acc = 0.0;
                     for k in 0..sources.len() {
                         let du = min_image(sources.u[k] - cu, lx);
                         let dv = min_image(sources.v[k] - cv, ly);
                         acc += sources.w[k] * kernel.eval_r2(du * du + dv * dv);
                     }
-                    *cell = acc;
-                }
-            } else {
-                for (col, cell) in line.iter_mut().enumerate() {
-                    let cu = (col as f64 + 0.5) * h;
-                    *cell = fastmath::sum_pairs(
-                        kernel,
-                        &sources.u,
-                        &sources.v,
-                        &sources.w,
-                        cu,
-                        cv,
-                        f64::INFINITY,
-                    );
-                }
+                    acc
+                } else {
+                    let (u, v, w) = (&sources.u, &sources.v, &sources.w);
+                    fastmath::sum_pairs(kernel, u, v, w, cu, cv, f64::INFINITY)
+                };
             }
         });
 }
