@@ -15,23 +15,23 @@ const MAGIC: f64 = 6_755_399_441_055_744.0;
 #[inline(always)]
 pub fn exp_neg(x: f64) -> f64 {
     let xc = x.max(-708.0);
-    let t = xc * LOG2E + MAGIC;
+    let t = xc.mul_add(LOG2E, MAGIC);
     let n = t - MAGIC;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
-    let mut p = 1.0 / 6_227_020_800.0;
-    p = p * r + 1.0 / 479_001_600.0;
-    p = p * r + 1.0 / 39_916_800.0;
-    p = p * r + 1.0 / 3_628_800.0;
-    p = p * r + 1.0 / 362_880.0;
-    p = p * r + 1.0 / 40_320.0;
-    p = p * r + 1.0 / 5_040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    let mut p: f64 = 1.0 / 6_227_020_800.0;
+    p = p.mul_add(r, 1.0 / 479_001_600.0);
+    p = p.mul_add(r, 1.0 / 39_916_800.0);
+    p = p.mul_add(r, 1.0 / 3_628_800.0);
+    p = p.mul_add(r, 1.0 / 362_880.0);
+    p = p.mul_add(r, 1.0 / 40_320.0);
+    p = p.mul_add(r, 1.0 / 5_040.0);
+    p = p.mul_add(r, 1.0 / 720.0);
+    p = p.mul_add(r, 1.0 / 120.0);
+    p = p.mul_add(r, 1.0 / 24.0);
+    p = p.mul_add(r, 1.0 / 6.0);
+    p = p.mul_add(r, 0.5);
+    p = p.mul_add(r, 1.0);
+    p = p.mul_add(r, 1.0);
     let k = (t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
     let scale = f64::from_bits((k.wrapping_add(1023) << 52) as u64);
     let v = p * scale;
@@ -80,21 +80,25 @@ fn lanes(
 ) -> f64 {
     let n = ws.len().min(us.len()).min(vs.len());
     let (us, vs, ws) = (&us[..n], &vs[..n], &ws[..n]);
+    // Blocks of B pairs: a plain loop the vectoriser handles fills `tmp`, then four fixed lanes
+    // (element i goes to lane i mod 4) accumulate it.
+    const B: usize = 64;
     let mut acc = [0.0f64; 4];
-    let full = n / 4 * 4;
-    for i in (0..full).step_by(4) {
-        for j in 0..4 {
-            let (du, dv) = (us[i + j] - x, vs[i + j] - y);
+    let mut tmp = [0.0f64; B];
+    for ((u, v), w) in us.chunks(B).zip(vs.chunks(B)).zip(ws.chunks(B)) {
+        let m = u.len().min(v.len()).min(w.len()).min(B);
+        let (u, v, w) = (&u[..m], &v[..m], &w[..m]);
+        for i in 0..m {
+            let (du, dv) = (u[i] - x, v[i] - y);
             let q = du * du + dv * dv;
-            let t = ws[i + j] * k(q);
-            acc[j] += if q <= r2 { t } else { 0.0 };
+            let kq = w[i] * k(q);
+            tmp[i] = if q <= r2 { kq } else { 0.0 };
         }
-    }
-    for i in full..n {
-        let (du, dv) = (us[i] - x, vs[i] - y);
-        let q = du * du + dv * dv;
-        if q <= r2 {
-            acc[i - full] += ws[i] * k(q);
+        tmp[m..].fill(0.0);
+        for c in tmp.chunks_exact(4) {
+            for j in 0..4 {
+                acc[j] += c[j];
+            }
         }
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3])
