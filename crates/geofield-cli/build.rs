@@ -18,6 +18,14 @@ fn main() {
         "cargo:rustc-env=GEOFIELD_COMMIT={commit}{}",
         if dirty { "-dirty" } else { "" }
     );
-    println!("cargo:rerun-if-changed=../../.git/HEAD");
-    println!("cargo:rerun-if-changed=../../.git/index");
+    // HEAD names a branch whose ref moves on commit; the index changes on add and commit; the
+    // sources decide whether the build is dirty.
+    for p in [
+        "../../.git/HEAD",
+        "../../.git/index",
+        "../../.git/refs/heads",
+        "../../crates",
+    ] {
+        println!("cargo:rerun-if-changed={p}");
+    }
 }

@@ -188,6 +188,12 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
         eprintln!("note: using the CPU backend: {r}");
     }
     let be = sel.backend.clone();
+    if let geofield::Backend::Cuda(g) = &be {
+        // One species at a time on the device: its f64 output plus as much again for partials.
+        grid.check_memory(2, 8, g.info().total_memory_bytes as u128).with_context(|| {
+            format!("the grid would not fit in the memory of {} (use --backend cpu or a smaller extent)", g.info().name)
+        })?;
+    }
     let opts = DisperseOptions {
         method,
         tolerance: a.tolerance,

@@ -326,7 +326,9 @@ fn run_method(
             pairs += match (rep.method, rep.radius_m) {
                 (Method::Cutoff, Some(r)) => {
                     let area = grid.width_m() * grid.height_m();
-                    src.len() as f64 / area * std::f64::consts::PI * r * r * run_grid.n_cells() as f64
+                    let cells = run_grid.n_cells() as f64;
+                    let est = src.len() as f64 / area * std::f64::consts::PI * r * r * cells;
+                    est.min(cells * src.len() as f64)
                 }
                 _ => rep.pairs.unwrap_or(0.0),
             };
