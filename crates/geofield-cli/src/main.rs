@@ -43,7 +43,10 @@ fn main() -> ExitCode {
     // `geofield info | head -1` closes stdout early: exit quietly instead of reporting a panic.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if info.payload_as_str().is_some_and(|m| m.contains("Broken pipe")) {
+        if info
+            .payload_as_str()
+            .is_some_and(|m| m.contains("Broken pipe"))
+        {
             std::process::exit(0);
         }
         default_hook(info);

@@ -10,7 +10,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::compile::{arch_for, compile, module_source};
+use crate::compile::{arch_for, compile, compile_options, full_source, module_source};
+use crate::disk_cache;
 use crate::error::{CudaError, DriverResultExt};
 use crate::probe::{
     DeviceInfo, device_count, device_info, driver_present, driver_version, nvrtc_present,
@@ -98,11 +99,34 @@ impl Gpu {
             return Ok(Arc::clone(m));
         }
         let source = module_source(name).ok_or_else(|| CudaError::UnknownModule(name.into()))?;
-        let compiled = compile(name, source, &self.arch, false)?;
         let (major, minor) = self.info.compute_capability;
+        let own_arch = self.arch == format!("sm_{}", major * 10 + minor);
+        // A CUBIN compiled earlier for exactly this architecture, source and NVRTC version.
+        let cached = own_arch
+            .then(|| {
+                disk_cache::path_for(
+                    name,
+                    &self.arch,
+                    &full_source(name, source),
+                    &compile_options(&self.arch, false),
+                    nvrtc_version(),
+                )
+            })
+            .flatten();
+        if let Some(path) = &cached
+            && let Some(image) = disk_cache::load(path)
+            && let Ok(module) = self.ctx.load_module(Ptx::from_binary(image))
+        {
+            cache.insert(name, Arc::clone(&module));
+            return Ok(module);
+        }
+        let compiled = compile(name, source, &self.arch, false)?;
         let image = match compiled.cubin {
             // Built by ptxas inside NVRTC for exactly this device: no JIT at load time.
-            Some(cubin) if self.arch == format!("sm_{}", major * 10 + minor) => {
+            Some(cubin) if own_arch => {
+                if let Some(path) = &cached {
+                    disk_cache::store(path, &cubin);
+                }
                 Ptx::from_binary(cubin)
             }
             _ => Ptx::from_src(compiled.ptx),

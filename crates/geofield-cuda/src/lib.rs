@@ -19,6 +19,7 @@
 
 mod compile;
 mod context;
+mod disk_cache;
 pub mod dispersal;
 mod error;
 mod probe;
