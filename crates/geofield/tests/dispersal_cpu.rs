@@ -348,3 +348,52 @@ fn precision_f32_output_is_close_to_f64() {
     assert!(matches!(b.raster.data, geofield_core::RasterData::F32(_)));
     assert!(max_rel_to_max(&b.raster.band_f64(0), &a.raster.band_f64(0)) < 1e-7);
 }
+
+#[test]
+fn torus_warnings_and_unsupported_combinations() {
+    // A 60 m torus is small for aspen (K(30 m) = 0.36): the report warns.
+    let sp = synth::sbs_species();
+    let g = grid(0.0, 0.0, 60.0, 60.0, 1.0);
+    let st = stand(40, (0.0, 0.0, 60.0, 60.0), 71, Pattern::Uniform, 4);
+    let o = DisperseOptions {
+        torus: true,
+        ..opts(Method::Exact)
+    };
+    let out = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &o).unwrap();
+    assert!(
+        out.reports[1].warnings.iter().any(|w| w.contains("torus")),
+        "{:?}",
+        out.reports[1]
+    );
+    // On a 1 km torus the fir kernel is negligible at L/2: no warning.
+    let g = grid(0.0, 0.0, 1000.0, 1000.0, 10.0);
+    let out = dispersal::disperse(&Backend::Cpu, &g, &sp[..1], &Stand::default(), &o).unwrap();
+    assert!(out.reports[0].warnings.is_empty());
+    // The paper's method is open-plot only.
+    let o = DisperseOptions {
+        torus: true,
+        ..opts(Method::Multires)
+    };
+    let e = dispersal::disperse(&Backend::Cpu, &g, &sp, &Stand::default(), &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("multires") && e.contains("torus"), "{e}");
+    // Cutoff on a torus smaller than 2R sums the minimum image whole and says so.
+    let g = grid(0.0, 0.0, 60.0, 60.0, 1.0);
+    let o = DisperseOptions {
+        torus: true,
+        ..opts(Method::Cutoff)
+    };
+    let out = dispersal::disperse(&Backend::Cpu, &g, &sp, &st, &o).unwrap();
+    assert!(
+        out.reports[1]
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .contains("whole"),
+        "{:?}",
+        out.reports[1]
+    );
+    let want = oracle(&g, &sp[1], 1, &st, true);
+    assert!(max_rel_to_max(&out.raster.band_f64(1), &want) < 1e-12);
+}
