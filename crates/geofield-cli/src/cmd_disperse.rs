@@ -9,7 +9,6 @@ use geofield::dispersal::{
     self, DisperseOptions, ErrorMetrics, Method, Precision, Sources, SpeciesReport,
 };
 use geofield::{BackendChoice, backend};
-use geofield_core::{Raster, RasterData};
 
 use crate::{inputs, output, progress};
 
@@ -230,19 +229,7 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
-    let data = match precision {
-        Precision::F64 => RasterData::F64(bands.iter().flat_map(|b| b.to_f64()).collect()),
-        Precision::F32 => RasterData::F32(
-            bands
-                .into_iter()
-                .flat_map(|b| match b {
-                    dispersal::Band::F32(v) => v,
-                    dispersal::Band::F64(v) => v.into_iter().map(|x| x as f32).collect(),
-                })
-                .collect(),
-        ),
-    };
-    let raster = Raster::new(grid, names, data)?;
+    let raster = dispersal::bands_to_raster(&grid, names, bands, precision)?;
     let units = "seeds m-2 yr-1";
     let mut outputs: Vec<String> =
         output::write_raster(&a.out, &raster, units, "expected seed density", crs)?

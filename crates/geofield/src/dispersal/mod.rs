@@ -187,8 +187,21 @@ pub fn disperse(
         reports.push(report);
     }
     let names = species.iter().map(|s| s.name.clone()).collect();
-    let data = match opts.precision {
-        Precision::F64 => RasterData::F64(bands.into_iter().flat_map(|b| b.to_f64()).collect()),
+    Ok(Dispersal {
+        raster: bands_to_raster(grid, names, bands, opts.precision)?,
+        reports,
+    })
+}
+
+/// Stack per-species bands (in species order) into one raster in `precision`.
+pub fn bands_to_raster(
+    grid: &GridSpec,
+    names: Vec<String>,
+    bands: Vec<Band>,
+    precision: Precision,
+) -> Result<Raster, GeofieldError> {
+    let data = match precision {
+        Precision::F64 => RasterData::F64(bands.iter().flat_map(|b| b.to_f64()).collect()),
         Precision::F32 => RasterData::F32(
             bands
                 .into_iter()
@@ -199,10 +212,7 @@ pub fn disperse(
                 .collect(),
         ),
     };
-    Ok(Dispersal {
-        raster: Raster::new(*grid, names, data)?,
-        reports,
-    })
+    Ok(Raster::new(*grid, names, data)?)
 }
 
 /// One species on `grid` from its prepared sources.
