@@ -5,6 +5,7 @@ mod bench;
 mod cmd_demo;
 mod cmd_disperse;
 mod cmd_info;
+mod cmd_knn;
 mod cmd_synth;
 mod inputs;
 mod output;
@@ -14,8 +15,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// GPU-accelerated spatial simulation of the environment: seed dispersal maps (more
-/// capabilities to come), on CUDA GPUs or plain CPUs.
+/// GPU-accelerated spatial simulation of the environment: seed dispersal maps and exact k
+/// nearest neighbours (more capabilities to come), on CUDA GPUs or plain CPUs.
 #[derive(Parser)]
 #[command(name = "geofield", version, about, long_about = None, propagate_version = true)]
 struct Cli {
@@ -31,6 +32,8 @@ enum Command {
     Demo(cmd_demo::DemoArgs),
     /// Seed density maps of a forest from a stem map (one band per species).
     Disperse(Box<cmd_disperse::DisperseArgs>),
+    /// Exact k nearest neighbours of query points among a point set (2-D or 3-D).
+    Knn(cmd_knn::KnnArgs),
     /// Write synthetic inputs (stands of trees).
     #[command(subcommand)]
     Synth(cmd_synth::SynthCommand),
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd_info::run(&a),
         Command::Demo(a) => cmd_demo::run(&a),
         Command::Disperse(a) => cmd_disperse::run(&a),
+        Command::Knn(a) => cmd_knn::run(&a),
         Command::Synth(c) => cmd_synth::run(&c),
         Command::Bench(c) => bench::run(&c),
     };

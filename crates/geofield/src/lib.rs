@@ -7,10 +7,12 @@
 //! Capabilities:
 //! - [`dispersal`]: seed density maps from a stem map (SORTIE-ND-style kernels), exact, the
 //!   2012 paper's multi-resolution method, and an error-bounded cutoff.
+//! - [`neighbors`]: exact k-nearest-neighbour queries (brute force, uniform grid, dynamic grid).
 
 pub mod backend;
 pub mod dispersal;
 mod error;
+pub mod neighbors;
 pub mod synth;
 
 pub use backend::{Backend, BackendChoice, BackendSelection};

@@ -1,0 +1,354 @@
+//! Exact k-nearest-neighbour queries on 2-D and 3-D point sets (CPU backend).
+//!
+//! # Semantics
+//!
+//! For a query q, the result is the up to k points j (k ∈ 1..=64) with the smallest keys
+//! (d²(q, p_j), j), compared lexicographically, among the points with d² ≤ r² when a radius r is
+//! given (inclusive), and with j ≠ i when the queries are the points themselves and
+//! `exclude_self` is set. Results are returned in ascending key order, padded with index −1 and
+//! squared distance NaN when fewer than k points qualify.
+//!
+//! **Tie rule.** Equal squared distances are ordered by point index, exactly. Every index visits
+//! candidates in a different order but keeps the same k smallest keys of a total order, so all
+//! indexes return the same output as brute force, bit for bit.
+//!
+//! **Precision rule.** The search runs in the input precision `T` (f32 or f64):
+//! d² = ((p₀ − q₀)² + (p₁ − q₁)²) + (p₂ − q₂)², each operation rounded in `T`, no fused
+//! multiply-add, axes summed in order. The radius threshold is r² computed in f64 and rounded to
+//! `T`. Squared distances are returned widened (exactly) to f64. Pruning uses box lower bounds
+//! computed in `T` from exact point coordinates; because rounding is monotone they never exceed
+//! the computed d² of a point inside the box, and a box is skipped only when its bound is
+//! strictly above the current k-th key distance, so pruning never changes the result.
+//!
+//! # Indexes ([`IndexKind`])
+//!
+//! - [`brute`]: every query against every point, O(Q·N).
+//! - [`uniform`]: the paper's static grid: a counting sort into equal cells (≈ 2 points per cell
+//!   by default), searched shell by shell outwards with an exact stopping rule. O(N + cells) build,
+//!   about O(k) per query on evenly spread points.
+//! - [`dynamic`]: the paper's dynamic grid: a recursive partition into leaves of at most
+//!   `max_per_leaf` points (median splits), searched depth first with box pruning.
+//!   O(N log N) build, about O(log N + k) per query, robust to clustering.
+//! - `Auto`: brute force for at most [`AUTO_BRUTE_MAX`] points, else the dynamic grid with
+//!   [`AUTO_LEAF`] points per leaf.
+//!
+//! All queries run in parallel on rayon; every output is independent of the thread count.
+//!
+//! Reference: J. Breitbart, "Data structure design for GPU based heterogeneous systems",
+//! Int. Conf. on High Performance Computing & Simulation (HPCS) 2009 (full text in the project's
+//! `shared/papers/knn-grids-boids-gpu.txt`).
+
+pub mod brute;
+pub mod dynamic;
+mod kbest;
+pub mod uniform;
+
+use std::fmt::Debug;
+use std::ops::{Add, Mul, Sub};
+
+use rayon::prelude::*;
+
+use crate::GeofieldError;
+pub use kbest::K_MAX;
+use kbest::KBest;
+
+/// Up to this many points, [`IndexKind::Auto`] uses brute force.
+pub const AUTO_BRUTE_MAX: usize = 256;
+/// Leaf size [`IndexKind::Auto`] gives the dynamic grid.
+pub const AUTO_LEAF: usize = 16;
+
+/// A coordinate type the search can run in (f32 or f64).
+pub trait Coord:
+    Copy
+    + PartialOrd
+    + Debug
+    + Send
+    + Sync
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + 'static
+{
+    const ZERO: Self;
+    const INFINITY: Self;
+    const NEG_INFINITY: Self;
+    /// Exact widening (f32) or identity (f64).
+    fn to_f64(self) -> f64;
+    /// Round to nearest.
+    fn from_f64(v: f64) -> Self;
+    fn is_finite(self) -> bool;
+}
+
+impl Coord for f32 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f32::INFINITY;
+    const NEG_INFINITY: Self = f32::NEG_INFINITY;
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+}
+
+impl Coord for f64 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f64::INFINITY;
+    const NEG_INFINITY: Self = f64::NEG_INFINITY;
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+}
+
+/// What to ask of each query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KnnQuery {
+    /// Neighbours per query, 1..=64.
+    pub k: usize,
+    /// Keep only points with d ≤ radius (in coordinate units); `None` for no cap.
+    pub radius: Option<f64>,
+    /// When the queries are the points themselves, skip the query's own index. Ignored when
+    /// separate queries are given.
+    pub exclude_self: bool,
+}
+
+impl KnnQuery {
+    /// Check the fields; errors name the offending one.
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        if self.k == 0 || self.k > K_MAX {
+            return Err(GeofieldError::Invalid(format!(
+                "k = {} is out of range 1..={K_MAX}",
+                self.k
+            )));
+        }
+        if let Some(r) = self.radius
+            && (r.is_nan() || r < 0.0)
+        {
+            return Err(GeofieldError::Invalid(format!(
+                "radius = {r} must be a non-negative number"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Which spatial index answers the queries (all give identical results).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IndexKind {
+    /// Every query against every point.
+    Brute,
+    /// Uniform grid; `cell_size` in coordinate units, default from the point density.
+    Uniform { cell_size: Option<f64> },
+    /// Recursive partition into leaves of at most `max_per_leaf` points (≥ 1).
+    Dynamic { max_per_leaf: usize },
+    /// Chosen from the number of points (see the module docs).
+    Auto,
+}
+
+impl IndexKind {
+    /// Check the parameters; errors name the offending field.
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        match *self {
+            IndexKind::Uniform { cell_size: Some(h) } if !(h.is_finite() && h > 0.0) => Err(
+                GeofieldError::Invalid(format!("cell_size = {h} must be finite and positive")),
+            ),
+            IndexKind::Dynamic { max_per_leaf: 0 } => Err(GeofieldError::Invalid(
+                "max_per_leaf = 0 must be at least 1".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Query results, row-major: query i's neighbours are entries `i*k .. (i+1)*k`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbors {
+    /// Neighbours per query (the row length).
+    pub k: usize,
+    /// Point indices in ascending (d², index) order; −1 where fewer than k qualify.
+    pub indices: Vec<i64>,
+    /// Squared distances computed in the input precision, widened to f64; NaN where absent.
+    pub dist2: Vec<f64>,
+}
+
+impl Neighbors {
+    /// Number of queries.
+    pub fn queries(&self) -> usize {
+        self.indices.len().checked_div(self.k).unwrap_or(0)
+    }
+
+    /// Query i's (indices, squared distances) row.
+    pub fn row(&self, i: usize) -> (&[i64], &[f64]) {
+        let r = i * self.k..(i + 1) * self.k;
+        (&self.indices[r.clone()], &self.dist2[r])
+    }
+}
+
+/// A built index that answers one query into a [`KBest`] buffer.
+trait Search<T: Coord, const D: usize>: Sync {
+    fn search(&self, q: &[T; D], skip: Option<u32>, r2: T, best: &mut KBest<T>);
+
+    /// Original point indices in storage order: when the queries are the points, answering them
+    /// in this order keeps neighbouring queries on the same cells (better cache reuse).
+    fn storage_order(&self) -> Option<&[u32]> {
+        None
+    }
+}
+
+fn to_points<T: Coord, const D: usize>(
+    flat: &[T],
+    what: &str,
+) -> Result<Vec<[T; D]>, GeofieldError> {
+    if let Some((i, _)) = flat.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(GeofieldError::Invalid(format!(
+            "{what} {} has a non-finite coordinate (axis {})",
+            i / D,
+            i % D
+        )));
+    }
+    Ok(flat
+        .chunks_exact(D)
+        .map(|c| std::array::from_fn(|a| c[a]))
+        .collect())
+}
+
+/// Exact k-nearest-neighbour search (see the module docs for the semantics).
+///
+/// `points` and `queries` are flat coordinate arrays, `dim` (2 or 3) values per point. Without
+/// `queries`, every point is a query (and `q.exclude_self` applies).
+pub fn knn<T: Coord>(
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+) -> Result<Neighbors, GeofieldError> {
+    q.validate()?;
+    index.validate()?;
+    if dim != 2 && dim != 3 {
+        return Err(GeofieldError::Invalid(format!(
+            "dim = {dim} is not supported (2 or 3)"
+        )));
+    }
+    if !points.len().is_multiple_of(dim) {
+        return Err(GeofieldError::Invalid(format!(
+            "points has {} values, not a multiple of dim = {dim}",
+            points.len()
+        )));
+    }
+    if let Some(qs) = queries
+        && !qs.len().is_multiple_of(dim)
+    {
+        return Err(GeofieldError::Invalid(format!(
+            "queries has {} values, not a multiple of dim = {dim}",
+            qs.len()
+        )));
+    }
+    if points.len() / dim > u32::MAX as usize {
+        return Err(GeofieldError::Unsupported(format!(
+            "{} points; at most {} are supported",
+            points.len() / dim,
+            u32::MAX
+        )));
+    }
+    if dim == 2 {
+        knn_d::<T, 2>(points, queries, q, index)
+    } else {
+        knn_d::<T, 3>(points, queries, q, index)
+    }
+}
+
+fn knn_d<T: Coord, const D: usize>(
+    points: &[T],
+    queries: Option<&[T]>,
+    q: &KnnQuery,
+    index: IndexKind,
+) -> Result<Neighbors, GeofieldError> {
+    let pts = to_points::<T, D>(points, "point")?;
+    let qs = match queries {
+        Some(qs) => Some(to_points::<T, D>(qs, "query")?),
+        None => None,
+    };
+    let self_query = qs.is_none() && q.exclude_self;
+    let qref: &[[T; D]] = qs.as_deref().unwrap_or(&pts);
+    let r2 = match q.radius {
+        Some(r) => T::from_f64(r * r),
+        None => T::INFINITY,
+    };
+    let index = match index {
+        IndexKind::Auto if pts.len() <= AUTO_BRUTE_MAX => IndexKind::Brute,
+        IndexKind::Auto => IndexKind::Dynamic {
+            max_per_leaf: AUTO_LEAF,
+        },
+        other => other,
+    };
+    Ok(match index {
+        IndexKind::Uniform { cell_size } => {
+            let g = uniform::UniformGrid::build(&pts, cell_size)?;
+            run(&g, qref, self_query, q.k, r2)
+        }
+        IndexKind::Dynamic { max_per_leaf } => {
+            let g = dynamic::DynamicGrid::build(&pts, max_per_leaf);
+            run(&g, qref, self_query, q.k, r2)
+        }
+        IndexKind::Brute | IndexKind::Auto => {
+            let b = brute::Brute::new(&pts);
+            run(&b, qref, self_query, q.k, r2)
+        }
+    })
+}
+
+fn run<T: Coord, const D: usize, S: Search<T, D>>(
+    index: &S,
+    queries: &[[T; D]],
+    self_query: bool,
+    k: usize,
+    r2: T,
+) -> Neighbors {
+    let mut indices = vec![-1i64; queries.len() * k];
+    let mut dist2 = vec![f64::NAN; queries.len() * k];
+    let order = match index.storage_order() {
+        Some(o) if self_query && o.len() == queries.len() => Some(o),
+        _ => None,
+    };
+    // Row r answers query order[r] (or r); rows are independent, so the result does not
+    // depend on the order or on rayon's splitting.
+    let answer = |r: usize, ic: &mut [i64], dc: &mut [f64]| {
+        let qi = order.map_or(r, |o| o[r] as usize);
+        let mut best = KBest::new(k);
+        let skip = self_query.then_some(qi as u32);
+        index.search(&queries[qi], skip, r2, &mut best);
+        for (j, (d, i)) in best.items().enumerate() {
+            ic[j] = i64::from(i);
+            dc[j] = d.to_f64();
+        }
+    };
+    indices
+        .par_chunks_mut(k)
+        .zip(dist2.par_chunks_mut(k))
+        .enumerate()
+        .with_min_len(64)
+        .for_each(|(r, (ic, dc))| answer(r, ic, dc));
+    if let Some(o) = order {
+        // Scatter the rows from storage order back to query order.
+        let mut out_i = vec![-1i64; indices.len()];
+        let mut out_d = vec![f64::NAN; dist2.len()];
+        for (r, &qi) in o.iter().enumerate() {
+            let (src, dst) = (r * k..(r + 1) * k, qi as usize * k..(qi as usize + 1) * k);
+            out_i[dst.clone()].copy_from_slice(&indices[src.clone()]);
+            out_d[dst].copy_from_slice(&dist2[src]);
+        }
+        indices = out_i;
+        dist2 = out_d;
+    }
+    Neighbors { k, indices, dist2 }
+}

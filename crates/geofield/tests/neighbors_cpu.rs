@@ -1,0 +1,581 @@
+//! CPU neighbour search: every index against brute force, bit for bit, on seeded random sets
+//! (uniform, clustered, duplicate-heavy lattices, tiny sets) in 2-D and 3-D, f32 and f64; brute
+//! force against a naive full sort; input errors.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
+
+use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn};
+
+/// splitmix64: tiny, seeded, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        let u = self.unit().max(1e-300);
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Family {
+    /// Uniform in [0, 100)^d.
+    Uniform,
+    /// Five Gaussian blobs of very different widths, plus a few far outliers.
+    Clustered,
+    /// Integer lattice 0..6 per axis: many exact duplicates and exact distance ties.
+    Lattice,
+    /// Uniform points, each repeated up to 4 times at the same position.
+    Repeated,
+}
+
+const FAMILIES: [Family; 4] = [
+    Family::Uniform,
+    Family::Clustered,
+    Family::Lattice,
+    Family::Repeated,
+];
+
+fn generate(family: Family, n: usize, dim: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::with_capacity(n * dim);
+    match family {
+        Family::Uniform => {
+            for _ in 0..n * dim {
+                out.push(rng.unit() * 100.0);
+            }
+        }
+        Family::Clustered => {
+            let centres: Vec<Vec<f64>> = (0..5)
+                .map(|_| (0..dim).map(|_| rng.unit() * 100.0).collect())
+                .collect();
+            let widths = [0.01, 0.1, 1.0, 5.0, 20.0];
+            for i in 0..n {
+                if i % 97 == 96 {
+                    for _ in 0..dim {
+                        out.push(rng.unit() * 2000.0 - 1000.0);
+                    }
+                    continue;
+                }
+                let c = rng.below(5) as usize;
+                for a in 0..dim {
+                    out.push(centres[c][a] + widths[c] * rng.normal());
+                }
+            }
+        }
+        Family::Lattice => {
+            for _ in 0..n * dim {
+                out.push(rng.below(6) as f64);
+            }
+        }
+        Family::Repeated => {
+            while out.len() < n * dim {
+                let p: Vec<f64> = (0..dim).map(|_| rng.unit() * 10.0 - 5.0).collect();
+                let reps = 1 + rng.below(4);
+                for _ in 0..reps {
+                    if out.len() < n * dim {
+                        out.extend_from_slice(&p);
+                    }
+                }
+            }
+            // Shuffle the points so duplicates are not adjacent in index order.
+            let m = n;
+            for i in (1..m).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                for a in 0..dim {
+                    out.swap(i * dim + a, j * dim + a);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Largest bounding-box extent of a flat point set.
+fn extent<T: Coord>(pts: &[T], dim: usize) -> f64 {
+    let mut e: f64 = 0.0;
+    for a in 0..dim {
+        let vals = pts.iter().skip(a).step_by(dim).map(|v| v.to_f64());
+        let lo = vals.clone().fold(f64::INFINITY, f64::min);
+        let hi = vals.fold(f64::NEG_INFINITY, f64::max);
+        if hi > lo {
+            e = e.max(hi - lo);
+        }
+    }
+    e
+}
+
+/// The indexes under test; `ext` sets a fine user cell size (about 25 cells along the longest
+/// axis, many of them empty for clustered sets).
+fn indexes(ext: f64) -> Vec<IndexKind> {
+    vec![
+        IndexKind::Uniform { cell_size: None },
+        IndexKind::Uniform {
+            cell_size: Some(if ext > 0.0 { ext / 25.0 } else { 0.37 }),
+        },
+        IndexKind::Uniform {
+            cell_size: Some(1e4),
+        },
+        IndexKind::Dynamic { max_per_leaf: 1 },
+        IndexKind::Dynamic { max_per_leaf: 8 },
+        IndexKind::Dynamic { max_per_leaf: 64 },
+        IndexKind::Auto,
+    ]
+}
+
+fn assert_same(want: &Neighbors, got: &Neighbors, label: &str) {
+    assert_eq!(want.k, got.k, "{label}: k");
+    assert_eq!(want.indices.len(), got.indices.len(), "{label}: length");
+    for i in 0..want.indices.len() {
+        let (q, j) = (i / want.k, i % want.k);
+        assert_eq!(
+            want.indices[i],
+            got.indices[i],
+            "{label}: query {q} slot {j} index (want row {:?}, got {:?})",
+            want.row(q).0,
+            got.row(q).0
+        );
+        assert_eq!(
+            want.dist2[i].to_bits(),
+            got.dist2[i].to_bits(),
+            "{label}: query {q} slot {j} dist2 {} vs {}",
+            want.dist2[i],
+            got.dist2[i]
+        );
+    }
+}
+
+/// Structural checks on a result: sorted by (d2, index), -1/NaN padding only at the end, radius
+/// respected, self excluded.
+fn check_shape(nb: &Neighbors, q: &KnnQuery, self_query: bool, label: &str) {
+    for qi in 0..nb.queries() {
+        let (ix, d2) = nb.row(qi);
+        let mut ended = false;
+        for j in 0..nb.k {
+            if ix[j] < 0 {
+                assert_eq!(ix[j], -1, "{label}");
+                assert!(d2[j].is_nan(), "{label}");
+                ended = true;
+                continue;
+            }
+            assert!(!ended, "{label}: hole in row {qi}");
+            if self_query && q.exclude_self {
+                assert_ne!(ix[j], qi as i64, "{label}: self returned");
+            }
+            if let Some(r) = q.radius {
+                assert!(d2[j] <= r * r * (1.0 + 1e-6), "{label}: radius");
+            }
+            if j > 0 {
+                let prev = (d2[j - 1], ix[j - 1]);
+                assert!(prev < (d2[j], ix[j]), "{label}: row {qi} not sorted");
+            }
+        }
+    }
+}
+
+fn compare_all<T: Coord>(pts: &[T], queries: Option<&[T]>, dim: usize, q: &KnnQuery, label: &str) {
+    let want = knn(pts, queries, dim, q, IndexKind::Brute).unwrap();
+    check_shape(&want, q, queries.is_none(), label);
+    for idx in indexes(extent(pts, dim)) {
+        let got = knn(pts, queries, dim, q, idx).unwrap();
+        assert_same(&want, &got, &format!("{label} {idx:?}"));
+    }
+}
+
+fn radius_for(family: Family, n: usize, dim: usize, k: usize) -> f64 {
+    match family {
+        // Integer distances: r = 2 puts many points exactly on the boundary (d^2 = 4).
+        Family::Lattice => 2.0,
+        Family::Repeated => 10.0 * (k as f64 / n.max(1) as f64).powf(1.0 / dim as f64) * 0.7,
+        _ => 100.0 * (k as f64 / n.max(1) as f64).powf(1.0 / dim as f64) * 0.6,
+    }
+}
+
+fn sweep<T: Coord>(conv: fn(f64) -> T, tname: &str) {
+    let n = 900;
+    for (fi, &family) in FAMILIES.iter().enumerate() {
+        for dim in [2usize, 3] {
+            let seed = 1000 + 10 * fi as u64 + dim as u64;
+            let pts: Vec<T> = generate(family, n, dim, seed)
+                .into_iter()
+                .map(conv)
+                .collect();
+            for k in [1usize, 7, 64] {
+                for with_radius in [false, true] {
+                    for exclude_self in [false, true] {
+                        let q = KnnQuery {
+                            k,
+                            radius: with_radius.then(|| radius_for(family, n, dim, k)),
+                            exclude_self,
+                        };
+                        let label = format!("{tname} {family:?} dim {dim} k {k} {q:?}");
+                        compare_all(&pts, None, dim, &q, &label);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_index_equals_brute_force_f64() {
+    sweep::<f64>(|v| v, "f64");
+}
+
+#[test]
+fn every_index_equals_brute_force_f32() {
+    sweep::<f32>(|v| v as f32, "f32");
+}
+
+#[test]
+fn separate_queries_inside_and_far_outside() {
+    for dim in [2usize, 3] {
+        for family in FAMILIES {
+            let pts = generate(family, 700, dim, 77 + dim as u64);
+            let mut qs = generate(family, 150, dim, 99 + dim as u64);
+            // Far-away queries: outside every grid cell, on both sides.
+            let mut far = generate(Family::Uniform, 20, dim, 5);
+            for (i, v) in far.iter_mut().enumerate() {
+                *v = if i % 2 == 0 {
+                    *v * 50.0 + 3000.0
+                } else {
+                    -*v * 50.0 - 3000.0
+                };
+            }
+            qs.extend_from_slice(&far);
+            for k in [1usize, 7, 64] {
+                for radius in [None, Some(radius_for(family, 700, dim, k))] {
+                    // exclude_self is ignored with separate queries.
+                    let q = KnnQuery {
+                        k,
+                        radius,
+                        exclude_self: true,
+                    };
+                    let label = format!("queries {family:?} dim {dim} {q:?}");
+                    compare_all(&pts, Some(&qs), dim, &q, &label);
+                    let qs32: Vec<f32> = qs.iter().map(|&v| v as f32).collect();
+                    let p32: Vec<f32> = pts.iter().map(|&v| v as f32).collect();
+                    compare_all(&p32, Some(&qs32), dim, &q, &format!("f32 {label}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn tiny_sets() {
+    for dim in [2usize, 3] {
+        for k in [1usize, 7, 64] {
+            for n in [0usize, 1, 2, k, k + 1] {
+                for family in [Family::Uniform, Family::Lattice] {
+                    let pts = generate(family, n, dim, 7 * n as u64 + k as u64);
+                    for exclude_self in [false, true] {
+                        for radius in [None, Some(2.0)] {
+                            let q = KnnQuery {
+                                k,
+                                radius,
+                                exclude_self,
+                            };
+                            let label = format!("tiny n {n} {family:?} dim {dim} {q:?}");
+                            compare_all(&pts, None, dim, &q, &label);
+                            let nb = knn(&pts, None, dim, &q, IndexKind::Auto).unwrap();
+                            assert_eq!(nb.queries(), n);
+                            if radius.is_none() {
+                                // Without a radius every row holds min(k, available) neighbours.
+                                let avail = if exclude_self { n.saturating_sub(1) } else { n };
+                                for qi in 0..n {
+                                    let found = nb.row(qi).0.iter().filter(|&&i| i >= 0).count();
+                                    assert_eq!(found, k.min(avail), "{label}");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn no_points_gives_padding() {
+    let qs = [1.0f64, 2.0, 3.0, 4.0];
+    let q = KnnQuery {
+        k: 3,
+        radius: None,
+        exclude_self: false,
+    };
+    for idx in indexes(0.0).into_iter().chain([IndexKind::Brute]) {
+        let nb = knn::<f64>(&[], Some(&qs), 2, &q, idx).unwrap();
+        assert_eq!(nb.indices, vec![-1; 6]);
+        assert!(nb.dist2.iter().all(|d| d.is_nan()));
+        let nb = knn::<f64>(&[], None, 3, &q, idx).unwrap();
+        assert!(nb.indices.is_empty());
+    }
+}
+
+#[test]
+fn all_points_identical() {
+    for dim in [2usize, 3] {
+        let pts = vec![3.5f32; 200 * dim];
+        for k in [1usize, 7, 64] {
+            let q = KnnQuery {
+                k,
+                radius: Some(0.0),
+                exclude_self: true,
+            };
+            compare_all(&pts, None, dim, &q, "identical");
+            let nb = knn(&pts, None, dim, &q, IndexKind::Dynamic { max_per_leaf: 4 }).unwrap();
+            // Ties broken by index: the lowest indices other than self.
+            let (ix, d2) = nb.row(0);
+            assert_eq!(ix[0], 1);
+            assert_eq!(ix[k - 1], k as i64);
+            assert!(d2.iter().all(|&d| d == 0.0));
+            let (ix, _) = nb.row(5);
+            let expect: Vec<i64> = (0..=k as i64).filter(|&i| i != 5).take(k).collect();
+            assert_eq!(ix, &expect[..]);
+        }
+    }
+}
+
+/// Naive reference: all squared distances (same formula, same precision), sorted by (d2, idx).
+fn naive<T: Coord>(
+    pts: &[T],
+    qp: &[T],
+    qi: Option<usize>,
+    dim: usize,
+    q: &KnnQuery,
+) -> Vec<(f64, i64)> {
+    let r2 = q.radius.map(|r| T::from_f64(r * r));
+    let mut all: Vec<(f64, i64)> = Vec::new();
+    for j in 0..pts.len() / dim {
+        if q.exclude_self && qi == Some(j) {
+            continue;
+        }
+        let mut s = T::ZERO;
+        for a in 0..dim {
+            let d = pts[j * dim + a] - qp[a];
+            s = s + d * d;
+        }
+        if let Some(r2) = r2
+            && s > r2
+        {
+            continue;
+        }
+        all.push((s.to_f64(), j as i64));
+    }
+    all.sort_by(|x, y| x.partial_cmp(y).unwrap());
+    all.truncate(q.k);
+    all
+}
+
+#[test]
+fn brute_force_matches_naive_sort() {
+    for dim in [2usize, 3] {
+        for family in FAMILIES {
+            let pts = generate(family, 600, dim, 4242 + dim as u64);
+            let p32: Vec<f32> = pts.iter().map(|&v| v as f32).collect();
+            for k in [1usize, 7, 64] {
+                for radius in [None, Some(radius_for(family, 600, dim, k))] {
+                    let q = KnnQuery {
+                        k,
+                        radius,
+                        exclude_self: true,
+                    };
+                    let nb64 = knn(&pts, None, dim, &q, IndexKind::Brute).unwrap();
+                    let nb32 = knn(&p32, None, dim, &q, IndexKind::Brute).unwrap();
+                    for qi in [0usize, 1, 17, 299, 599] {
+                        for (nb, want) in [
+                            (
+                                &nb64,
+                                naive(&pts, &pts[qi * dim..(qi + 1) * dim], Some(qi), dim, &q),
+                            ),
+                            (
+                                &nb32,
+                                naive(&p32, &p32[qi * dim..(qi + 1) * dim], Some(qi), dim, &q),
+                            ),
+                        ] {
+                            let (ix, d2) = nb.row(qi);
+                            for j in 0..k {
+                                match want.get(j) {
+                                    Some(&(d, i)) => {
+                                        assert_eq!(ix[j], i, "{family:?} dim {dim} {q:?} q {qi}");
+                                        assert_eq!(d2[j].to_bits(), d.to_bits());
+                                    }
+                                    None => {
+                                        assert_eq!(ix[j], -1);
+                                        assert!(d2[j].is_nan());
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn err_text(r: Result<Neighbors, geofield::GeofieldError>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn input_errors() {
+    let pts = [0.0f64, 0.0, 1.0, 1.0, 2.0, 2.0];
+    let ok = KnnQuery {
+        k: 2,
+        radius: None,
+        exclude_self: true,
+    };
+    let e = err_text(knn(
+        &pts,
+        None,
+        2,
+        &KnnQuery { k: 0, ..ok },
+        IndexKind::Auto,
+    ));
+    assert!(e.contains("k = 0"), "{e}");
+    let e = err_text(knn(
+        &pts,
+        None,
+        2,
+        &KnnQuery { k: 65, ..ok },
+        IndexKind::Auto,
+    ));
+    assert!(e.contains("k = 65"), "{e}");
+    for r in [-1.0, f64::NAN] {
+        let q = KnnQuery {
+            radius: Some(r),
+            ..ok
+        };
+        let e = err_text(knn(&pts, None, 2, &q, IndexKind::Auto));
+        assert!(e.contains("radius"), "{e}");
+    }
+    for dim in [0usize, 1, 4] {
+        let e = err_text(knn(&pts, None, dim, &ok, IndexKind::Brute));
+        assert!(e.contains("dim"), "{e}");
+    }
+    let e = err_text(knn(&pts[..5], None, 2, &ok, IndexKind::Brute));
+    assert!(e.contains("multiple of dim"), "{e}");
+    let e = err_text(knn(&pts, Some(&pts[..3]), 2, &ok, IndexKind::Brute));
+    assert!(e.contains("queries"), "{e}");
+    let mut bad = pts;
+    bad[5] = f64::NAN;
+    let e = err_text(knn(&bad, None, 2, &ok, IndexKind::Auto));
+    assert!(e.contains("point 2"), "{e}");
+    let bad32 = [0.0f32, 1.0, f32::INFINITY, 0.0, 0.0, 0.0];
+    let e = err_text(knn(&bad32, None, 3, &ok, IndexKind::Auto));
+    assert!(e.contains("point 0"), "{e}");
+    let e = err_text(knn(&pts, Some(&bad), 2, &ok, IndexKind::Auto));
+    assert!(e.contains("query 2"), "{e}");
+    let e = err_text(knn(
+        &pts,
+        None,
+        2,
+        &ok,
+        IndexKind::Uniform {
+            cell_size: Some(0.0),
+        },
+    ));
+    assert!(e.contains("cell_size"), "{e}");
+    let e = err_text(knn(
+        &pts,
+        None,
+        2,
+        &ok,
+        IndexKind::Uniform {
+            cell_size: Some(1e-9),
+        },
+    ));
+    assert!(e.contains("cell_size"), "{e}");
+    let e = err_text(knn(
+        &pts,
+        None,
+        2,
+        &ok,
+        IndexKind::Dynamic { max_per_leaf: 0 },
+    ));
+    assert!(e.contains("max_per_leaf"), "{e}");
+}
+
+/// Throughput print (no asserts): `cargo test --release -p geofield --test neighbors_cpu --
+/// --ignored --nocapture throughput`.
+#[test]
+#[ignore]
+fn throughput_7nn_1e6_uniform_2d() {
+    use std::time::Instant;
+    let n = 1_000_000;
+    for (tname, pts64) in [("f64", generate(Family::Uniform, n, 2, 1))] {
+        let pts32: Vec<f32> = pts64.iter().map(|&v| v as f32).collect();
+        let q = KnnQuery {
+            k: 7,
+            radius: None,
+            exclude_self: true,
+        };
+        for idx in [
+            IndexKind::Uniform { cell_size: None },
+            IndexKind::Dynamic { max_per_leaf: 8 },
+            IndexKind::Dynamic { max_per_leaf: 16 },
+            IndexKind::Dynamic { max_per_leaf: 32 },
+        ] {
+            let t = Instant::now();
+            let nb = knn(&pts64, None, 2, &q, idx).unwrap();
+            let s = t.elapsed().as_secs_f64();
+            println!(
+                "{tname} {idx:?}: {s:.3} s incl. build, {:.3e} queries/s",
+                nb.queries() as f64 / s
+            );
+            let t = Instant::now();
+            let nb = knn(&pts32, None, 2, &q, idx).unwrap();
+            let s = t.elapsed().as_secs_f64();
+            println!(
+                "f32 {idx:?}: {s:.3} s incl. build, {:.3e} queries/s",
+                nb.queries() as f64 / s
+            );
+        }
+        let arr: Vec<[f64; 2]> = pts64.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+        let t = Instant::now();
+        let g = geofield::neighbors::uniform::UniformGrid::build(&arr, None).unwrap();
+        println!(
+            "uniform build: {:.3} s (cell {:.4}, dims {:?})",
+            t.elapsed().as_secs_f64(),
+            g.cell_size(),
+            g.dims()
+        );
+        let t = Instant::now();
+        let g = geofield::neighbors::dynamic::DynamicGrid::build(&arr, 16);
+        println!(
+            "dynamic build (16/leaf): {:.3} s ({} leaves)",
+            t.elapsed().as_secs_f64(),
+            g.leaves()
+        );
+        let qs = &pts64[..2 * 2000];
+        let t = Instant::now();
+        let nb = knn(&pts64, Some(qs), 2, &q, IndexKind::Brute).unwrap();
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "f64 Brute (2000 queries): {s:.3} s, {:.3e} queries/s",
+            nb.queries() as f64 / s
+        );
+    }
+}
