@@ -3,6 +3,7 @@
 //! writes every number.
 
 mod dispersal;
+mod knn;
 
 use std::time::Instant;
 
@@ -14,11 +15,14 @@ pub enum BenchCommand {
     /// Seed dispersal: exact, multires (the paper's method) and cutoff on the paper's Table 2
     /// scales or the 10.24 km landscape.
     Dispersal(dispersal::BenchArgs),
+    /// Exact k-NN: brute force, uniform grid, dynamic grid, and kiddo's kd-tree as the CPU peer.
+    Knn(knn::BenchArgs),
 }
 
 pub fn run(c: &BenchCommand) -> Result<()> {
     match c {
         BenchCommand::Dispersal(a) => dispersal::run(a),
+        BenchCommand::Knn(a) => knn::run(a),
     }
 }
 
