@@ -30,6 +30,7 @@ pub(crate) const PROBE_SOURCE: &str =
 pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
     ("dispersal", include_str!("../kernels/dispersal.cu")),
+    ("neighbors", include_str!("../kernels/neighbors.cu")),
 ];
 
 /// The source of a registered module.

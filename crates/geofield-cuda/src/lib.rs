@@ -8,6 +8,7 @@
 //!   NVRTC on first use for the device's own `sm_XY` with `common.cuh` prepended; the registry
 //!   is [`MODULES`], and [`compile_check`] compiles any of them without a GPU.
 //! - [`dispersal`]: safe wrappers over the seed-dispersal kernels (exact, cutoff, multires).
+//! - [`neighbors`]: exact k-nearest-neighbour search (brute force and a uniform grid).
 //!
 //! Kernel conventions: `extern "C" __global__ void <capability>_<op>_<variant>`, parameters in a
 //! `#[repr(C)]` struct passed by value and mirrored in C with a size check on both sides, each
@@ -22,6 +23,7 @@ mod context;
 mod disk_cache;
 pub mod dispersal;
 mod error;
+pub mod neighbors;
 mod probe;
 
 pub use compile::{

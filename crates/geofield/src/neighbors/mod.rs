@@ -39,6 +39,7 @@
 //! `shared/papers/knn-grids-boids-gpu.txt`).
 
 pub mod brute;
+mod cuda;
 pub mod dynamic;
 mod kbest;
 pub mod uniform;
@@ -48,7 +49,7 @@ use std::ops::{Add, Mul, Sub};
 
 use rayon::prelude::*;
 
-use crate::GeofieldError;
+use crate::{Backend, GeofieldError};
 pub use kbest::K_MAX;
 use kbest::KBest;
 
@@ -264,6 +265,24 @@ pub fn knn<T: Coord>(
         knn_d::<T, 2>(points, queries, q, index)
     } else {
         knn_d::<T, 3>(points, queries, q, index)
+    }
+}
+
+/// [`knn`] on a backend: the CPU path for [`Backend::Cpu`]; for [`Backend::Cuda`] the GPU
+/// kernels, which return the same rows bit for bit. On the GPU, [`IndexKind::Brute`] runs the
+/// brute-force kernel and every other kind the uniform-grid kernel (the GPU dynamic grid is future
+/// work; `Dynamic`'s leaf size is then ignored, `Uniform`'s cell size honoured).
+pub fn knn_on<T: Coord + geofield_cuda::neighbors::GpuCoord>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+) -> Result<Neighbors, GeofieldError> {
+    match backend {
+        Backend::Cpu => knn(points, queries, dim, q, index),
+        Backend::Cuda(gpu) => cuda::knn(gpu, points, queries, dim, q, index),
     }
 }
 

@@ -1,0 +1,384 @@
+// neighbors.cu: exact k-nearest-neighbour search (k <= 64), 2-D and 3-D, f32 and f64.
+//
+// Semantics (identical to the CPU backend, crates/geofield/src/neighbors): for each query the up
+// to k points with the smallest keys (d2, index), lexicographic, among points with d2 <= r2 and,
+// with exclusion, index != the query's own index; rows ascending, padded with index -1, d2 NaN.
+//
+// Precision: d2 = ((p0 - q0)^2 + (p1 - q1)^2) + (p2 - q2)^2 in T, each operation rounded to
+// nearest, no FMA contraction and no flush-to-zero, whatever the module's options
+// (--use_fast_math): every operation is inline PTX `sub.rn`, `mul.rn`, `add.rn` without `.ftz`
+// (`.rn` forbids contraction into fma). Comparisons of squared distances (all >= +0, never NaN
+// because coordinates are finite) are done on their bit patterns as unsigned integers, which
+// order non-negative IEEE values exactly like the values themselves, denormals included.
+//
+// Kernels (one thread per query, 128 threads per block; __launch_bounds__(128, 4) lets ptxas use
+// up to 128 registers: with the default heuristic the grid kernel spilled at 48):
+//   neighbors_brute_{f32,f64}: every point, staged through shared memory in tiles of 128;
+//   neighbors_grid_{f32,f64}:  a host-built uniform grid (counting-sorted cells, per-axis slab
+//     ranges and their prefix max / suffix min), searched shell by shell outwards with the CPU
+//     grid's exact stopping rule.
+
+#define NB_THREADS 128
+#define NB_K_MAX 64
+
+struct NeighborsBruteParams {
+    u32 n_points;
+    u32 n_queries;
+    u32 k;
+    u32 dim;
+    u32 exclude_self;  // skip point j == query index
+    u32 pad0;
+    double r2;  // the radius threshold already rounded to T, widened exactly (inf: none)
+};
+GF_CHECK_SIZE(NeighborsBruteParams, 32);
+
+struct NeighborsGridParams {
+    u32 n_points;
+    u32 n_queries;
+    u32 k;
+    u32 dim;
+    u32 exclude_self;  // skip the query's own index (self_query only)
+    u32 self_query;    // queries are the grid's points in storage order
+    double r2;
+    double origin[3];
+    double inv_cell;  // 1 / cell size (the home cell only steers the search order)
+    u32 dims[3];  // cells per axis; unused axes 1
+    u32 pad1;
+};
+GF_CHECK_SIZE(NeighborsGridParams, 80);
+
+// ---- exact arithmetic (no contraction, no FTZ) ----------------------------------------------
+__device__ __forceinline__ float nb_sub(float a, float b) {
+    float r;
+    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ float nb_mul(float a, float b) {
+    float r;
+    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ float nb_add(float a, float b) {
+    float r;
+    asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ double nb_sub(double a, double b) {
+    double r;
+    asm("sub.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
+    return r;
+}
+__device__ __forceinline__ double nb_mul(double a, double b) {
+    double r;
+    asm("mul.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
+    return r;
+}
+__device__ __forceinline__ double nb_add(double a, double b) {
+    double r;
+    asm("add.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
+    return r;
+}
+
+// Order key of a non-negative value: its bits as an unsigned integer.
+__device__ __forceinline__ u32 nb_key(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ u64 nb_key(double v) { return (u64)__double_as_longlong(v); }
+
+template <typename T> struct NbTypes;
+template <> struct NbTypes<float> {
+    typedef u32 Key;
+    static __device__ __forceinline__ float nan() { return __int_as_float(0x7fffffff); }
+    static __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
+};
+template <> struct NbTypes<double> {
+    typedef u64 Key;
+    static __device__ __forceinline__ double nan() { return __longlong_as_double(0x7ff8000000000000LL); }
+    static __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+
+// d2 = ((0 + d0*d0) + d1*d1) + d2*d2 with d = p - q, exactly as the CPU's dist2.
+template <typename T, int D>
+__device__ __forceinline__ T nb_dist2(const T* q, const T* p) {
+    T s = (T)0;
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+        const T d = nb_sub(p[a], q[a]);
+        s = nb_add(s, nb_mul(d, d));
+    }
+    return s;
+}
+
+// The k best keys so far, ascending; keys compared as (bits of d2, index).
+template <typename T>
+struct NbBest {
+    typedef typename NbTypes<T>::Key Key;
+    Key d[NB_K_MAX];
+    u32 id[NB_K_MAX];
+    int len;
+    int k;
+    Key r2;
+    Key bound;  // candidates with key above this can never enter
+
+    __device__ __forceinline__ void init(int k_, Key r2_) {
+        len = 0;
+        k = k_;
+        r2 = r2_;
+        bound = r2_;
+    }
+    __device__ __forceinline__ void push(Key dk, u32 i) {
+        int pos;
+        if (len == k) {
+            const Key wd = d[k - 1];
+            if (!(dk < wd || (dk == wd && i < id[k - 1]))) return;
+            pos = k - 1;
+        } else {
+            pos = len;
+            ++len;
+        }
+        while (pos > 0) {
+            const Key pd = d[pos - 1];
+            const u32 pi = id[pos - 1];
+            if (dk < pd || (dk == pd && i < pi)) {
+                d[pos] = pd;
+                id[pos] = pi;
+                --pos;
+            } else {
+                break;
+            }
+        }
+        d[pos] = dk;
+        id[pos] = i;
+        if (len == k) {
+            const Key w = d[k - 1];
+            bound = w < r2 ? w : r2;
+        }
+    }
+    __device__ __forceinline__ void offer(Key dk, u32 i, bool skip) {
+        if (dk <= bound && !skip) push(dk, i);
+    }
+};
+
+// r2 arrives widened to f64 from a T value: narrow it back exactly (no FTZ, denormals kept).
+__device__ __forceinline__ float nb_narrow(double v, float) {
+    float r;
+    asm("cvt.rn.f32.f64 %0, %1;" : "=f"(r) : "d"(v));
+    return r;
+}
+__device__ __forceinline__ double nb_narrow(double v, double) { return v; }
+__device__ __forceinline__ float nb_val(u32 k, float) { return __uint_as_float(k); }
+__device__ __forceinline__ double nb_val(u64 k, double) { return __longlong_as_double((long long)k); }
+
+template <typename T>
+__device__ __forceinline__ void nb_write(const NbBest<T>& b, u32 row, u32 k, long long* out_idx,
+                                         T* out_d2) {
+    const size_t base = (size_t)row * k;
+    for (int j = 0; j < (int)k; ++j) {
+        if (j < b.len) {
+            out_idx[base + j] = (long long)b.id[j];
+            out_d2[base + j] = nb_val(b.d[j], (T)0);
+        } else {
+            out_idx[base + j] = -1;
+            out_d2[base + j] = NbTypes<T>::nan();
+        }
+    }
+}
+
+// ---- brute force ------------------------------------------------------------------------------
+template <typename T, int D>
+__device__ __forceinline__ void nb_brute(const NeighborsBruteParams& P, const T* __restrict__ pts,
+                                         const T* __restrict__ qs, long long* __restrict__ out_idx,
+                                         T* __restrict__ out_d2) {
+    __shared__ T tile[D][NB_THREADS];
+    const u32 qi = blockIdx.x * NB_THREADS + threadIdx.x;
+    const bool active = qi < P.n_queries;
+    T q[D];
+#pragma unroll
+    for (int a = 0; a < D; ++a) q[a] = active ? qs[(size_t)qi * D + a] : (T)0;
+    NbBest<T> best;
+    best.init((int)P.k, nb_key(nb_narrow(P.r2, (T)0)));
+    for (u32 t0 = 0; t0 < P.n_points; t0 += NB_THREADS) {
+        const u32 j = t0 + threadIdx.x;
+        __syncthreads();
+        if (j < P.n_points) {
+#pragma unroll
+            for (int a = 0; a < D; ++a) tile[a][threadIdx.x] = pts[(size_t)j * D + a];
+        }
+        __syncthreads();
+        const u32 m = min((u32)NB_THREADS, P.n_points - t0);
+        if (active) {
+            for (u32 t = 0; t < m; ++t) {
+                T p[D];
+#pragma unroll
+                for (int a = 0; a < D; ++a) p[a] = tile[a][t];
+                const T dd = nb_dist2<T, D>(q, p);
+                const u32 jj = t0 + t;
+                best.offer(nb_key(dd), jj, P.exclude_self && jj == qi);
+            }
+        }
+    }
+    if (active) nb_write(best, qi, P.k, out_idx, out_d2);
+}
+
+// ---- uniform grid -----------------------------------------------------------------------------
+// Slab arrays are concatenated per axis: axis a's slab s is at off[a] + s, off = (0, dx, dx+dy).
+template <typename T>
+struct NbGrid {
+    const u32* starts;  // ncells + 1
+    const T* pts;       // storage order, D per point
+    const u32* ids;     // original index of each stored point
+    const T* slab_lo;
+    const T* slab_hi;
+    const T* pre_max;
+    const T* suf_min;
+};
+
+// Lower bound on the computed d2 of every point inside the box [lo, hi] (a cell's slab ranges),
+// as the CPU's box_dist2: rounding is monotone, so it never exceeds such a point's d2. Floating
+// comparisons may be FTZ under fast math; FTZ is monotone, so a taken branch is always right and
+// a missed one only lowers the bound (g = 0).
+template <typename T, int D>
+__device__ __forceinline__ T nb_box2(const T* q, const T* lo, const T* hi) {
+    T s = (T)0;
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+        T g = (T)0;
+        if (q[a] < lo[a]) g = nb_sub(lo[a], q[a]);
+        else if (q[a] > hi[a]) g = nb_sub(q[a], hi[a]);
+        s = nb_add(s, nb_mul(g, g));
+    }
+    return s;
+}
+
+template <typename T, int D>
+__device__ __forceinline__ void nb_visit(const NeighborsGridParams& P, const NbGrid<T>& G,
+                                         const T* q, int x, int y, int z, bool has_skip, u32 skip,
+                                         NbBest<T>& best) {
+    const u32 id = ((u32)z * P.dims[1] + (u32)y) * P.dims[0] + (u32)x;
+    const u32 s = G.starts[id], e = G.starts[id + 1];
+    if (s == e) return;
+    const int c[3] = {x, y, z};
+    const u32 off[3] = {0u, P.dims[0], P.dims[0] + P.dims[1]};
+    T lo[D], hi[D];
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+        lo[a] = G.slab_lo[off[a] + c[a]];
+        hi[a] = G.slab_hi[off[a] + c[a]];
+    }
+    if (nb_key(nb_box2<T, D>(q, lo, hi)) > best.bound) return;
+    for (u32 t = s; t < e; ++t) {
+        T p[D];
+#pragma unroll
+        for (int a = 0; a < D; ++a) p[a] = G.pts[(size_t)t * D + a];
+        const u32 j = G.ids[t];
+        best.offer(nb_key(nb_dist2<T, D>(q, p)), j, has_skip && j == skip);
+    }
+}
+
+// Lower bound on d2 of every point outside the block of cells at Chebyshev distance <= t of c0
+// (inf when the block covers the grid), as the CPU's outside_bound.
+template <typename T, int D>
+__device__ __forceinline__ T nb_outside(const NeighborsGridParams& P, const NbGrid<T>& G,
+                                        const T* q, const int* c0, int t) {
+    T lb = NbTypes<T>::inf();
+    const u32 off[3] = {0u, P.dims[0], P.dims[0] + P.dims[1]};
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+        if (c0[a] > t) {
+            const T m = G.pre_max[off[a] + (u32)(c0[a] - t - 1)];
+            const T g = q[a] > m ? nb_sub(q[a], m) : (T)0;
+            const T g2 = nb_mul(g, g);
+            if (nb_key(g2) < nb_key(lb)) lb = g2;
+        }
+        const int up = c0[a] + t + 1;
+        if (up < (int)P.dims[a]) {
+            const T m = G.suf_min[off[a] + (u32)up];
+            const T g = m > q[a] ? nb_sub(m, q[a]) : (T)0;
+            const T g2 = nb_mul(g, g);
+            if (nb_key(g2) < nb_key(lb)) lb = g2;
+        }
+    }
+    return lb;
+}
+
+template <typename T, int D>
+__device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const NbGrid<T>& G,
+                                        const T* __restrict__ qs, long long* __restrict__ out_idx,
+                                        T* __restrict__ out_d2) {
+    const u32 r = blockIdx.x * NB_THREADS + threadIdx.x;
+    if (r >= P.n_queries) return;
+    T q[D];
+    u32 row = r;
+    bool has_skip = false;
+    u32 skip = 0;
+    if (P.self_query) {
+#pragma unroll
+        for (int a = 0; a < D; ++a) q[a] = G.pts[(size_t)r * D + a];
+        row = G.ids[r];
+        has_skip = P.exclude_self != 0;
+        skip = row;
+    } else {
+#pragma unroll
+        for (int a = 0; a < D; ++a) q[a] = qs[(size_t)r * D + a];
+    }
+    NbBest<T> best;
+    best.init((int)P.k, nb_key(nb_narrow(P.r2, (T)0)));
+    if (P.n_points > 0) {
+        // Home cell: any cell is correct (the bounds use the real slab ranges); this one is
+        // floor((q - origin) / h) (times 1/h: no division subroutine), clamped into the grid.
+        int c0[3] = {0, 0, 0};
+        int smax = 0;
+#pragma unroll
+        for (int a = 0; a < 3; ++a) {
+            const int n = (int)P.dims[a];
+            if (a < D) {
+                const double f = floor(__dmul_rn(__dsub_rn((double)q[a], P.origin[a]), P.inv_cell));
+                c0[a] = f >= 0.0 ? (f >= (double)(n - 1) ? n - 1 : (int)f) : 0;
+            }
+            smax = max(smax, max(c0[a], n - 1 - c0[a]));
+        }
+        const int dx = (int)P.dims[0], dy = (int)P.dims[1], dz = (int)P.dims[2];
+        for (int s = 0; s <= smax; ++s) {
+            if (s > 0 && nb_key(nb_outside<T, D>(P, G, q, c0, s - 1)) > best.bound) break;
+            const int zlo = max(c0[2] - s, 0), zhi = min(c0[2] + s, dz - 1);
+            const int ylo = max(c0[1] - s, 0), yhi = min(c0[1] + s, dy - 1);
+            const int xlo = max(c0[0] - s, 0), xhi = min(c0[0] + s, dx - 1);
+            for (int z = zlo; z <= zhi; ++z) {
+                const bool onz = z == c0[2] - s || z == c0[2] + s;
+                for (int y = ylo; y <= yhi; ++y) {
+                    const bool on = onz || y == c0[1] - s || y == c0[1] + s;
+                    if (on) {
+                        for (int x = xlo; x <= xhi; ++x)
+                            nb_visit<T, D>(P, G, q, x, y, z, has_skip, skip, best);
+                    } else {
+                        if (c0[0] - s >= 0)
+                            nb_visit<T, D>(P, G, q, c0[0] - s, y, z, has_skip, skip, best);
+                        if (s > 0 && c0[0] + s < dx)
+                            nb_visit<T, D>(P, G, q, c0[0] + s, y, z, has_skip, skip, best);
+                    }
+                }
+            }
+        }
+    }
+    nb_write(best, row, P.k, out_idx, out_d2);
+}
+
+// ---- entry points -----------------------------------------------------------------------------
+#define NB_BRUTE(SUF, T)                                                                         \
+    extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_brute_##SUF(                \
+        NeighborsBruteParams P, const T* pts, const T* qs, long long* out_idx, T* out_d2) {      \
+        if (P.dim == 3) nb_brute<T, 3>(P, pts, qs, out_idx, out_d2);                             \
+        else nb_brute<T, 2>(P, pts, qs, out_idx, out_d2);                                        \
+    }
+NB_BRUTE(f32, float)
+NB_BRUTE(f64, double)
+
+#define NB_GRID(SUF, T)                                                                          \
+    extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_grid_##SUF(                 \
+        NeighborsGridParams P, const u32* starts, const T* pts, const u32* ids, const T* slab_lo, \
+        const T* slab_hi, const T* pre_max, const T* suf_min, const T* qs, long long* out_idx,   \
+        T* out_d2) {                                                                             \
+        NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, pre_max, suf_min};                    \
+        if (P.dim == 3) nb_grid<T, 3>(P, G, qs, out_idx, out_d2);                                \
+        else nb_grid<T, 2>(P, G, qs, out_idx, out_d2);                                           \
+    }
+NB_GRID(f32, float)
+NB_GRID(f64, double)

@@ -1,0 +1,88 @@
+//! CUDA glue for [`super::knn_on`]: validates like the CPU path, then calls the safe wrappers in
+//! `geofield_cuda::neighbors` (kernels in `crates/geofield-cuda/kernels/neighbors.cu`).
+//!
+//! Index mapping: [`IndexKind::Brute`] runs the brute-force kernel; [`IndexKind::Uniform`],
+//! [`IndexKind::Auto`] and [`IndexKind::Dynamic`] run the uniform-grid kernel on a grid built on
+//! the host (a `Uniform` cell size is honoured; `Dynamic`'s leaf size is ignored: a GPU dynamic
+//! grid is future work). Every index returns the same rows as the CPU's brute force, bit for bit.
+
+use geofield_cuda::Gpu;
+use geofield_cuda::neighbors::{self as gn, GpuCoord};
+
+use super::{Coord, IndexKind, KnnQuery, Neighbors};
+use crate::GeofieldError;
+
+fn check_flat<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
+    if !v.len().is_multiple_of(dim) {
+        return Err(GeofieldError::Invalid(format!(
+            "{what}s has {} values, not a multiple of dim = {dim}",
+            v.len()
+        )));
+    }
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(GeofieldError::Invalid(format!(
+            "{what} {} has a non-finite coordinate (axis {})",
+            i / dim,
+            i % dim
+        )));
+    }
+    Ok(v.len() / dim)
+}
+
+/// kNN on the GPU; same contract as [`super::knn`].
+pub(super) fn knn<T: Coord + GpuCoord>(
+    gpu: &Gpu,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+) -> Result<Neighbors, GeofieldError> {
+    q.validate()?;
+    index.validate()?;
+    if dim != 2 && dim != 3 {
+        return Err(GeofieldError::Invalid(format!(
+            "dim = {dim} is not supported (2 or 3)"
+        )));
+    }
+    let n = check_flat(points, dim, "point")?;
+    if let Some(qs) = queries {
+        check_flat(qs, dim, "query")?;
+    }
+    if n >= u32::MAX as usize {
+        return Err(GeofieldError::Unsupported(format!(
+            "{n} points; fewer than {} are supported on the GPU",
+            u32::MAX
+        )));
+    }
+    let r2 = q.radius.map(|r| T::from_f64(r * r));
+    let (indices, d2, _ms) = match index {
+        IndexKind::Brute => gn::knn_brute(
+            gpu,
+            points,
+            queries.unwrap_or(points),
+            dim,
+            q.k,
+            r2,
+            q.exclude_self && queries.is_none(),
+        )?,
+        IndexKind::Uniform { .. } | IndexKind::Dynamic { .. } | IndexKind::Auto => {
+            let cell = match index {
+                IndexKind::Uniform { cell_size } => cell_size,
+                _ => None,
+            };
+            let grid = gn::GpuGrid::build(points, dim, cell)?;
+            gn::knn_grid(gpu, &grid, queries, q.k, r2, q.exclude_self)?
+        }
+    };
+    let dist2 = indices
+        .iter()
+        .zip(&d2)
+        .map(|(&i, &d)| if i < 0 { f64::NAN } else { d.to_f64() })
+        .collect();
+    Ok(Neighbors {
+        k: q.k,
+        indices,
+        dist2,
+    })
+}

@@ -1,0 +1,456 @@
+//! GPU kNN against the CPU: identical indices and identical d² bits, row by row.
+//!
+//! Skips (with a notice) without a GPU; with `GEOFIELD_REQUIRE_GPU=1` a missing GPU fails.
+//! Run on the GPU machine:
+//! `GEOFIELD_REQUIRE_GPU=1 cargo test --release -p geofield --test neighbors_cuda -- --nocapture --test-threads=1`
+//!
+//! The reference is the CPU's brute force when Q·N is small enough, else the CPU's uniform grid
+//! (tested identical to brute force in `neighbors_cpu.rs`). A mismatch prints the first differing
+//! query with both rows (index and d² with its bit pattern) and the number of differing rows.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
+
+use std::time::Instant;
+
+use geofield::Backend;
+use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn, knn_on};
+use geofield_cuda::neighbors::{GpuCoord, GpuGrid, knn_brute, knn_grid};
+
+fn gpu() -> Option<Backend> {
+    geofield_cuda::test_gpu().map(Backend::Cuda)
+}
+
+/// Deterministic generator (SplitMix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn uniform<T: Coord>(n: usize, dim: usize, scale: f64, seed: u64) -> Vec<T> {
+    let mut r = Rng(seed);
+    (0..n * dim)
+        .map(|_| T::from_f64(r.unit() * scale))
+        .collect()
+}
+
+/// A few tight clusters (spread 1e-3 of the box) plus 5 % background.
+fn clustered<T: Coord>(n: usize, dim: usize, seed: u64) -> Vec<T> {
+    let mut r = Rng(seed);
+    let centres: Vec<f64> = (0..8 * dim).map(|_| r.unit() * 100.0).collect();
+    let mut v = Vec::with_capacity(n * dim);
+    for _ in 0..n {
+        let bg = r.unit() < 0.05;
+        let c = (r.next() % 8) as usize;
+        for a in 0..dim {
+            let x = if bg {
+                r.unit() * 100.0
+            } else {
+                centres[c * dim + a] + (r.unit() - 0.5) * 0.1
+            };
+            v.push(T::from_f64(x));
+        }
+    }
+    v
+}
+
+/// Integer lattice 0..m per axis: many exact duplicates and equal distances.
+fn lattice<T: Coord>(n: usize, dim: usize, m: u64, seed: u64) -> Vec<T> {
+    let mut r = Rng(seed);
+    (0..n * dim)
+        .map(|_| T::from_f64((r.next() % m) as f64))
+        .collect()
+}
+
+fn fmt_row(nb: &Neighbors, i: usize) -> String {
+    let (ix, d) = nb.row(i);
+    ix.iter()
+        .zip(d)
+        .map(|(i, d)| format!("({i}, {d:e} [{:016x}])", d.to_bits()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Panics with a clear report unless `got` equals `want` exactly (indices, d² bits, NaN pads).
+fn assert_same(label: &str, want: &Neighbors, got: &Neighbors) {
+    assert_eq!(want.k, got.k, "{label}: k differs");
+    assert_eq!(
+        want.indices.len(),
+        got.indices.len(),
+        "{label}: {} vs {} entries",
+        want.indices.len(),
+        got.indices.len()
+    );
+    let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    let k = want.k;
+    let mut bad = Vec::new();
+    for q in 0..want.queries() {
+        let r = q * k..(q + 1) * k;
+        let ok = want.indices[r.clone()] == got.indices[r.clone()]
+            && want.dist2[r.clone()]
+                .iter()
+                .zip(&got.dist2[r])
+                .all(|(&a, &b)| same(a, b));
+        if !ok {
+            bad.push(q);
+        }
+    }
+    if let Some(&q) = bad.first() {
+        panic!(
+            "{label}: {} of {} rows differ; first differing query {q}:\n  cpu: {}\n  gpu: {}",
+            bad.len(),
+            want.queries(),
+            fmt_row(want, q),
+            fmt_row(got, q)
+        );
+    }
+}
+
+/// Checks that the rows obey the semantics (sorted keys, radius, self-exclusion, padding).
+fn assert_well_formed(label: &str, nb: &Neighbors, n: usize, radius: Option<f64>, skip_self: bool) {
+    let k = nb.k;
+    for q in 0..nb.queries() {
+        let (ix, d) = nb.row(q);
+        let len = ix.iter().take_while(|&&i| i >= 0).count();
+        assert!(
+            ix[len..].iter().all(|&i| i == -1) && d[len..].iter().all(|x| x.is_nan()),
+            "{label}: query {q}: bad padding: {}",
+            fmt_row(nb, q)
+        );
+        if radius.is_none() {
+            let avail = if skip_self { n.saturating_sub(1) } else { n };
+            assert_eq!(len, k.min(avail), "{label}: query {q}: row too short");
+        }
+        for j in 0..len {
+            assert!(
+                (ix[j] as usize) < n,
+                "{label}: query {q}: index out of range"
+            );
+            assert!(
+                !(skip_self && ix[j] as usize == q),
+                "{label}: query {q}: itself"
+            );
+            if j > 0 {
+                assert!(
+                    (d[j - 1], ix[j - 1]) < (d[j], ix[j]),
+                    "{label}: query {q}: row not sorted: {}",
+                    fmt_row(nb, q)
+                );
+            }
+        }
+    }
+}
+
+/// One case: CPU reference vs the GPU's brute-force and grid kernels (and the other kinds).
+#[allow(clippy::too_many_arguments)]
+fn case<T: Coord + GpuCoord>(
+    be: &Backend,
+    label: &str,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    k: usize,
+    radius: Option<f64>,
+    exclude_self: bool,
+) {
+    let n = points.len() / dim;
+    let nq = queries.map_or(n, |q| q.len() / dim);
+    let q = KnnQuery {
+        k,
+        radius,
+        exclude_self,
+    };
+    let label = format!(
+        "{label} [{} dim={dim} n={n} q={nq} k={k} r={radius:?} excl={exclude_self}]",
+        std::any::type_name::<T>()
+    );
+    let ref_kind = if (n as f64) * (nq as f64) <= 4e8 {
+        IndexKind::Brute
+    } else {
+        IndexKind::Uniform { cell_size: None }
+    };
+    let want = knn(points, queries, dim, &q, ref_kind).unwrap();
+    assert_well_formed(
+        &format!("{label} cpu"),
+        &want,
+        n,
+        radius,
+        exclude_self && queries.is_none(),
+    );
+    let mut kinds = vec![IndexKind::Uniform { cell_size: None }, IndexKind::Auto];
+    if (n as f64) * (nq as f64) <= 5e10 {
+        kinds.push(IndexKind::Brute);
+    }
+    for kind in kinds {
+        let t = Instant::now();
+        let got = knn_on(be, points, queries, dim, &q, kind)
+            .unwrap_or_else(|e| panic!("{label} {kind:?}: {e}"));
+        assert_same(
+            &format!("{label} gpu {kind:?} vs cpu {ref_kind:?}"),
+            &want,
+            &got,
+        );
+        if n * nq > 10_000_000 {
+            eprintln!(
+                "  {label} {kind:?}: ok in {:.3} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+/// Every (k, radius, exclusion, separate-queries) combination on one point set.
+fn sweep<T: Coord + GpuCoord>(be: &Backend, label: &str, pts: &[T], dim: usize, radii: &[f64]) {
+    let n = pts.len() / dim;
+    let qs: Vec<T> = uniform::<T>(n.min(3000), dim, 1.0, 99)
+        .iter()
+        .zip(pts.iter().cycle())
+        .map(|(&u, &p)| T::from_f64(p.to_f64() + u.to_f64() * 0.5))
+        .collect();
+    for k in [1usize, 7, 64] {
+        let mut rs: Vec<Option<f64>> = vec![None];
+        rs.extend(radii.iter().map(|&r| Some(r)));
+        for r in rs {
+            case(be, label, pts, None, dim, k, r, true);
+            case(be, label, pts, None, dim, k, r, false);
+            case(be, label, pts, Some(&qs), dim, k, r, false);
+        }
+    }
+}
+
+fn all_sets<T: Coord + GpuCoord>(be: &Backend) {
+    for dim in [2usize, 3] {
+        let n = 6000;
+        let u = uniform::<T>(n, dim, 100.0, 1 + dim as u64);
+        // Radii giving ~3 and ~30 neighbours on average.
+        let vol_per_pt = 100f64.powi(dim as i32) / n as f64;
+        let r_small = (3.0 * vol_per_pt).powf(1.0 / dim as f64) * 0.7;
+        let r_big = (30.0 * vol_per_pt).powf(1.0 / dim as f64) * 0.7;
+        sweep(be, "uniform", &u, dim, &[r_small, r_big]);
+        let c = clustered::<T>(n, dim, 7 + dim as u64);
+        sweep(be, "clustered", &c, dim, &[0.01, 1.0]);
+        // Lattice: exact ties everywhere; radius 1 and 2 land exactly on lattice distances.
+        let l = lattice::<T>(n, dim, if dim == 2 { 30 } else { 10 }, 11 + dim as u64);
+        sweep(be, "lattice", &l, dim, &[1.0, 2.0, 0.0]);
+    }
+}
+
+#[test]
+fn cuda_knn_matches_cpu_f32() {
+    let Some(be) = gpu() else { return };
+    all_sets::<f32>(&be);
+}
+
+#[test]
+fn cuda_knn_matches_cpu_f64() {
+    let Some(be) = gpu() else { return };
+    all_sets::<f64>(&be);
+}
+
+#[test]
+fn cuda_knn_tiny_sets() {
+    let Some(be) = gpu() else { return };
+    fn tiny<T: Coord + GpuCoord>(be: &Backend) {
+        for dim in [2usize, 3] {
+            for k in [1usize, 7, 64] {
+                for n in [0usize, 1, 2, k, k + 1] {
+                    let pts = lattice::<T>(n, dim, 3, 5 + n as u64);
+                    let qs = uniform::<T>(5, dim, 3.0, 17);
+                    for r in [None, Some(1.0)] {
+                        case(be, "tiny", &pts, None, dim, k, r, true);
+                        case(be, "tiny", &pts, None, dim, k, r, false);
+                        case(be, "tiny", &pts, Some(&qs), dim, k, r, false);
+                        case(be, "tiny/no queries", &pts, Some(&[]), dim, k, r, false);
+                    }
+                }
+            }
+        }
+    }
+    tiny::<f32>(&be);
+    tiny::<f64>(&be);
+}
+
+/// Coordinates so small that d² is subnormal (f32: ~1e-42; f64: ~1e-310): a flush-to-zero or a
+/// fused multiply-add anywhere would change d² bits or the neighbour order.
+#[test]
+fn cuda_knn_subnormal_distances_and_cell_sizes() {
+    let Some(be) = gpu() else { return };
+    for dim in [2usize, 3] {
+        let p32 = uniform::<f32>(3000, dim, 1e-20, 21);
+        let p64 = uniform::<f64>(3000, dim, 1e-154, 22);
+        for k in [1usize, 7, 64] {
+            case(&be, "subnormal", &p32, None, dim, k, None, true);
+            case(&be, "subnormal", &p64, None, dim, k, None, true);
+            case(&be, "subnormal", &p32, None, dim, k, Some(3e-21), true);
+        }
+        // Odd cell sizes: tiny cells (many shells) and one huge cell.
+        let u = uniform::<f32>(4000, dim, 10.0, 23);
+        let q = KnnQuery {
+            k: 7,
+            radius: None,
+            exclude_self: true,
+        };
+        let want = knn(&u, None, dim, &q, IndexKind::Brute).unwrap();
+        for h in [0.05, 0.37, 1e6] {
+            let kind = IndexKind::Uniform { cell_size: Some(h) };
+            let got = knn_on(&be, &u, None, dim, &q, kind).unwrap();
+            assert_same(&format!("cell size {h} dim {dim}"), &want, &got);
+        }
+    }
+}
+
+/// Up to 2e5 points against the CPU's uniform grid.
+#[test]
+fn cuda_knn_large_sets() {
+    let Some(be) = gpu() else { return };
+    let n = 200_000;
+    let u2 = uniform::<f32>(n, 2, 1000.0, 31);
+    case(&be, "large uniform", &u2, None, 2, 7, None, true);
+    case(&be, "large uniform", &u2, None, 2, 64, Some(3.0), true);
+    let c3 = clustered::<f64>(n, 3, 32);
+    case(&be, "large clustered", &c3, None, 3, 7, None, true);
+    let l2 = lattice::<f32>(n, 2, 300, 33);
+    case(&be, "large lattice", &l2, None, 2, 7, None, true);
+    let l3 = lattice::<f64>(n, 3, 40, 34);
+    case(&be, "large lattice", &l3, None, 3, 64, Some(2.0), true);
+}
+
+#[test]
+fn cuda_knn_invalid_inputs_are_errors() {
+    let Some(be) = gpu() else { return };
+    let q = |k| KnnQuery {
+        k,
+        radius: None,
+        exclude_self: true,
+    };
+    let pts = [0.0f32, 1.0, 2.0, 3.0];
+    for kind in [IndexKind::Brute, IndexKind::Uniform { cell_size: None }] {
+        assert!(knn_on(&be, &pts, None, 2, &q(0), kind).is_err());
+        assert!(knn_on(&be, &pts, None, 2, &q(65), kind).is_err());
+        assert!(knn_on(&be, &pts, None, 4, &q(1), kind).is_err());
+        assert!(knn_on(&be, &pts[..3], None, 2, &q(1), kind).is_err());
+        assert!(knn_on(&be, &[0.0, f32::NAN], None, 2, &q(1), kind).is_err());
+        assert!(knn_on(&be, &pts, Some(&[1.0, 2.0, 3.0]), 2, &q(1), kind).is_err());
+        let neg = KnnQuery {
+            k: 1,
+            radius: Some(-1.0),
+            exclude_self: false,
+        };
+        assert!(knn_on(&be, &pts, None, 2, &neg, kind).is_err());
+    }
+    assert!(
+        knn_on(
+            &be,
+            &[0.0f64, 0.0, 1e9, 1e9],
+            None,
+            2,
+            &q(1),
+            IndexKind::Uniform {
+                cell_size: Some(1e-3)
+            }
+        )
+        .is_err()
+    );
+}
+
+/// Throughput (prints, asserts only that both kernels agree): 7-NN of 2^20 uniform 2-D f32
+/// points, self-excluded.
+#[test]
+fn cuda_knn_throughput() {
+    let Some(be) = gpu() else { return };
+    let Backend::Cuda(g) = &be else { return };
+    let n = 1usize << 20;
+    let pts = uniform::<f32>(n, 2, 1.0, 41);
+    let k = 7;
+    // Warm-up: compiles the module.
+    let _ = knn_brute(g, &pts[..256], &pts[..256], 2, k, None, true).unwrap();
+
+    let t = Instant::now();
+    let grid = GpuGrid::build(&pts, 2, None).unwrap();
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let (gi, gd, gms) = knn_grid(g, &grid, None, k, None, true).unwrap();
+    let call_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "grid: N = {n}, {} x {} cells; host build {:.1} ms, call {:.1} ms (kernel {:.2} ms): \
+         {:.3e} queries/s (kernel), {:.3e} queries/s (build + call)",
+        grid.dims[0],
+        grid.dims[1],
+        build_s * 1e3,
+        call_s * 1e3,
+        gms,
+        n as f64 / (f64::from(gms) * 1e-3),
+        n as f64 / (build_s + call_s)
+    );
+
+    let t = Instant::now();
+    let (bi, bd, bms) = knn_brute(g, &pts, &pts, 2, k, None, true).unwrap();
+    let call_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "brute: N = {n}; call {:.1} ms (kernel {:.2} ms): {:.3e} queries/s (kernel), \
+         {:.3e} pairs/s",
+        call_s * 1e3,
+        bms,
+        n as f64 / (f64::from(bms) * 1e-3),
+        (n as f64) * (n as f64) / (f64::from(bms) * 1e-3)
+    );
+    let t = Instant::now();
+    let q = KnnQuery {
+        k,
+        radius: None,
+        exclude_self: true,
+    };
+    let via = knn_on(
+        &be,
+        &pts,
+        None,
+        2,
+        &q,
+        IndexKind::Uniform { cell_size: None },
+    )
+    .unwrap();
+    eprintln!(
+        "knn_on(Uniform) end to end: {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let to_nb = |i: Vec<i64>, d: Vec<f32>| Neighbors {
+        k,
+        indices: i,
+        dist2: d.into_iter().map(f64::from).collect(),
+    };
+    let grid_nb = to_nb(gi, gd);
+    assert_same("throughput: grid vs brute kernel", &to_nb(bi, bd), &grid_nb);
+    assert_same("throughput: knn_on vs grid kernel", &grid_nb, &via);
+}
+
+/// Runs everywhere: `knn_on` with the CPU backend is `knn`.
+#[test]
+fn knn_on_cpu_is_knn() {
+    let pts = lattice::<f32>(500, 3, 6, 51);
+    for kind in [
+        IndexKind::Brute,
+        IndexKind::Uniform { cell_size: None },
+        IndexKind::Auto,
+    ] {
+        let q = KnnQuery {
+            k: 7,
+            radius: Some(2.0),
+            exclude_self: true,
+        };
+        let a = knn(&pts, None, 3, &q, kind).unwrap();
+        let b = knn_on(&Backend::Cpu, &pts, None, 3, &q, kind).unwrap();
+        assert_same(&format!("cpu dispatch {kind:?}"), &a, &b);
+    }
+}
