@@ -6,6 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::neighbors::{self, IndexKind, KnnQuery};
+use geofield::{BackendChoice, backend};
 use geofield_io::{CsvTable, NpyData};
 
 use crate::output;
@@ -43,6 +44,10 @@ pub struct KnnArgs {
     /// Neighbour distances, (queries x k) f64, NaN where absent.
     #[arg(long)]
     pub distances: Option<PathBuf>,
+    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND). On CUDA the dynamic index runs the
+    /// uniform grid kernel (a GPU dynamic grid is not written yet).
+    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
+    pub backend: String,
 }
 
 /// Coordinates as read: the search runs in this precision.
@@ -144,16 +149,22 @@ pub fn run(a: &KnnArgs) -> Result<()> {
         IndexArg::Dynamic => IndexKind::Dynamic { max_per_leaf: 32 },
         IndexArg::Auto => IndexKind::Auto,
     };
+    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
+    let sel = backend::select(choice)?;
+    if let Some(r) = &sel.fallback_reason {
+        eprintln!("note: using the CPU backend: {r}");
+    }
+    let be = sel.backend;
     let start = Instant::now();
     let dim = points.dim();
     let result = match (&points, &queries) {
-        (Coords::F64(p, _), None) => neighbors::knn(p, None, dim, &query, index),
-        (Coords::F32(p, _), None) => neighbors::knn(p, None, dim, &query, index),
+        (Coords::F64(p, _), None) => neighbors::knn_on(&be, p, None, dim, &query, index),
+        (Coords::F32(p, _), None) => neighbors::knn_on(&be, p, None, dim, &query, index),
         (Coords::F64(p, _), Some(Coords::F64(q, _))) => {
-            neighbors::knn(p, Some(q), dim, &query, index)
+            neighbors::knn_on(&be, p, Some(q), dim, &query, index)
         }
         (Coords::F32(p, _), Some(Coords::F32(q, _))) => {
-            neighbors::knn(p, Some(q), dim, &query, index)
+            neighbors::knn_on(&be, p, Some(q), dim, &query, index)
         }
         _ => bail!("points and queries must have the same dtype (both f32 or both f64)"),
     }
@@ -161,11 +172,12 @@ pub fn run(a: &KnnArgs) -> Result<()> {
     let secs = start.elapsed().as_secs_f64();
     let nq = queries.as_ref().map_or(points.len(), Coords::len);
     println!(
-        "{} queries x k = {} among {} points ({}-D): {:.3} s, {:.3e} queries/s",
+        "{} queries x k = {} among {} points ({}-D) on {}: {:.3} s, {:.3e} queries/s",
         nq,
         a.k,
         points.len(),
         dim,
+        be.label(),
         secs,
         nq as f64 / secs.max(1e-12)
     );
