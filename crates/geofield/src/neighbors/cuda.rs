@@ -12,13 +12,7 @@ use geofield_cuda::neighbors::{self as gn, GpuCoord};
 use super::{Coord, IndexKind, KnnQuery, Neighbors};
 use crate::GeofieldError;
 
-fn check_flat<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
-    if !v.len().is_multiple_of(dim) {
-        return Err(GeofieldError::Invalid(format!(
-            "{what}s has {} values, not a multiple of dim = {dim}",
-            v.len()
-        )));
-    }
+fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
     if let Some(i) = v.iter().position(|x| !x.is_finite()) {
         return Err(GeofieldError::Invalid(format!(
             "{what} {} has a non-finite coordinate (axis {})",
@@ -38,16 +32,10 @@ pub(super) fn knn<T: Coord + GpuCoord>(
     q: &KnnQuery,
     index: IndexKind,
 ) -> Result<Neighbors, GeofieldError> {
-    q.validate()?;
-    index.validate()?;
-    if dim != 2 && dim != 3 {
-        return Err(GeofieldError::Invalid(format!(
-            "dim = {dim} is not supported (2 or 3)"
-        )));
-    }
-    let n = check_flat(points, dim, "point")?;
+    super::check_inputs(points, queries, dim, q, index)?;
+    let n = check_finite(points, dim, "point")?;
     if let Some(qs) = queries {
-        check_flat(qs, dim, "query")?;
+        check_finite(qs, dim, "query")?;
     }
     if n >= u32::MAX as usize {
         return Err(GeofieldError::Unsupported(format!(

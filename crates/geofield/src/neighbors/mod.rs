@@ -222,17 +222,16 @@ fn to_points<T: Coord, const D: usize>(
         .collect())
 }
 
-/// Exact k-nearest-neighbour search (see the module docs for the semantics).
-///
-/// `points` and `queries` are flat coordinate arrays, `dim` (2 or 3) values per point. Without
-/// `queries`, every point is a query (and `q.exclude_self` applies).
-pub fn knn<T: Coord>(
+/// The checks shared by every backend: the query and index parameters, `dim`, array lengths
+/// and the point-count limit (ids are u32). Coordinates are checked for finiteness where they
+/// are converted.
+fn check_inputs<T: Coord>(
     points: &[T],
     queries: Option<&[T]>,
     dim: usize,
     q: &KnnQuery,
     index: IndexKind,
-) -> Result<Neighbors, GeofieldError> {
+) -> Result<(), GeofieldError> {
     q.validate()?;
     index.validate()?;
     if dim != 2 && dim != 3 {
@@ -261,6 +260,21 @@ pub fn knn<T: Coord>(
             u32::MAX
         )));
     }
+    Ok(())
+}
+
+/// Exact k-nearest-neighbour search (see the module docs for the semantics).
+///
+/// `points` and `queries` are flat coordinate arrays, `dim` (2 or 3) values per point. Without
+/// `queries`, every point is a query (and `q.exclude_self` applies).
+pub fn knn<T: Coord>(
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+) -> Result<Neighbors, GeofieldError> {
+    check_inputs(points, queries, dim, q, index)?;
     if dim == 2 {
         knn_d::<T, 2>(points, queries, q, index)
     } else {
