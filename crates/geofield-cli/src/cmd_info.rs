@@ -38,8 +38,10 @@ pub fn run(a: &InfoArgs) -> Result<()> {
             d.compute_capability.0, d.compute_capability.1
         );
         println!(
-            "  memory {:.1} GiB",
-            d.total_memory_bytes as f64 / (1u64 << 30) as f64
+            "  memory {:.1} GiB, {:.2} TB/s nominal, L2 {:.0} MiB",
+            d.total_memory_bytes as f64 / (1u64 << 30) as f64,
+            d.peak_bandwidth_bytes_per_s / 1e12,
+            d.l2_bytes as f64 / (1u64 << 20) as f64
         );
         println!(
             "  {} multiprocessors at {:.0} MHz",

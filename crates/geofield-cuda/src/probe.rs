@@ -12,7 +12,7 @@ use crate::context::Gpu;
 use crate::error::{CudaError, DriverResultExt};
 
 /// Properties of one CUDA device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DeviceInfo {
     pub ordinal: usize,
     pub name: String,
@@ -24,10 +24,12 @@ pub struct DeviceInfo {
     pub l2_bytes: u64,
     /// Shared memory a block may opt in to (bytes).
     pub shared_mem_per_block_optin: u64,
+    /// Nominal DRAM bandwidth, 2 × memory clock × bus width (bytes/s; 0 if not reported).
+    pub peak_bandwidth_bytes_per_s: f64,
 }
 
 /// The outcome of [`probe`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProbeReport {
     /// CUDA is usable: libraries present, context opens, a kernel compiles, runs and is right.
     pub ok: bool,
@@ -105,6 +107,16 @@ pub(crate) fn device_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, CudaErro
         shared_mem_per_block_optin: u64::from(non_neg(attr(
             A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
         )?)),
+        // Like the SM clock, the memory clock may be refused by CUDA 13: 0 then.
+        peak_bandwidth_bytes_per_s: match (
+            attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+        ) {
+            (Ok(khz), Ok(bits)) => {
+                2.0 * f64::from(non_neg(khz)) * 1e3 * f64::from(non_neg(bits)) / 8.0
+            }
+            _ => 0.0,
+        },
     })
 }
 

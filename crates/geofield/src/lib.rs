@@ -8,10 +8,12 @@
 //! - [`dispersal`]: seed density maps from a stem map (SORTIE-ND-style kernels), exact, the
 //!   2012 paper's multi-resolution method, and an error-bounded cutoff.
 //! - [`neighbors`]: exact k-nearest-neighbour queries (brute force, uniform grid, dynamic grid).
+//! - [`flock`]: OpenSteer's boids on those neighbour searches.
 
 pub mod backend;
 pub mod dispersal;
 mod error;
+pub mod flock;
 pub mod neighbors;
 pub mod synth;
 

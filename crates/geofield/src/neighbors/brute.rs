@@ -25,4 +25,8 @@ impl<T: Coord, const D: usize> super::Search<T, D> for Brute<'_, T, D> {
     fn search(&self, q: &[T; D], skip: Option<u32>, r2: T, best: &mut KBest<T>) {
         best.scan(q, self.pts, &self.ids, skip, r2);
     }
+
+    fn within(&self, q: &[T; D], skip: Option<u32>, r2: T, out: &mut Vec<(T, u32)>) {
+        super::kbest::scan_within(q, self.pts, &self.ids, skip, r2, out);
+    }
 }

@@ -194,4 +194,25 @@ impl<T: Coord, const D: usize> super::Search<T, D> for DynamicGrid<T, D> {
             }
         }
     }
+
+    fn within(&self, q: &[T; D], skip: Option<u32>, r2: T, out: &mut Vec<(T, u32)>) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        let mut stack: Vec<u32> = Vec::with_capacity(64);
+        stack.push(0);
+        while let Some(ni) = stack.pop() {
+            let node = &self.nodes[ni as usize];
+            if box_dist2(q, &node.lo, &node.hi) > r2 {
+                continue;
+            }
+            if node.child == LEAF {
+                let (s, e) = (node.start as usize, node.end as usize);
+                super::kbest::scan_within(q, &self.pts[s..e], &self.ids[s..e], skip, r2, out);
+            } else {
+                stack.push(node.right);
+                stack.push(node.child);
+            }
+        }
+    }
 }

@@ -129,6 +129,24 @@ impl<T: Coord> KBest<T> {
     }
 }
 
+/// Append every point of a run with d² ≤ `r2` (and index ≠ `skip`) to `out` as (d², index).
+#[inline]
+pub fn scan_within<T: Coord, const D: usize>(
+    q: &[T; D],
+    pts: &[[T; D]],
+    ids: &[u32],
+    skip: Option<u32>,
+    r2: T,
+    out: &mut Vec<(T, u32)>,
+) {
+    for (p, &i) in pts.iter().zip(ids) {
+        let d = dist2(q, p);
+        if d <= r2 && Some(i) != skip {
+            out.push((d, i));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,7 +41,7 @@
 pub mod brute;
 mod cuda;
 pub mod dynamic;
-mod kbest;
+pub(crate) mod kbest;
 pub mod uniform;
 
 use std::fmt::Debug;
@@ -195,8 +195,11 @@ impl Neighbors {
 }
 
 /// A built index that answers one query into a [`KBest`] buffer.
-trait Search<T: Coord, const D: usize>: Sync {
+pub(crate) trait Search<T: Coord, const D: usize>: Sync {
     fn search(&self, q: &[T; D], skip: Option<u32>, r2: T, best: &mut KBest<T>);
+
+    /// Append every point j ≠ `skip` with d² ≤ `r2` to `out` as (d², j), in no particular order.
+    fn within(&self, q: &[T; D], skip: Option<u32>, r2: T, out: &mut Vec<(T, u32)>);
 
     /// Original point indices in storage order: when the queries are the points, answering them
     /// in this order keeps neighbouring queries on the same cells (better cache reuse).

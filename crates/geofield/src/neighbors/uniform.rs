@@ -341,6 +341,53 @@ impl<T: Coord, const D: usize> super::Search<T, D> for UniformGrid<T, D> {
         Some(&self.ids)
     }
 
+    fn within(&self, q: &[T; D], skip: Option<u32>, r2: T, out: &mut Vec<(T, u32)>) {
+        if self.pts.is_empty() {
+            return;
+        }
+        // The block of cells within one cell of the box [q − r, q + r]: the margin covers
+        // rounding in the binning and in d²; each cell is then pruned by its exact slab box.
+        let r = r2.to_f64().max(0.0).sqrt();
+        let mut lo = [0usize; D];
+        let mut hi = [0usize; D];
+        for a in 0..D {
+            let last = self.dims[a] - 1;
+            let f = |x: f64| {
+                let c = ((x - self.origin[a]) / self.cell).floor();
+                if c >= 0.0 { (c as usize).min(last) } else { 0 }
+            };
+            lo[a] = f(q[a].to_f64() - r).saturating_sub(1);
+            hi[a] = (f(q[a].to_f64() + r) + 1).min(last);
+        }
+        let mut cell = lo;
+        loop {
+            let mut id = 0usize;
+            for a in (0..D).rev() {
+                id = id * self.dims[a] + cell[a];
+            }
+            let (s, e) = (self.starts[id] as usize, self.starts[id + 1] as usize);
+            if s < e {
+                let blo: [T; D] = std::array::from_fn(|a| self.slab_lo[a][cell[a]]);
+                let bhi: [T; D] = std::array::from_fn(|a| self.slab_hi[a][cell[a]]);
+                if box_dist2(q, &blo, &bhi) <= r2 {
+                    super::kbest::scan_within(q, &self.pts[s..e], &self.ids[s..e], skip, r2, out);
+                }
+            }
+            let mut a = 0;
+            loop {
+                if cell[a] < hi[a] {
+                    cell[a] += 1;
+                    break;
+                }
+                cell[a] = lo[a];
+                a += 1;
+                if a == D {
+                    return;
+                }
+            }
+        }
+    }
+
     fn search(&self, q: &[T; D], skip: Option<u32>, r2: T, best: &mut KBest<T>) {
         if self.pts.is_empty() {
             return;

@@ -1,0 +1,498 @@
+//! OpenSteer's boids flock on exact neighbour searches, on the CPU (rayon) and on CUDA.
+//!
+//! # Model (the pinned semantics of `shared/notes/neighbors-boids.md`, §1–2)
+//!
+//! Each agent has a position p, a unit heading f, a speed s and a smoothed acceleration a
+//! (f32). One step with the fixed time step dt (default 1/60 s):
+//!
+//! 1. **Neighbours** Q(i) from state t only. [`NeighborMode::Nearest`] (default, the paper's):
+//!    the up to k = 7 other agents with d² < r² (r = 9, strict) and the smallest keys
+//!    (d², agent id). [`NeighborMode::Radius`] (OpenSteer's original): every other agent with
+//!    d² < r². Distances are plain Euclidean (the world is not periodic).
+//! 2. **Steering** (OpenSteer's `steerToFlock`): per behaviour, a neighbour passes when d² < 2.25
+//!    or (d² ≤ R_b² and f_i·(p_j − p_i)/d > cos_b); separation (R 5, cos −0.707, weight 12),
+//!    alignment (7.5, 0.7, 8), cohesion (9, −0.15, 8); F = 12·u(Σ (p_i − p_j)/d²) +
+//!    8·u(mean f_j − f_i) + 8·u(mean p_j − p_i). Coincident agents add no separation term.
+//! 3. **Integration** (OpenSteer's `applySteeringForce`): low-speed cone limit, force clipped to
+//!    27, acceleration smoothed with rate clip(9·dt, 0.15, 0.4), velocity clipped to 9, position
+//!    advanced, heading = velocity / speed.
+//! 4. **Wrap**: an agent beyond the world radius R is teleported through the centre,
+//!    p ← p − 2R·p/|p| (OpenSteer's `sphericalWrapAround`).
+//!
+//! Steps 1–2 read only state t, step 3–4 write state t + 1 (the simulate/apply split), so the
+//! result does not depend on thread count or agent storage order. Sums run over Q(i) in
+//! ascending (d², id) order. On the GPU the nearest-k mode reproduces the CPU bit for bit; the
+//! radius mode sums in the GPU grid's (cell, id) order, deterministic but not bitwise equal to
+//! the CPU's.
+//!
+//! # Start
+//!
+//! [`Start::Dense`] is OpenSteer's: positions uniform in a ball of radius 20, random unit
+//! headings, speed 0.3·9 = 2.7, zero acceleration. [`Start::Uniform`] spreads the agents over
+//! the whole world ball instead. Both come from a seeded PCG generator on the host (same start
+//! on every backend). The default world radius keeps the paper's density (40,960 agents in a
+//! ball of radius 200) for any N, and is at least OpenSteer's 50.
+
+pub mod steer;
+
+mod cpu;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use serde::Serialize;
+
+use crate::neighbors::K_MAX;
+use crate::{Backend, GeofieldError};
+pub use steer::Agent;
+
+/// OpenSteer's boids constants (plugins/Boids.cpp, SimpleVehicle.cpp), and the world radius.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BoidsConstants {
+    pub world_radius: f32,
+    pub max_force: f32,
+    pub max_speed: f32,
+    pub mass: f32,
+    /// (3 · body radius)²: closer neighbours pass every behaviour whatever the angle.
+    pub near2: f32,
+    pub sep_r2: f32,
+    pub sep_cos: f32,
+    pub sep_weight: f32,
+    pub ali_r2: f32,
+    pub ali_cos: f32,
+    pub ali_weight: f32,
+    pub coh_r2: f32,
+    pub coh_cos: f32,
+    pub coh_weight: f32,
+}
+
+impl BoidsConstants {
+    /// OpenSteer 0.8.3's values with world radius `world_radius`.
+    pub fn opensteer(world_radius: f32) -> Self {
+        BoidsConstants {
+            world_radius,
+            max_force: 27.0,
+            max_speed: 9.0,
+            mass: 1.0,
+            near2: 1.5 * 1.5,
+            sep_r2: 5.0 * 5.0,
+            sep_cos: -0.707,
+            sep_weight: 12.0,
+            ali_r2: 7.5 * 7.5,
+            ali_cos: 0.7,
+            ali_weight: 8.0,
+            coh_r2: 9.0 * 9.0,
+            coh_cos: -0.15,
+            coh_weight: 8.0,
+        }
+    }
+}
+
+/// Which agents count as neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum NeighborMode {
+    /// The up to k nearest others within the radius (the paper's; k = 7).
+    Nearest { k: usize },
+    /// Every other agent within the radius (OpenSteer's original).
+    Radius,
+}
+
+/// Which neighbour structure the steps use (all give the same neighbours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum FlockIndex {
+    Brute,
+    Uniform,
+    Dynamic,
+}
+
+/// How the agents start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Start {
+    /// OpenSteer's start: a ball of radius 20 at the centre.
+    Dense,
+    /// Uniform over the whole world ball.
+    Uniform,
+}
+
+/// Everything a flock run needs besides the state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FlockParams {
+    pub constants: BoidsConstants,
+    pub mode: NeighborMode,
+    /// Neighbour radius r (strict d² < r²); OpenSteer's 9.
+    pub radius: f32,
+    /// Fixed time step in seconds; 1/60.
+    pub dt: f32,
+    pub index: FlockIndex,
+}
+
+/// Paper density: 40,960 agents in a ball of radius 200.
+pub fn default_world_radius(agents: usize) -> f32 {
+    let r = 200.0 * (agents as f64 / 40_960.0).cbrt();
+    r.max(50.0) as f32
+}
+
+impl FlockParams {
+    /// OpenSteer's boids with the paper's 7-nearest neighbours in a world of radius
+    /// `world_radius`, on the uniform grid.
+    pub fn new(world_radius: f32) -> Self {
+        FlockParams {
+            constants: BoidsConstants::opensteer(world_radius),
+            mode: NeighborMode::Nearest { k: 7 },
+            radius: 9.0,
+            dt: 1.0 / 60.0,
+            index: FlockIndex::Uniform,
+        }
+    }
+
+    /// Check the parameters; errors name the field.
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        let c = &self.constants;
+        if !(c.world_radius.is_finite() && c.world_radius > 0.0) {
+            return Err(GeofieldError::Invalid(format!(
+                "world radius {} must be finite and positive",
+                c.world_radius
+            )));
+        }
+        if !(self.radius.is_finite() && self.radius > 0.0) {
+            return Err(GeofieldError::Invalid(format!(
+                "neighbour radius {} must be finite and positive",
+                self.radius
+            )));
+        }
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(GeofieldError::Invalid(format!(
+                "time step {} must be finite and positive",
+                self.dt
+            )));
+        }
+        if let NeighborMode::Nearest { k } = self.mode
+            && (k == 0 || k > K_MAX)
+        {
+            return Err(GeofieldError::Invalid(format!(
+                "k = {k} is out of range 1..={K_MAX}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// r² as the largest f32 strictly below the square of the radius: `d² ≤ r2_incl` ⇔ d² < r².
+    pub fn r2_inclusive(&self) -> f32 {
+        let r2 = self.radius * self.radius;
+        f32::from_bits(r2.to_bits() - 1)
+    }
+}
+
+/// The flock's state in agent-id order (struct of arrays).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlockState {
+    pub pos: Vec<[f32; 3]>,
+    pub fwd: Vec<[f32; 3]>,
+    pub speed: Vec<f32>,
+    pub acc: Vec<[f32; 3]>,
+}
+
+impl FlockState {
+    /// `n` agents from `start` in a world of radius `world_radius`, reproducible from `seed`.
+    pub fn init(n: usize, start: Start, world_radius: f32, seed: u64) -> Self {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let ball = match start {
+            Start::Dense => 20.0f32.min(world_radius),
+            Start::Uniform => world_radius,
+        };
+        let mut s = FlockState {
+            pos: Vec::with_capacity(n),
+            fwd: Vec::with_capacity(n),
+            speed: vec![0.3 * 9.0; n],
+            acc: vec![[0.0; 3]; n],
+        };
+        let in_ball = |rng: &mut Pcg64| loop {
+            let v: [f32; 3] = std::array::from_fn(|_| rng.random::<f32>() * 2.0 - 1.0);
+            let l2 = steer::dot(v, v);
+            if l2 <= 1.0 && l2 > 1e-6 {
+                return v;
+            }
+        };
+        for _ in 0..n {
+            let p = in_ball(&mut rng);
+            s.pos.push(steer::scale(p, ball));
+            s.fwd.push(steer::unit(in_ball(&mut rng)));
+        }
+        s
+    }
+
+    /// Number of agents.
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    /// Agent i.
+    pub fn agent(&self, i: usize) -> Agent {
+        Agent {
+            pos: self.pos[i],
+            fwd: self.fwd[i],
+            speed: self.speed[i],
+            acc: self.acc[i],
+        }
+    }
+
+    /// (N × 6) row-major positions and velocities (x, y, z, vx, vy, vz).
+    pub fn to_rows(&self) -> Vec<f32> {
+        let mut out = Vec::with_capacity(self.len() * 6);
+        for i in 0..self.len() {
+            out.extend_from_slice(&self.pos[i]);
+            out.extend_from_slice(&steer::scale(self.fwd[i], self.speed[i]));
+        }
+        out
+    }
+
+    /// A state from (N × 6) rows of positions and velocities (heading = velocity / speed, or +z
+    /// at speed 0; zero acceleration). Errors name the first bad row.
+    pub fn from_rows(rows: &[f32]) -> Result<Self, GeofieldError> {
+        if !rows.len().is_multiple_of(6) {
+            return Err(GeofieldError::Invalid(format!(
+                "state has {} values, not a multiple of 6 (x, y, z, vx, vy, vz)",
+                rows.len()
+            )));
+        }
+        let n = rows.len() / 6;
+        let mut s = FlockState::default();
+        for (i, r) in rows.chunks_exact(6).enumerate() {
+            if let Some(a) = r.iter().position(|v| !v.is_finite()) {
+                return Err(GeofieldError::Invalid(format!(
+                    "agent {i} has a non-finite value in column {a}"
+                )));
+            }
+            let v = [r[3], r[4], r[5]];
+            let sp = steer::length(v);
+            s.pos.push([r[0], r[1], r[2]]);
+            s.fwd.push(if sp > 0.0 {
+                steer::div(v, sp)
+            } else {
+                [0.0, 0.0, 1.0]
+            });
+            s.speed.push(sp);
+        }
+        s.acc = vec![[0.0; 3]; n];
+        Ok(s)
+    }
+
+    fn check(&self) -> Result<(), GeofieldError> {
+        let n = self.pos.len();
+        if self.fwd.len() != n || self.speed.len() != n || self.acc.len() != n {
+            return Err(GeofieldError::Invalid(
+                "flock state arrays have different lengths".into(),
+            ));
+        }
+        if n > u32::MAX as usize / 2 {
+            return Err(GeofieldError::Unsupported(format!(
+                "{n} agents; at most {} are supported",
+                u32::MAX / 2
+            )));
+        }
+        for i in 0..n {
+            let a = self.agent(i);
+            let finite = a
+                .pos
+                .iter()
+                .chain(&a.fwd)
+                .chain(&a.acc)
+                .all(|v| v.is_finite())
+                && a.speed.is_finite();
+            if !finite {
+                return Err(GeofieldError::Invalid(format!(
+                    "agent {i} has a non-finite position, heading, speed or acceleration"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Model-level measures of a flock state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FlockStats {
+    pub agents: usize,
+    /// |Σ f_i| / N: about 1/√N for random headings, near 1 when all fly the same way.
+    pub polarisation: f64,
+    /// Mean over agents of f_i · u(Σ f_j) over its 7 nearest others: about 0 for random
+    /// headings, near 1 when neighbours fly together (even if separate flocks do not).
+    pub local_alignment: f64,
+    /// Mean distance to the nearest other agent (NaN below 2 agents).
+    pub mean_nn_distance: f64,
+    pub mean_speed: f64,
+    /// Mean |p| over the world radius.
+    pub mean_radius_fraction: f64,
+}
+
+/// Polarisation, local alignment, mean speed and the mean nearest-neighbour distance (exact, on
+/// the CPU).
+pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
+    let n = state.len();
+    let mut sf = [0.0f64; 3];
+    let mut sp = 0.0f64;
+    let mut sr = 0.0f64;
+    for i in 0..n {
+        for a in 0..3 {
+            sf[a] += f64::from(state.fwd[i][a]);
+        }
+        sp += f64::from(state.speed[i]);
+        sr += f64::from(steer::length(state.pos[i]));
+    }
+    let nf = n.max(1) as f64;
+    let pol = (sf[0] * sf[0] + sf[1] * sf[1] + sf[2] * sf[2]).sqrt() / nf;
+    let (nn, local) = if n >= 2 {
+        let flat: Vec<f32> = state.pos.iter().flatten().copied().collect();
+        let q = crate::neighbors::KnnQuery {
+            k: 7,
+            radius: None,
+            exclude_self: true,
+        };
+        let index = crate::neighbors::IndexKind::Uniform { cell_size: None };
+        match crate::neighbors::knn(&flat, None, 3, &q, index) {
+            Ok(nb) => {
+                let mut snn = 0.0;
+                let mut sal = 0.0;
+                for i in 0..n {
+                    let (idx, d2) = nb.row(i);
+                    snn += d2[0].sqrt();
+                    let mut m = [0.0f64; 3];
+                    for &j in idx.iter().filter(|&&j| j >= 0) {
+                        for a in 0..3 {
+                            m[a] += f64::from(state.fwd[j as usize][a]);
+                        }
+                    }
+                    let l = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
+                    if l > 0.0 {
+                        let f = state.fwd[i];
+                        sal += (m[0] * f64::from(f[0])
+                            + m[1] * f64::from(f[1])
+                            + m[2] * f64::from(f[2]))
+                            / l;
+                    }
+                }
+                (snn / n as f64, sal / n as f64)
+            }
+            Err(_) => (f64::NAN, f64::NAN),
+        }
+    } else {
+        (f64::NAN, f64::NAN)
+    };
+    FlockStats {
+        agents: n,
+        polarisation: pol,
+        local_alignment: local,
+        mean_nn_distance: nn,
+        mean_speed: sp / nf,
+        mean_radius_fraction: sr / nf / f64::from(world_radius),
+    }
+}
+
+/// One step's intermediate results, for tests and diagnostics.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepDetail {
+    /// Neighbours per agent in [`NeighborMode::Nearest`] mode (k per row, u32::MAX padding);
+    /// empty in radius mode.
+    pub neighbors: Vec<u32>,
+    /// Neighbour count per agent.
+    pub counts: Vec<u32>,
+    /// The steering force before the low-speed limit and clipping.
+    pub force: Vec<[f32; 3]>,
+}
+
+enum Engine {
+    Cpu(cpu::CpuFlock),
+    Cuda(cuda_flock::CudaFlockEngine),
+}
+
+mod cuda_flock;
+
+/// A flock being simulated on one backend. The state lives on that backend (on the GPU it
+/// stays resident between steps); [`Flock::state`] brings it back.
+pub struct Flock {
+    params: FlockParams,
+    engine: Engine,
+    steps: u64,
+}
+
+impl Flock {
+    /// Start a flock from `state` on `backend`.
+    pub fn new(
+        backend: &Backend,
+        params: FlockParams,
+        state: FlockState,
+    ) -> Result<Self, GeofieldError> {
+        params.validate()?;
+        state.check()?;
+        let engine = match backend {
+            Backend::Cpu => Engine::Cpu(cpu::CpuFlock::new(params, state)),
+            Backend::Cuda(gpu) => {
+                Engine::Cuda(cuda_flock::CudaFlockEngine::new(gpu, params, &state)?)
+            }
+        };
+        Ok(Flock {
+            params,
+            engine,
+            steps: 0,
+        })
+    }
+
+    pub fn params(&self) -> &FlockParams {
+        &self.params
+    }
+
+    /// Steps taken so far.
+    pub fn steps_taken(&self) -> u64 {
+        self.steps
+    }
+
+    /// Advance `steps` steps.
+    pub fn step(&mut self, steps: usize) -> Result<(), GeofieldError> {
+        match &mut self.engine {
+            Engine::Cpu(e) => e.step(steps),
+            Engine::Cuda(e) => e.step(steps)?,
+        }
+        self.steps += steps as u64;
+        Ok(())
+    }
+
+    /// One step that also returns the neighbours and forces it used.
+    pub fn step_detail(&mut self) -> Result<StepDetail, GeofieldError> {
+        let d = match &mut self.engine {
+            Engine::Cpu(e) => e.step_detail(),
+            Engine::Cuda(e) => e.step_detail()?,
+        };
+        self.steps += 1;
+        Ok(d)
+    }
+
+    /// Time one step by phases, in milliseconds (GPU: device events per phase; CPU: the index
+    /// build alone, then a whole step). The step counts as taken.
+    pub fn profile_step(&mut self) -> Result<Vec<(&'static str, f64)>, GeofieldError> {
+        let v = match &mut self.engine {
+            Engine::Cpu(e) => e.profile_step(),
+            Engine::Cuda(e) => e.profile_step()?,
+        };
+        self.steps += 1;
+        Ok(v)
+    }
+
+    /// Wait for queued GPU work (a no-op on the CPU); for timing.
+    pub fn synchronize(&self) -> Result<(), GeofieldError> {
+        match &self.engine {
+            Engine::Cpu(_) => Ok(()),
+            Engine::Cuda(e) => e.synchronize(),
+        }
+    }
+
+    /// The current state, in agent-id order.
+    pub fn state(&self) -> Result<FlockState, GeofieldError> {
+        match &self.engine {
+            Engine::Cpu(e) => Ok(e.state().clone()),
+            Engine::Cuda(e) => e.state(),
+        }
+    }
+}
