@@ -1,9 +1,12 @@
 //! The CPU flock: each step builds the chosen neighbour index over the positions, then answers
 //! every agent's query, steers and integrates in parallel (rayon) into a second state buffer.
 //!
-//! Agents are processed in the index's storage order (neighbouring agents together, so their
-//! cells stay in cache) and their new states scattered back to id order; every agent's result
-//! depends only on state t, so the output does not depend on the order or on rayon's splitting.
+//! The state is stored in the index's storage order (cell order for the uniform grid, leaf
+//! order for the dynamic grid), re-sorted at the start of every step, with each slot's stable
+//! agent id: neighbouring agents then sit together in memory, so an agent's neighbours are read
+//! from cache. Indexes key and tie-break results by agent id, and every agent's new state
+//! depends only on state t, so the output does not depend on the storage order, the thread
+//! count or rayon's splitting. [`CpuFlock::state`] returns the agents in id order.
 
 use rayon::prelude::*;
 
@@ -20,44 +23,70 @@ const DYNAMIC_LEAF: usize = 16;
 
 pub(super) struct CpuFlock {
     params: FlockParams,
-    state: FlockState,
+    /// The state in storage order.
+    st: FlockState,
+    /// Agent id of each storage slot.
+    ids: Vec<u32>,
 }
 
-/// One agent's outcome: its new state, force and neighbours (when asked for).
-struct Outcome {
-    agent: Agent,
-    force: [f32; 3],
-    count: u32,
+/// Cells no wider than the neighbour radius: the 27 cells around an agent then cover its ball
+/// with about 27·r³·ρ candidates, whatever the flock's extent.
+fn cell_cap(p: &FlockParams) -> Option<f64> {
+    Some(f64::from(p.radius))
 }
+
+fn gather<T: Copy + Send + Sync>(v: &[T], order: &[u32]) -> Vec<T> {
+    order.par_iter().map(|&s| v[s as usize]).collect()
+}
+
+/// Per slot: neighbour agent ids (nearest mode, k per slot), count and raw force.
+type Detail = (Vec<u32>, Vec<u32>, Vec<[f32; 3]>);
 
 impl CpuFlock {
     pub(super) fn new(params: FlockParams, state: FlockState) -> Self {
-        CpuFlock { params, state }
+        let n = state.len() as u32;
+        CpuFlock {
+            params,
+            st: state,
+            ids: (0..n).collect(),
+        }
     }
 
-    pub(super) fn state(&self) -> &FlockState {
-        &self.state
+    /// The state in agent-id order.
+    pub(super) fn state(&self) -> FlockState {
+        let n = self.st.len();
+        let mut inv = vec![0u32; n];
+        for (s, &id) in self.ids.iter().enumerate() {
+            inv[id as usize] = s as u32;
+        }
+        FlockState {
+            pos: gather(&self.st.pos, &inv),
+            fwd: gather(&self.st.fwd, &inv),
+            speed: gather(&self.st.speed, &inv),
+            acc: gather(&self.st.acc, &inv),
+        }
     }
 
     pub(super) fn step(&mut self, steps: usize) {
         for _ in 0..steps {
-            self.advance(None);
+            self.advance(false);
         }
     }
 
     /// Seconds to build the index alone, then seconds of one whole step (which builds it again).
     pub(super) fn profile_step(&mut self) -> Vec<(&'static str, f64)> {
         let t = std::time::Instant::now();
-        let pts = &self.state.pos;
-        let leaves = match self.params.index {
+        let pts = &self.st.pos;
+        let size = match self.params.index {
             FlockIndex::Brute => 0,
-            FlockIndex::Uniform => UniformGrid::build(pts, None).map_or(0, |g| g.dims()[0]),
+            FlockIndex::Uniform => UniformGrid::build_capped(pts, None, cell_cap(&self.params))
+                .map_or(0, |g| g.dims()[0]),
             FlockIndex::Dynamic => DynamicGrid::build(pts, DYNAMIC_LEAF).leaves(),
         };
         let build = t.elapsed().as_secs_f64();
-        std::hint::black_box(leaves);
+        std::hint::black_box(size);
         let t = std::time::Instant::now();
-        self.advance(None);
+        self.advance(false);
         let step = t.elapsed().as_secs_f64();
         vec![("build", build * 1e3), ("step", step * 1e3)]
     }
@@ -67,142 +96,196 @@ impl CpuFlock {
             NeighborMode::Nearest { k } => k,
             NeighborMode::Radius => 0,
         };
-        let mut nb = vec![u32::MAX; self.state.len() * k];
-        let (force, counts) = self.advance(Some(&mut nb));
-        StepDetail {
-            neighbors: nb,
-            counts,
-            force,
+        let (nb, counts, force) = self.advance(true);
+        // Slot order (of the step's sorted state) to id order.
+        let ids = &self.ids;
+        let n = ids.len();
+        let mut out = StepDetail {
+            neighbors: vec![u32::MAX; n * k],
+            counts: vec![0; n],
+            force: vec![[0.0; 3]; n],
+        };
+        for (s, &id) in ids.iter().enumerate() {
+            let id = id as usize;
+            out.counts[id] = counts[s];
+            out.force[id] = force[s];
+            out.neighbors[id * k..(id + 1) * k].copy_from_slice(&nb[s * k..(s + 1) * k]);
+        }
+        out
+    }
+
+    /// One step. With `detail`, also returns per slot the neighbour rows, counts and forces.
+    fn advance(&mut self, detail: bool) -> Detail {
+        let p = self.params;
+        let cap = cell_cap(&p);
+        match p.index {
+            FlockIndex::Brute => {
+                let mut b = Brute::new(&self.st.pos);
+                b.relabel(&self.ids);
+                let (st, d) = advance_with(&p, &self.st, &self.ids, &b, detail);
+                self.st = st;
+                d
+            }
+            FlockIndex::Uniform => match UniformGrid::build_capped(&self.st.pos, None, cap) {
+                Ok(g) => self.sorted_step(g, detail),
+                // The default cell size never exceeds the cell cap; brute force is the exact
+                // equivalent should it ever.
+                Err(_) => {
+                    let mut b = Brute::new(&self.st.pos);
+                    b.relabel(&self.ids);
+                    let (st, d) = advance_with(&p, &self.st, &self.ids, &b, detail);
+                    self.st = st;
+                    d
+                }
+            },
+            FlockIndex::Dynamic => {
+                let g = DynamicGrid::build(&self.st.pos, DYNAMIC_LEAF);
+                self.sorted_step(g, detail)
+            }
         }
     }
 
-    /// One step; with `nb`, also the neighbour rows (nearest mode). Returns forces and counts
-    /// (empty without `nb`).
-    fn advance(&mut self, nb: Option<&mut [u32]>) -> (Vec<[f32; 3]>, Vec<u32>) {
-        let (p, st) = (&self.params, &self.state);
-        let pts = &st.pos;
-        let (next, forces, counts) = match p.index {
-            FlockIndex::Brute => advance_with(p, st, &Brute::new(pts), nb),
-            FlockIndex::Uniform => match UniformGrid::build(pts, None) {
-                Ok(g) => advance_with(p, st, &g, nb),
-                // The default cell size never exceeds the cell cap; brute force is the exact
-                // equivalent should it ever.
-                Err(_) => advance_with(p, st, &Brute::new(pts), nb),
-            },
-            FlockIndex::Dynamic => advance_with(p, st, &DynamicGrid::build(pts, DYNAMIC_LEAF), nb),
-        };
-        self.state = next;
-        (forces, counts)
+    /// Re-sort the state into the index's storage order, then step.
+    fn sorted_step<S: Search<f32, 3> + Relabel>(&mut self, mut index: S, detail: bool) -> Detail {
+        // The index stores old storage slots; key it by agent id instead.
+        index.relabel_by(&self.ids);
+        if let Some(order) = index.storage_order().map(<[u32]>::to_vec)
+            && order.len() == self.st.len()
+        {
+            // storage_order() now gives agent ids: map them to the old slots to gather.
+            let mut slot = vec![0u32; order.len()];
+            for (s, &id) in self.ids.iter().enumerate() {
+                slot[id as usize] = s as u32;
+            }
+            let from: Vec<u32> = order.iter().map(|&id| slot[id as usize]).collect();
+            self.st = FlockState {
+                pos: gather(&self.st.pos, &from),
+                fwd: gather(&self.st.fwd, &from),
+                speed: gather(&self.st.speed, &from),
+                acc: gather(&self.st.acc, &from),
+            };
+            self.ids = order;
+        }
+        let (st, d) = advance_with(&self.params, &self.st, &self.ids, &index, detail);
+        self.st = st;
+        d
     }
 }
 
-type Advanced = (FlockState, Vec<[f32; 3]>, Vec<u32>);
+/// The indexes whose stored point indices can be replaced by labels.
+trait Relabel {
+    fn relabel_by(&mut self, labels: &[u32]);
+}
 
+impl Relabel for UniformGrid<f32, 3> {
+    fn relabel_by(&mut self, labels: &[u32]) {
+        self.relabel(labels);
+    }
+}
+
+impl Relabel for DynamicGrid<f32, 3> {
+    fn relabel_by(&mut self, labels: &[u32]) {
+        self.relabel(labels);
+    }
+}
+
+/// One step of every agent (state `st` in storage order, `ids` the agents' ids, `index` keyed
+/// by agent id and holding the points in the same storage order).
 fn advance_with<S: Search<f32, 3>>(
     p: &FlockParams,
     st: &FlockState,
+    ids: &[u32],
     index: &S,
-    nb: Option<&mut [u32]>,
-) -> Advanced {
-    {
-        let n = st.len();
-        let r2 = p.r2_inclusive();
-        let detail = nb.is_some();
-        let kk = match p.mode {
-            NeighborMode::Nearest { k } => k,
-            NeighborMode::Radius => 0,
-        };
-        let order: Vec<u32> = match index.storage_order() {
-            Some(o) if o.len() == n => o.to_vec(),
-            _ => (0..n as u32).collect(),
-        };
-        let c = p.constants;
-        let dt = p.dt;
-        let one = |i: usize, row: Option<&mut [u32]>| -> Outcome {
-            let me = st.agent(i);
-            let mut sums = Sums::default();
-            let count;
-            match p.mode {
-                NeighborMode::Nearest { k } => {
-                    let mut best = KBest::new(k);
-                    index.search(&me.pos, Some(i as u32), r2, &mut best);
-                    let mut m = 0;
-                    for (d2, j) in best.items() {
-                        let j = j as usize;
-                        steer::accumulate(&c, &mut sums, me.pos, me.fwd, st.pos[j], st.fwd[j], d2);
-                        m += 1;
+    detail: bool,
+) -> (FlockState, Detail) {
+    let n = st.len();
+    let r2 = p.r2_inclusive();
+    let kk = match p.mode {
+        NeighborMode::Nearest { k } => k,
+        NeighborMode::Radius => 0,
+    };
+    // Storage slot of every agent id.
+    let mut slot = vec![0u32; n];
+    for (s, &id) in ids.iter().enumerate() {
+        slot[id as usize] = s as u32;
+    }
+    let c = p.constants;
+    let dt = p.dt;
+    let one = |s: usize, row: &mut [u32]| -> (Agent, [f32; 3], u32) {
+        let me = st.agent(s);
+        let my_id = ids[s];
+        let mut sums = Sums::default();
+        let count;
+        match p.mode {
+            NeighborMode::Nearest { k } => {
+                let mut best = KBest::new(k);
+                index.search(&me.pos, Some(my_id), r2, &mut best);
+                let mut m = 0;
+                for (d2, j) in best.items() {
+                    let js = slot[j as usize] as usize;
+                    steer::accumulate(&c, &mut sums, me.pos, me.fwd, st.pos[js], st.fwd[js], d2);
+                    if let Some(x) = row.get_mut(m) {
+                        *x = j;
                     }
-                    if let Some(row) = row {
-                        for (slot, (_, j)) in row.iter_mut().zip(best.items()) {
-                            *slot = j;
-                        }
-                    }
-                    count = m;
+                    m += 1;
                 }
-                NeighborMode::Radius => {
-                    let mut list = Vec::new();
-                    index.within(&me.pos, Some(i as u32), r2, &mut list);
-                    list.sort_unstable_by(|a, b| {
-                        a.0.partial_cmp(&b.0)
-                            .unwrap_or(std::cmp::Ordering::Equal)
-                            .then(a.1.cmp(&b.1))
-                    });
-                    for &(d2, j) in &list {
-                        let j = j as usize;
-                        steer::accumulate(&c, &mut sums, me.pos, me.fwd, st.pos[j], st.fwd[j], d2);
-                    }
-                    count = list.len() as u32;
+                count = m as u32;
+            }
+            NeighborMode::Radius => {
+                let mut list = Vec::new();
+                index.within(&me.pos, Some(my_id), r2, &mut list);
+                list.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                for &(d2, j) in &list {
+                    let js = slot[j as usize] as usize;
+                    steer::accumulate(&c, &mut sums, me.pos, me.fwd, st.pos[js], st.fwd[js], d2);
                 }
-            }
-            let force = steer::force(&c, &sums, me.pos, me.fwd);
-            Outcome {
-                agent: steer::integrate(&c, &me, force, dt),
-                force,
-                count,
-            }
-        };
-
-        let outcomes: Vec<Outcome> = match nb {
-            Some(rows) if kk > 0 => {
-                // Rows are indexed by agent id: answer in id order so each row is written once.
-                rows.par_chunks_mut(kk)
-                    .enumerate()
-                    .with_min_len(256)
-                    .map(|(i, row)| one(i, Some(row)))
-                    .collect()
-            }
-            _ => {
-                let mut by_slot: Vec<(u32, Outcome)> = order
-                    .par_iter()
-                    .with_min_len(256)
-                    .map(|&i| (i, one(i as usize, None)))
-                    .collect();
-                // Back to id order (a permutation, so every slot is written once).
-                let mut out: Vec<Option<Outcome>> = (0..n).map(|_| None).collect();
-                for (i, o) in by_slot.drain(..) {
-                    out[i as usize] = Some(o);
-                }
-                out.into_iter().flatten().collect()
-            }
-        };
-        let mut next = FlockState {
-            pos: Vec::with_capacity(n),
-            fwd: Vec::with_capacity(n),
-            speed: Vec::with_capacity(n),
-            acc: Vec::with_capacity(n),
-        };
-        let mut forces = Vec::new();
-        let mut counts = Vec::new();
-        for o in outcomes {
-            next.pos.push(o.agent.pos);
-            next.fwd.push(o.agent.fwd);
-            next.speed.push(o.agent.speed);
-            next.acc.push(o.agent.acc);
-            if detail {
-                forces.push(o.force);
-                counts.push(o.count);
+                count = list.len() as u32;
             }
         }
-        (next, forces, counts)
+        let force = steer::force(&c, &sums, me.pos, me.fwd);
+        (steer::integrate(&c, &me, force, dt), force, count)
+    };
+
+    let mut next = FlockState {
+        pos: vec![[0.0; 3]; n],
+        fwd: vec![[0.0; 3]; n],
+        speed: vec![0.0; n],
+        acc: vec![[0.0; 3]; n],
+    };
+    let rows_k = if detail { kk } else { 0 };
+    let mut rows = vec![u32::MAX; n * rows_k];
+    let mut counts = vec![0u32; if detail { n } else { 0 }];
+    let mut forces = vec![[0.0f32; 3]; if detail { n } else { 0 }];
+    const CHUNK: usize = 256;
+    next.pos
+        .par_chunks_mut(CHUNK)
+        .zip(next.fwd.par_chunks_mut(CHUNK))
+        .zip(next.speed.par_chunks_mut(CHUNK))
+        .zip(next.acc.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(ci, (((np, nf), ns), na))| {
+            let mut empty: [u32; 0] = [];
+            for o in 0..np.len() {
+                let s = ci * CHUNK + o;
+                let (a, _, _) = one(s, &mut empty);
+                np[o] = a.pos;
+                nf[o] = a.fwd;
+                ns[o] = a.speed;
+                na[o] = a.acc;
+            }
+        });
+    if detail {
+        // A second, serial-order pass for the diagnostics (same arithmetic, same results).
+        for s in 0..n {
+            let row: &mut [u32] = if rows_k > 0 {
+                &mut rows[s * rows_k..(s + 1) * rows_k]
+            } else {
+                &mut []
+            };
+            let (_, f, m) = one(s, row);
+            forces[s] = f;
+            counts[s] = m;
+        }
     }
+    (next, (rows, counts, forces))
 }

@@ -19,6 +19,14 @@ impl<'a, T: Coord, const D: usize> Brute<'a, T, D> {
         let ids = (0..pts.len()).map(|i| i as u32).collect();
         Brute { pts, ids }
     }
+
+    /// Replace every stored point index i by `labels[i]` (the ids results are keyed and
+    /// tie-broken by), e.g. stable agent ids of points given in a storage order.
+    pub fn relabel(&mut self, labels: &[u32]) {
+        for id in &mut self.ids {
+            *id = labels[*id as usize];
+        }
+    }
 }
 
 impl<T: Coord, const D: usize> super::Search<T, D> for Brute<'_, T, D> {

@@ -74,6 +74,14 @@ impl<T: Coord, const D: usize> DynamicGrid<T, D> {
         DynamicGrid { nodes, pts, ids }
     }
 
+    /// Replace every stored point index i by `labels[i]` (the ids results are keyed and
+    /// tie-broken by), e.g. stable agent ids of points given in a storage order.
+    pub fn relabel(&mut self, labels: &[u32]) {
+        for id in &mut self.ids {
+            *id = labels[*id as usize];
+        }
+    }
+
     /// Number of leaves.
     pub fn leaves(&self) -> usize {
         self.nodes.iter().filter(|n| n.child == LEAF).count()

@@ -71,6 +71,16 @@ fn grid_dims<const D: usize>(ext: &[f64; D], cell: f64) -> ([usize; D], f64) {
 impl<T: Coord, const D: usize> UniformGrid<T, D> {
     /// Build the grid; `cell_size` overrides the default (validated finite and > 0 by the caller).
     pub fn build(points: &[[T; D]], cell_size: Option<f64>) -> Result<Self, GeofieldError> {
+        Self::build_capped(points, cell_size, None)
+    }
+
+    /// [`UniformGrid::build`] with the default cell size capped at `max_cell` (a radius-capped
+    /// search never needs cells much wider than its radius: smaller cells hold fewer candidates).
+    pub fn build_capped(
+        points: &[[T; D]],
+        cell_size: Option<f64>,
+        max_cell: Option<f64>,
+    ) -> Result<Self, GeofieldError> {
         let n = points.len();
         let mut lo = [f64::INFINITY; D];
         let mut hi = [f64::NEG_INFINITY; D];
@@ -118,6 +128,12 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                     if !(h.is_finite() && h > 0.0) {
                         h = 1.0;
                     }
+                }
+                if let Some(m) = max_cell
+                    && m > 0.0
+                    && m < h
+                {
+                    h = m;
                 }
                 let limit = (4.0 * n as f64).clamp(64.0, MAX_CELLS);
                 let (mut dims, mut total) = grid_dims(&ext, h);
@@ -224,6 +240,14 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         })
     }
 
+    /// Replace every stored point index i by `labels[i]` (the ids results are keyed and
+    /// tie-broken by), e.g. stable agent ids of points given in a storage order.
+    pub fn relabel(&mut self, labels: &[u32]) {
+        for id in &mut self.ids {
+            *id = labels[*id as usize];
+        }
+    }
+
     /// Cell size used, in coordinate units.
     pub fn cell_size(&self) -> f64 {
         self.cell
@@ -270,31 +294,61 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         lb
     }
 
-    fn visit_cell(
+    /// Scan the contiguous run of cells `x0..=x1` on axis 0 (the fastest axis) whose other
+    /// coordinates are `cell[1..]`, unless its slab box is beyond the current bound. `partial`
+    /// is the box's squared gap on axes 1.. (already checked against the bound).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn visit_strip(
         &self,
         q: &[T; D],
         cell: &[usize; D],
+        x0: usize,
+        x1: usize,
+        partial: T,
         sk: Option<u32>,
         r2: T,
         best: &mut KBest<T>,
     ) {
-        let mut id = 0usize;
-        for a in (0..D).rev() {
-            id = id * self.dims[a] + cell[a];
+        let mut base = 0usize;
+        for a in (1..D).rev() {
+            base = base * self.dims[a] + cell[a];
         }
-        let (s, e) = (self.starts[id] as usize, self.starts[id + 1] as usize);
+        base *= self.dims[0];
+        let (s, e) = (
+            self.starts[base + x0] as usize,
+            self.starts[base + x1 + 1] as usize,
+        );
         if s == e {
             return;
         }
-        let lo: [T; D] = std::array::from_fn(|a| self.slab_lo[a][cell[a]]);
-        let hi: [T; D] = std::array::from_fn(|a| self.slab_hi[a][cell[a]]);
-        if box_dist2(q, &lo, &hi) > best.bound(r2) {
+        let mut lo = self.slab_lo[0][x0];
+        let mut hi = self.slab_hi[0][x0];
+        for x in x0 + 1..=x1 {
+            if self.slab_lo[0][x] < lo {
+                lo = self.slab_lo[0][x];
+            }
+            if self.slab_hi[0][x] > hi {
+                hi = self.slab_hi[0][x];
+            }
+        }
+        let g = if q[0] < lo {
+            lo - q[0]
+        } else if q[0] > hi {
+            q[0] - hi
+        } else {
+            T::ZERO
+        };
+        if loose(partial + g * g) > best.bound(r2) {
             return;
         }
         best.scan(q, &self.pts[s..e], &self.ids[s..e], sk, r2);
     }
 
-    /// Visit the cells of shell `s` around `c0`, axis `a` onwards.
+    /// Visit the cells of shell `s` around `c0` (Chebyshev distance exactly s), axis `a`
+    /// downwards; axis 0 is scanned as contiguous strips. `partial` is the squared gap of the
+    /// slab box on the axes above `a` (summed from the highest axis down, a lower bound on the
+    /// distance of every point in the sub-block; sub-blocks beyond the bound are skipped).
     #[allow(clippy::too_many_arguments)]
     fn visit_shell(
         &self,
@@ -303,6 +357,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         on_shell: bool,
         c0: &[usize; D],
         s: usize,
+        partial: T,
         q: &[T; D],
         sk: Option<u32>,
         r2: T,
@@ -310,30 +365,48 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
     ) {
         let lo = c0[a].saturating_sub(s);
         let hi = (c0[a] + s).min(self.dims[a] - 1);
-        if a + 1 == D {
+        if a == 0 {
             if on_shell {
-                for c in lo..=hi {
-                    cell[a] = c;
-                    self.visit_cell(q, cell, sk, r2, best);
-                }
+                self.visit_strip(q, cell, lo, hi, partial, sk, r2, best);
             } else {
-                if c0[a] >= s {
-                    cell[a] = c0[a] - s;
-                    self.visit_cell(q, cell, sk, r2, best);
+                if c0[0] >= s {
+                    self.visit_strip(q, cell, c0[0] - s, c0[0] - s, partial, sk, r2, best);
                 }
-                if s > 0 && c0[a] + s < self.dims[a] {
-                    cell[a] = c0[a] + s;
-                    self.visit_cell(q, cell, sk, r2, best);
+                if s > 0 && c0[0] + s < self.dims[0] {
+                    self.visit_strip(q, cell, c0[0] + s, c0[0] + s, partial, sk, r2, best);
                 }
             }
-        } else {
-            for c in lo..=hi {
-                cell[a] = c;
-                let on = on_shell || c + s == c0[a] || c == c0[a] + s;
-                self.visit_shell(a + 1, cell, on, c0, s, q, sk, r2, best);
+            return;
+        }
+        for c in lo..=hi {
+            let (sl, sh) = (self.slab_lo[a][c], self.slab_hi[a][c]);
+            if sl > sh {
+                continue; // an empty slab
             }
+            let g = if q[a] < sl {
+                sl - q[a]
+            } else if q[a] > sh {
+                q[a] - sh
+            } else {
+                T::ZERO
+            };
+            let p = partial + g * g;
+            if loose(p) > best.bound(r2) {
+                continue;
+            }
+            cell[a] = c;
+            let on = on_shell || c + s == c0[a] || c == c0[a] + s;
+            self.visit_shell(a - 1, cell, on, c0, s, p, q, sk, r2, best);
         }
     }
+}
+
+/// The partial box bounds sum the axes from the highest down, while d² sums them from axis 0
+/// up; the two orders can round apart by a few ulps, so a bound is shrunk by 2⁻²⁰ (relative)
+/// before it may prune: still a valid lower bound on every inner point's computed d².
+#[inline]
+fn loose<T: Coord>(p: T) -> T {
+    p - p * T::from_f64(1.0 / 1_048_576.0)
 }
 
 impl<T: Coord, const D: usize> super::Search<T, D> for UniformGrid<T, D> {
@@ -402,7 +475,7 @@ impl<T: Coord, const D: usize> super::Search<T, D> for UniformGrid<T, D> {
             if s > 0 && self.outside_bound(q, &c0, s - 1) > best.bound(r2) {
                 break;
             }
-            self.visit_shell(0, &mut cell, false, &c0, s, q, skip, r2, best);
+            self.visit_shell(D - 1, &mut cell, false, &c0, s, T::ZERO, q, skip, r2, best);
         }
     }
 }
