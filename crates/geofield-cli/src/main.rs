@@ -4,6 +4,7 @@
 mod bench;
 mod cmd_demo;
 mod cmd_disperse;
+mod cmd_flock;
 mod cmd_info;
 mod cmd_knn;
 mod cmd_synth;
@@ -15,8 +16,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// GPU-accelerated spatial simulation of the environment: seed dispersal maps and exact k
-/// nearest neighbours (more capabilities to come), on CUDA GPUs or plain CPUs.
+/// GPU-accelerated spatial simulation of the environment: seed dispersal maps, exact k
+/// nearest neighbours and boids flocks (more capabilities to come), on CUDA GPUs or plain CPUs.
 #[derive(Parser)]
 #[command(name = "geofield", version, about, long_about = None, propagate_version = true)]
 struct Cli {
@@ -34,6 +35,8 @@ enum Command {
     Disperse(Box<cmd_disperse::DisperseArgs>),
     /// Exact k nearest neighbours of query points among a point set (2-D or 3-D).
     Knn(cmd_knn::KnnArgs),
+    /// OpenSteer's boids flock on exact neighbour searches: state, frames, GIF, statistics.
+    Flock(Box<cmd_flock::FlockArgs>),
     /// Write synthetic inputs (stands of trees).
     #[command(subcommand)]
     Synth(cmd_synth::SynthCommand),
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd_demo::run(&a),
         Command::Disperse(a) => cmd_disperse::run(&a),
         Command::Knn(a) => cmd_knn::run(&a),
+        Command::Flock(a) => cmd_flock::run(&a),
         Command::Synth(c) => cmd_synth::run(&c),
         Command::Bench(c) => bench::run(&c),
     };

@@ -5,7 +5,8 @@
 //! - [`atomic`]: outputs written to a temporary file and renamed into place when complete.
 //! - [`raster_out`]: rasters to GeoTIFF (`.tif`), ESRI ASCII grid (`.asc`) or NumPy (`.npy`) by
 //!   extension; [`npy`] also reads and writes plain arrays.
-//! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands).
+//! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands),
+//!   and point-cloud pictures of a 3-D flock ([`render_flock`]) as PNG or animated GIF.
 //!
 //! Conventions follow DESIGN.md "Data conventions": world coordinates in metres, row 0 of a grid
 //! is its north edge, rasters are band-major `(band, row, col)`.
@@ -24,4 +25,7 @@ pub use csv_input::{CsvRecord, CsvRow, CsvTable};
 pub use error::IoError;
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
-pub use render::{Colormap, Layout, RenderOptions, Scale, render_png};
+pub use render::{
+    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, render_flock, render_png,
+    write_frame_png, write_gif,
+};

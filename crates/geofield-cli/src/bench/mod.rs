@@ -3,6 +3,7 @@
 //! writes every number.
 
 mod dispersal;
+mod flock;
 mod knn;
 
 use std::time::Instant;
@@ -17,12 +18,15 @@ pub enum BenchCommand {
     Dispersal(dispersal::BenchArgs),
     /// Exact k-NN: brute force, uniform grid, dynamic grid, and kiddo's kd-tree as the CPU peer.
     Knn(knn::BenchArgs),
+    /// Boids steps per second for every neighbour index, uniform and dense starts.
+    Flock(flock::BenchArgs),
 }
 
 pub fn run(c: &BenchCommand) -> Result<()> {
     match c {
         BenchCommand::Dispersal(a) => dispersal::run(a),
         BenchCommand::Knn(a) => knn::run(a),
+        BenchCommand::Flock(a) => flock::run(a),
     }
 }
 

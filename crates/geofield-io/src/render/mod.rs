@@ -18,8 +18,12 @@
 //! constant, a single cell) renders with a sensible scale rather than failing.
 //!
 //! Text uses the 8x8 bitmap font of `font8x8`; the image is written as 8-bit RGB PNG.
+//!
+//! [`render_flock`] draws a 3-D point cloud of agents (a boids flock) in perspective; its frames
+//! go to PNG ([`write_frame_png`]) or to a looping animated GIF ([`write_gif`]).
 
 mod colormap;
+mod flock;
 mod layout;
 mod sample;
 mod text;
@@ -29,6 +33,7 @@ use std::path::Path;
 use geofield_core::{Raster, RasterData};
 
 pub use colormap::{BLEND_HUES, Colormap, blend_hue};
+pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
 
 use crate::IoError;
 use crate::atomic::write_atomic;
@@ -135,22 +140,30 @@ pub fn render_png_with_nodata(
 
 /// Encode the canvas as 8-bit RGB PNG.
 fn write_png(path: &Path, canvas: &text::Canvas) -> Result<(), IoError> {
+    write_rgb_png(path, canvas.width, canvas.height, &canvas.pixels)
+}
+
+/// Encode `pixels` (8-bit RGB, row-major from the top, `width * height * 3` bytes) as PNG at
+/// `path`, written atomically.
+pub(crate) fn write_rgb_png(
+    path: &Path,
+    width: usize,
+    height: usize,
+    pixels: &[u8],
+) -> Result<(), IoError> {
     let too_large = || IoError::InvalidOutput {
         path: path.to_path_buf(),
-        reason: format!(
-            "the image would be {} x {} pixels",
-            canvas.width, canvas.height
-        ),
+        reason: format!("the image would be {width} x {height} pixels"),
     };
-    let width = u32::try_from(canvas.width).map_err(|_| too_large())?;
-    let height = u32::try_from(canvas.height).map_err(|_| too_large())?;
+    let png_width = u32::try_from(width).map_err(|_| too_large())?;
+    let png_height = u32::try_from(height).map_err(|_| too_large())?;
     write_atomic(path, |w| {
-        let mut encoder = png::Encoder::new(w, width, height);
+        let mut encoder = png::Encoder::new(w, png_width, png_height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
         writer
-            .write_image_data(&canvas.pixels)
+            .write_image_data(pixels)
             .map_err(std::io::Error::other)?;
         writer.finish().map_err(std::io::Error::other)
     })

@@ -336,8 +336,8 @@ pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
     let mut sp = 0.0f64;
     let mut sr = 0.0f64;
     for i in 0..n {
-        for a in 0..3 {
-            sf[a] += f64::from(state.fwd[i][a]);
+        for (acc, v) in sf.iter_mut().zip(state.fwd[i]) {
+            *acc += f64::from(v);
         }
         sp += f64::from(state.speed[i]);
         sr += f64::from(steer::length(state.pos[i]));
@@ -361,8 +361,8 @@ pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
                     snn += d2[0].sqrt();
                     let mut m = [0.0f64; 3];
                     for &j in idx.iter().filter(|&&j| j >= 0) {
-                        for a in 0..3 {
-                            m[a] += f64::from(state.fwd[j as usize][a]);
+                        for (acc, v) in m.iter_mut().zip(state.fwd[j as usize]) {
+                            *acc += f64::from(v);
                         }
                     }
                     let l = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
@@ -404,7 +404,7 @@ pub struct StepDetail {
 }
 
 enum Engine {
-    Cpu(cpu::CpuFlock),
+    Cpu(Box<cpu::CpuFlock>),
     Cuda(cuda_flock::CudaFlockEngine),
 }
 
@@ -428,7 +428,7 @@ impl Flock {
         params.validate()?;
         state.check()?;
         let engine = match backend {
-            Backend::Cpu => Engine::Cpu(cpu::CpuFlock::new(params, state)),
+            Backend::Cpu => Engine::Cpu(Box::new(cpu::CpuFlock::new(params, state))),
             Backend::Cuda(gpu) => {
                 Engine::Cuda(cuda_flock::CudaFlockEngine::new(gpu, params, &state)?)
             }
@@ -491,7 +491,7 @@ impl Flock {
     /// The current state, in agent-id order.
     pub fn state(&self) -> Result<FlockState, GeofieldError> {
         match &self.engine {
-            Engine::Cpu(e) => Ok(e.state().clone()),
+            Engine::Cpu(e) => Ok(e.state()),
             Engine::Cuda(e) => e.state(),
         }
     }
