@@ -37,9 +37,9 @@ pub struct BenchArgs {
     pub indexes: Vec<IndexArg>,
     #[arg(long, value_delimiter = ',', value_enum, default_values_t = vec![ModeArg::Nearest7])]
     pub modes: Vec<ModeArg>,
-    /// Brute force only up to this many agents.
-    #[arg(long, default_value_t = 65_536)]
-    pub brute_max: usize,
+    /// Brute force only up to this many agents (default 65,536 on the GPU, 16,384 on the CPU).
+    #[arg(long)]
+    pub brute_max: Option<usize>,
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
     #[arg(long, default_value_t = 3)]
@@ -141,7 +141,10 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         for &n in &agents {
             for &mode in &a.modes {
                 for &index in &a.indexes {
-                    if index == IndexArg::Brute && n > a.brute_max {
+                    let brute_max =
+                        a.brute_max
+                            .unwrap_or(if be.is_cuda() { 65_536 } else { 16_384 });
+                    if index == IndexArg::Brute && n > brute_max {
                         continue;
                     }
                     let world = flock::default_world_radius(n);
