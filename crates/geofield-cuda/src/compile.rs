@@ -31,6 +31,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
     ("dispersal", include_str!("../kernels/dispersal.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
+    ("flock", include_str!("../kernels/flock.cu")),
 ];
 
 /// The source of a registered module.

@@ -9,6 +9,8 @@
 //!   is [`MODULES`], and [`compile_check`] compiles any of them without a GPU.
 //! - [`dispersal`]: safe wrappers over the seed-dispersal kernels (exact, cutoff, multires).
 //! - [`neighbors`]: exact k-nearest-neighbour search (brute force and a uniform grid).
+//! - [`flock`]: OpenSteer's boids flock with the whole step (grid build, search, steering,
+//!   integration) on the device, bitwise equal to the CPU in the nearest-k mode.
 //!
 //! Kernel conventions: `extern "C" __global__ void <capability>_<op>_<variant>`, parameters in a
 //! `#[repr(C)]` struct passed by value and mirrored in C with a size check on both sides, each
@@ -23,6 +25,7 @@ mod context;
 mod disk_cache;
 pub mod dispersal;
 mod error;
+pub mod flock;
 pub mod neighbors;
 mod probe;
 

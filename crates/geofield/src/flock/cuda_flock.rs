@@ -1,42 +1,103 @@
-//! The CUDA flock engine: a thin adapter over `geofield_cuda::flock::GpuFlock`.
+//! The CUDA flock engine: a thin adapter over `geofield_cuda::flock::GpuFlock`, whose whole
+//! step (grid build, search, steering, integration, wrap) runs on the device with the state
+//! resident there.
 
 use std::sync::Arc;
 
 use geofield_cuda::Gpu;
+use geofield_cuda::flock::{FlockConfig, FlockConstants, FlockHostState, FlockSearch, GpuFlock};
 
-use super::{FlockParams, FlockState, StepDetail};
+use super::{FlockIndex, FlockParams, FlockState, NeighborMode, StepDetail};
 use crate::GeofieldError;
 
-pub(super) struct CudaFlockEngine {}
+pub(super) struct CudaFlockEngine {
+    flock: GpuFlock,
+}
+
+fn config(p: &FlockParams) -> Result<FlockConfig, GeofieldError> {
+    let c = &p.constants;
+    let search = match p.index {
+        FlockIndex::Brute => FlockSearch::Brute,
+        FlockIndex::Uniform => FlockSearch::Grid,
+        FlockIndex::Dynamic => {
+            return Err(GeofieldError::Unsupported(
+                "the dynamic grid is not available on the GPU yet; use --index uniform or brute"
+                    .into(),
+            ));
+        }
+    };
+    Ok(FlockConfig {
+        constants: FlockConstants {
+            world_radius: c.world_radius,
+            max_force: c.max_force,
+            max_speed: c.max_speed,
+            mass: c.mass,
+            near2: c.near2,
+            sep_r2: c.sep_r2,
+            sep_cos: c.sep_cos,
+            sep_weight: c.sep_weight,
+            ali_r2: c.ali_r2,
+            ali_cos: c.ali_cos,
+            ali_weight: c.ali_weight,
+            coh_r2: c.coh_r2,
+            coh_cos: c.coh_cos,
+            coh_weight: c.coh_weight,
+        },
+        k: match p.mode {
+            NeighborMode::Nearest { k } => k as u32,
+            NeighborMode::Radius => 0,
+        },
+        r2: p.r2_inclusive(),
+        dt: p.dt,
+        search,
+    })
+}
 
 impl CudaFlockEngine {
     pub(super) fn new(
-        _gpu: &Arc<Gpu>,
-        _params: FlockParams,
-        _state: &FlockState,
+        gpu: &Arc<Gpu>,
+        params: FlockParams,
+        state: &FlockState,
     ) -> Result<Self, GeofieldError> {
-        Err(GeofieldError::Unsupported(
-            "CUDA flock (in progress)".into(),
-        ))
+        let host = FlockHostState {
+            pos: state.pos.clone(),
+            fwd: state.fwd.clone(),
+            speed: state.speed.clone(),
+            acc: state.acc.clone(),
+        };
+        Ok(CudaFlockEngine {
+            flock: GpuFlock::new(gpu, config(&params)?, &host)?,
+        })
     }
 
-    pub(super) fn step(&mut self, _steps: usize) -> Result<(), GeofieldError> {
-        Ok(())
+    pub(super) fn step(&mut self, steps: usize) -> Result<(), GeofieldError> {
+        Ok(self.flock.step(steps)?)
     }
 
     pub(super) fn step_detail(&mut self) -> Result<StepDetail, GeofieldError> {
-        Ok(StepDetail::default())
+        let d = self.flock.step_detail()?;
+        Ok(StepDetail {
+            neighbors: d.neighbors,
+            counts: d.counts,
+            force: d.force,
+        })
     }
 
     pub(super) fn profile_step(&mut self) -> Result<Vec<(&'static str, f64)>, GeofieldError> {
-        Ok(Vec::new())
+        Ok(self.flock.profile_step()?)
     }
 
     pub(super) fn synchronize(&self) -> Result<(), GeofieldError> {
-        Ok(())
+        Ok(self.flock.synchronize()?)
     }
 
     pub(super) fn state(&self) -> Result<FlockState, GeofieldError> {
-        Ok(FlockState::default())
+        let s = self.flock.state()?;
+        Ok(FlockState {
+            pos: s.pos,
+            fwd: s.fwd,
+            speed: s.speed,
+            acc: s.acc,
+        })
     }
 }

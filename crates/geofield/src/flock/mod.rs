@@ -405,7 +405,7 @@ pub struct StepDetail {
 
 enum Engine {
     Cpu(Box<cpu::CpuFlock>),
-    Cuda(cuda_flock::CudaFlockEngine),
+    Cuda(Box<cuda_flock::CudaFlockEngine>),
 }
 
 mod cuda_flock;
@@ -429,9 +429,9 @@ impl Flock {
         state.check()?;
         let engine = match backend {
             Backend::Cpu => Engine::Cpu(Box::new(cpu::CpuFlock::new(params, state))),
-            Backend::Cuda(gpu) => {
-                Engine::Cuda(cuda_flock::CudaFlockEngine::new(gpu, params, &state)?)
-            }
+            Backend::Cuda(gpu) => Engine::Cuda(Box::new(cuda_flock::CudaFlockEngine::new(
+                gpu, params, &state,
+            )?)),
         };
         Ok(Flock {
             params,
