@@ -30,10 +30,14 @@
 // Search. Nearest mode keeps the k best keys (bits(d2) << 32 | id), a single integer compare
 // being the (d2, id) tie-break. The grid search visits Chebyshev shells around the query's
 // cell, skips cells and stops with lower bounds computed in f64 from conservative cell edges:
-// a point binned into cell c on an axis lies in [o + c h - mu, o + (c + 1) h + mu] (mu covers the
-// f32 rounding of the binning), and a computed d2 is never below (1 - 1e-6) times the exact one
-// (minus 2^-140 for subnormal results). A cell is skipped, or the search stops, only when such
-// a bound is strictly above the current bound (the k-th key's d2 when k are held, else r2).
+// a point binned into cell c on an axis lies in [o + c h - mu, o + (c + 1) h + mu], where
+// mu = 1e-6 (|o| + dims h) exceeds the binning's error (t = fl(fl(p - o) fl(1/h)): three
+// roundings, at most 3 2^-24 relative on p - o <= dims h, plus the f32 clamp threshold dims - 1)
+// and the f64 evaluation error; and a computed d2 is never below (1 - 1e-6) times the exact one
+// (minus 2^-140 for subnormal results: five roundings of non-negative terms). A cell is
+// skipped, or the search stops, only when such a bound is strictly above the current bound (the
+// k-th key's d2 when k are held, else r2), so no candidate that could enter is ever missed; the
+// result does not depend on the storage order or the choice of cell size.
 // Radius mode visits the cells overlapping [q - r, q + r] (with a margin) in z, y, x order and
 // each cell's agents in ascending id (flock_sort_cells), accumulating as it goes.
 

@@ -18,6 +18,10 @@
 //! differs from the CPU's (grid: cells in z, y, x order and agents of a cell in ascending id;
 //! brute force: ascending id), so forces agree to rounding only. Both modes are bitwise
 //! reproducible run to run.
+//!
+//! Steps are not captured into a CUDA graph: [`Gpu`] works on the context's legacy default
+//! stream, which cannot be captured, and a private stream would switch cudarc's context into
+//! multi-stream mode (event tracking on every buffer of every wrapper of the crate).
 
 use std::sync::Arc;
 
