@@ -486,8 +486,8 @@ fn flock_writes_state_frames_gif_and_json() {
     assert!(j["steps_per_s"].as_f64().unwrap() > 0.0);
     assert_eq!(j["samples"].as_array().unwrap().len(), 3);
 
-    // Resuming from the saved state continues the same flock (same as 80 steps at once? no:
-    // the accelerations restart at zero), and the state round-trips through --init.
+    // The saved state round-trips through --init (positions and velocities; the smoothed
+    // accelerations are not saved and restart at zero).
     let out2 = dir.path().join("state2.npy");
     let o = geofield(&[
         "flock",
