@@ -174,4 +174,119 @@ __device__ __forceinline__ float gf_eval_shape(u32 shape, float x, float a, floa
     }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Order-preserving integer encodings of finite floats (a < b iff enc(a) < enc(b); -0 < +0), for
+// min / max reductions with integer atomics.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ u64 gf_enc(float f) {
+    const u32 b = __float_as_uint(f);
+    return (u64)((b & 0x80000000u) ? ~b : (b | 0x80000000u));
+}
+__device__ __forceinline__ u64 gf_enc(double f) {
+    const u64 b = (u64)__double_as_longlong(f);
+    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+}
+__device__ __forceinline__ float gf_dec(u64 e, float) {
+    const u32 v = (u32)e;
+    return __uint_as_float((v & 0x80000000u) ? (v & 0x7FFFFFFFu) : ~v);
+}
+__device__ __forceinline__ double gf_dec(u64 e, double) {
+    return __longlong_as_double(
+        (long long)((e & 0x8000000000000000ull) ? (e & 0x7FFFFFFFFFFFFFFFull) : ~e));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warp and block scans (u32 sums; NT threads per block, a multiple of 32, at most 1024).
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ u32 gf_warp_incl_scan(u32 v, u32 lane) {
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const u32 t = __shfl_up_sync(0xFFFFFFFFu, v, o);
+        if (lane >= (u32)o) v += t;
+    }
+    return v;
+}
+// Exclusive scan of v over the block; *total (shared) gets the block's sum. Two uses in a row
+// must be separated by a __syncthreads() (the helper's shared array is reused).
+template <int NT>
+__device__ __forceinline__ u32 gf_block_excl_scan(u32 v, u32* total) {
+    __shared__ u32 warp_tot[NT / 32];
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const u32 incl = gf_warp_incl_scan(v, lane);
+    if (lane == 31u) warp_tot[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        const u32 w = lane < NT / 32 ? warp_tot[lane] : 0u;
+        const u32 wi = gf_warp_incl_scan(w, lane);
+        __syncwarp();
+        if (lane < NT / 32) warp_tot[lane] = wi - w;
+        if (lane == NT / 32 - 1) *total = wi;
+    }
+    __syncthreads();
+    return warp_tot[warp] + incl - v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The point grid built on the device (grid.cu) and searched by neighbors.cu. Mirrored in Rust
+// (geofield_cuda::neighbors::GridPlan).
+//   kind 0, uniform: cells of size h, dims[a] = floor(ext_a / h) + 1, cell id x fastest;
+//     slabs: per axis a, dims[a] entries at slab_off[a] (min / max coordinate of the points
+//     binned there, then prefix max / suffix min in the search arrays).
+//   kind 1, Morton: 2^levels cells of size h per used axis, cell id = the cells' coordinates
+//     bit-interleaved (x lowest); slabs: per axis a, the pyramid of levels 0..=levels, level l
+//     holding 2^l entries at slab_off[a] + 2^l - 1 (min / max over the aligned block of 2^(levels-l)
+//     finest slabs).
+// ---------------------------------------------------------------------------------------------
+struct GfGridPlan {
+    double origin[3];
+    double h;
+    double inv_h;
+    u32 dims[3];
+    u32 ncells;
+    u32 ntiles;     // scan tiles of GF_TILE cells covering cells 0..=ncells
+    u32 levels;     // Morton only
+    u32 slab_off[3];
+    u32 nslabs;
+    u32 kind;
+    u32 pad;
+};
+GF_CHECK_SIZE(GfGridPlan, 88);
+#define GF_TILE 4096
+#define GF_TILE_LOG2 12
+
+// Bits of v (< 2^13) spread to every second / third bit.
+__device__ __forceinline__ u32 gf_spread2(u32 v) {
+    v &= 0x0000FFFFu;
+    v = (v | (v << 8)) & 0x00FF00FFu;
+    v = (v | (v << 4)) & 0x0F0F0F0Fu;
+    v = (v | (v << 2)) & 0x33333333u;
+    v = (v | (v << 1)) & 0x55555555u;
+    return v;
+}
+__device__ __forceinline__ u32 gf_spread3(u32 v) {
+    v &= 0x000003FFu;
+    v = (v | (v << 16)) & 0x030000FFu;
+    v = (v | (v << 8)) & 0x0300F00Fu;
+    v = (v | (v << 4)) & 0x030C30C3u;
+    v = (v | (v << 2)) & 0x09249249u;
+    return v;
+}
+__device__ __forceinline__ u32 gf_compact2(u32 v) {
+    v &= 0x55555555u;
+    v = (v | (v >> 1)) & 0x33333333u;
+    v = (v | (v >> 2)) & 0x0F0F0F0Fu;
+    v = (v | (v >> 4)) & 0x00FF00FFu;
+    v = (v | (v >> 8)) & 0x0000FFFFu;
+    return v;
+}
+__device__ __forceinline__ u32 gf_compact3(u32 v) {
+    v &= 0x09249249u;
+    v = (v | (v >> 2)) & 0x030C30C3u;
+    v = (v | (v >> 4)) & 0x0300F00Fu;
+    v = (v | (v >> 8)) & 0x030000FFu;
+    v = (v | (v >> 16)) & 0x000003FFu;
+    return v;
+}
+
 #endif // GEOFIELD_COMMON_CUH

@@ -14,9 +14,15 @@
 // Kernels (one thread per query, 128 threads per block; __launch_bounds__(128, 4) lets ptxas use
 // up to 128 registers: with the default heuristic the grid kernel spilled at 48):
 //   neighbors_brute_{f32,f64}: every point, staged through shared memory in tiles of 128;
-//   neighbors_grid_{f32,f64}:  a host-built uniform grid (counting-sorted cells, per-axis slab
-//     ranges and their prefix max / suffix min), searched shell by shell outwards with the CPU
-//     grid's exact stopping rule.
+//   neighbors_grid_{f32,f64}:  a uniform grid built on the device (grid.cu: counting-sorted
+//     cells, per-axis slab ranges and their prefix max / suffix min), searched shell by shell
+//     outwards with the CPU grid's exact stopping rule;
+//   neighbors_tree_{f32,f64}:  a Morton-ordered grid built on the device (grid.cu), searched as
+//     the implicit 2^d-ary tree of its aligned cell blocks: depth first, nearer children first,
+//     a node with at most max_leaf points (or a single cell) scanned as a leaf, a node skipped
+//     when the lower bound of its slab box is strictly above the current bound (the paper's
+//     dynamic grid: cells split until they hold at most max points).
+// The geometry (origin, cell size, dims, slab offsets) is read from the device-side plan.
 
 #define NB_THREADS 128
 #define NB_K_MAX 64
@@ -40,12 +46,11 @@ struct NeighborsGridParams {
     u32 exclude_self;  // skip the query's own index (self_query only)
     u32 self_query;    // queries are the grid's points in storage order
     double r2;
-    double origin[3];
-    double inv_cell;  // 1 / cell size (the home cell only steers the search order)
-    u32 dims[3];  // cells per axis; unused axes 1
+    u32 max_leaf;  // Morton tree: a node of at most this many points is searched as a leaf
     u32 pad1;
 };
-GF_CHECK_SIZE(NeighborsGridParams, 80);
+GF_CHECK_SIZE(NeighborsGridParams, 40);
+#define NB_STACK 64
 
 // ---- exact arithmetic (no contraction, no FTZ) ----------------------------------------------
 __device__ __forceinline__ float nb_sub(float a, float b) {
@@ -249,14 +254,14 @@ __device__ __forceinline__ T nb_box2(const T* q, const T* lo, const T* hi) {
 }
 
 template <typename T, int D>
-__device__ __forceinline__ void nb_visit(const NeighborsGridParams& P, const NbGrid<T>& G,
+__device__ __forceinline__ void nb_visit(const GfGridPlan& P, const NbGrid<T>& G,
                                          const T* q, int x, int y, int z, bool has_skip, u32 skip,
                                          NbBest<T>& best) {
     const u32 id = ((u32)z * P.dims[1] + (u32)y) * P.dims[0] + (u32)x;
     const u32 s = G.starts[id], e = G.starts[id + 1];
     if (s == e) return;
     const int c[3] = {x, y, z};
-    const u32 off[3] = {0u, P.dims[0], P.dims[0] + P.dims[1]};
+    const u32* off = P.slab_off;
     T lo[D], hi[D];
 #pragma unroll
     for (int a = 0; a < D; ++a) {
@@ -276,10 +281,10 @@ __device__ __forceinline__ void nb_visit(const NeighborsGridParams& P, const NbG
 // Lower bound on d2 of every point outside the block of cells at Chebyshev distance <= t of c0
 // (inf when the block covers the grid), as the CPU's outside_bound.
 template <typename T, int D>
-__device__ __forceinline__ T nb_outside(const NeighborsGridParams& P, const NbGrid<T>& G,
+__device__ __forceinline__ T nb_outside(const GfGridPlan& P, const NbGrid<T>& G,
                                         const T* q, const int* c0, int t) {
     T lb = NbTypes<T>::inf();
-    const u32 off[3] = {0u, P.dims[0], P.dims[0] + P.dims[1]};
+    const u32* off = P.slab_off;
 #pragma unroll
     for (int a = 0; a < D; ++a) {
         if (c0[a] > t) {
@@ -300,11 +305,12 @@ __device__ __forceinline__ T nb_outside(const NeighborsGridParams& P, const NbGr
 }
 
 template <typename T, int D>
-__device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const NbGrid<T>& G,
-                                        const T* __restrict__ qs, long long* __restrict__ out_idx,
-                                        T* __restrict__ out_d2) {
+__device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const GfGridPlan* plan,
+                                        const NbGrid<T>& G, const T* __restrict__ qs,
+                                        long long* __restrict__ out_idx, T* __restrict__ out_d2) {
     const u32 r = blockIdx.x * NB_THREADS + threadIdx.x;
     if (r >= P.n_queries) return;
+    const GfGridPlan Q = *plan;
     T q[D];
     u32 row = r;
     bool has_skip = false;
@@ -328,16 +334,16 @@ __device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const NbGr
         int smax = 0;
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
-            const int n = (int)P.dims[a];
+            const int n = (int)Q.dims[a];
             if (a < D) {
-                const double f = floor(__dmul_rn(__dsub_rn((double)q[a], P.origin[a]), P.inv_cell));
+                const double f = floor(__dmul_rn(__dsub_rn((double)q[a], Q.origin[a]), Q.inv_h));
                 c0[a] = f >= 0.0 ? (f >= (double)(n - 1) ? n - 1 : (int)f) : 0;
             }
             smax = max(smax, max(c0[a], n - 1 - c0[a]));
         }
-        const int dx = (int)P.dims[0], dy = (int)P.dims[1], dz = (int)P.dims[2];
+        const int dx = (int)Q.dims[0], dy = (int)Q.dims[1], dz = (int)Q.dims[2];
         for (int s = 0; s <= smax; ++s) {
-            if (s > 0 && nb_key(nb_outside<T, D>(P, G, q, c0, s - 1)) > best.bound) break;
+            if (s > 0 && nb_key(nb_outside<T, D>(Q, G, q, c0, s - 1)) > best.bound) break;
             const int zlo = max(c0[2] - s, 0), zhi = min(c0[2] + s, dz - 1);
             const int ylo = max(c0[1] - s, 0), yhi = min(c0[1] + s, dy - 1);
             const int xlo = max(c0[0] - s, 0), xhi = min(c0[0] + s, dx - 1);
@@ -347,15 +353,118 @@ __device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const NbGr
                     const bool on = onz || y == c0[1] - s || y == c0[1] + s;
                     if (on) {
                         for (int x = xlo; x <= xhi; ++x)
-                            nb_visit<T, D>(P, G, q, x, y, z, has_skip, skip, best);
+                            nb_visit<T, D>(Q, G, q, x, y, z, has_skip, skip, best);
                     } else {
                         if (c0[0] - s >= 0)
-                            nb_visit<T, D>(P, G, q, c0[0] - s, y, z, has_skip, skip, best);
+                            nb_visit<T, D>(Q, G, q, c0[0] - s, y, z, has_skip, skip, best);
                         if (s > 0 && c0[0] + s < dx)
-                            nb_visit<T, D>(P, G, q, c0[0] + s, y, z, has_skip, skip, best);
+                            nb_visit<T, D>(Q, G, q, c0[0] + s, y, z, has_skip, skip, best);
                     }
                 }
             }
+        }
+    }
+    nb_write(best, row, P.k, out_idx, out_d2);
+}
+
+// ---- Morton tree ------------------------------------------------------------------------------
+// Node (l, m): the aligned block of 2^(d (L - l)) cells with Morton prefix m at level l, points
+// starts[m << d(L - l)] .. starts[(m + 1) << d(L - l)]. Its box on axis a is the pyramid entry of
+// level l at the node's coordinate on that axis (the exact coordinate range of the points binned
+// into that block of slabs), so the lower bound never exceeds a member's computed d2.
+template <typename T, int D>
+__device__ __forceinline__ T nb_node_box2(const GfGridPlan& Q, const NbGrid<T>& G, const T* q,
+                                          u32 l, u32 m) {
+    T lo[D], hi[D];
+#pragma unroll
+    for (int a = 0; a < D; ++a) {
+        const u32 c = D == 3 ? gf_compact3(m >> a) : gf_compact2(m >> a);
+        const u32 e = Q.slab_off[a] + (1u << l) - 1u + c;
+        lo[a] = G.slab_lo[e];
+        hi[a] = G.slab_hi[e];
+    }
+    return nb_box2<T, D>(q, lo, hi);
+}
+
+template <typename T, int D>
+__device__ __forceinline__ void nb_tree(const NeighborsGridParams& P, const GfGridPlan* plan,
+                                        const NbGrid<T>& G, const T* __restrict__ qs,
+                                        long long* __restrict__ out_idx, T* __restrict__ out_d2) {
+    typedef typename NbTypes<T>::Key Key;
+    const u32 r = blockIdx.x * NB_THREADS + threadIdx.x;
+    if (r >= P.n_queries) return;
+    const GfGridPlan Q = *plan;
+    T q[D];
+    u32 row = r;
+    bool has_skip = false;
+    u32 skip = 0;
+    if (P.self_query) {
+#pragma unroll
+        for (int a = 0; a < D; ++a) q[a] = G.pts[(size_t)r * D + a];
+        row = G.ids[r];
+        has_skip = P.exclude_self != 0;
+        skip = row;
+    } else {
+#pragma unroll
+        for (int a = 0; a < D; ++a) q[a] = qs[(size_t)r * D + a];
+    }
+    NbBest<T> best;
+    best.init((int)P.k, nb_key(nb_narrow(P.r2, (T)0)));
+    // Stack of (level << 27 | prefix, lower bound key); depth-first, at most L (2^d - 1) + 1 live.
+    u32 st_node[NB_STACK];
+    Key st_lb[NB_STACK];
+    int sp = 0;
+    const u32 L = Q.levels;
+    if (P.n_points > 0) {
+        st_node[0] = 0u;
+        st_lb[0] = nb_key(nb_node_box2<T, D>(Q, G, q, 0u, 0u));
+        sp = 1;
+    }
+    while (sp > 0) {
+        --sp;
+        if (st_lb[sp] > best.bound) continue;
+        const u32 l = st_node[sp] >> 27, m = st_node[sp] & 0x07FFFFFFu;
+        const u32 shift = (u32)D * (L - l);
+        const u32 s = G.starts[m << shift], e = G.starts[(m + 1u) << shift];
+        if (l == L || e - s <= P.max_leaf) {
+            for (u32 t = s; t < e; ++t) {
+                T p[D];
+#pragma unroll
+                for (int a = 0; a < D; ++a) p[a] = G.pts[(size_t)t * D + a];
+                const u32 j = G.ids[t];
+                best.offer(nb_key(nb_dist2<T, D>(q, p)), j, has_skip && j == skip);
+            }
+            continue;
+        }
+        // Children: non-empty and not pruned, pushed farthest first (nearest popped first).
+        const u32 cs = shift - (u32)D;
+        u32 cn[1 << D];
+        Key cl[1 << D];
+        int nc = 0;
+        u32 b0 = s;
+#pragma unroll
+        for (u32 c = 0; c < (1u << D); ++c) {
+            const u32 cm = (m << D) | c;
+            const u32 b1 = c + 1u == (1u << D) ? e : G.starts[(cm + 1u) << cs];
+            if (b1 > b0) {
+                const Key lb = nb_key(nb_node_box2<T, D>(Q, G, q, l + 1u, cm));
+                if (lb <= best.bound) {
+                    int pos = nc++;
+                    while (pos > 0 && cl[pos - 1] < lb) {
+                        cl[pos] = cl[pos - 1];
+                        cn[pos] = cn[pos - 1];
+                        --pos;
+                    }
+                    cl[pos] = lb;
+                    cn[pos] = ((l + 1u) << 27) | cm;
+                }
+            }
+            b0 = b1;
+        }
+        for (int c = 0; c < nc && sp < NB_STACK; ++c) {
+            st_node[sp] = cn[c];
+            st_lb[sp] = cl[c];
+            ++sp;
         }
     }
     nb_write(best, row, P.k, out_idx, out_d2);
@@ -373,12 +482,20 @@ NB_BRUTE(f64, double)
 
 #define NB_GRID(SUF, T)                                                                          \
     extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_grid_##SUF(                 \
-        NeighborsGridParams P, const u32* starts, const T* pts, const u32* ids, const T* slab_lo, \
-        const T* slab_hi, const T* pre_max, const T* suf_min, const T* qs, long long* out_idx,   \
-        T* out_d2) {                                                                             \
+        NeighborsGridParams P, const GfGridPlan* plan, const u32* starts, const T* pts,          \
+        const u32* ids, const T* slab_lo, const T* slab_hi, const T* pre_max, const T* suf_min,  \
+        const T* qs, long long* out_idx, T* out_d2) {                                            \
         NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, pre_max, suf_min};                    \
-        if (P.dim == 3) nb_grid<T, 3>(P, G, qs, out_idx, out_d2);                                \
-        else nb_grid<T, 2>(P, G, qs, out_idx, out_d2);                                           \
+        if (P.dim == 3) nb_grid<T, 3>(P, plan, G, qs, out_idx, out_d2);                          \
+        else nb_grid<T, 2>(P, plan, G, qs, out_idx, out_d2);                                     \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_tree_##SUF(                 \
+        NeighborsGridParams P, const GfGridPlan* plan, const u32* starts, const T* pts,          \
+        const u32* ids, const T* slab_lo, const T* slab_hi, const T* qs, long long* out_idx,     \
+        T* out_d2) {                                                                             \
+        NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, slab_lo, slab_hi};                    \
+        if (P.dim == 3) nb_tree<T, 3>(P, plan, G, qs, out_idx, out_d2);                          \
+        else nb_tree<T, 2>(P, plan, G, qs, out_idx, out_d2);                                     \
     }
 NB_GRID(f32, float)
 NB_GRID(f64, double)

@@ -30,6 +30,7 @@ pub(crate) const PROBE_SOURCE: &str =
 pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
     ("dispersal", include_str!("../kernels/dispersal.cu")),
+    ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     ("flock", include_str!("../kernels/flock.cu")),
 ];

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use geofield::Backend;
 use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn, knn_on};
-use geofield_cuda::neighbors::{GpuCoord, GpuGrid, knn_brute, knn_grid};
+use geofield_cuda::neighbors::{DeviceGrid, DeviceIndex, GpuCoord, bench_device, knn_brute};
 
 fn gpu() -> Option<Backend> {
     geofield_cuda::test_gpu().map(Backend::Cuda)
@@ -189,7 +189,12 @@ fn case<T: Coord + GpuCoord>(
         radius,
         exclude_self && queries.is_none(),
     );
-    let mut kinds = vec![IndexKind::Uniform { cell_size: None }, IndexKind::Auto];
+    let mut kinds = vec![
+        IndexKind::Uniform { cell_size: None },
+        IndexKind::Auto,
+        IndexKind::Dynamic { max_per_leaf: 16 },
+        IndexKind::Dynamic { max_per_leaf: 1 },
+    ];
     if (n as f64) * (nq as f64) <= 5e10 {
         kinds.push(IndexKind::Brute);
     }
@@ -308,6 +313,11 @@ fn cuda_knn_subnormal_distances_and_cell_sizes() {
             let got = knn_on(&be, &u, None, dim, &q, kind).unwrap();
             assert_same(&format!("cell size {h} dim {dim}"), &want, &got);
         }
+        for leaf in [2usize, 64, 5000] {
+            let kind = IndexKind::Dynamic { max_per_leaf: leaf };
+            let got = knn_on(&be, &u, None, dim, &q, kind).unwrap();
+            assert_same(&format!("leaf {leaf} dim {dim}"), &want, &got);
+        }
     }
 }
 
@@ -336,7 +346,11 @@ fn cuda_knn_invalid_inputs_are_errors() {
         exclude_self: true,
     };
     let pts = [0.0f32, 1.0, 2.0, 3.0];
-    for kind in [IndexKind::Brute, IndexKind::Uniform { cell_size: None }] {
+    for kind in [
+        IndexKind::Brute,
+        IndexKind::Uniform { cell_size: None },
+        IndexKind::Dynamic { max_per_leaf: 8 },
+    ] {
         assert!(knn_on(&be, &pts, None, 2, &q(0), kind).is_err());
         assert!(knn_on(&be, &pts, None, 2, &q(65), kind).is_err());
         assert!(knn_on(&be, &pts, None, 4, &q(1), kind).is_err());
@@ -365,8 +379,102 @@ fn cuda_knn_invalid_inputs_are_errors() {
     );
 }
 
-/// Throughput (prints, asserts only that both kernels agree): 7-NN of 2^20 uniform 2-D f32
-/// points, self-excluded.
+/// The device build is a counting sort: every point stored once, cells contiguous, each point
+/// inside its cell's slab ranges (uniform) or pyramid boxes (Morton), the plan consistent.
+#[test]
+fn cuda_grid_build_is_a_consistent_counting_sort() {
+    let Some(be) = gpu() else { return };
+    let Backend::Cuda(g) = &be else { return };
+    for dim in [2usize, 3] {
+        for (label, pts) in [
+            ("uniform", uniform::<f64>(5000, dim, 30.0, 61)),
+            ("clustered", clustered::<f64>(5000, dim, 62)),
+            ("lattice", lattice::<f64>(5000, dim, 7, 63)),
+            ("one point", vec![1.5; dim]),
+            ("empty", vec![]),
+        ] {
+            let n = pts.len() / dim;
+            for index in [DeviceIndex::Uniform, DeviceIndex::Morton { max_leaf: 16 }] {
+                let what = format!("{label} dim {dim} {index:?}");
+                let mut grid = DeviceGrid::<f64>::new(g, n, dim, index).unwrap();
+                let dp = g
+                    .stream()
+                    .clone_htod(&if pts.is_empty() {
+                        vec![0.0]
+                    } else {
+                        pts.clone()
+                    })
+                    .unwrap();
+                // Build twice: the second build must not see the first one's accumulators.
+                grid.build(g, &dp).unwrap();
+                grid.build(g, &dp).unwrap();
+                let plan = grid.plan(g).unwrap();
+                let (starts, sp, ids) = grid.storage(g).unwrap();
+                let (slo, shi) = grid.slabs(g).unwrap();
+                assert_eq!(plan.ncells, plan.dims.iter().product::<u32>(), "{what}");
+                assert!(plan.ncells as usize <= (4 * n).max(64), "{what}: {plan:?}");
+                assert_eq!(starts[0], 0, "{what}");
+                assert_eq!(*starts.last().unwrap() as usize, n, "{what}");
+                assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{what}");
+                let mut seen = vec![false; n];
+                for (slot, &i) in ids.iter().enumerate() {
+                    assert!(!seen[i as usize], "{what}: point {i} stored twice");
+                    seen[i as usize] = true;
+                    assert_eq!(
+                        &sp[slot * dim..(slot + 1) * dim],
+                        &pts[i as usize * dim..(i as usize + 1) * dim]
+                    );
+                }
+                let morton = matches!(index, DeviceIndex::Morton { .. });
+                if morton {
+                    assert!(
+                        plan.dims[..dim].iter().all(|&d| d == 1 << plan.levels),
+                        "{what}"
+                    );
+                }
+                for c in 0..plan.ncells as usize {
+                    // Cell coordinates: x fastest (uniform) or bit-interleaved (Morton).
+                    let mut cc = [0usize; 3];
+                    if morton {
+                        for b in 0..plan.levels as usize {
+                            for a in 0..dim {
+                                cc[a] |= ((c >> (b * dim + a)) & 1) << b;
+                            }
+                        }
+                    } else {
+                        cc = [
+                            c % plan.dims[0] as usize,
+                            (c / plan.dims[0] as usize) % plan.dims[1] as usize,
+                            c / (plan.dims[0] * plan.dims[1]) as usize,
+                        ];
+                    }
+                    for slot in starts[c] as usize..starts[c + 1] as usize {
+                        let p = &sp[slot * dim..(slot + 1) * dim];
+                        for a in 0..dim {
+                            // Every level of the pyramid (Morton) or the slab (uniform) holds p.
+                            let levels = if morton { plan.levels as usize + 1 } else { 1 };
+                            for l in 0..levels {
+                                let e = if morton {
+                                    plan.slab_off[a] as usize + (1 << l) - 1
+                                        + (cc[a] >> (plan.levels as usize - l))
+                                } else {
+                                    plan.slab_off[a] as usize + cc[a]
+                                };
+                                assert!(
+                                    slo[e] <= p[a] && p[a] <= shi[e],
+                                    "{what}: cell {c} slot {slot} axis {a} level {l}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Throughput (prints, asserts only that the kernels agree): 7-NN of 2^20 uniform 2-D f32
+/// points, self-excluded, device-resident build + search.
 #[test]
 fn cuda_knn_throughput() {
     let Some(be) = gpu() else { return };
@@ -374,44 +482,41 @@ fn cuda_knn_throughput() {
     let n = 1usize << 20;
     let pts = uniform::<f32>(n, 2, 1.0, 41);
     let k = 7;
-    // Warm-up: compiles the module.
-    let _ = knn_brute(g, &pts[..256], &pts[..256], 2, k, None, true).unwrap();
-
-    let t = Instant::now();
-    let grid = GpuGrid::build(&pts, 2, None).unwrap();
-    let build_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let (gi, gd, gms) = knn_grid(g, &grid, None, k, None, true).unwrap();
-    let call_s = t.elapsed().as_secs_f64();
-    eprintln!(
-        "grid: N = {n}, {} x {} cells; host build {:.1} ms, call {:.1} ms (kernel {:.2} ms): \
-         {:.3e} queries/s (kernel), {:.3e} queries/s (build + call)",
-        grid.dims[0],
-        grid.dims[1],
-        build_s * 1e3,
-        call_s * 1e3,
-        gms,
-        n as f64 / (f64::from(gms) * 1e-3),
-        n as f64 / (build_s + call_s)
-    );
-
+    let to_nb = |i: Vec<i64>, d: Vec<f32>| Neighbors {
+        k,
+        indices: i,
+        dist2: d.into_iter().map(f64::from).collect(),
+    };
+    let mut rows = Vec::new();
+    for index in [DeviceIndex::Uniform, DeviceIndex::Morton { max_leaf: 16 }] {
+        let (times, (i, d, _)) = bench_device(g, &pts, 2, k, index, 2, 5).unwrap();
+        let mut b: Vec<f32> = times.iter().map(|t| t.build_ms).collect();
+        let mut q: Vec<f32> = times.iter().map(|t| t.query_ms).collect();
+        b.sort_by(f32::total_cmp);
+        q.sort_by(f32::total_cmp);
+        eprintln!(
+            "{index:?}: N = {n}; build {:.3} ms, search {:.3} ms (medians of 5)",
+            b[2], q[2]
+        );
+        rows.push(to_nb(i, d));
+    }
     let t = Instant::now();
     let (bi, bd, bms) = knn_brute(g, &pts, &pts, 2, k, None, true).unwrap();
-    let call_s = t.elapsed().as_secs_f64();
     eprintln!(
-        "brute: N = {n}; call {:.1} ms (kernel {:.2} ms): {:.3e} queries/s (kernel), \
-         {:.3e} pairs/s",
-        call_s * 1e3,
+        "brute: N = {n}; call {:.1} ms (kernel {:.2} ms): {:.3e} pairs/s",
+        t.elapsed().as_secs_f64() * 1e3,
         bms,
-        n as f64 / (f64::from(bms) * 1e-3),
         (n as f64) * (n as f64) / (f64::from(bms) * 1e-3)
     );
-    let t = Instant::now();
+    let brute = to_nb(bi, bd);
+    assert_same("throughput: uniform grid vs brute kernel", &brute, &rows[0]);
+    assert_same("throughput: Morton tree vs brute kernel", &brute, &rows[1]);
     let q = KnnQuery {
         k,
         radius: None,
         exclude_self: true,
     };
+    let t = Instant::now();
     let via = knn_on(
         &be,
         &pts,
@@ -425,14 +530,7 @@ fn cuda_knn_throughput() {
         "knn_on(Uniform) end to end: {:.1} ms",
         t.elapsed().as_secs_f64() * 1e3
     );
-    let to_nb = |i: Vec<i64>, d: Vec<f32>| Neighbors {
-        k,
-        indices: i,
-        dist2: d.into_iter().map(f64::from).collect(),
-    };
-    let grid_nb = to_nb(gi, gd);
-    assert_same("throughput: grid vs brute kernel", &to_nb(bi, bd), &grid_nb);
-    assert_same("throughput: knn_on vs grid kernel", &grid_nb, &via);
+    assert_same("throughput: knn_on vs brute kernel", &brute, &via);
 }
 
 /// Runs everywhere: `knn_on` with the CPU backend is `knn`.

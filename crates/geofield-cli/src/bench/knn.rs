@@ -1,5 +1,10 @@
 //! `geofield bench knn`: exact 7-NN (self excluded) with every index in one run, against kiddo
 //! (the best Rust kd-tree) on the CPU, on uniform and clustered 2-D point sets.
+//!
+//! On a GPU backend the geofield rows are the device's: points resident on the GPU, the grid
+//! built there and searched, both timed with CUDA events (medians), in f32 and f64; plus one
+//! end-to-end row (`knn_on`: upload, build, search, download, wall clock). kiddo still runs on
+//! the host's cores as the CPU reference.
 
 use std::num::NonZero;
 use std::path::PathBuf;
@@ -8,13 +13,16 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::neighbors::{self, IndexKind, KnnQuery};
-use geofield::{BackendChoice, backend};
+use geofield::{Backend, BackendChoice, backend};
+use geofield_cuda::Gpu;
+use geofield_cuda::neighbors::{self as gn, DeviceIndex, GpuCoord};
 use kiddo::SquaredEuclidean;
 use kiddo::immutable::float::kdtree::ImmutableKdTree;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 use rand_pcg::Pcg64;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 use super::{BenchEnv, Stats, measure};
 use crate::output;
@@ -53,7 +61,13 @@ struct Row {
     /// Build + query, seconds.
     total: Stats,
     build_s: Option<f64>,
+    /// GPU rows: search kernel median, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    search_s: Option<f64>,
     queries_per_s: f64,
+    /// GPU rows: (points read + rows written) / total time over the nominal DRAM bandwidth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dram_share: Option<f64>,
     /// Neighbour distances equal to brute force's (or to the uniform grid's when brute force is
     /// too slow to run).
     agrees: bool,
@@ -104,8 +118,8 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         a.k, env.backend, env.device, env.commit
     );
     println!(
-        "{:<10} {:>9} {:<16} {:>11} {:>11} {:>13} {:>6}",
-        "set", "n", "method", "total", "build", "queries/s", "exact"
+        "{:<10} {:>9} {:<28} {:>11} {:>11} {:>13} {:>6} {:>8}",
+        "set", "n", "method", "total", "build", "queries/s", "exact", "DRAM"
     );
     let q = KnnQuery {
         k: a.k,
@@ -123,34 +137,10 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 "clustered"
             };
             let mut reference: Option<Vec<f64>> = None;
-            let mut methods: Vec<(&str, IndexKind)> = vec![];
-            if n <= 1 << 14 {
-                methods.push(("brute", IndexKind::Brute));
-            }
-            methods.push(("uniform grid", IndexKind::Uniform { cell_size: None }));
-            methods.push(("dynamic grid", IndexKind::Dynamic { max_per_leaf: 16 }));
-            for (name, index) in methods {
-                let (total, _, res) = measure(a.warmup, a.repeats, || {
-                    Ok((neighbors::knn(&pts, None, 2, &q, index)?, None))
-                })?;
-                let agrees = match &reference {
-                    None => {
-                        reference = Some(res.dist2.clone());
-                        true
-                    }
-                    Some(r) => r == &res.dist2,
-                };
-                let row = Row {
-                    set: set_name,
-                    n,
-                    method: format!("geofield {name}"),
-                    queries_per_s: n as f64 / total.median,
-                    total,
-                    build_s: None,
-                    agrees,
-                };
-                print_row(&row);
-                rows.push(row);
+            if let Backend::Cuda(g) = &be {
+                reference = Some(gpu_rows(g, a, set_name, &pts, &mut rows)?);
+            } else {
+                cpu_rows(a, set_name, &pts, &q, &mut reference, &mut rows)?;
             }
             // kiddo: immutable kd-tree (its fastest), k + 1 neighbours with the point itself dropped.
             let arr: Vec<[f64; 2]> = pts.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
@@ -185,7 +175,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 method: "kiddo ImmutableKdTree".into(),
                 queries_per_s: n as f64 / total.median,
                 build_s: Some(Stats::of(build_s).median),
+                search_s: None,
                 total,
+                dram_share: None,
                 agrees,
             };
             print_row(&row);
@@ -199,9 +191,177 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+fn cpu_rows(
+    a: &BenchArgs,
+    set_name: &'static str,
+    pts: &[f64],
+    q: &KnnQuery,
+    reference: &mut Option<Vec<f64>>,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let n = pts.len() / 2;
+    let mut methods: Vec<(&str, IndexKind)> = vec![];
+    if n <= 1 << 14 {
+        methods.push(("brute", IndexKind::Brute));
+    }
+    methods.push(("uniform grid", IndexKind::Uniform { cell_size: None }));
+    methods.push(("dynamic grid", IndexKind::Dynamic { max_per_leaf: 16 }));
+    for (name, index) in methods {
+        let (total, _, res) = measure(a.warmup, a.repeats, || {
+            Ok((neighbors::knn(pts, None, 2, q, index)?, None))
+        })?;
+        let agrees = match reference {
+            None => {
+                *reference = Some(res.dist2.clone());
+                true
+            }
+            Some(r) => r == &res.dist2,
+        };
+        let row = Row {
+            set: set_name,
+            n,
+            method: format!("geofield {name}"),
+            queries_per_s: n as f64 / total.median,
+            total,
+            build_s: None,
+            search_s: None,
+            dram_share: None,
+            agrees,
+        };
+        print_row(&row);
+        rows.push(row);
+    }
+    Ok(())
+}
+
+/// The device rows (f32 then f64; brute force up to 2^16 points), and the f64 reference
+/// distances for kiddo's check.
+fn gpu_rows(
+    g: &Arc<Gpu>,
+    a: &BenchArgs,
+    set_name: &'static str,
+    pts: &[f64],
+    rows: &mut Vec<Row>,
+) -> Result<Vec<f64>> {
+    let n = pts.len() / 2;
+    let bw = g.info().peak_bandwidth_bytes_per_s;
+    let p32: Vec<f32> = pts.iter().map(|&v| v as f32).collect();
+    let mut reference64 = Vec::new();
+    for f64_run in [false, true] {
+        let mut reference: Option<Vec<f64>> = None;
+        let mut methods: Vec<(&str, Option<DeviceIndex>)> = vec![];
+        if n <= 1 << 16 {
+            methods.push(("brute", None));
+        }
+        methods.push(("uniform grid", Some(DeviceIndex::Uniform)));
+        methods.push(("dynamic grid", Some(DeviceIndex::Morton { max_leaf: 16 })));
+        let ty = if f64_run { "f64" } else { "f32" };
+        let elem = if f64_run { 8.0 } else { 4.0 };
+        for (name, index) in methods {
+            let (times, d2): (Vec<(f64, f64)>, Vec<f64>) = match (index, f64_run) {
+                (Some(ix), false) => device(g, &p32, a, ix)?,
+                (Some(ix), true) => device(g, pts, a, ix)?,
+                (None, false) => brute(g, &p32, a)?,
+                (None, true) => brute(g, pts, a)?,
+            };
+            let total = Stats::of(times.iter().map(|t| t.0 + t.1).collect());
+            let build = Stats::of(times.iter().map(|t| t.0).collect()).median;
+            let search = Stats::of(times.iter().map(|t| t.1).collect()).median;
+            let agrees = match &reference {
+                None => {
+                    reference = Some(d2.clone());
+                    true
+                }
+                Some(r) => r == &d2,
+            };
+            // Input points once, output rows (i64 index + distance) once.
+            let bytes = n as f64 * (2.0 * elem + a.k as f64 * (8.0 + elem));
+            let row = Row {
+                set: set_name,
+                n,
+                method: format!("cuda {name} {ty}"),
+                queries_per_s: n as f64 / total.median,
+                build_s: index.map(|_| build),
+                search_s: Some(search),
+                dram_share: (bw > 0.0).then(|| bytes / total.median / bw),
+                total,
+                agrees,
+            };
+            print_row(&row);
+            rows.push(row);
+        }
+        if f64_run {
+            reference64 = reference.unwrap_or_default();
+        }
+    }
+    // End to end from host memory (upload, build, search, download), f32.
+    let be = Backend::Cuda(Arc::clone(g));
+    let q = KnnQuery {
+        k: a.k,
+        radius: None,
+        exclude_self: true,
+    };
+    let (total, _, res) = measure(a.warmup, a.repeats, || {
+        let r = neighbors::knn_on(
+            &be,
+            &p32,
+            None,
+            2,
+            &q,
+            IndexKind::Uniform { cell_size: None },
+        )?;
+        Ok((r, None))
+    })?;
+    let row = Row {
+        set: set_name,
+        n,
+        method: "cuda uniform f32 end-to-end".into(),
+        queries_per_s: n as f64 / total.median,
+        total,
+        build_s: None,
+        search_s: None,
+        dram_share: None,
+        agrees: rows
+            .iter()
+            .rev()
+            .find(|r| r.method == "cuda uniform grid f32")
+            .is_some_and(|r| r.agrees)
+            && !res.dist2.is_empty(),
+    };
+    print_row(&row);
+    rows.push(row);
+    Ok(reference64)
+}
+
+type DeviceRun = (Vec<(f64, f64)>, Vec<f64>);
+
+fn device<T: GpuCoord>(g: &Gpu, p: &[T], a: &BenchArgs, ix: DeviceIndex) -> Result<DeviceRun> {
+    let (times, (_, d2, _)) = gn::bench_device(g, p, 2, a.k, ix, a.warmup.max(1), a.repeats)?;
+    Ok((
+        times
+            .iter()
+            .map(|t| (f64::from(t.build_ms) * 1e-3, f64::from(t.query_ms) * 1e-3))
+            .collect(),
+        d2.iter().map(|&v| v.widen()).collect(),
+    ))
+}
+
+fn brute<T: GpuCoord>(g: &Gpu, p: &[T], a: &BenchArgs) -> Result<DeviceRun> {
+    let mut times = Vec::new();
+    let mut last = Vec::new();
+    for it in 0..a.warmup + a.repeats.max(1) {
+        let (_, d2, ms) = gn::knn_brute(g, p, p, 2, a.k, None, true)?;
+        if it >= a.warmup {
+            times.push((0.0, f64::from(ms) * 1e-3));
+        }
+        last = d2;
+    }
+    Ok((times, last.iter().map(|&v| v.widen()).collect()))
+}
+
 fn print_row(r: &Row) {
     println!(
-        "{:<10} {:>9} {:<16} {:>9.3} ms {:>11} {:>13.3e} {:>6}",
+        "{:<10} {:>9} {:<28} {:>9.3} ms {:>11} {:>13.3e} {:>6} {:>8}",
         r.set,
         r.n,
         r.method.trim_start_matches("geofield "),
@@ -210,6 +370,9 @@ fn print_row(r: &Row) {
             .map(|b| format!("{:.3} ms", b * 1e3))
             .unwrap_or_else(|| "-".into()),
         r.queries_per_s,
-        if r.agrees { "yes" } else { "NO" }
+        if r.agrees { "yes" } else { "NO" },
+        r.dram_share
+            .map(|s| format!("{:.1} %", s * 100.0))
+            .unwrap_or_default()
     );
 }

@@ -8,17 +8,22 @@
 //! the CPU's bit for bit.
 //!
 //! - [`knn_brute`]: every query against every point (points staged in shared memory).
-//! - [`GpuGrid::build`] + [`knn_grid`]: a uniform grid built on the host (counting sort into
-//!   cells, per-axis slab ranges with prefix maxima and suffix minima) and searched by the
-//!   kernel shell by shell with the CPU grid's exact stopping rule.
+//! - [`DeviceGrid`] ([`knn_device`] for host data): a grid built on the device without a host
+//!   round trip (`kernels/grid.cu`: bounds, counting sort into cells, per-axis slab ranges),
+//!   either uniform (searched shell by shell with the CPU grid's exact stopping rule) or the
+//!   dynamic grid (Morton-ordered cells searched as an implicit tree with leaves of at most
+//!   `max_leaf` points).
 
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
-mod grid;
-pub use grid::GpuGrid;
+mod device;
+pub use device::{
+    BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, bench_device, knn_device,
+    uniform_cells,
+};
 
 const MODULE: &str = "neighbors";
 const THREADS: u32 = 128;
@@ -95,9 +100,7 @@ pub struct GridParams {
     pub exclude_self: u32,
     pub self_query: u32,
     pub r2: f64,
-    pub origin: [f64; 3],
-    pub inv_cell: f64,
-    pub dims: [u32; 3],
+    pub max_leaf: u32,
     pub pad1: u32,
 }
 
@@ -222,88 +225,6 @@ pub fn knn_brute<T: GpuCoord>(
         // long long* out_idx, T* out_d2): pts holds n_points*dim values (a 1-element dummy when
         // empty, never read), qs n_queries*dim, the outputs n_queries*k each; the kernel reads
         // pts below n_points, qs and writes outputs only for query < n_queries, k (≤ 64) each.
-        unsafe { b.launch(cfg(nq)) }.map_err(launch_err(name.clone()))?;
-    }
-    let ms = gpu.elapsed_ms(&start)?;
-    let idx = gpu.download(&oi, out_len, "the neighbour indices")?;
-    let d2 = gpu.download(&od, out_len, "the neighbour distances")?;
-    Ok((idx, d2, ms))
-}
-
-/// kNN on a prepared [`GpuGrid`]. `queries = None`: the grid's own points are the queries
-/// (answered in storage order, rows returned in original index order) and `exclude_self` skips
-/// each query's own index; `Some(q)`: separate queries (`exclude_self` ignored). Returns
-/// (indices, d², kernel ms).
-pub fn knn_grid<T: GpuCoord>(
-    gpu: &Gpu,
-    grid: &GpuGrid<T>,
-    queries: Option<&[T]>,
-    k: usize,
-    r2: Option<T>,
-    exclude_self: bool,
-) -> Result<KnnRows<T>, CudaError> {
-    const K: &str = "neighbors_grid";
-    grid.check(K)?;
-    let dim = grid.dim;
-    let n = grid.len();
-    let nq = match queries {
-        Some(q) => check_coords("query", q, dim, K)?,
-        None => n,
-    };
-    let r2 = check_k_r2(k, r2, K)?;
-    let out_len = nq
-        .checked_mul(k)
-        .ok_or_else(|| invalid(K, "queries × k overflows"))?;
-    if nq == 0 {
-        return Ok((Vec::new(), Vec::new(), 0.0));
-    }
-    let params = GridParams {
-        n_points: n as u32,
-        n_queries: nq as u32,
-        k: k as u32,
-        dim: dim as u32,
-        exclude_self: u32::from(exclude_self && queries.is_none()),
-        self_query: u32::from(queries.is_none()),
-        r2,
-        origin: grid.origin,
-        inv_cell: 1.0 / grid.cell,
-        dims: grid.dims,
-        pad1: 0,
-    };
-    let name = format!("neighbors_grid_{}", T::SUFFIX);
-    let f = gpu.function(MODULE, &name)?;
-    let _held = gpu.hold();
-    let ds = gpu.upload(&grid.starts, "the cell starts")?;
-    let dp = gpu.upload(&grid.pts, "the sorted points")?;
-    let di = gpu.upload(&grid.ids, "the sorted point indices")?;
-    let dlo = gpu.upload(&grid.slab_lo, "the slab minima")?;
-    let dhi = gpu.upload(&grid.slab_hi, "the slab maxima")?;
-    let dpre = gpu.upload(&grid.pre_max, "the slab prefix maxima")?;
-    let dsuf = gpu.upload(&grid.suf_min, "the slab suffix minima")?;
-    let dq = gpu.upload(queries.unwrap_or(&[]), "the queries")?;
-    let mut oi = gpu.zeros::<i64>(out_len, "the neighbour indices")?;
-    let mut od = gpu.zeros::<T>(out_len, "the neighbour distances")?;
-    let start = gpu.mark()?;
-    {
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(&params)
-            .arg(&ds)
-            .arg(&dp)
-            .arg(&di)
-            .arg(&dlo)
-            .arg(&dhi)
-            .arg(&dpre)
-            .arg(&dsuf)
-            .arg(&dq)
-            .arg(&mut oi)
-            .arg(&mut od);
-        // SAFETY: neighbors_grid_*(NeighborsGridParams, const u32* starts, const T* pts,
-        // const u32* ids, const T* slab_lo, slab_hi, pre_max, suf_min, const T* qs,
-        // long long* out_idx, T* out_d2) in order and type. grid.check() verified: starts has
-        // prod(dims)+1 non-decreasing entries ending at n, pts n*dim, ids n entries < n, the slab
-        // arrays sum(dims); cells visited are clamped into dims. qs holds n_queries*dim values
-        // when self_query = 0 (else a never-read dummy); rows written are < n_queries (ids < n =
-        // n_queries in self-query mode), k each.
         unsafe { b.launch(cfg(nq)) }.map_err(launch_err(name.clone()))?;
     }
     let ms = gpu.elapsed_ms(&start)?;

@@ -1,10 +1,13 @@
 //! CUDA glue for [`super::knn_on`]: validates like the CPU path, then calls the safe wrappers in
 //! `geofield_cuda::neighbors` (kernels in `crates/geofield-cuda/kernels/neighbors.cu`).
 //!
-//! Index mapping: [`IndexKind::Brute`] runs the brute-force kernel; [`IndexKind::Uniform`],
-//! [`IndexKind::Auto`] and [`IndexKind::Dynamic`] run the uniform-grid kernel on a grid built on
-//! the host (a `Uniform` cell size is honoured; `Dynamic`'s leaf size is ignored: a GPU dynamic
-//! grid is future work). Every index returns the same rows as the CPU's brute force, bit for bit.
+//! Index mapping: [`IndexKind::Brute`] runs the brute-force kernel; [`IndexKind::Uniform`] the
+//! uniform grid built on the device (a given cell size is checked on the host, as the CPU does);
+//! [`IndexKind::Dynamic`] the dynamic grid built on the device (Morton-ordered cells searched as
+//! an implicit tree with leaves of at most `max_per_leaf` points); [`IndexKind::Auto`] brute force
+//! up to [`super::AUTO_BRUTE_MAX`] points, else the uniform grid (the fastest on the GPU for
+//! every set the bench measures). Every index returns the same rows as the CPU's brute force, bit
+//! for bit.
 
 use geofield_cuda::Gpu;
 use geofield_cuda::neighbors::{self as gn, GpuCoord};
@@ -54,13 +57,29 @@ pub(super) fn knn<T: Coord + GpuCoord>(
             r2,
             q.exclude_self && queries.is_none(),
         )?,
+        IndexKind::Auto if n <= super::AUTO_BRUTE_MAX => gn::knn_brute(
+            gpu,
+            points,
+            queries.unwrap_or(points),
+            dim,
+            q.k,
+            r2,
+            q.exclude_self && queries.is_none(),
+        )?,
         IndexKind::Uniform { .. } | IndexKind::Dynamic { .. } | IndexKind::Auto => {
-            let cell = match index {
-                IndexKind::Uniform { cell_size } => cell_size,
-                _ => None,
+            let dev = match index {
+                IndexKind::Uniform { cell_size: Some(h) } => gn::DeviceIndex::UniformCell {
+                    h,
+                    cells: gn::uniform_cells(points, dim, h)?,
+                },
+                IndexKind::Dynamic { max_per_leaf } => gn::DeviceIndex::Morton {
+                    max_leaf: u32::try_from(max_per_leaf).unwrap_or(u32::MAX),
+                },
+                _ => gn::DeviceIndex::Uniform,
             };
-            let grid = gn::GpuGrid::build(points, dim, cell)?;
-            gn::knn_grid(gpu, &grid, queries, q.k, r2, q.exclude_self)?
+            let (rows, _times) =
+                gn::knn_device(gpu, points, queries, dim, q.k, r2, q.exclude_self, dev)?;
+            rows
         }
     };
     let dist2 = indices
