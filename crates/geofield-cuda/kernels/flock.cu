@@ -76,8 +76,10 @@ struct FlockParams {
     u32 detail;    // write neighbour rows, counts and forces
     u32 cell_cap;  // cells allocated (the plan never uses more)
     u32 tile_cap;  // scan tiles allocated
+    u32 tree;      // dynamic grid: Morton-ordered cells searched as an implicit octree
+    u32 max_leaf;  // tree: a node of at most this many agents is scanned as a leaf
 };
-GF_CHECK_SIZE(FlockParams, 88);
+GF_CHECK_SIZE(FlockParams, 96);
 
 // Written by the last block of flock_bounds, read by every later kernel of the step.
 struct FlockPlan {
@@ -91,7 +93,7 @@ struct FlockPlan {
     u32 ncells;
     u32 ntiles;    // scan tiles covering cells 0..=ncells
     u32 single;    // degenerate input: one cell, no pruning
-    u32 pad;
+    u32 levels;    // tree: 2^levels cells per axis, Morton order (0: uniform grid)
 };
 static_assert(sizeof(FlockPlan) <= 128, "FlockPlan must fit the 128-byte host buffer");
 
@@ -337,6 +339,8 @@ __device__ __forceinline__ void fl_cell3(const FlockPlan& G, float x, float y, f
 __device__ __forceinline__ u32 fl_cell_id(const FlockPlan& G, float4 p) {
     int c[3];
     fl_cell3(G, p.x, p.y, p.z, c);
+    if (G.levels > 0u)
+        return gf_spread3((u32)c[0]) | (gf_spread3((u32)c[1]) << 1) | (gf_spread3((u32)c[2]) << 2);
     return ((u32)c[2] * G.dims[1] + (u32)c[1]) * G.dims[0] + (u32)c[0];
 }
 
@@ -358,7 +362,8 @@ __device__ double fl_cbrt(double x) {
 
 // The plan from the bounding box: h = (V 2 / N)^(1/d') over the d' positive extents (1 when
 // none), capped at the neighbour radius, doubled while the grid has more than min(max(4N, 64),
-// capacity) cells; origin = the minimum; dims = floor(ext / h) + 1. Degenerate inputs (extents
+// capacity) cells; origin = the minimum; dims = floor(ext / h) + 1. Dynamic grid (P.tree):
+// 2^L cells per axis of size h = (1 + 1e-6) max extent / 2^L, 2^(3L) <= that cell limit. Degenerate inputs (extents
 // beyond 1e37, cell sizes outside [1e-30, 1e37]) get one cell (brute force, still exact).
 __device__ void fl_make_plan(const FlockParams& P, const float* lo32, const float* hi32,
                              FlockPlan* out) {
@@ -408,6 +413,24 @@ __device__ void fl_make_plan(const FlockParams& P, const float* lo32, const floa
         }
         h *= 2.0;
     }
+    // Dynamic grid: 2^L cube cells per axis (2^(3L) <= the cell limit, L <= 8) covering the
+    // largest extent, in Morton order.
+    u32 levels = 0u;
+    if (P.tree && !huge) {
+        u32 L = 0u;
+        while (L < 8u && ldexp(1.0, 3 * (int)(L + 1u)) <= limit) ++L;
+        const double maxext = fmax(fmax(ext[0], ext[1]), ext[2]);
+        // (1 + 1e-6) keeps 2^L h >= the extent after rounding h to f32.
+        double ht = maxext > 0.0 ? ldexp(maxext, -(int)L) * (1.0 + 1e-6) : 1.0;
+        if (ht < 1e-30) ht = 1e-30;
+        ht = fl_f2d(fl_d2f(ht));
+        fits = ht <= 1e37;
+        if (fits) {
+            h = ht;
+            levels = L;
+            for (int a = 0; a < 3; ++a) nd[a] = ldexp(1.0, (int)L);
+        }
+    }
     const bool single = huge || !fits || !(h <= 1e37);
     FlockPlan G;
     for (int a = 0; a < 3; ++a) {
@@ -423,7 +446,7 @@ __device__ void fl_make_plan(const FlockParams& P, const float* lo32, const floa
     G.ncells = G.dims[0] * G.dims[1] * G.dims[2];
     G.ntiles = (G.ncells >> FL_TILE_LOG2) + 1u;
     G.single = single ? 1u : 0u;
-    G.pad = 0u;
+    G.levels = single ? 0u : levels;
     *out = G;
 }
 
@@ -897,6 +920,106 @@ __device__ __forceinline__ u32 fl_radius_grid(const FlockParams& P, const FlockP
     return count;
 }
 
+// ---- dynamic grid (Morton-ordered cells searched as an implicit octree) ------------------------
+// Node (l, m): the aligned block of 8^(L - l) cells with Morton prefix m, agents starts[m << 3(L -
+// l)] .. starts[(m + 1) << 3(L - l)]; its box on axis a spans cells [c << (L - l), (c + 1) << (L -
+// l)) with c the node's coordinate on that axis, with the conservative edges of the grid search.
+// A node of at most max_leaf agents (or a single cell) is scanned as a leaf.
+#define FL_STACK 64
+__device__ __forceinline__ double fl_node_gap2(const FlGridQ& Q, u32 levels, u32 l, u32 m) {
+    if (!Q.prune) return 0.0;
+    double g2 = 0.0;
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        const u32 c = gf_compact3(m >> a);
+        const u32 sh = levels - l;
+        const double lo = Q.o[a] + (double)(c << sh) * Q.h - Q.mu[a];
+        const double hi = Q.o[a] + (double)((c + 1u) << sh) * Q.h + Q.mu[a];
+        const double g = Q.q[a] < lo ? lo - Q.q[a] : (Q.q[a] > hi ? Q.q[a] - hi : 0.0);
+        g2 += g * g;
+    }
+    return g2;
+}
+
+// Depth first over the octree. Nearest mode (RADIUS = false): children nearest first, a node
+// skipped when fl_lb(its gap2) is above the k-th key's d2. Radius mode: children in Morton order
+// (deterministic sum order), skipped when above r2; every agent j != me with d2 <= r2 accumulated.
+template <bool RADIUS, typename Best>
+__device__ __forceinline__ u32 fl_search_tree(const FlockParams& P, const FlockPlan& G,
+                                              const u32* __restrict__ starts,
+                                              const float4* __restrict__ pos,
+                                              const float4* __restrict__ vel, V3 q, V3 f, u32 me,
+                                              Best& best, FlSums& sums) {
+    FlGridQ Q;
+    fl_grid_query(G, q, Q);
+    const u32 L = G.levels;
+    const u32 r2b = __float_as_uint(P.r2);
+    const double r2d = fl_f2d(P.r2);
+    u32 st_node[FL_STACK];
+    double st_lb[FL_STACK];
+    int sp = 1;
+    st_node[0] = 0u;
+    st_lb[0] = 0.0;
+    u32 count = 0u;
+    while (sp > 0) {
+        --sp;
+        const double bound = RADIUS ? r2d : fl_f2d(fl_key_d2(best.worst()));
+        if (st_lb[sp] > bound) continue;
+        const u32 l = st_node[sp] >> 27, m = st_node[sp] & 0x07FFFFFFu;
+        const u32 shift = 3u * (L - l);
+        const u32 s = starts[m << shift], e = starts[(m + 1u) << shift];
+        if (l == L || e - s <= P.max_leaf) {
+            for (u32 t = s; t < e; ++t) {
+                const float4 p = pos[t];
+                const u32 id = __float_as_uint(p.w);
+                const float d2 = fl_dist2(q, p);
+                if constexpr (RADIUS) {
+                    if (__float_as_uint(d2) <= r2b && id != me) {
+                        fl_accumulate(P.c, sums, q, f, v_of(p), v_of(vel[t]), d2);
+                        ++count;
+                    }
+                } else {
+                    const u64 key = fl_key(d2, id);
+                    if (key < best.worst() && id != me) best.offer(key);
+                }
+            }
+            continue;
+        }
+        const u32 cs = shift - 3u;
+        u32 cn[8];
+        double cl[8];
+        int nc = 0;
+        u32 b0 = s;
+#pragma unroll
+        for (u32 c = 0; c < 8u; ++c) {
+            const u32 cm = (m << 3) | c;
+            const u32 b1 = c == 7u ? e : starts[(cm + 1u) << cs];
+            if (b1 > b0) {
+                const double lb = fl_lb(fl_node_gap2(Q, L, l + 1u, cm));
+                if (lb <= bound) {
+                    int p = nc++;
+                    // Nearest: farthest first on the stack; radius: Morton order when popped.
+                    while (p > 0 && (RADIUS ? true : cl[p - 1] < lb)) {
+                        cl[p] = cl[p - 1];
+                        cn[p] = cn[p - 1];
+                        --p;
+                    }
+                    cl[p] = lb;
+                    cn[p] = ((l + 1u) << 27) | cm;
+                }
+            }
+            b0 = b1;
+        }
+        // At most 7 L + 1 <= 57 entries are live (depth first), within FL_STACK.
+        for (int c = 0; c < nc && sp < FL_STACK; ++c) {
+            st_node[sp] = cn[c];
+            st_lb[sp] = cl[c];
+            ++sp;
+        }
+    }
+    return count;
+}
+
 // ---- step kernels ------------------------------------------------------------------------------
 struct FlDetail {
     u32* nb;
@@ -979,13 +1102,21 @@ __device__ __forceinline__ void fl_step_grid(const FlockParams& P,
     fl_sums_init(sums);
     u32 count;
     if constexpr (K == 0) {
-        count = fl_radius_grid(P, G, starts, pos, vel, a.pos, a.fwd, me, sums);
+        if (P.tree) {
+            FlBestReg<1> none;
+            count = fl_search_tree<true>(P, G, starts, pos, vel, a.pos, a.fwd, me, none, sums);
+        } else {
+            count = fl_radius_grid(P, G, starts, pos, vel, a.pos, a.fwd, me, sums);
+        }
     } else {
         typedef typename FlBestFor<K>::T Best;
         const u64 sent = ((u64)__float_as_uint(P.r2) << 32) | (u64)FL_NONE;
         Best best;
         best.init((int)P.k, sent);
-        fl_search_grid(G, starts, pos, a.pos, me, best);
+        if (P.tree)
+            (void)fl_search_tree<false>(P, G, starts, pos, vel, a.pos, a.fwd, me, best, sums);
+        else
+            fl_search_grid(G, starts, pos, a.pos, me, best);
         count = fl_accumulate_best<Best, FlBestFor<K>::SLOTS>(P, best, sent, a, me, pos, vel,
                                                               slot_of, sums, D);
     }

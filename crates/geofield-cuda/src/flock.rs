@@ -9,6 +9,9 @@
 //!   `flock_scatter` (the whole state into cell order; it stays in that order), in radius mode
 //!   `flock_sort_cells` (each cell's agents into id order), then `flock_step_grid_*` (search +
 //!   steering + integration, one thread per agent): 5 launches per step (6 in radius mode).
+//! - [`FlockSearch::Tree`]: the same launches over the dynamic grid: 2^L cells per axis in
+//!   Morton order, searched by `flock_step_grid_*` as the implicit octree of aligned cell
+//!   blocks (leaves of at most `max_leaf` agents; radius mode visits leaves in Morton order).
 //! - [`FlockSearch::Brute`]: `flock_step_brute_*` alone (every agent a candidate): 1 launch.
 //!
 //! Semantics are those of `geofield::flock` (see `crates/geofield/src/flock/steer.rs`): the
@@ -117,6 +120,11 @@ pub enum FlockSearch {
     Brute,
     /// A uniform grid rebuilt on the device every step (counting sort into cells).
     Grid,
+    /// The dynamic grid rebuilt on the device every step: 2^L cells per axis counting-sorted
+    /// in Morton order, searched as the implicit octree of aligned cell blocks, a block of at
+    /// most `max_leaf` agents being a leaf (the paper's cells split until they hold at most
+    /// `max` agents).
+    Tree { max_leaf: u32 },
 }
 
 /// Everything a GPU flock needs besides its state.
@@ -136,6 +144,9 @@ impl FlockConfig {
     /// Checks the configuration; errors name the field.
     pub fn validate(&self) -> Result<(), CudaError> {
         const K: &str = "flock (config)";
+        if self.search == (FlockSearch::Tree { max_leaf: 0 }) {
+            return Err(invalid(K, "max_leaf = 0 must be at least 1"));
+        }
         if self.k > K_MAX {
             return Err(invalid(
                 K,
@@ -262,6 +273,8 @@ pub struct FlockKernelParams {
     pub detail: u32,
     pub cell_cap: u32,
     pub tile_cap: u32,
+    pub tree: u32,
+    pub max_leaf: u32,
 }
 
 // SAFETY: #[repr(C)] plain-old-data (f32 and u32 fields only) whose layout matches the C mirror
@@ -271,7 +284,7 @@ unsafe impl DeviceRepr for FlockKernelParams {}
 /// (Rust name, C name, size in bytes) of the parameter structs.
 pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
     ("FlockConstants", "FlockConstants", 56),
-    ("FlockKernelParams", "FlockParams", 88),
+    ("FlockKernelParams", "FlockParams", 96),
 ];
 
 /// One set of agent buffers, 4 words per agent: pos = (x, y, z, id), vel = (forward, speed),
@@ -361,7 +374,7 @@ impl GpuFlock {
         const K: &str = "flock";
         cfg.validate()?;
         let n = state.check()?;
-        let grid = cfg.search == FlockSearch::Grid;
+        let grid = cfg.search != FlockSearch::Brute;
         let cells_cap = (4 * n).max(64);
         let tiles_cap = cells_cap / TILE + 1;
         let kernels = if n > 0 {
@@ -609,6 +622,11 @@ impl GpuFlock {
             detail: u32::from(detail),
             cell_cap: self.cells_cap as u32,
             tile_cap: self.tiles_cap as u32,
+            tree: u32::from(matches!(self.cfg.search, FlockSearch::Tree { .. })),
+            max_leaf: match self.cfg.search {
+                FlockSearch::Tree { max_leaf } => max_leaf,
+                _ => 0,
+            },
         }
     }
 
@@ -827,7 +845,7 @@ mod tests {
     #[test]
     fn param_sizes_match_the_kernel() {
         assert_eq!(std::mem::size_of::<FlockConstants>(), 56);
-        assert_eq!(std::mem::size_of::<FlockKernelParams>(), 88);
+        assert_eq!(std::mem::size_of::<FlockKernelParams>(), 96);
         let src = crate::module_source("flock").unwrap_or("");
         for (_, c, size) in PARAM_STRUCTS {
             assert!(

@@ -420,7 +420,11 @@ fn flock_rejects_bad_input() {
 fn check_one_step_nearest(name: &str, cfg: FlockConfig, s: &FlockHostState) {
     let Some(gpu) = test_gpu() else { return };
     let (want, want_det) = reference_step(&cfg, s);
-    for search in [FlockSearch::Grid, FlockSearch::Brute] {
+    for search in [
+        FlockSearch::Grid,
+        FlockSearch::Tree { max_leaf: 16 },
+        FlockSearch::Brute,
+    ] {
         let cfg = FlockConfig { search, ..cfg };
         let mut fl = GpuFlock::new(&gpu, cfg, s).unwrap();
         assert_eq!(fl.len(), s.len());
@@ -461,20 +465,26 @@ fn check_one_step_nearest(name: &str, cfg: FlockConfig, s: &FlockHostState) {
 #[test]
 fn cuda_flock_nearest_one_step_uniform_ball() {
     let s = random_state(3000, 60.0, [0.0; 3], 0, 7);
-    check_one_step_nearest("uniform r=60", config(7, 60.0, FlockSearch::Grid), &s);
+    for search in [FlockSearch::Grid, FlockSearch::Tree { max_leaf: 16 }] {
+        check_one_step_nearest("uniform r=60", config(7, 60.0, search), &s);
+    }
 }
 
 #[test]
 fn cuda_flock_nearest_one_step_dense_ball_with_duplicates() {
     let s = random_state(3000, 5.0, [0.0; 3], 200, 11);
-    check_one_step_nearest("dense r=5", config(7, 50.0, FlockSearch::Grid), &s);
+    for search in [FlockSearch::Grid, FlockSearch::Tree { max_leaf: 4 }] {
+        check_one_step_nearest("dense r=5", config(7, 50.0, search), &s);
+    }
 }
 
 #[test]
 fn cuda_flock_nearest_one_step_lattice_ties() {
     // Exact ties in d² everywhere (the id breaks them), agents on cell faces, duplicates.
     let s = lattice_state(3000, 15, 13);
-    check_one_step_nearest("lattice", config(7, 50.0, FlockSearch::Grid), &s);
+    for search in [FlockSearch::Grid, FlockSearch::Tree { max_leaf: 16 }] {
+        check_one_step_nearest("lattice", config(7, 50.0, search), &s);
+    }
 }
 
 #[test]
@@ -522,7 +532,11 @@ fn cuda_flock_radius_mode_counts_and_forces() {
     ] {
         let cfg = config(0, 60.0, FlockSearch::Grid);
         let (_, want) = reference_step(&cfg, &s);
-        for search in [FlockSearch::Grid, FlockSearch::Brute] {
+        for search in [
+            FlockSearch::Grid,
+            FlockSearch::Tree { max_leaf: 16 },
+            FlockSearch::Brute,
+        ] {
             let cfg = FlockConfig { search, ..cfg };
             let mut fl = GpuFlock::new(&gpu, cfg, &s).unwrap();
             let det = fl.step_detail().unwrap();

@@ -66,7 +66,7 @@ fn nearest_mode_one_step_matches_cpu_bitwise() {
         return;
     };
     for (name, r, s) in snapshots() {
-        for index in [FlockIndex::Uniform, FlockIndex::Brute] {
+        for index in [FlockIndex::Uniform, FlockIndex::Dynamic, FlockIndex::Brute] {
             let mut p = FlockParams::new(r);
             p.index = index;
             let (dc, sc) = detail(&Backend::Cpu, p, &s);
@@ -110,24 +110,27 @@ fn radius_mode_one_step_agrees_with_cpu() {
         if name == "dense start" {
             continue; // thousands of neighbours each: covered by the smaller sets
         }
-        let mut p = FlockParams::new(r);
-        p.mode = NeighborMode::Radius;
-        let (dc, sc) = detail(&Backend::Cpu, p, &s);
-        let (dg, sg) = detail(&g, p, &s);
-        assert_eq!(dc.counts, dg.counts, "{name}");
-        let tol = 1e-5 * 28.0;
-        for i in 0..s.len() {
-            for a in 0..3 {
-                assert!(
-                    (dc.force[i][a] - dg.force[i][a]).abs() <= tol,
-                    "{name}: force of agent {i}: {:?} vs {:?}",
-                    dc.force[i],
-                    dg.force[i]
-                );
-                assert!(
-                    (sc.pos[i][a] - sg.pos[i][a]).abs() <= 1e-4,
-                    "{name}: agent {i}"
-                );
+        for index in [FlockIndex::Uniform, FlockIndex::Dynamic] {
+            let mut p = FlockParams::new(r);
+            p.mode = NeighborMode::Radius;
+            p.index = index;
+            let (dc, sc) = detail(&Backend::Cpu, p, &s);
+            let (dg, sg) = detail(&g, p, &s);
+            assert_eq!(dc.counts, dg.counts, "{name} {index:?}");
+            let tol = 1e-5 * 28.0;
+            for i in 0..s.len() {
+                for a in 0..3 {
+                    assert!(
+                        (dc.force[i][a] - dg.force[i][a]).abs() <= tol,
+                        "{name}: force of agent {i}: {:?} vs {:?}",
+                        dc.force[i],
+                        dg.force[i]
+                    );
+                    assert!(
+                        (sc.pos[i][a] - sg.pos[i][a]).abs() <= 1e-4,
+                        "{name}: agent {i}"
+                    );
+                }
             }
         }
     }
@@ -141,9 +144,15 @@ fn gpu_flock_is_deterministic_and_keeps_the_invariants() {
     };
     let r = 40.0;
     let s0 = FlockState::init(20_000, Start::Dense, r, 9);
-    for mode in [NeighborMode::Nearest { k: 7 }, NeighborMode::Radius] {
+    for (mode, index) in [
+        (NeighborMode::Nearest { k: 7 }, FlockIndex::Uniform),
+        (NeighborMode::Radius, FlockIndex::Uniform),
+        (NeighborMode::Nearest { k: 7 }, FlockIndex::Dynamic),
+        (NeighborMode::Radius, FlockIndex::Dynamic),
+    ] {
         let mut p = FlockParams::new(r);
         p.mode = mode;
+        p.index = index;
         let run = || {
             let mut f = Flock::new(&g, p, s0.clone()).unwrap();
             f.step(200).unwrap();
@@ -151,7 +160,7 @@ fn gpu_flock_is_deterministic_and_keeps_the_invariants() {
         };
         let a = run();
         let b = run();
-        assert_eq!(a, b, "{mode:?}: two runs differ");
+        assert_eq!(a, b, "{mode:?} {index:?}: two runs differ");
         for i in 0..a.len() {
             let x = a.agent(i);
             assert!(

@@ -19,7 +19,7 @@ use crate::neighbors::kbest::KBest;
 use crate::neighbors::uniform::UniformGrid;
 
 /// Leaf size of the dynamic grid in flock steps.
-const DYNAMIC_LEAF: usize = 16;
+pub(super) const DYNAMIC_LEAF: usize = 16;
 
 pub(super) struct CpuFlock {
     params: FlockParams,

@@ -19,12 +19,9 @@ fn config(p: &FlockParams) -> Result<FlockConfig, GeofieldError> {
     let search = match p.index {
         FlockIndex::Brute => FlockSearch::Brute,
         FlockIndex::Uniform => FlockSearch::Grid,
-        FlockIndex::Dynamic => {
-            return Err(GeofieldError::Unsupported(
-                "the dynamic grid is not available on the GPU yet; use --index uniform or brute"
-                    .into(),
-            ));
-        }
+        FlockIndex::Dynamic => FlockSearch::Tree {
+            max_leaf: super::cpu::DYNAMIC_LEAF as u32,
+        },
     };
     Ok(FlockConfig {
         constants: FlockConstants {
