@@ -176,6 +176,27 @@ __device__ __forceinline__ float gf_eval_shape(u32 shape, float x, float a, floa
 
 
 // ---------------------------------------------------------------------------------------------
+// Exact arithmetic: round to nearest, no FMA contraction (.rn forbids it), no flush-to-zero (no
+// .ftz), whatever the module's options (--use_fast_math). The neighbour searches and the flock
+// use these so that the GPU's d2 and steering bits equal the CPU's.
+// ---------------------------------------------------------------------------------------------
+#define GF_RN_OP(NAME, OP)                                                                       \
+    __device__ __forceinline__ float NAME(float a, float b) {                                    \
+        float r;                                                                                 \
+        asm(OP ".rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));                                \
+        return r;                                                                                \
+    }                                                                                            \
+    __device__ __forceinline__ double NAME(double a, double b) {                                 \
+        double r;                                                                                \
+        asm(OP ".rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));                                \
+        return r;                                                                                \
+    }
+GF_RN_OP(gf_add_rn, "add")
+GF_RN_OP(gf_sub_rn, "sub")
+GF_RN_OP(gf_mul_rn, "mul")
+GF_RN_OP(gf_div_rn, "div")
+
+// ---------------------------------------------------------------------------------------------
 // Order-preserving integer encodings of finite floats (a < b iff enc(a) < enc(b); -0 < +0), for
 // min / max reductions with integer atomics.
 // ---------------------------------------------------------------------------------------------
@@ -254,6 +275,73 @@ struct GfGridPlan {
 GF_CHECK_SIZE(GfGridPlan, 88);
 #define GF_TILE 4096
 #define GF_TILE_LOG2 12
+
+
+// ---------------------------------------------------------------------------------------------
+// Counting-sort pieces shared by the grid builds (grid.cu, flock.cu).
+// ---------------------------------------------------------------------------------------------
+// Called by every lane of a warp: counts[cell] += the lanes with that cell (one atomic per group)
+// and returns this lane's rank in its cell (lane order inside the group); tile_sums[cell >>
+// GF_TILE_LOG2] likewise. Lanes with valid = false pass any cell and get 0.
+__device__ __forceinline__ u32 gf_count_rank(bool valid, u32 cell, u32* counts, u32* tile_sums) {
+    const u32 key = valid ? cell : 0xFFFFFFFFu;
+    const u32 lane = threadIdx.x & 31u;
+    const u32 below = (1u << lane) - 1u;
+    const u32 peers = __match_any_sync(0xFFFFFFFFu, key);
+    const u32 leader = __ffs(peers) - 1u;
+    u32 base = 0u;
+    if (valid && lane == leader) base = atomicAdd(&counts[cell], (u32)__popc(peers));
+    base = __shfl_sync(0xFFFFFFFFu, base, leader);
+    const u32 tile = valid ? cell >> GF_TILE_LOG2 : 0xFFFFFFFFu;
+    const u32 tpeers = __match_any_sync(0xFFFFFFFFu, tile);
+    if (valid && lane == __ffs(tpeers) - 1u) atomicAdd(&tile_sums[tile], (u32)__popc(tpeers));
+    return valid ? base + (u32)__popc(peers & below) : 0u;
+}
+
+// Block b (NT threads, NT * 16 = GF_TILE) writes starts[c] = sum of counts[0..c) for the cells
+// of tile b, adding the totals of the tiles before it; with zero_counts the counts go back to 0.
+template <int NT>
+__device__ __forceinline__ void gf_tile_scan(u32 b, u32* counts, const u32* __restrict__ tile_sums,
+                                             u32* starts, bool zero_counts) {
+    static_assert(NT * 16 == GF_TILE, "one tile per block, 16 cells per thread");
+    __shared__ u32 s_off;
+    __shared__ u32 s_tot;
+    u32 a = 0u;
+    for (u32 t = threadIdx.x; t < b; t += NT) a += tile_sums[t];
+    (void)gf_block_excl_scan<NT>(a, &s_off);
+    const size_t base = (size_t)b * GF_TILE + (size_t)threadIdx.x * 16;
+    uint4* c4 = reinterpret_cast<uint4*>(counts + base);
+    u32 v[16];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const uint4 x = c4[q];
+        v[4 * q] = x.x;
+        v[4 * q + 1] = x.y;
+        v[4 * q + 2] = x.z;
+        v[4 * q + 3] = x.w;
+        if (zero_counts) c4[q] = make_uint4(0u, 0u, 0u, 0u);
+    }
+    u32 sum = 0u;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) sum += v[j];
+    __syncthreads();
+    const u32 off = s_off;
+    u32 run = off + gf_block_excl_scan<NT>(sum, &s_tot);
+    uint4* s4 = reinterpret_cast<uint4*>(starts + base);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        uint4 y;
+        y.x = run;
+        run += v[4 * q];
+        y.y = run;
+        run += v[4 * q + 1];
+        y.z = run;
+        run += v[4 * q + 2];
+        y.w = run;
+        run += v[4 * q + 3];
+        s4[q] = y;
+    }
+}
 
 // Bits of v (< 2^13) spread to every second / third bit.
 __device__ __forceinline__ u32 gf_spread2(u32 v) {

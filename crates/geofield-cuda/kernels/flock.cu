@@ -43,9 +43,9 @@
 
 #define FL_THREADS 128
 #define FL_AUX 256
-#define FL_SCAN_ITEMS 16
 #define FL_TILE 4096
 #define FL_TILE_LOG2 12
+static_assert(FL_TILE == GF_TILE && FL_AUX * 16 == FL_TILE, "scan tiles: common.cuh's");
 #define FL_NONE 0xFFFFFFFFu
 
 struct FlockConstants {
@@ -98,26 +98,11 @@ struct FlockPlan {
 static_assert(sizeof(FlockPlan) <= 128, "FlockPlan must fit the 128-byte host buffer");
 
 // ---- exact f32 arithmetic: round to nearest, no contraction, no flush-to-zero ----------------
-__device__ __forceinline__ float fl_add(float a, float b) {
-    float r;
-    asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float fl_sub(float a, float b) {
-    float r;
-    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float fl_mul(float a, float b) {
-    float r;
-    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float fl_div(float a, float b) {
-    float r;
-    asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
+// fl_add / fl_sub / fl_mul / fl_div: common.cuh's gf_*_rn (round to nearest, no FMA, no FTZ).
+#define fl_add gf_add_rn
+#define fl_sub gf_sub_rn
+#define fl_mul gf_mul_rn
+#define fl_div gf_div_rn
 __device__ __forceinline__ float fl_sqrt(float a) {
     float r;
     asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a));
@@ -315,13 +300,8 @@ __device__ __forceinline__ FlAgent fl_integrate(const FlockConstants& c, const F
 
 // ---- grid plan and binning ------------------------------------------------------------------
 // Order-preserving u32 encoding of a float (for atomicMin / atomicMax), and its inverse.
-__device__ __forceinline__ u32 fl_enc(float f) {
-    const u32 b = __float_as_uint(f);
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-__device__ __forceinline__ float fl_dec(u32 e) {
-    return __uint_as_float((e & 0x80000000u) ? (e & 0x7FFFFFFFu) : ~e);
-}
+__device__ __forceinline__ u32 fl_enc(float f) { return (u32)gf_enc(f); }
+__device__ __forceinline__ float fl_dec(u32 e) { return gf_dec((u64)e, 0.0f); }
 
 // Cell coordinate on one axis: clamp(floor((p - o) * inv), 0, dims - 1), in f32 (NaN -> 0).
 __device__ __forceinline__ int fl_cell_axis(float p, float o, float inv, u32 dims) {
@@ -461,33 +441,6 @@ __device__ __forceinline__ u32 fl_warp_max(u32 v) {
     for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
     return v;
 }
-__device__ __forceinline__ u32 fl_warp_incl_scan(u32 v, u32 lane) {
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const u32 t = __shfl_up_sync(0xFFFFFFFFu, v, o);
-        if (lane >= (u32)o) v += t;
-    }
-    return v;
-}
-// Exclusive scan over the FL_AUX threads of a block; *total (shared) gets the block's sum.
-// Callers separate two uses by a __syncthreads() (the helper's shared array is reused).
-__device__ __forceinline__ u32 fl_block_excl_scan(u32 v, u32* total) {
-    __shared__ u32 warp_tot[FL_AUX / 32];
-    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const u32 incl = fl_warp_incl_scan(v, lane);
-    if (lane == 31u) warp_tot[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-        const u32 w = lane < FL_AUX / 32 ? warp_tot[lane] : 0u;
-        const u32 wi = fl_warp_incl_scan(w, lane);
-        __syncwarp();
-        if (lane < FL_AUX / 32) warp_tot[lane] = wi - w;
-        if (lane == FL_AUX / 32 - 1) *total = wi;
-    }
-    __syncthreads();
-    return warp_tot[warp] + incl - v;
-}
-
 // ---- build kernels ----------------------------------------------------------------------------
 // sync[0..3): encoded minima, sync[3..6): encoded maxima, sync[6]: blocks done.
 extern "C" __global__ void __launch_bounds__(FL_AUX) flock_bounds(FlockParams P,
@@ -567,18 +520,8 @@ extern "C" __global__ void __launch_bounds__(FL_AUX)
     const u32 i = blockIdx.x * FL_AUX + threadIdx.x;
     const bool valid = i < P.n;
     const u32 cell = valid ? fl_cell_id(G, pos[i]) : FL_NONE;
-    const u32 lane = threadIdx.x & 31u;
-    const u32 below = (1u << lane) - 1u;
-    // Same cell: one atomic per group; ranks follow the lane order inside the group.
-    const u32 peers = __match_any_sync(0xFFFFFFFFu, cell);
-    const u32 leader = __ffs(peers) - 1u;
-    u32 base = 0u;
-    if (valid && lane == leader) base = atomicAdd(&counts[cell], (u32)__popc(peers));
-    base = __shfl_sync(0xFFFFFFFFu, base, leader);
-    if (valid) rank[i] = base + (u32)__popc(peers & below);
-    const u32 tile = valid ? cell >> FL_TILE_LOG2 : FL_NONE;
-    const u32 tpeers = __match_any_sync(0xFFFFFFFFu, tile);
-    if (valid && lane == __ffs(tpeers) - 1u) atomicAdd(&tile_sums[tile], (u32)__popc(tpeers));
+    const u32 r = gf_count_rank(valid, cell, counts, tile_sums);
+    if (valid) rank[i] = r;
 }
 
 // starts[c] = sum of counts[0..c) for c <= ncells; counts back to zero. Block b scans tile b.
@@ -587,46 +530,8 @@ extern "C" __global__ void __launch_bounds__(FL_AUX) flock_scan(FlockParams P,
                                                                  u32* counts,
                                                                  const u32* __restrict__ tile_sums,
                                                                  u32* starts) {
-    const u32 b = blockIdx.x;
-    if (b >= plan->ntiles) return;
-    __shared__ u32 s_off;
-    __shared__ u32 s_tot;
-    // Offset of this tile: the totals of the tiles before it.
-    u32 a = 0u;
-    for (u32 t = threadIdx.x; t < b; t += FL_AUX) a += tile_sums[t];
-    (void)fl_block_excl_scan(a, &s_off);
-    const size_t base = (size_t)b * FL_TILE + (size_t)threadIdx.x * FL_SCAN_ITEMS;
-    uint4* c4 = reinterpret_cast<uint4*>(counts + base);
-    u32 v[FL_SCAN_ITEMS];
-#pragma unroll
-    for (int q = 0; q < FL_SCAN_ITEMS / 4; ++q) {
-        const uint4 x = c4[q];
-        v[4 * q] = x.x;
-        v[4 * q + 1] = x.y;
-        v[4 * q + 2] = x.z;
-        v[4 * q + 3] = x.w;
-        c4[q] = make_uint4(0u, 0u, 0u, 0u);
-    }
-    u32 sum = 0u;
-#pragma unroll
-    for (int j = 0; j < FL_SCAN_ITEMS; ++j) sum += v[j];
-    __syncthreads();
-    const u32 off = s_off;
-    u32 run = off + fl_block_excl_scan(sum, &s_tot);
-    uint4* s4 = reinterpret_cast<uint4*>(starts + base);
-#pragma unroll
-    for (int q = 0; q < FL_SCAN_ITEMS / 4; ++q) {
-        uint4 y;
-        y.x = run;
-        run += v[4 * q];
-        y.y = run;
-        run += v[4 * q + 1];
-        y.z = run;
-        run += v[4 * q + 2];
-        y.w = run;
-        run += v[4 * q + 3];
-        s4[q] = y;
-    }
+    if (blockIdx.x >= plan->ntiles) return;
+    gf_tile_scan<FL_AUX>(blockIdx.x, counts, tile_sums, starts, true);
     (void)P;
 }
 

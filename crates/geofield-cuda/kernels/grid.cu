@@ -32,7 +32,6 @@
 // the k smallest keys (d2, index) of a total order).
 
 #define GB_THREADS 256
-#define GB_SCAN_ITEMS 16  // GF_TILE = GB_THREADS * GB_SCAN_ITEMS
 #define GB_NONE 0xFFFFFFFFu
 
 struct GridBuildParams {
@@ -46,7 +45,6 @@ struct GridBuildParams {
     double per_cell;  // uniform, automatic: mean points per cell aimed at
 };
 GF_CHECK_SIZE(GridBuildParams, 40);
-static_assert(GF_TILE == GB_THREADS * GB_SCAN_ITEMS, "tile size");
 
 // Most levels per axis of a Morton grid (cell ids stay below 2^26).
 __device__ __forceinline__ u32 gb_max_levels(u32 dim) { return dim == 3 ? 8u : 13u; }
@@ -265,62 +263,16 @@ __device__ __forceinline__ void gb_count(const GridBuildParams& P, const GfGridP
         gb_coords<T, D>(G, pts + (size_t)i * D, c);
         cell = gb_cell_id<D>(G, c);
     }
-    const u32 lane = threadIdx.x & 31u;
-    const u32 below = (1u << lane) - 1u;
-    // Same cell: one atomic per group; ranks follow the lane order inside the group.
-    const u32 peers = __match_any_sync(0xFFFFFFFFu, cell);
-    const u32 leader = __ffs(peers) - 1u;
-    u32 base = 0u;
-    if (valid && lane == leader) base = atomicAdd(&counts[cell], (u32)__popc(peers));
-    base = __shfl_sync(0xFFFFFFFFu, base, leader);
-    if (valid) rank[i] = base + (u32)__popc(peers & below);
-    const u32 tile = valid ? cell >> GF_TILE_LOG2 : GB_NONE;
-    const u32 tpeers = __match_any_sync(0xFFFFFFFFu, tile);
-    if (valid && lane == __ffs(tpeers) - 1u) atomicAdd(&tile_sums[tile], (u32)__popc(tpeers));
+    const u32 r = gf_count_rank(valid, cell, counts, tile_sums);
+    if (valid) rank[i] = r;
 }
 
 // starts[c] = sum of counts[0..c) for c <= ncells. Block b scans tile b.
 extern "C" __global__ void __launch_bounds__(GB_THREADS)
-    grid_scan(GridBuildParams P, const GfGridPlan* __restrict__ plan,
-              const u32* __restrict__ counts, const u32* __restrict__ tile_sums, u32* starts) {
-    const u32 b = blockIdx.x;
-    if (b >= plan->ntiles) return;
-    __shared__ u32 s_off;
-    __shared__ u32 s_tot;
-    u32 a = 0u;
-    for (u32 t = threadIdx.x; t < b; t += GB_THREADS) a += tile_sums[t];
-    (void)gf_block_excl_scan<GB_THREADS>(a, &s_off);
-    const size_t base = (size_t)b * GF_TILE + (size_t)threadIdx.x * GB_SCAN_ITEMS;
-    const uint4* c4 = reinterpret_cast<const uint4*>(counts + base);
-    u32 v[GB_SCAN_ITEMS];
-#pragma unroll
-    for (int q = 0; q < GB_SCAN_ITEMS / 4; ++q) {
-        const uint4 x = c4[q];
-        v[4 * q] = x.x;
-        v[4 * q + 1] = x.y;
-        v[4 * q + 2] = x.z;
-        v[4 * q + 3] = x.w;
-    }
-    u32 sum = 0u;
-#pragma unroll
-    for (int j = 0; j < GB_SCAN_ITEMS; ++j) sum += v[j];
-    __syncthreads();
-    const u32 off = s_off;
-    u32 run = off + gf_block_excl_scan<GB_THREADS>(sum, &s_tot);
-    uint4* s4 = reinterpret_cast<uint4*>(starts + base);
-#pragma unroll
-    for (int q = 0; q < GB_SCAN_ITEMS / 4; ++q) {
-        uint4 y;
-        y.x = run;
-        run += v[4 * q];
-        y.y = run;
-        run += v[4 * q + 1];
-        y.z = run;
-        run += v[4 * q + 2];
-        y.w = run;
-        run += v[4 * q + 3];
-        s4[q] = y;
-    }
+    grid_scan(GridBuildParams P, const GfGridPlan* __restrict__ plan, u32* counts,
+              const u32* __restrict__ tile_sums, u32* starts) {
+    if (blockIdx.x >= plan->ntiles) return;
+    gf_tile_scan<GB_THREADS>(blockIdx.x, counts, tile_sums, starts, false);
     (void)P;
 }
 

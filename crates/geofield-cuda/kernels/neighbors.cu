@@ -52,37 +52,11 @@ struct NeighborsGridParams {
 GF_CHECK_SIZE(NeighborsGridParams, 40);
 #define NB_STACK 64
 
-// ---- exact arithmetic (no contraction, no FTZ) ----------------------------------------------
-__device__ __forceinline__ float nb_sub(float a, float b) {
-    float r;
-    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float nb_mul(float a, float b) {
-    float r;
-    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float nb_add(float a, float b) {
-    float r;
-    asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ double nb_sub(double a, double b) {
-    double r;
-    asm("sub.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
-    return r;
-}
-__device__ __forceinline__ double nb_mul(double a, double b) {
-    double r;
-    asm("mul.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
-    return r;
-}
-__device__ __forceinline__ double nb_add(double a, double b) {
-    double r;
-    asm("add.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
-    return r;
-}
+// Exact arithmetic (round to nearest, no contraction, no FTZ): gf_add_rn / gf_sub_rn /
+// gf_mul_rn from common.cuh.
+#define nb_add gf_add_rn
+#define nb_sub gf_sub_rn
+#define nb_mul gf_mul_rn
 
 // Order key of a non-negative value: its bits as an unsigned integer.
 __device__ __forceinline__ u32 nb_key(float v) { return __float_as_uint(v); }
@@ -304,6 +278,26 @@ __device__ __forceinline__ T nb_outside(const GfGridPlan& P, const NbGrid<T>& G,
     return lb;
 }
 
+// Query r: a stored point (self query; its row is its original index, skipped when excluding
+// self) or qs[r]. Returns whether `skip` is to be skipped.
+template <typename T, int D>
+__device__ __forceinline__ bool nb_load_query(const NeighborsGridParams& P, const NbGrid<T>& G,
+                                              const T* __restrict__ qs, u32 r, T* q, u32* row,
+                                              u32* skip) {
+    *row = r;
+    *skip = 0u;
+    if (P.self_query) {
+#pragma unroll
+        for (int a = 0; a < D; ++a) q[a] = G.pts[(size_t)r * D + a];
+        *row = G.ids[r];
+        *skip = *row;
+        return P.exclude_self != 0;
+    }
+#pragma unroll
+    for (int a = 0; a < D; ++a) q[a] = qs[(size_t)r * D + a];
+    return false;
+}
+
 template <typename T, int D>
 __device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const GfGridPlan* plan,
                                         const NbGrid<T>& G, const T* __restrict__ qs,
@@ -312,19 +306,8 @@ __device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const GfGr
     if (r >= P.n_queries) return;
     const GfGridPlan Q = *plan;
     T q[D];
-    u32 row = r;
-    bool has_skip = false;
-    u32 skip = 0;
-    if (P.self_query) {
-#pragma unroll
-        for (int a = 0; a < D; ++a) q[a] = G.pts[(size_t)r * D + a];
-        row = G.ids[r];
-        has_skip = P.exclude_self != 0;
-        skip = row;
-    } else {
-#pragma unroll
-        for (int a = 0; a < D; ++a) q[a] = qs[(size_t)r * D + a];
-    }
+    u32 row, skip;
+    const bool has_skip = nb_load_query<T, D>(P, G, qs, r, q, &row, &skip);
     NbBest<T> best;
     best.init((int)P.k, nb_key(nb_narrow(P.r2, (T)0)));
     if (P.n_points > 0) {
@@ -395,19 +378,8 @@ __device__ __forceinline__ void nb_tree(const NeighborsGridParams& P, const GfGr
     if (r >= P.n_queries) return;
     const GfGridPlan Q = *plan;
     T q[D];
-    u32 row = r;
-    bool has_skip = false;
-    u32 skip = 0;
-    if (P.self_query) {
-#pragma unroll
-        for (int a = 0; a < D; ++a) q[a] = G.pts[(size_t)r * D + a];
-        row = G.ids[r];
-        has_skip = P.exclude_self != 0;
-        skip = row;
-    } else {
-#pragma unroll
-        for (int a = 0; a < D; ++a) q[a] = qs[(size_t)r * D + a];
-    }
+    u32 row, skip;
+    const bool has_skip = nb_load_query<T, D>(P, G, qs, r, q, &row, &skip);
     NbBest<T> best;
     best.init((int)P.k, nb_key(nb_narrow(P.r2, (T)0)));
     // Stack of (level << 27 | prefix, lower bound key); depth-first, at most L (2^d - 1) + 1 live.

@@ -47,8 +47,10 @@ pub(super) fn knn<T: Coord + GpuCoord>(
         )));
     }
     let r2 = q.radius.map(|r| T::from_f64(r * r));
+    let brute = matches!(index, IndexKind::Brute)
+        || (matches!(index, IndexKind::Auto) && n <= super::AUTO_BRUTE_MAX);
     let (indices, d2, _ms) = match index {
-        IndexKind::Brute => gn::knn_brute(
+        _ if brute => gn::knn_brute(
             gpu,
             points,
             queries.unwrap_or(points),
@@ -57,16 +59,10 @@ pub(super) fn knn<T: Coord + GpuCoord>(
             r2,
             q.exclude_self && queries.is_none(),
         )?,
-        IndexKind::Auto if n <= super::AUTO_BRUTE_MAX => gn::knn_brute(
-            gpu,
-            points,
-            queries.unwrap_or(points),
-            dim,
-            q.k,
-            r2,
-            q.exclude_self && queries.is_none(),
-        )?,
-        IndexKind::Uniform { .. } | IndexKind::Dynamic { .. } | IndexKind::Auto => {
+        IndexKind::Brute
+        | IndexKind::Uniform { .. }
+        | IndexKind::Dynamic { .. }
+        | IndexKind::Auto => {
             let dev = match index {
                 IndexKind::Uniform { cell_size: Some(h) } => gn::DeviceIndex::UniformCell {
                     h,
