@@ -68,6 +68,9 @@ struct Row {
     /// GPU rows: (points read + rows written) / total time over the nominal DRAM bandwidth.
     #[serde(skip_serializing_if = "Option::is_none")]
     dram_share: Option<f64>,
+    /// kiddo's total time over this row's (same set and size, same run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vs_kiddo: Option<f64>,
     /// Neighbour distances equal to brute force's (or to the uniform grid's when brute force is
     /// too slow to run).
     agrees: bool,
@@ -179,8 +182,21 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 total,
                 dram_share: None,
                 agrees,
+                vs_kiddo: None,
             };
             print_row(&row);
+            // Speed-ups over kiddo for this set and size (kiddo's total time / the row's).
+            let kt = row.total.median;
+            let mut line = String::new();
+            for r in rows.iter_mut().filter(|r| r.set == set_name && r.n == n) {
+                let x = kt / r.total.median;
+                r.vs_kiddo = Some(x);
+                line.push_str(&format!(
+                    "  {} {x:.2}x",
+                    r.method.trim_start_matches("geofield ")
+                ));
+            }
+            println!("{:<10} {:>9} vs kiddo:{line}", set_name, n);
             rows.push(row);
         }
     }
@@ -227,6 +243,7 @@ fn cpu_rows(
             search_s: None,
             dram_share: None,
             agrees,
+            vs_kiddo: None,
         };
         print_row(&row);
         rows.push(row);
@@ -286,6 +303,7 @@ fn gpu_rows(
                 dram_share: (bw > 0.0).then(|| bytes / total.median / bw),
                 total,
                 agrees,
+                vs_kiddo: None,
             };
             print_row(&row);
             rows.push(row);
@@ -321,6 +339,7 @@ fn gpu_rows(
         build_s: None,
         search_s: None,
         dram_share: None,
+        vs_kiddo: None,
         agrees: rows
             .iter()
             .rev()
