@@ -67,6 +67,12 @@ impl<T: Coord> KBest<T> {
             .zip(self.idx[..self.len].iter().copied())
     }
 
+    /// The held keys, ascending, as (squared distances, indices).
+    #[inline]
+    pub fn keys(&self) -> (&[T], &[u32]) {
+        (&self.d2[..self.len], &self.idx[..self.len])
+    }
+
     /// Candidates with a squared distance above this value can never enter the buffer; a box
     /// whose lower bound is above it can be skipped (strictly above: an equal distance with a
     /// lower index would still enter).

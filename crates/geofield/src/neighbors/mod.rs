@@ -25,14 +25,18 @@
 //! - [`brute`]: every query against every point, O(Q·N).
 //! - [`uniform`]: the paper's static grid: a counting sort into equal cells (≈ 2 points per cell
 //!   by default), searched shell by shell outwards with an exact stopping rule. O(N + cells) build,
-//!   about O(k) per query on evenly spread points.
+//!   about O(k) per query on evenly spread points. When the queries are the points themselves,
+//!   they are answered cell by cell against the block of cells around each cell, gathered once.
 //! - [`dynamic`]: the paper's dynamic grid: a recursive partition into leaves of at most
 //!   `max_per_leaf` points (median splits), searched depth first with box pruning.
 //!   O(N log N) build, about O(log N + k) per query, robust to clustering.
 //! - `Auto`: brute force for at most [`AUTO_BRUTE_MAX`] points, else the dynamic grid with
 //!   [`AUTO_LEAF`] points per leaf.
 //!
-//! All queries run in parallel on rayon; every output is independent of the thread count.
+//! All queries run in parallel on rayon; every output is independent of the thread count. When
+//! the queries are the points themselves, indexes that reorder the points answer them in their
+//! storage order (neighbouring queries share cells) and write each row straight to its query's
+//! place in the output.
 //!
 //! Reference: J. Breitbart, "Data structure design for GPU based heterogeneous systems",
 //! Int. Conf. on High Performance Computing & Simulation (HPCS) 2009 (full text in the project's
@@ -46,6 +50,8 @@ pub mod uniform;
 
 use std::fmt::Debug;
 use std::ops::{Add, Mul, Sub};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 
 use rayon::prelude::*;
 
@@ -206,13 +212,21 @@ pub(crate) trait Search<T: Coord, const D: usize>: Sync {
     fn storage_order(&self) -> Option<&[u32]> {
         None
     }
+
+    /// Answer every stored point as a query (skipping its own index when `exclude_self`),
+    /// handing [`RowSink::put`] each one's storage position and result. Returns false, having
+    /// done nothing, when the index has no such batch path (the caller then runs
+    /// [`Search::search`] per point).
+    fn search_stored(&self, _k: usize, _exclude_self: bool, _r2: T, _sink: &RowSink<'_>) -> bool {
+        false
+    }
 }
 
 fn to_points<T: Coord, const D: usize>(
     flat: &[T],
     what: &str,
 ) -> Result<Vec<[T; D]>, GeofieldError> {
-    if let Some((i, _)) = flat.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+    if let Some(i) = flat.par_iter().position_first(|v| !v.is_finite()) {
         return Err(GeofieldError::Invalid(format!(
             "{what} {} has a non-finite coordinate (axis {})",
             i / D,
@@ -220,7 +234,7 @@ fn to_points<T: Coord, const D: usize>(
         )));
     }
     Ok(flat
-        .chunks_exact(D)
+        .par_chunks_exact(D)
         .map(|c| std::array::from_fn(|a| c[a]))
         .collect())
 }
@@ -314,7 +328,9 @@ fn knn_d<T: Coord, const D: usize>(
         Some(qs) => Some(to_points::<T, D>(qs, "query")?),
         None => None,
     };
-    let self_query = qs.is_none() && q.exclude_self;
+    // The queries are the points themselves (then `exclude_self` applies).
+    let stored = qs.is_none();
+    let ex = stored && q.exclude_self;
     let qref: &[[T; D]] = qs.as_deref().unwrap_or(&pts);
     let r2 = match q.radius {
         Some(r) => T::from_f64(r * r),
@@ -329,62 +345,98 @@ fn knn_d<T: Coord, const D: usize>(
     };
     Ok(match index {
         IndexKind::Uniform { cell_size } => {
-            let g = uniform::UniformGrid::build(&pts, cell_size)?;
-            run(&g, qref, self_query, q.k, r2)
+            let g = if stored {
+                uniform::UniformGrid::build_for_batch(&pts, cell_size, q.k)?
+            } else {
+                uniform::UniformGrid::build(&pts, cell_size)?
+            };
+            run(&g, qref, stored, ex, q.k, r2)
         }
         IndexKind::Dynamic { max_per_leaf } => {
             let g = dynamic::DynamicGrid::build(&pts, max_per_leaf);
-            run(&g, qref, self_query, q.k, r2)
+            run(&g, qref, stored, ex, q.k, r2)
         }
         IndexKind::Brute | IndexKind::Auto => {
             let b = brute::Brute::new(&pts);
-            run(&b, qref, self_query, q.k, r2)
+            run(&b, qref, stored, ex, q.k, r2)
         }
     })
+}
+
+/// Queries per rayon task (at least).
+const MIN_TASK: usize = 256;
+
+/// The output rows, written in any order by any thread: row `q` is entries `q*k .. (q+1)*k`
+/// (index as i64 bits, d² as f64 bits). Each row is written whole by exactly one query, so the
+/// result does not depend on the order or on rayon's splitting.
+pub(crate) struct RowSink<'a> {
+    k: usize,
+    /// Query answered by the point at each storage position (None: position = query).
+    order: Option<&'a [u32]>,
+    idx: &'a [AtomicU64],
+    d2: &'a [AtomicU64],
+}
+
+impl RowSink<'_> {
+    /// Write the row of the query at storage position `r`: the keys `(d[j], ix[j])`, ascending,
+    /// at most k of them, then padding.
+    #[inline]
+    pub(crate) fn put<T: Coord>(&self, r: usize, d: &[T], ix: &[u32]) {
+        let q = self.order.map_or(r, |o| o[r] as usize);
+        let row = q * self.k..(q + 1) * self.k;
+        let (oi, od) = (&self.idx[row.clone()], &self.d2[row]);
+        let m = d.len().min(ix.len());
+        for j in 0..self.k {
+            let (i, v) = if j < m {
+                (i64::from(ix[j]), d[j].to_f64())
+            } else {
+                (-1, f64::NAN)
+            };
+            oi[j].store(i as u64, Relaxed);
+            od[j].store(v.to_bits(), Relaxed);
+        }
+    }
 }
 
 fn run<T: Coord, const D: usize, S: Search<T, D>>(
     index: &S,
     queries: &[[T; D]],
-    self_query: bool,
+    stored: bool,
+    exclude_self: bool,
     k: usize,
     r2: T,
 ) -> Neighbors {
-    let mut indices = vec![-1i64; queries.len() * k];
-    let mut dist2 = vec![f64::NAN; queries.len() * k];
+    let n = queries.len();
+    // Zero-filled allocations are lazy, and the conversions below are in place: the pages are
+    // first touched, in parallel, by the writers.
+    let idx: Vec<AtomicU64> = vec![0u64; n * k].into_iter().map(AtomicU64::new).collect();
+    let d2: Vec<AtomicU64> = vec![0u64; n * k].into_iter().map(AtomicU64::new).collect();
     let order = match index.storage_order() {
-        Some(o) if self_query && o.len() == queries.len() => Some(o),
+        Some(o) if stored && o.len() == n => Some(o),
         _ => None,
     };
-    // Row r answers query order[r] (or r); rows are independent, so the result does not
-    // depend on the order or on rayon's splitting.
-    let answer = |r: usize, ic: &mut [i64], dc: &mut [f64]| {
-        let qi = order.map_or(r, |o| o[r] as usize);
-        let mut best = KBest::new(k);
-        let skip = self_query.then_some(qi as u32);
-        index.search(&queries[qi], skip, r2, &mut best);
-        for (j, (d, i)) in best.items().enumerate() {
-            ic[j] = i64::from(i);
-            dc[j] = d.to_f64();
-        }
+    let sink = RowSink {
+        k,
+        order,
+        idx: &idx,
+        d2: &d2,
     };
-    indices
-        .par_chunks_mut(k)
-        .zip(dist2.par_chunks_mut(k))
-        .enumerate()
-        .with_min_len(64)
-        .for_each(|(r, (ic, dc))| answer(r, ic, dc));
-    if let Some(o) = order {
-        // Scatter the rows from storage order back to query order.
-        let mut out_i = vec![-1i64; indices.len()];
-        let mut out_d = vec![f64::NAN; dist2.len()];
-        for (r, &qi) in o.iter().enumerate() {
-            let (src, dst) = (r * k..(r + 1) * k, qi as usize * k..(qi as usize + 1) * k);
-            out_i[dst.clone()].copy_from_slice(&indices[src.clone()]);
-            out_d[dst].copy_from_slice(&dist2[src]);
-        }
-        indices = out_i;
-        dist2 = out_d;
+    // Storage order (when the queries are the stored points) keeps neighbouring queries on the
+    // same cells.
+    if order.is_none() || !index.search_stored(k, exclude_self, r2, &sink) {
+        (0..n).into_par_iter().with_min_len(MIN_TASK).for_each(|r| {
+            let qi = order.map_or(r, |o| o[r] as usize);
+            let mut best = KBest::new(k);
+            let skip = exclude_self.then_some(qi as u32);
+            index.search(&queries[qi], skip, r2, &mut best);
+            let (d, ix) = best.keys();
+            sink.put(r, d, ix);
+        });
     }
+    let indices = idx.into_iter().map(|v| v.into_inner() as i64).collect();
+    let dist2 = d2
+        .into_iter()
+        .map(|v| f64::from_bits(v.into_inner()))
+        .collect();
     Neighbors { k, indices, dist2 }
 }

@@ -8,7 +8,14 @@
 //! user-given h is kept, and refused when the grid would pass [`MAX_CELLS`]. Each point's cell is
 //! `floor((x − x_min)/h)` per axis in f64, clamped into the grid. A counting sort (histogram,
 //! exclusive scan, stable scatter) stores the points cell by cell in index order, with the cell
-//! start offsets (CSR layout, as the paper's index and data blocks).
+//! start offsets (CSR layout, as the paper's index and data blocks). The binning runs on chunks
+//! of points in parallel; the counting sort on ranges of cells in parallel (each range counts
+//! and places only its own cells' points, so the layout does not depend on the thread count).
+//!
+//! For the all-points batch query below, m = [`batch_per_cell`]`(k, d)` (3 for 7-NN in 2-D),
+//! and the default h is refined once when the points see far more neighbours in their own cell
+//! than m (clusters): h is scaled so that the mean occupancy of a point's cell, the point
+//! excluded, comes back to about m.
 //!
 //! Besides the cells, each axis keeps for every slab (all cells with one coordinate on that
 //! axis) the exact minimum and maximum coordinate, in `T`, of the points binned there, and their
@@ -26,15 +33,42 @@
 //! lower bound on every point outside shells < s exceeds that bound. Strict comparisons keep
 //! equal-distance, lower-index points. Expected O(k + m·3^d) per query on uniform data; the
 //! worst case (all points in a dense cluster) degrades towards brute force.
+//!
+//! # All points as queries (batch)
+//!
+//! When the queries are the points themselves ([`super::Search::search_stored`]), they are
+//! answered cell by cell in storage order, on rayon over runs of cells. For each cell the points
+//! of the block of cells within Chebyshev distance 1 are gathered once into contiguous arrays
+//! (one run of storage per row of the block); for each of the cell's points the squared
+//! distances to the whole block are computed (same formula and order as everywhere, the point
+//! itself masked with NaN), together with `ob`, the slab lower bound on every point outside the
+//! block (as in the stopping rule). The candidates with d² < `ob` (and d² ≤ r²) are kept; if
+//! there are at least k of them, or r² < `ob`, the k smallest keys among them are the answer:
+//! every other point has d² ≥ `ob`, above each kept key. They are ranked by counting smaller
+//! keys (ties by index), or by insertion when many. Otherwise the block within distance 2 is
+//! tried the same way (gathered at most once per cell), and last the shell search from shell 3
+//! on with the block's points already offered. Rows are written straight to their query's place
+//! in the output (see [`super::RowSink`]).
 
 use rayon::prelude::*;
 
-use super::Coord;
-use super::kbest::{KBest, box_dist2};
+use super::kbest::{K_MAX, KBest, box_dist2};
+use super::{Coord, RowSink};
 use crate::GeofieldError;
 
 /// Mean number of points per cell aimed at by the default cell size.
 pub const TARGET_PER_CELL: f64 = 2.0;
+/// Default mean points per cell for answering every point's k nearest neighbours in one batch:
+/// enough that a disc (ball) reaching from a query to the edge of the block of cells around its
+/// own cell, at least one cell wide, usually holds k + 1 points (the query, k neighbours).
+pub fn batch_per_cell(k: usize, dim: usize) -> f64 {
+    let k1 = (k + 1) as f64;
+    let m = if dim == 2 { k1 * 0.375 } else { k1 * 0.25 };
+    m.clamp(TARGET_PER_CELL, 32.0)
+}
+
+/// Points per parallel chunk of the build's binning pass.
+const BUILD_CHUNK: usize = 1 << 16;
 /// Hard cap on the number of cells.
 pub const MAX_CELLS: f64 = (1u64 << 26) as f64;
 
@@ -81,6 +115,31 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         cell_size: Option<f64>,
         max_cell: Option<f64>,
     ) -> Result<Self, GeofieldError> {
+        Self::build_with(points, cell_size, max_cell, TARGET_PER_CELL, false)
+    }
+
+    /// The grid that suits answering every point's k nearest neighbours in one batch
+    /// ([`super::Search::search_stored`]): cells of about [`batch_per_cell`]`(k, D)` points, so
+    /// that the block of cells within one cell of a query usually settles it.
+    pub(crate) fn build_for_batch(
+        points: &[[T; D]],
+        cell_size: Option<f64>,
+        k: usize,
+    ) -> Result<Self, GeofieldError> {
+        Self::build_with(points, cell_size, None, batch_per_cell(k, D), true)
+    }
+
+    /// [`UniformGrid::build_capped`] aiming at `per_cell` points per cell by default. With
+    /// `adapt`, a default cell size is refined once when the points sit much more densely than
+    /// their bounding box suggests (clusters): the mean occupancy of a point's own cell should
+    /// be about `per_cell` + 1 (the point itself), as for evenly spread points.
+    fn build_with(
+        points: &[[T; D]],
+        cell_size: Option<f64>,
+        max_cell: Option<f64>,
+        per_cell: f64,
+        adapt: bool,
+    ) -> Result<Self, GeofieldError> {
         let n = points.len();
         let mut lo = [f64::INFINITY; D];
         let mut hi = [f64::NEG_INFINITY; D];
@@ -99,6 +158,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         for a in 0..D {
             ext[a] = hi[a] - lo[a];
         }
+        let limit = (4.0 * n as f64).clamp(64.0, MAX_CELLS);
         let (cell, dims) = match cell_size {
             Some(h) => {
                 let (dims, total) = grid_dims(&ext, h);
@@ -121,7 +181,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                 let mut h = if dpos == 0 {
                     1.0
                 } else {
-                    (vol * TARGET_PER_CELL / n.max(1) as f64).powf(1.0 / dpos as f64)
+                    (vol * per_cell / n.max(1) as f64).powf(1.0 / dpos as f64)
                 };
                 if !(h.is_finite() && h > 0.0) {
                     h = ext.iter().copied().fold(0.0, f64::max);
@@ -135,7 +195,6 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                 {
                     h = m;
                 }
-                let limit = (4.0 * n as f64).clamp(64.0, MAX_CELLS);
                 let (mut dims, mut total) = grid_dims(&ext, h);
                 while total > limit {
                     h *= 2.0;
@@ -144,6 +203,20 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                 (h, dims)
             }
         };
+        let adapt = (adapt && cell_size.is_none()).then_some((per_cell, limit, ext));
+        Ok(Self::bin(points, lo, cell, dims, adapt))
+    }
+
+    /// Bin the points into the grid of `dims` cells of size `cell` from `lo` (see
+    /// [`UniformGrid::build_with`] for `adapt`: per cell target, cell limit, extents).
+    fn bin(
+        points: &[[T; D]],
+        lo: [f64; D],
+        cell: f64,
+        dims: [usize; D],
+        adapt: Option<(f64, f64, [f64; D])>,
+    ) -> Self {
+        let n = points.len();
         let ncells: usize = dims.iter().product();
 
         let grid_coords = |p: &[T; D]| -> [u32; D] {
@@ -159,46 +232,135 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
             }
             c
         };
-        let coords: Vec<[u32; D]> = points.par_iter().map(grid_coords).collect();
-        let linear = |c: &[u32; D]| -> usize {
+        let linear = |c: &[u32; D]| -> u32 {
             let mut id = 0usize;
             for a in (0..D).rev() {
                 id = id * dims[a] + c[a] as usize;
             }
-            id
+            id as u32
         };
-        let cell_ids: Vec<usize> = coords.par_iter().map(linear).collect();
 
-        let mut starts = vec![0u32; ncells + 1];
-        for &c in &cell_ids {
-            starts[c + 1] += 1;
-        }
-        for c in 0..ncells {
-            starts[c + 1] += starts[c];
-        }
-        let mut cursor: Vec<u32> = starts[..ncells].to_vec();
-        let mut pts = vec![[T::ZERO; D]; n];
-        let mut ids = vec![0u32; n];
-        for (i, &c) in cell_ids.iter().enumerate() {
-            let pos = cursor[c] as usize;
-            cursor[c] += 1;
-            pts[pos] = points[i];
-            ids[pos] = i as u32;
-        }
-
-        let mut slab_lo: [Vec<T>; D] = std::array::from_fn(|a| vec![T::INFINITY; dims[a]]);
-        let mut slab_hi: [Vec<T>; D] = std::array::from_fn(|a| vec![T::NEG_INFINITY; dims[a]]);
-        for (p, c) in points.iter().zip(&coords) {
-            for a in 0..D {
-                let s = c[a] as usize;
-                if p[a] < slab_lo[a][s] {
-                    slab_lo[a][s] = p[a];
+        // Cell of every point, and per chunk of points the slabs' exact coordinate ranges.
+        let mut cell_ids = vec![0u32; n];
+        type Slabs<T, const D: usize> = ([Vec<T>; D], [Vec<T>; D]);
+        let empty = || -> Slabs<T, D> {
+            (
+                std::array::from_fn(|a| vec![T::INFINITY; dims[a]]),
+                std::array::from_fn(|a| vec![T::NEG_INFINITY; dims[a]]),
+            )
+        };
+        let (slab_lo, slab_hi) = points
+            .par_chunks(BUILD_CHUNK)
+            .zip(cell_ids.par_chunks_mut(BUILD_CHUNK))
+            .map(|(pc, ic)| {
+                let (mut slo, mut shi) = empty();
+                for (p, id) in pc.iter().zip(ic.iter_mut()) {
+                    let c = grid_coords(p);
+                    *id = linear(&c);
+                    for a in 0..D {
+                        let s = c[a] as usize;
+                        if p[a] < slo[a][s] {
+                            slo[a][s] = p[a];
+                        }
+                        if p[a] > shi[a][s] {
+                            shi[a][s] = p[a];
+                        }
+                    }
                 }
-                if p[a] > slab_hi[a][s] {
-                    slab_hi[a][s] = p[a];
+                (slo, shi)
+            })
+            .reduce(empty, |(mut alo, mut ahi), (blo, bhi)| {
+                for a in 0..D {
+                    for (x, &y) in alo[a].iter_mut().zip(&blo[a]) {
+                        if y < *x {
+                            *x = y;
+                        }
+                    }
+                    for (x, &y) in ahi[a].iter_mut().zip(&bhi[a]) {
+                        if y > *x {
+                            *x = y;
+                        }
+                    }
+                }
+                (alo, ahi)
+            });
+
+        // Counting sort, stable, split into ranges of cells: each range counts and places only
+        // its own points (every range reads all the cell ids), so the ranges run in parallel
+        // on disjoint parts of the output and the layout does not depend on their number.
+        let parts = rayon::current_num_threads().clamp(1, 64).min(ncells);
+        let bounds: Vec<usize> = (0..=parts).map(|t| t * ncells / parts).collect();
+        let counted: Vec<(usize, Vec<u32>)> = bounds
+            .par_windows(2)
+            .map(|w| {
+                let (ca, cb) = (w[0] as u32, w[1] as u32);
+                let mut below = 0usize;
+                let mut hist = vec![0u32; (cb - ca) as usize];
+                for &c in &cell_ids {
+                    if c < ca {
+                        below += 1;
+                    } else if c < cb {
+                        hist[(c - ca) as usize] += 1;
+                    }
+                }
+                (below, hist)
+            })
+            .collect();
+        if let Some((per_cell, limit, ext)) = adapt {
+            // Mean occupancy of a point's own cell, the point excluded.
+            let sq: f64 = counted
+                .iter()
+                .flat_map(|(_, h)| h.iter())
+                .map(|&c| f64::from(c) * f64::from(c))
+                .sum();
+            let seen = sq / n.max(1) as f64 - 1.0;
+            let dpos = ext.iter().filter(|&&e| e > 0.0).count();
+            if seen > 1.5 * per_cell && dpos > 0 {
+                let h = cell * (per_cell / seen).powf(1.0 / dpos as f64);
+                let (dims, total) = grid_dims(&ext, h);
+                if h > 0.0 && total <= limit {
+                    return Self::bin(points, lo, h, dims, None);
                 }
             }
         }
+        let mut starts = vec![0u32; ncells + 1];
+        starts[ncells] = n as u32;
+        let mut pts = vec![[T::ZERO; D]; n];
+        let mut ids = vec![0u32; n];
+        let mut jobs = Vec::with_capacity(parts);
+        {
+            let (mut st, mut pr, mut ir) = (&mut starts[..ncells], &mut pts[..], &mut ids[..]);
+            for (t, (below, hist)) in counted.into_iter().enumerate() {
+                let total: usize = hist.iter().map(|&h| h as usize).sum();
+                let (s1, s2) = std::mem::take(&mut st).split_at_mut(hist.len());
+                let (p1, p2) = std::mem::take(&mut pr).split_at_mut(total);
+                let (i1, i2) = std::mem::take(&mut ir).split_at_mut(total);
+                (st, pr, ir) = (s2, p2, i2);
+                jobs.push((bounds[t] as u32, below, hist, s1, p1, i1));
+            }
+        }
+        jobs.into_par_iter()
+            .for_each(|(ca, base, hist, st, pr, ir)| {
+                let mut cursor = hist;
+                let mut acc = 0u32;
+                for (c, s) in cursor.iter_mut().zip(st.iter_mut()) {
+                    *s = base as u32 + acc;
+                    let h = *c;
+                    *c = acc;
+                    acc += h;
+                }
+                let cb = ca + cursor.len() as u32;
+                for (i, &c) in cell_ids.iter().enumerate() {
+                    if c >= ca && c < cb {
+                        let slot = &mut cursor[(c - ca) as usize];
+                        let pos = *slot as usize;
+                        *slot += 1;
+                        pr[pos] = points[i];
+                        ir[pos] = i as u32;
+                    }
+                }
+            });
+
         let pre_max: [Vec<T>; D] = std::array::from_fn(|a| {
             let mut acc = T::NEG_INFINITY;
             slab_hi[a]
@@ -226,7 +388,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
             v.reverse();
             v
         });
-        Ok(UniformGrid {
+        UniformGrid {
             origin: lo,
             cell,
             dims,
@@ -237,7 +399,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
             slab_hi,
             pre_max,
             suf_min,
-        })
+        }
     }
 
     /// Replace every stored point index i by `labels[i]` (the ids results are keyed and
@@ -466,16 +628,362 @@ impl<T: Coord, const D: usize> super::Search<T, D> for UniformGrid<T, D> {
             return;
         }
         let c0 = self.home(q);
+        self.shells_from(q, &c0, 0, skip, r2, best);
+    }
+
+    fn search_stored(&self, k: usize, exclude_self: bool, r2: T, sink: &RowSink<'_>) -> bool {
+        // Tasks: runs of whole cells holding at least TASK_ROWS points each.
+        let ncells = self.starts.len() - 1;
+        let mut tasks = Vec::new();
+        let mut c0 = 0;
+        while c0 < ncells {
+            let s0 = self.starts[c0];
+            let mut c1 = c0 + 1;
+            while c1 < ncells && ((self.starts[c1] - s0) as usize) < TASK_ROWS {
+                c1 += 1;
+            }
+            tasks.push((c0, c1));
+            c0 = c1;
+        }
+        tasks.into_par_iter().for_each(|(c0, c1)| {
+            let mut sc = Scratch {
+                near: Level::new(),
+                far: Level::new(),
+                fd: Vec::new(),
+                fi: Vec::new(),
+                sel_d: [T::ZERO; K_MAX + 1],
+                sel_i: [0; K_MAX + 1],
+            };
+            for c in c0..c1 {
+                self.answer_cell(c, k, exclude_self, r2, &mut sc, sink);
+            }
+        });
+        true
+    }
+}
+
+/// Stored points per rayon task in [`UniformGrid`]'s batch search (at least).
+const TASK_ROWS: usize = 512;
+
+/// Up to this many candidates, [`select`] ranks them by counting (O(f²), branch-free);
+/// above, it inserts them into a sorted buffer.
+const RANK_MAX: usize = 32;
+
+/// The points of the block of cells within Chebyshev distance `reach` of one cell, gathered
+/// once for all the cell's queries (structure of arrays), with the bounds that the exact
+/// stopping rule compares against.
+struct Level<T: Coord, const D: usize> {
+    /// Block radius in cells; 0 while not gathered for the current cell.
+    reach: usize,
+    xs: [Vec<T>; D],
+    ids: Vec<u32>,
+    /// Position of the cell's first point among the candidates.
+    home_at: usize,
+    /// Per axis: every point below the block has coordinate ≤ `below`, every point above it
+    /// coordinate ≥ `above` (−∞ / +∞ where the block reaches the grid's edge).
+    below: [T; D],
+    above: [T; D],
+    /// Squared distances of the current query to the candidates.
+    d2: Vec<T>,
+}
+
+impl<T: Coord, const D: usize> Level<T, D> {
+    fn new() -> Self {
+        Level {
+            reach: 0,
+            xs: std::array::from_fn(|_| Vec::new()),
+            ids: Vec::new(),
+            home_at: 0,
+            below: [T::NEG_INFINITY; D],
+            above: [T::INFINITY; D],
+            d2: Vec::new(),
+        }
+    }
+
+    /// Squared distances from `q` to every candidate, in `T` exactly as [`super::kbest::dist2`]
+    /// (axes summed in order from zero); the query itself (candidate `me`) and the padding get
+    /// NaN, which never compares true.
+    #[inline]
+    fn distances(&mut self, q: &[T; D], me: Option<usize>) {
+        let m = self.d2.len();
+        let xs: [&[T]; D] = std::array::from_fn(|a| &self.xs[a][..m]);
+        for (j, o) in self.d2.chunks_exact_mut(4).enumerate() {
+            for (l, v) in o.iter_mut().enumerate() {
+                let mut s = T::ZERO;
+                for a in 0..D {
+                    let d = xs[a][4 * j + l] - q[a];
+                    s = s + d * d;
+                }
+                *v = s;
+            }
+        }
+        if let Some(v) = me.and_then(|j| self.d2.get_mut(j)) {
+            *v = T::from_f64(f64::NAN);
+        }
+    }
+
+    /// Lower bound on the computed squared distance from `q` to every point outside the block
+    /// (as [`UniformGrid::outside_bound`]).
+    #[inline]
+    fn outside(&self, q: &[T; D]) -> T {
+        let mut lb = T::INFINITY;
+        for ((&qa, &below), &above) in q.iter().zip(&self.below).zip(&self.above) {
+            let lo = if qa > below { qa - below } else { T::ZERO };
+            let hi = if above > qa { above - qa } else { T::ZERO };
+            let g = if lo < hi { lo } else { hi };
+            let g2 = g * g;
+            if g2 < lb {
+                lb = g2;
+            }
+        }
+        lb
+    }
+}
+
+/// Per-thread scratch of the batch search.
+struct Scratch<T: Coord, const D: usize> {
+    near: Level<T, D>,
+    far: Level<T, D>,
+    /// Filtered candidates (padded for the counting loop).
+    fd: Vec<T>,
+    fi: Vec<u32>,
+    /// One query's result, ascending (slot `K_MAX` takes discarded writes).
+    sel_d: [T; K_MAX + 1],
+    sel_i: [u32; K_MAX + 1],
+}
+
+/// Candidates with d² < `ob` and d² ≤ `r2` (NaN never qualifies), in order, into `fd` / `fi`
+/// (at least 4 longer than `d2`), followed by +∞ up to a multiple of 4; returns their number.
+#[inline]
+fn filter<T: Coord>(d2: &[T], ids: &[u32], ob: T, r2: T, fd: &mut [T], fi: &mut [u32]) -> usize {
+    let mut f = 0;
+    if r2 < ob {
+        for (&d, &i) in d2.iter().zip(ids) {
+            fd[f] = d;
+            fi[f] = i;
+            f += usize::from(d <= r2);
+        }
+    } else {
+        for (&d, &i) in d2.iter().zip(ids) {
+            fd[f] = d;
+            fi[f] = i;
+            f += usize::from(d < ob);
+        }
+    }
+    for v in &mut fd[f..f.div_ceil(4) * 4] {
+        *v = T::INFINITY;
+    }
+    f
+}
+
+/// The up to k smallest keys (d², id) of the `f` filtered candidates (all finite, distinct
+/// ids; +∞ padding after them), ascending, into `sel_d` / `sel_i`; returns how many.
+#[inline]
+fn select<T: Coord>(
+    fd: &[T],
+    fi: &[u32],
+    f: usize,
+    k: usize,
+    sel_d: &mut [T; K_MAX + 1],
+    sel_i: &mut [u32; K_MAX + 1],
+) -> usize {
+    if f > RANK_MAX {
+        let mut best = KBest::new(k);
+        for (&d, &i) in fd[..f].iter().zip(&fi[..f]) {
+            if d <= best.bound(T::INFINITY) {
+                best.push(d, i);
+            }
+        }
+        let (d, ix) = best.keys();
+        sel_d[..d.len()].copy_from_slice(d);
+        sel_i[..ix.len()].copy_from_slice(ix);
+        return d.len();
+    }
+    // A key's place is the number of smaller keys; the padding never counts.
+    let padded = f.div_ceil(4) * 4;
+    let (pd, pi) = (&fd[..padded], &fi[..padded]);
+    for (&dj, &ij) in fd[..f].iter().zip(&fi[..f]) {
+        let mut lt = 0usize;
+        let mut eq = 0usize;
+        for c in pd.chunks_exact(4) {
+            for &di in c {
+                lt += usize::from(di < dj);
+                eq += usize::from(di == dj);
+            }
+        }
+        if eq > 1 {
+            // Equal distances (dj itself counts once): order them by index.
+            for (&di, &ii) in pd.iter().zip(pi) {
+                lt += usize::from(di == dj && ii < ij);
+            }
+        }
+        let slot = lt.min(K_MAX);
+        sel_d[slot] = dj;
+        sel_i[slot] = ij;
+    }
+    f.min(k)
+}
+
+impl<T: Coord, const D: usize> UniformGrid<T, D> {
+    /// Shells `s_first, s_first + 1, …` around `c0` with the exact stopping rule; every point
+    /// at Chebyshev cell distance below `s_first` must already have been offered to `best`.
+    fn shells_from(
+        &self,
+        q: &[T; D],
+        c0: &[usize; D],
+        s_first: usize,
+        skip: Option<u32>,
+        r2: T,
+        best: &mut KBest<T>,
+    ) {
         let mut smax = 0;
         for (&c, &n) in c0.iter().zip(&self.dims) {
             smax = smax.max(c).max(n - 1 - c);
         }
         let mut cell = [0usize; D];
-        for s in 0..=smax {
-            if s > 0 && self.outside_bound(q, &c0, s - 1) > best.bound(r2) {
+        for s in s_first..=smax {
+            if s > 0 && self.outside_bound(q, c0, s - 1) > best.bound(r2) {
                 break;
             }
-            self.visit_shell(D - 1, &mut cell, false, &c0, s, T::ZERO, q, skip, r2, best);
+            self.visit_shell(D - 1, &mut cell, false, c0, s, T::ZERO, q, skip, r2, best);
+        }
+    }
+
+    /// Gather into `lv` the points of the cells within Chebyshev distance `reach` of `cc`
+    /// (whose first point is stored at `s0`): one contiguous run along axis 0 per combination
+    /// of the other axes.
+    fn gather(&self, cc: &[usize; D], s0: usize, reach: usize, lv: &mut Level<T, D>) {
+        for v in &mut lv.xs {
+            v.clear();
+        }
+        lv.ids.clear();
+        lv.reach = reach;
+        let mut lo = [0usize; D];
+        let mut hi = [0usize; D];
+        for a in 0..D {
+            lo[a] = cc[a].saturating_sub(reach);
+            hi[a] = (cc[a] + reach).min(self.dims[a] - 1);
+            lv.below[a] = if cc[a] > reach {
+                self.pre_max[a][cc[a] - reach - 1]
+            } else {
+                T::NEG_INFINITY
+            };
+            lv.above[a] = if cc[a] + reach + 1 < self.dims[a] {
+                self.suf_min[a][cc[a] + reach + 1]
+            } else {
+                T::INFINITY
+            };
+        }
+        let mut cur = lo;
+        loop {
+            let mut base = 0usize;
+            for a in (1..D).rev() {
+                base = base * self.dims[a] + cur[a];
+            }
+            base *= self.dims[0];
+            let (s, e) = (
+                self.starts[base + lo[0]] as usize,
+                self.starts[base + hi[0] + 1] as usize,
+            );
+            if (s..e).contains(&s0) {
+                lv.home_at = lv.ids.len() + (s0 - s);
+            }
+            for (a, v) in lv.xs.iter_mut().enumerate() {
+                v.extend(self.pts[s..e].iter().map(|p| p[a]));
+            }
+            lv.ids.extend_from_slice(&self.ids[s..e]);
+            let mut a = 1;
+            while a < D {
+                if cur[a] < hi[a] {
+                    cur[a] += 1;
+                    break;
+                }
+                cur[a] = lo[a];
+                a += 1;
+            }
+            if a >= D {
+                break;
+            }
+        }
+        // Pad to whole groups of 4 with NaN coordinates (NaN distances are never taken).
+        let m = lv.ids.len().div_ceil(4) * 4;
+        let nan = T::from_f64(f64::NAN);
+        for v in &mut lv.xs {
+            v.resize(m, nan);
+        }
+        lv.ids.resize(m, u32::MAX);
+        lv.d2.clear();
+        lv.d2.resize(m, T::ZERO);
+    }
+
+    /// Answer the stored points of cell `c` into `sink`. The block of cells within one cell is
+    /// gathered once and scanned for every query of the cell; a query is done when at least k
+    /// candidates (or every candidate within the radius) lie strictly below the lower bound on
+    /// every point outside the block: the k smallest keys are then among them. Otherwise the
+    /// block within two cells is tried the same way, and last the shell-by-shell search.
+    #[allow(clippy::too_many_arguments)]
+    fn answer_cell(
+        &self,
+        c: usize,
+        k: usize,
+        exclude_self: bool,
+        r2: T,
+        sc: &mut Scratch<T, D>,
+        sink: &RowSink<'_>,
+    ) {
+        let (s0, s1) = (self.starts[c] as usize, self.starts[c + 1] as usize);
+        if s0 == s1 {
+            return;
+        }
+        let mut cc = [0usize; D];
+        let mut rest = c;
+        for (x, &n) in cc.iter_mut().zip(&self.dims) {
+            *x = rest % n;
+            rest /= n;
+        }
+        self.gather(&cc, s0, 1, &mut sc.near);
+        sc.far.reach = 0;
+        for s in s0..s1 {
+            let q = &self.pts[s];
+            let mut done = false;
+            for level in 0..2 {
+                let lv = if level == 0 {
+                    &mut sc.near
+                } else {
+                    if sc.far.reach == 0 {
+                        self.gather(&cc, s0, 2, &mut sc.far);
+                    }
+                    &mut sc.far
+                };
+                let me = exclude_self.then_some(lv.home_at + (s - s0));
+                lv.distances(q, me);
+                let ob = lv.outside(q);
+                if sc.fd.len() < lv.d2.len() + 4 {
+                    sc.fd.resize(lv.d2.len() + 4, T::INFINITY);
+                    sc.fi.resize(lv.d2.len() + 4, u32::MAX);
+                }
+                let f = filter(&lv.d2, &lv.ids, ob, r2, &mut sc.fd, &mut sc.fi);
+                if f >= k || r2 < ob {
+                    let m = select(&sc.fd, &sc.fi, f, k, &mut sc.sel_d, &mut sc.sel_i);
+                    sink.put(s, &sc.sel_d[..m], &sc.sel_i[..m]);
+                    done = true;
+                    break;
+                }
+            }
+            if done {
+                continue;
+            }
+            // Rare: the k-th key may lie beyond two cells; go on shell by shell.
+            let mut best = KBest::new(k);
+            for (&d, &i) in sc.far.d2.iter().zip(&sc.far.ids) {
+                if d <= best.bound(r2) {
+                    best.push(d, i);
+                }
+            }
+            let skip = exclude_self.then_some(self.ids[s]);
+            self.shells_from(q, &cc, 3, skip, r2, &mut best);
+            let (d, ix) = best.keys();
+            sink.put(s, d, ix);
         }
     }
 }
