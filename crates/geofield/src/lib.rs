@@ -9,11 +9,13 @@
 //!   2012 paper's multi-resolution method, and an error-bounded cutoff.
 //! - [`neighbors`]: exact k-nearest-neighbour queries (brute force, uniform grid, dynamic grid).
 //! - [`flock`]: OpenSteer's boids on those neighbour searches.
+//! - [`kriging`]: variogram models (kriging itself is in progress).
 
 pub mod backend;
 pub mod dispersal;
 mod error;
 pub mod flock;
+pub mod kriging;
 pub mod neighbors;
 pub mod synth;
 
