@@ -1,8 +1,12 @@
-//! Kriging (issue 4, in progress): variogram models so far.
+//! Kriging (issue 4, in progress): variograms so far.
 //!
+//! - [`empirical`]: empirical variograms (Matheron, Cressie–Hawkins; lag bins, max lag,
+//!   direction) and weighted least-squares fitting of any model.
 //! - [`variogram`]: the models in the practical-range convention, nested structures, a nugget,
 //!   and the mapping of each model's parameters to PyKrige, GSTools and R gstat.
 
+pub mod empirical;
 pub mod variogram;
 
+pub use empirical::{Estimator, Fit, LagBin, LagSpec, empirical, fit};
 pub use variogram::{Model, Structure, Variogram};
