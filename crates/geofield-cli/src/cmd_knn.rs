@@ -44,8 +44,8 @@ pub struct KnnArgs {
     /// Neighbour distances, (queries x k) f64, NaN where absent.
     #[arg(long)]
     pub distances: Option<PathBuf>,
-    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND). On CUDA the dynamic index runs the
-    /// uniform grid kernel (a GPU dynamic grid is not written yet).
+    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND). On CUDA both grids are built on the
+    /// device; `auto` there is brute force up to 256 points, else the uniform grid.
     #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
     pub backend: String,
 }

@@ -8,6 +8,7 @@ mod cmd_flock;
 mod cmd_info;
 mod cmd_knn;
 mod cmd_synth;
+mod cmd_variogram;
 mod inputs;
 mod output;
 mod progress;
@@ -37,6 +38,8 @@ enum Command {
     Knn(cmd_knn::KnnArgs),
     /// OpenSteer's boids flock on exact neighbour searches: state, frames, GIF, statistics.
     Flock(Box<cmd_flock::FlockArgs>),
+    /// Empirical variogram of a sampled variable, and a fitted model (chart, JSON).
+    Variogram(cmd_variogram::VariogramArgs),
     /// Write synthetic inputs (stands of trees).
     #[command(subcommand)]
     Synth(cmd_synth::SynthCommand),
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Disperse(a) => cmd_disperse::run(&a),
         Command::Knn(a) => cmd_knn::run(&a),
         Command::Flock(a) => cmd_flock::run(&a),
+        Command::Variogram(a) => cmd_variogram::run(&a),
         Command::Synth(c) => cmd_synth::run(&c),
         Command::Bench(c) => bench::run(&c),
     };

@@ -26,6 +26,6 @@ pub use error::IoError;
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
 pub use render::{
-    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, render_flock, render_png,
-    write_frame_png, write_gif,
+    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, XyChart, render_flock,
+    render_png, write_frame_png, write_gif, write_xy_chart_png,
 };

@@ -22,6 +22,7 @@
 //! [`render_flock`] draws a 3-D point cloud of agents (a boids flock) in perspective; its frames
 //! go to PNG ([`write_frame_png`]) or to a looping animated GIF ([`write_gif`]).
 
+mod chart;
 mod colormap;
 mod flock;
 mod layout;
@@ -32,6 +33,7 @@ use std::path::Path;
 
 use geofield_core::{Raster, RasterData};
 
+pub use chart::{XyChart, write_xy_chart_png};
 pub use colormap::{BLEND_HUES, Colormap, blend_hue};
 pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
 

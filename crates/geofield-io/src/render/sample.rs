@@ -202,7 +202,7 @@ impl ValueScale {
 }
 
 /// The smallest of 1, 2, 2.5 or 5 times a power of ten that puts at most five ticks in [lo, hi].
-fn tick_step(lo: f64, hi: f64) -> f64 {
+pub(crate) fn tick_step(lo: f64, hi: f64) -> f64 {
     let range = hi - lo;
     if !(range.is_finite() && range > 0.0) {
         return 1.0;
@@ -220,7 +220,7 @@ fn tick_step(lo: f64, hi: f64) -> f64 {
 }
 
 /// Multiples of `step` within [lo, hi] (with a little slack for rounding), at most 50.
-fn multiples(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+pub(crate) fn multiples(lo: f64, hi: f64, step: f64) -> Vec<f64> {
     let first = (lo / step - 1e-9).ceil();
     (0..50)
         .map(|i| (first + i as f64) * step)

@@ -318,9 +318,20 @@ impl Variogram {
     }
 }
 
+/// `v` rounded to 5 significant digits, for display.
+fn sig5(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let k = 4 - v.abs().log10().floor() as i32;
+    let p = 10f64.powi(k);
+    (v * p).round() / p
+}
+
+/// Parameters to 5 significant digits (the exact values are in the struct).
 impl fmt::Display for Variogram {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "nugget {}", self.nugget)?;
+        write!(f, "nugget {}", sig5(self.nugget))?;
         for s in &self.structures {
             match s.model {
                 Model::Stable { alpha } => write!(f, " + stable(alpha {alpha})")?,
@@ -329,9 +340,9 @@ impl fmt::Display for Variogram {
                 m => write!(f, " + {}", m.name())?,
             }
             if s.model.is_bounded() {
-                write!(f, " sill {} range {}", s.sill, s.range)?;
+                write!(f, " sill {} range {}", sig5(s.sill), sig5(s.range))?;
             } else {
-                write!(f, " scale {}", s.sill)?;
+                write!(f, " scale {}", sig5(s.sill))?;
             }
         }
         Ok(())
