@@ -305,6 +305,88 @@ impl GlobalKriging {
     }
 }
 
+/// Leave-one-out cross-validation of a [`GlobalKriging`] (per merged sample).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CrossValidation {
+    /// `error[h][i]` = zᵢ − z*₋ᵢ: the datum minus the prediction from all other samples.
+    pub error: Vec<Vec<f64>>,
+    /// The kriging variance of each left-out prediction.
+    pub variance: Vec<f64>,
+    /// Per surface: root mean square error, mean error, mean and mean square of the
+    /// standardised errors e / σ (≈ 0 and ≈ 1 for a well-fitted model).
+    pub rmse: Vec<f64>,
+    pub mean_error: Vec<f64>,
+    pub mean_standardised: Vec<f64>,
+    pub mean_square_standardised: Vec<f64>,
+}
+
+impl GlobalKriging {
+    /// Leave-one-out cross-validation in closed form (Dubrule 1983): with Q the sample block of
+    /// the inverse of the kriging matrix (C⁻¹ for simple kriging, C⁻¹ − uuᵀ/s for ordinary),
+    /// eᵢ = αᵢ / Qᵢᵢ and σ²₋ᵢ = 1 / Qᵢᵢ, for every surface at once; O(n³) once instead of n
+    /// refits. The model is held fixed. Samples merged at identical coordinates count as one.
+    pub fn cross_validate(&self) -> CrossValidation {
+        let n = self.samples();
+        let hc = self.surfaces;
+        // (C⁻¹)ⱼⱼ = |L⁻¹ eⱼ|² (C⁻¹ = L⁻ᵀL⁻¹): column j of L⁻¹ by a forward solve that starts
+        // at row j (the rows above are zero).
+        let diag: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|j| {
+                let mut e = vec![0.0; n];
+                e[j] = 1.0;
+                for i in j..n {
+                    let row = &self.l[i * n + j..i * n + i];
+                    let s: f64 = row.iter().zip(&e[j..i]).map(|(a, x)| a * x).sum();
+                    e[i] = (e[i] - s) / self.l[i * n + i];
+                }
+                e[j..].iter().map(|v| v * v).sum()
+            })
+            .collect();
+        // u = C⁻¹1 = L⁻ᵀ g.
+        let mut u = self.g.clone();
+        for i in (0..n).rev() {
+            let s: f64 = (i + 1..n).map(|k| self.l[k * n + i] * u[k]).sum();
+            u[i] = (u[i] - s) / self.l[i * n + i];
+        }
+        let q: Vec<f64> = (0..n)
+            .map(|i| match self.kind {
+                Kind::Ordinary => diag[i] - u[i] * u[i] / self.s,
+                Kind::Simple { .. } => diag[i],
+            })
+            .collect();
+        let variance: Vec<f64> = q.iter().map(|&v| 1.0 / v).collect();
+        let error: Vec<Vec<f64>> = (0..hc)
+            .map(|h| (0..n).map(|i| self.alpha[i * hc + h] / q[i]).collect())
+            .collect();
+        let nf = n as f64;
+        let rmse = error
+            .iter()
+            .map(|e| (e.iter().map(|v| v * v).sum::<f64>() / nf).sqrt())
+            .collect();
+        let mean_error = error.iter().map(|e| e.iter().sum::<f64>() / nf).collect();
+        let std = |e: &Vec<f64>| -> Vec<f64> {
+            e.iter().zip(&variance).map(|(v, s)| v / s.sqrt()).collect()
+        };
+        let mean_standardised = error
+            .iter()
+            .map(|e| std(e).iter().sum::<f64>() / nf)
+            .collect();
+        let mean_square_standardised = error
+            .iter()
+            .map(|e| std(e).iter().map(|v| v * v).sum::<f64>() / nf)
+            .collect();
+        CrossValidation {
+            error,
+            variance,
+            rmse,
+            mean_error,
+            mean_standardised,
+            mean_square_standardised,
+        }
+    }
+}
+
 /// Solves L y = b in place (L lower triangular, row-major n × n).
 fn forward(l: &[f64], n: usize, b: &mut [f64]) {
     for i in 0..n {

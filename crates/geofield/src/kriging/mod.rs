@@ -1,7 +1,7 @@
 //! Kriging (issue 4, in progress): variograms so far.
 //!
 //! - [`global`]: global simple and ordinary kriging of many surfaces by dual kriging, with the
-//!   kriging variance (CPU, f64).
+//!   kriging variance and closed-form leave-one-out cross-validation (CPU, f64).
 //! - [`empirical`]: empirical variograms (Matheron, Cressie–Hawkins; lag bins, max lag,
 //!   direction) and weighted least-squares fitting of any model.
 //! - [`variogram`]: the models in the practical-range convention, nested structures, a nugget,
@@ -12,5 +12,5 @@ pub mod global;
 pub mod variogram;
 
 pub use empirical::{Estimator, Fit, LagBin, LagSpec, empirical, fit};
-pub use global::{GlobalKriging, Kind};
+pub use global::{CrossValidation, GlobalKriging, Kind};
 pub use variogram::{Model, Structure, Variogram};

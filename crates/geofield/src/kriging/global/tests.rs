@@ -242,3 +242,50 @@ fn bad_input_is_refused() {
         .is_err()
     );
 }
+
+#[test]
+fn closed_form_leave_one_out_equals_refitting_without_each_sample() {
+    let (xs, ys, z) = wells(30, 5, (3.0e5, 4.1e6));
+    for (v, kind) in [
+        (
+            Variogram::new(Model::Exponential, 20.0, 700.0, 0.5).unwrap(),
+            Kind::Ordinary,
+        ),
+        (
+            Variogram::new(Model::Spherical, 15.0, 900.0, 0.0).unwrap(),
+            Kind::Simple { mean: 75.0 },
+        ),
+    ] {
+        let g = GlobalKriging::new(&xs, &ys, &z, &v, kind).unwrap();
+        let cv = g.cross_validate();
+        for i in 0..30 {
+            let keep: Vec<usize> = (0..30).filter(|&j| j != i).collect();
+            let sx: Vec<f64> = keep.iter().map(|&j| xs[j]).collect();
+            let sy: Vec<f64> = keep.iter().map(|&j| ys[j]).collect();
+            let sz: Vec<Vec<f64>> = z
+                .iter()
+                .map(|s| keep.iter().map(|&j| s[j]).collect())
+                .collect();
+            let gi = GlobalKriging::new(&sx, &sy, &sz, &v, kind).unwrap();
+            let (p, var) = gi.predict(&[xs[i]], &[ys[i]], true);
+            for h in 0..3 {
+                let e = z[h][i] - p[h][0];
+                assert!(
+                    (cv.error[h][i] - e).abs() < 1e-8 * (1.0 + e.abs()),
+                    "{kind:?} sample {i} surface {h}: {} vs {e}",
+                    cv.error[h][i]
+                );
+            }
+            let want = var.unwrap()[0];
+            assert!(
+                (cv.variance[i] - want).abs() < 1e-8 * v.sill(),
+                "{kind:?} variance {i}"
+            );
+        }
+        for h in 0..3 {
+            let rmse = (cv.error[h].iter().map(|e| e * e).sum::<f64>() / 30.0).sqrt();
+            assert!((cv.rmse[h] - rmse).abs() < 1e-12);
+            assert!(cv.mean_square_standardised[h] > 0.0);
+        }
+    }
+}
