@@ -343,6 +343,67 @@ __device__ __forceinline__ void gf_tile_scan(u32 b, u32* counts, const u32* __re
     }
 }
 
+
+// Bounds reduction shared by the grid builds (grid.cu, flock.cu). Every thread passes its
+// per-axis minima and maxima of order-preserving encodings (W = u32 or u64); the block reduces
+// them, merges them into sync[0..3) (minima) and sync[3..6) (maxima) with atomics and counts
+// itself done in sync[6]. Returns true in every thread of the last block to finish (after a
+// fence: every block's atomics are visible); there, gf_minmax_take (one thread) reads the totals
+// and resets sync for the next launch (minima to all ones, the rest to 0).
+template <int NT, typename W>
+__device__ __forceinline__ bool gf_minmax_last_block(W* mn, W* mx, W* sync) {
+    __shared__ W red[NT / 32][6];
+    __shared__ u32 is_last;
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            mn[a] = min(mn[a], __shfl_xor_sync(0xFFFFFFFFu, mn[a], o));
+            mx[a] = max(mx[a], __shfl_xor_sync(0xFFFFFFFFu, mx[a], o));
+        }
+    }
+    if (lane == 0) {
+#pragma unroll
+        for (int a = 0; a < 3; ++a) {
+            red[warp][a] = mn[a];
+            red[warp][3 + a] = mx[a];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (u32 w = 1; w < NT / 32; ++w) {
+#pragma unroll
+            for (int a = 0; a < 3; ++a) {
+                red[0][a] = min(red[0][a], red[w][a]);
+                red[0][3 + a] = max(red[0][3 + a], red[w][3 + a]);
+            }
+        }
+#pragma unroll
+        for (int a = 0; a < 3; ++a) {
+            atomicMin(&sync[a], red[0][a]);
+            atomicMax(&sync[3 + a], red[0][3 + a]);
+        }
+        __threadfence();
+        const W ticket = atomicAdd(&sync[6], (W)1);
+        is_last = ticket == (W)gridDim.x - (W)1 ? 1u : 0u;
+    }
+    __syncthreads();
+    if (is_last) __threadfence();
+    return is_last != 0u;
+}
+template <typename W>
+__device__ __forceinline__ void gf_minmax_take(W* sync, W* lo, W* hi) {
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = atomicOr(&sync[a], (W)0);
+        hi[a] = atomicOr(&sync[3 + a], (W)0);
+        atomicExch(&sync[a], ~(W)0);
+        atomicExch(&sync[3 + a], (W)0);
+    }
+    atomicExch(&sync[6], (W)0);
+}
+
 // Bits of v (< 2^13) spread to every second / third bit.
 __device__ __forceinline__ u32 gf_spread2(u32 v) {
     v &= 0x0000FFFFu;

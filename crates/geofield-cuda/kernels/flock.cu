@@ -430,17 +430,6 @@ __device__ void fl_make_plan(const FlockParams& P, const float* lo32, const floa
     *out = G;
 }
 
-// ---- block helpers ----------------------------------------------------------------------------
-__device__ __forceinline__ u32 fl_warp_min(u32 v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-    return v;
-}
-__device__ __forceinline__ u32 fl_warp_max(u32 v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-    return v;
-}
 // ---- build kernels ----------------------------------------------------------------------------
 // sync[0..3): encoded minima, sync[3..6): encoded maxima, sync[6]: blocks done.
 extern "C" __global__ void __launch_bounds__(FL_AUX) flock_bounds(FlockParams P,
@@ -457,58 +446,19 @@ extern "C" __global__ void __launch_bounds__(FL_AUX) flock_bounds(FlockParams P,
             mx[a] = max(mx[a], e[a]);
         }
     }
-    __shared__ u32 red[FL_AUX / 32][6];
-    __shared__ u32 is_last;
-    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int a = 0; a < 3; ++a) {
-        mn[a] = fl_warp_min(mn[a]);
-        mx[a] = fl_warp_max(mx[a]);
-    }
-    if (lane == 0) {
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            red[warp][a] = mn[a];
-            red[warp][3 + a] = mx[a];
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (u32 w = 1; w < FL_AUX / 32; ++w) {
-#pragma unroll
-            for (int a = 0; a < 3; ++a) {
-                red[0][a] = min(red[0][a], red[w][a]);
-                red[0][3 + a] = max(red[0][3 + a], red[w][3 + a]);
-            }
-        }
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            atomicMin(&sync[a], red[0][a]);
-            atomicMax(&sync[3 + a], red[0][3 + a]);
-        }
-        __threadfence();
-        const u32 ticket = atomicAdd(&sync[6], 1u);
-        is_last = ticket == gridDim.x - 1u ? 1u : 0u;
-    }
-    __syncthreads();
-    if (!is_last) return;
-    // The last block: every other block's atomics are visible (fence before its ticket).
+    if (!gf_minmax_last_block<FL_AUX>(mn, mx, sync)) return;
+    // The last block: zero the scan tile totals, thread 0 writes the plan.
     for (u32 t = threadIdx.x; t < P.tile_cap; t += FL_AUX) tile_sums[t] = 0u;
     if (threadIdx.x == 0) {
-        __threadfence();
+        u32 elo[3], ehi[3];
+        gf_minmax_take(sync, elo, ehi);
         float lo[3], hi[3];
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
-            lo[a] = fl_dec(atomicOr(&sync[a], 0u));
-            hi[a] = fl_dec(atomicOr(&sync[3 + a], 0u));
+            lo[a] = fl_dec(elo[a]);
+            hi[a] = fl_dec(ehi[a]);
         }
         fl_make_plan(P, lo, hi, plan);
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            atomicExch(&sync[a], FL_NONE);
-            atomicExch(&sync[3 + a], 0u);
-        }
-        atomicExch(&sync[6], 0u);
     }
 }
 

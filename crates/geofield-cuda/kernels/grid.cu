@@ -178,59 +178,16 @@ __device__ __forceinline__ void gb_bounds(const GridBuildParams& P, const T* __r
             mx[a] = max(mx[a], e);
         }
     }
-    __shared__ u64 red[GB_THREADS / 32][6];
-    __shared__ u32 is_last;
-    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int a = 0; a < 3; ++a) {
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            mn[a] = min(mn[a], __shfl_xor_sync(0xFFFFFFFFu, mn[a], o));
-            mx[a] = max(mx[a], __shfl_xor_sync(0xFFFFFFFFu, mx[a], o));
-        }
-    }
-    if (lane == 0) {
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            red[warp][a] = mn[a];
-            red[warp][3 + a] = mx[a];
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (u32 w = 1; w < GB_THREADS / 32; ++w) {
-#pragma unroll
-            for (int a = 0; a < 3; ++a) {
-                red[0][a] = min(red[0][a], red[w][a]);
-                red[0][3 + a] = max(red[0][3 + a], red[w][3 + a]);
-            }
-        }
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            atomicMin(&sync[a], red[0][a]);
-            atomicMax(&sync[3 + a], red[0][3 + a]);
-        }
-        __threadfence();
-        const u64 ticket = atomicAdd(&sync[6], 1ull);
-        is_last = ticket == (u64)gridDim.x - 1ull ? 1u : 0u;
-    }
-    __syncthreads();
-    if (!is_last || threadIdx.x != 0) return;
-    // The last block: every other block's atomics are visible (fence before its ticket).
-    __threadfence();
+    if (!gf_minmax_last_block<GB_THREADS>(mn, mx, sync) || threadIdx.x != 0) return;
+    u64 elo[3], ehi[3];
+    gf_minmax_take(sync, elo, ehi);
     double lo[3], hi[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
-        lo[a] = (double)gf_dec(atomicOr(&sync[a], 0ull), (T)0);
-        hi[a] = (double)gf_dec(atomicOr(&sync[3 + a], 0ull), (T)0);
+        lo[a] = (double)gf_dec(elo[a], (T)0);
+        hi[a] = (double)gf_dec(ehi[a], (T)0);
     }
     gb_make_plan(P, lo, hi, plan);
-#pragma unroll
-    for (int a = 0; a < 3; ++a) {
-        atomicExch(&sync[a], ~0ull);
-        atomicExch(&sync[3 + a], 0ull);
-    }
-    atomicExch(&sync[6], 0ull);
 }
 
 extern "C" __global__ void __launch_bounds__(GB_THREADS)

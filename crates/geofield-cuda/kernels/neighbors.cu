@@ -227,6 +227,19 @@ __device__ __forceinline__ T nb_box2(const T* q, const T* lo, const T* hi) {
     return s;
 }
 
+// Offers the stored points s..e (one cell, or a tree leaf) to `best`.
+template <typename T, int D>
+__device__ __forceinline__ void nb_scan(const NbGrid<T>& G, u32 s, u32 e, const T* q,
+                                        bool has_skip, u32 skip, NbBest<T>& best) {
+    for (u32 t = s; t < e; ++t) {
+        T p[D];
+#pragma unroll
+        for (int a = 0; a < D; ++a) p[a] = G.pts[(size_t)t * D + a];
+        const u32 j = G.ids[t];
+        best.offer(nb_key(nb_dist2<T, D>(q, p)), j, has_skip && j == skip);
+    }
+}
+
 template <typename T, int D>
 __device__ __forceinline__ void nb_visit(const GfGridPlan& P, const NbGrid<T>& G,
                                          const T* q, int x, int y, int z, bool has_skip, u32 skip,
@@ -243,13 +256,7 @@ __device__ __forceinline__ void nb_visit(const GfGridPlan& P, const NbGrid<T>& G
         hi[a] = G.slab_hi[off[a] + c[a]];
     }
     if (nb_key(nb_box2<T, D>(q, lo, hi)) > best.bound) return;
-    for (u32 t = s; t < e; ++t) {
-        T p[D];
-#pragma unroll
-        for (int a = 0; a < D; ++a) p[a] = G.pts[(size_t)t * D + a];
-        const u32 j = G.ids[t];
-        best.offer(nb_key(nb_dist2<T, D>(q, p)), j, has_skip && j == skip);
-    }
+    nb_scan<T, D>(G, s, e, q, has_skip, skip, best);
 }
 
 // Lower bound on d2 of every point outside the block of cells at Chebyshev distance <= t of c0
@@ -399,13 +406,7 @@ __device__ __forceinline__ void nb_tree(const NeighborsGridParams& P, const GfGr
         const u32 shift = (u32)D * (L - l);
         const u32 s = G.starts[m << shift], e = G.starts[(m + 1u) << shift];
         if (l == L || e - s <= P.max_leaf) {
-            for (u32 t = s; t < e; ++t) {
-                T p[D];
-#pragma unroll
-                for (int a = 0; a < D; ++a) p[a] = G.pts[(size_t)t * D + a];
-                const u32 j = G.ids[t];
-                best.offer(nb_key(nb_dist2<T, D>(q, p)), j, has_skip && j == skip);
-            }
+            nb_scan<T, D>(G, s, e, q, has_skip, skip, best);
             continue;
         }
         // Children: non-empty and not pruned, pushed farthest first (nearest popped first).
