@@ -52,7 +52,7 @@ pub const MAX_AGENTS: usize = 1 << 28;
 
 /// OpenSteer's boids constants and the world radius (C: `FlockConstants`).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct FlockConstants {
     pub world_radius: f32,
     pub max_force: f32,
@@ -72,8 +72,8 @@ pub struct FlockConstants {
 }
 
 impl FlockConstants {
-    /// OpenSteer 0.8.3's values with world radius `world_radius` (as
-    /// `geofield::flock::BoidsConstants::opensteer`).
+    /// OpenSteer 0.8.3's values (plugins/Boids.cpp, SimpleVehicle.cpp) with world radius
+    /// `world_radius`. `geofield::flock::BoidsConstants` is this type.
     pub fn opensteer(world_radius: f32) -> Self {
         FlockConstants {
             world_radius,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use geofield_cuda::Gpu;
-use geofield_cuda::flock::{FlockConfig, FlockConstants, FlockHostState, FlockSearch, GpuFlock};
+use geofield_cuda::flock::{FlockConfig, FlockHostState, FlockSearch, GpuFlock};
 
 use super::{FlockIndex, FlockParams, FlockState, NeighborMode, StepDetail};
 use crate::GeofieldError;
@@ -15,7 +15,6 @@ pub(super) struct CudaFlockEngine {
 }
 
 fn config(p: &FlockParams) -> Result<FlockConfig, GeofieldError> {
-    let c = &p.constants;
     let search = match p.index {
         FlockIndex::Brute => FlockSearch::Brute,
         FlockIndex::Uniform => FlockSearch::Grid,
@@ -24,22 +23,7 @@ fn config(p: &FlockParams) -> Result<FlockConfig, GeofieldError> {
         },
     };
     Ok(FlockConfig {
-        constants: FlockConstants {
-            world_radius: c.world_radius,
-            max_force: c.max_force,
-            max_speed: c.max_speed,
-            mass: c.mass,
-            near2: c.near2,
-            sep_r2: c.sep_r2,
-            sep_cos: c.sep_cos,
-            sep_weight: c.sep_weight,
-            ali_r2: c.ali_r2,
-            ali_cos: c.ali_cos,
-            ali_weight: c.ali_weight,
-            coh_r2: c.coh_r2,
-            coh_cos: c.coh_cos,
-            coh_weight: c.coh_weight,
-        },
+        constants: p.constants,
         k: match p.mode {
             NeighborMode::Nearest { k } => k as u32,
             NeighborMode::Radius => 0,

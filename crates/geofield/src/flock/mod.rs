@@ -45,47 +45,9 @@ use crate::neighbors::K_MAX;
 use crate::{Backend, GeofieldError};
 pub use steer::Agent;
 
-/// OpenSteer's boids constants (plugins/Boids.cpp, SimpleVehicle.cpp), and the world radius.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct BoidsConstants {
-    pub world_radius: f32,
-    pub max_force: f32,
-    pub max_speed: f32,
-    pub mass: f32,
-    /// (3 · body radius)²: closer neighbours pass every behaviour whatever the angle.
-    pub near2: f32,
-    pub sep_r2: f32,
-    pub sep_cos: f32,
-    pub sep_weight: f32,
-    pub ali_r2: f32,
-    pub ali_cos: f32,
-    pub ali_weight: f32,
-    pub coh_r2: f32,
-    pub coh_cos: f32,
-    pub coh_weight: f32,
-}
-
-impl BoidsConstants {
-    /// OpenSteer 0.8.3's values with world radius `world_radius`.
-    pub fn opensteer(world_radius: f32) -> Self {
-        BoidsConstants {
-            world_radius,
-            max_force: 27.0,
-            max_speed: 9.0,
-            mass: 1.0,
-            near2: 1.5 * 1.5,
-            sep_r2: 5.0 * 5.0,
-            sep_cos: -0.707,
-            sep_weight: 12.0,
-            ali_r2: 7.5 * 7.5,
-            ali_cos: 0.7,
-            ali_weight: 8.0,
-            coh_r2: 9.0 * 9.0,
-            coh_cos: -0.15,
-            coh_weight: 8.0,
-        }
-    }
-}
+/// OpenSteer's boids constants and the world radius (`BoidsConstants::opensteer(r)`): the
+/// `#[repr(C)]` struct the CUDA kernels take, so both backends read one definition.
+pub use geofield_cuda::flock::FlockConstants as BoidsConstants;
 
 /// Which agents count as neighbours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
