@@ -1,0 +1,112 @@
+//! `geofield knn` end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use super::{geofield, s, text};
+
+#[test]
+fn knn_from_csv_and_npy_matches_a_naive_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let pts: Vec<[f64; 2]> = (0..200)
+        .map(|i| [((i * 37) % 101) as f64 * 0.7, ((i * 53) % 89) as f64 * 1.3])
+        .collect();
+    let mut csv = String::from("x,y\n");
+    for p in &pts {
+        csv.push_str(&format!("{},{}\n", p[0], p[1]));
+    }
+    let (pcsv, idx, dist) = (
+        dir.path().join("p.csv"),
+        dir.path().join("idx.npy"),
+        dir.path().join("d.npy"),
+    );
+    std::fs::write(&pcsv, csv).unwrap();
+    let o = geofield(&[
+        "knn",
+        "--points",
+        s(&pcsv),
+        "--k",
+        "5",
+        "--out",
+        s(&idx),
+        "--distances",
+        s(&dist),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let a = geofield_io::read_npy(&idx).unwrap();
+    assert_eq!(a.shape, vec![200, 5]);
+    let geofield_io::NpyData::I64(ix) = a.data else {
+        panic!("int64 expected")
+    };
+    let geofield_io::NpyData::F64(dv) = geofield_io::read_npy(&dist).unwrap().data else {
+        panic!("f64 expected")
+    };
+    for q in [0usize, 17, 199] {
+        let mut all: Vec<(f64, usize)> = (0..200)
+            .filter(|&j| j != q)
+            .map(|j| {
+                (
+                    (pts[j][0] - pts[q][0]).powi(2) + (pts[j][1] - pts[q][1]).powi(2),
+                    j,
+                )
+            })
+            .collect();
+        all.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        for r in 0..5 {
+            assert_eq!(ix[q * 5 + r], all[r].1 as i64, "query {q} rank {r}");
+            assert!((dv[q * 5 + r] - all[r].0.sqrt()).abs() < 1e-12);
+        }
+    }
+    // .npy input (n x 3, f32) with a radius: absent neighbours are -1.
+    let p3 = dir.path().join("p3.npy");
+    geofield_io::write_npy_f32(
+        &p3,
+        &[4, 3],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 9.0, 9.0, 9.0],
+    )
+    .unwrap();
+    let o = geofield(&[
+        "knn",
+        "--points",
+        s(&p3),
+        "--k",
+        "2",
+        "--radius",
+        "1.5",
+        "--out",
+        s(&idx),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let geofield_io::NpyData::I64(ix) = geofield_io::read_npy(&idx).unwrap().data else {
+        panic!()
+    };
+    assert_eq!(ix, vec![1, -1, 0, -1, -1, -1, -1, -1]);
+}
+
+#[test]
+fn knn_bad_input_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("idx.npy");
+    let pcsv = dir.path().join("p.csv");
+    std::fs::write(&pcsv, "x,y\n0,0\n1,nan\n").unwrap();
+    let run = |args: &[&str]| {
+        let mut v = vec!["knn", "--out", s(&out)];
+        v.extend_from_slice(args);
+        geofield(&v)
+    };
+    let check = |o: Output, needle: &str| {
+        let m = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{m}");
+        assert!(m.contains(needle), "expected {needle:?} in {m}");
+        assert!(!out.exists(), "partial output left behind");
+    };
+    check(run(&["--points", s(&pcsv), "--k", "3"]), "p.csv:3");
+    std::fs::write(&pcsv, "x,y\n0,0\n1,1\n").unwrap();
+    check(run(&["--points", s(&pcsv), "--k", "0"]), "k");
+    check(run(&["--points", s(&pcsv), "--k", "65"]), "64");
+    let bad = dir.path().join("bad.npy");
+    geofield_io::write_npy_f64(&bad, &[2, 4], &[0.0; 8]).unwrap();
+    check(run(&["--points", s(&bad), "--k", "1"]), "(n, 2) or (n, 3)");
+    geofield_io::write_npy_i64(&bad, &[2, 2], &[0; 4]).unwrap();
+    check(run(&["--points", s(&bad), "--k", "1"]), "float");
+}
