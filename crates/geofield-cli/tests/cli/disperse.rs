@@ -1,6 +1,6 @@
 //! `geofield disperse` and `geofield synth forest` end to end.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use super::{geofield, s, text};

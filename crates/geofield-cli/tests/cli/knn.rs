@@ -1,8 +1,5 @@
 //! `geofield knn` end to end.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
 use super::{geofield, s, text};
 
 #[test]

@@ -1,7 +1,6 @@
 //! `geofield variogram` end to end.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use super::{geofield, s, text};
 

@@ -33,7 +33,7 @@ pub mod cutoff_cpu;
 pub mod exact_cpu;
 // Guards on float fields read better than float literal patterns.
 #[allow(clippy::redundant_guards)]
-mod fastmath;
+pub(crate) mod fastmath;
 pub mod metrics;
 pub mod multires_cpu;
 pub mod params;

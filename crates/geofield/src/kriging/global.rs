@@ -1,70 +1,73 @@
-//! Global (unique-neighbourhood) simple and ordinary kriging of one or many surfaces sharing
-//! the same sample locations, by dual kriging, with the kriging variance (CPU, f64).
+//! Global (unique-neighbourhood) simple, ordinary and universal kriging of one or many surfaces
+//! sharing the same sample locations, by dual kriging, with the kriging variance (CPU, f64).
 //!
 //! # Method (note §4.3–4.5)
 //!
-//! Coordinates are centred (their mean subtracted, in f64) before anything else. C is the n × n
-//! covariance matrix of the samples, C(h) = C(0) − γ(h) with C(0) the total sill, so the diagonal
-//! holds the full sill even with a nugget; it is factored once, C = L Lᵀ (faer's Cholesky).
+//! In the kriging space of [`Frame`] (centred, anisotropy-corrected), C is the n × n covariance
+//! matrix of the samples (the diagonal holds the total sill even with a nugget); it is factored
+//! once, C = L Lᵀ (faer's Cholesky). F is the n × p drift matrix (p = 1 for ordinary kriging, its
+//! column all ones; 3 or 6 for universal kriging; none for simple kriging), G = L⁻¹F and
+//! GᵀG = FᵀC⁻¹F = R Rᵀ (a p × p Cholesky).
 //!
-//! - Ordinary: u = C⁻¹1, s = 1ᵀu; per surface z: β = uᵀz / s (the GLS mean) and
-//!   α = C⁻¹(z − β1). Simple (known mean m): β = m, α = C⁻¹(z − m).
-//! - Prediction at x₀: z* = kᵀα + β with kᵢ = C(|x₀ − xᵢ|): n covariance evaluations and 2nH
-//!   flops, no solve.
-//! - Variance: w = L⁻¹k, g = L⁻¹1; ordinary σ² = C(0) − wᵀw + (1 − gᵀw)² / s, simple
-//!   σ² = C(0) − wᵀw; clamped at 0.
+//! - Per surface z: y = L⁻¹z, β = (GᵀG)⁻¹ Gᵀy (the generalised-least-squares drift) and
+//!   α = L⁻ᵀ(y − Gβ) = C⁻¹(z − Fβ). Simple kriging (mean m): β = m, α = C⁻¹(z − m).
+//! - Prediction at x₀: z* = kᵀα + f(x₀)ᵀβ with kᵢ = C(|x₀ − xᵢ|): n covariance evaluations and
+//!   2nH flops per node, no solve (dual kriging).
+//! - Variance: w = L⁻¹k (a triangular solve, blocked over tiles of nodes),
+//!   σ² = C(0) − wᵀw + |R⁻¹(f(x₀) − Gᵀw)|² (simple: C(0) − wᵀw); clamped at 0.
 //!
 //! **Exact at the samples, even with a nugget** (the gstat and PyKrige convention): a distance of
 //! at most ε = 1e-12 × (the samples' bounding-box diagonal) counts as 0, so k there is the
-//! sample's column of C and the prediction is the datum, the variance 0 (to rounding).
+//! sample's column of C and the prediction is the datum, the variance 0 (to rounding). With
+//! [`super::NuggetMode::MeasurementError`] the nugget is left out of k at such nodes (GSTools'
+//! `exact=False`).
 //!
-//! Samples at identical coordinates are merged (mean value per surface) and reported in
-//! [`GlobalKriging::merged`]; a covariance matrix that is not positive definite (near-duplicate
-//! samples without a nugget, an invalid model) is an error naming the closest pair of samples.
+//! Memory: C and L (n² each, L kept), plus tile × n per thread for the variance; never nodes × n.
+//! Cost: n³/3 once, then per node n covariance evaluations + 2nH flops (+ n² for the variance).
 
-use faer::linalg::solvers::Solve;
-use faer::{Mat, Side};
+use faer::{Mat, MatRef, Par, Side};
 use rayon::prelude::*;
 
+use super::params::{Kind, KrigeOptions};
+use super::samples::{Merged, SampleSet, merge};
+use super::space::{Covariance, Frame, eps_for};
 use super::variogram::Variogram;
 use crate::GeofieldError;
 
-/// Which kriging.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
-    /// Unknown constant mean (the paper's).
-    Ordinary,
-    /// Known mean.
-    Simple { mean: f64 },
-}
+/// Nodes evaluated together (one covariance row per sample at a time; vectorised).
+pub(crate) const TILE: usize = 256;
 
 /// A kriging system factored once, ready to predict any number of nodes.
 pub struct GlobalKriging {
-    kind: Kind,
-    variogram: Variogram,
-    c0: f64,
-    eps: f64,
-    centre: (f64, f64),
-    /// Centred coordinates of the (merged) samples.
-    xs: Vec<f64>,
-    ys: Vec<f64>,
-    /// L (lower), row-major n × n, for the variance.
-    l: Vec<f64>,
+    pub(crate) kind: Kind,
+    pub(crate) frame: Frame,
+    pub(crate) cov: Covariance,
+    /// Kriging-space coordinates of the (merged) samples.
+    pub(crate) xs: Vec<f64>,
+    pub(crate) ys: Vec<f64>,
+    /// L (lower, column-major n × n).
+    pub(crate) l: Mat<f64>,
     /// α: n × H, sample-major (α[i·H + h]).
-    alpha: Vec<f64>,
-    /// β per surface.
-    beta: Vec<f64>,
-    /// g = L⁻¹1 and s = 1ᵀC⁻¹1 (ordinary).
-    g: Vec<f64>,
-    s: f64,
-    surfaces: usize,
-    /// Groups of input sample indices merged into one (identical coordinates).
+    pub(crate) alpha: Vec<f64>,
+    /// Drift terms evaluated at a node (1 for simple kriging: the mean) and their coefficients
+    /// β: p_eval × H (β[l·H + h]).
+    pub(crate) p_eval: usize,
+    pub(crate) beta: Vec<f64>,
+    /// Drift terms in the system (0 for simple kriging), G = L⁻¹F (n × p_var, row-major) and
+    /// R⁻¹ (p_var × p_var, lower, row-major) with GᵀG = R Rᵀ.
+    pub(crate) p_var: usize,
+    pub(crate) g: Vec<f64>,
+    pub(crate) rinv: Vec<f64>,
+    pub(crate) surfaces: usize,
+    /// Groups of input sample indices merged into one location.
     pub merged: Vec<Vec<usize>>,
+    /// Input index of each location's first sample.
+    pub first: Vec<usize>,
 }
 
 impl GlobalKriging {
-    /// Factors the system for samples (`xs`, `ys`) with `values[h][i]` the value of surface h at
-    /// sample i (all finite).
+    /// Isotropic, exact, identical coordinates merged (any values averaged): for samples
+    /// (`xs`, `ys`) with `values[h][i]` the value of surface h at sample i (all finite).
     pub fn new(
         xs: &[f64],
         ys: &[f64],
@@ -72,155 +75,200 @@ impl GlobalKriging {
         variogram: &Variogram,
         kind: Kind,
     ) -> Result<Self, GeofieldError> {
-        variogram.validate()?;
-        if !variogram.is_bounded() {
-            return Err(GeofieldError::Unsupported(
-                "kriging with an unbounded variogram (power, linear) needs the variogram form, \
-                 which is not implemented yet; use a bounded model"
-                    .into(),
-            ));
-        }
-        let n_in = xs.len();
-        if ys.len() != n_in || values.iter().any(|v| v.len() != n_in) {
-            return Err(GeofieldError::Invalid(
-                "the coordinates and every surface's values must have one entry per sample".into(),
-            ));
-        }
-        if values.is_empty() {
-            return Err(GeofieldError::Invalid("no surface to krige".into()));
-        }
-        let need = if matches!(kind, Kind::Ordinary) { 2 } else { 1 };
-        if n_in < need {
-            return Err(GeofieldError::Invalid(format!(
-                "{n_in} samples: {} kriging needs at least {need}",
-                if need == 2 { "ordinary" } else { "simple" }
-            )));
-        }
-        for i in 0..n_in {
-            if !(xs[i].is_finite() && ys[i].is_finite()) {
+        let mut opts = KrigeOptions {
+            kind,
+            ..KrigeOptions::default()
+        };
+        opts.merge.distance_m = Some(0.0);
+        opts.merge.tolerance = Some(f64::INFINITY);
+        let set = SampleSet::new(xs.to_vec(), ys.to_vec(), values.to_vec());
+        set.validate()?;
+        for (h, s) in set.surfaces.iter().enumerate() {
+            if let Some(i) = s.values.iter().position(|v| v.is_nan()) {
                 return Err(GeofieldError::Invalid(format!(
-                    "sample {i} has a non-finite coordinate"
-                )));
-            }
-            if let Some(h) = values.iter().position(|v| !v[i].is_finite()) {
-                return Err(GeofieldError::Invalid(format!(
-                    "sample {i} has a non-finite value in surface {}",
+                    "sample {i}: the value of surface {} is missing (NaN)",
                     h + 1
                 )));
             }
         }
-        if let Kind::Simple { mean } = kind
-            && !mean.is_finite()
-        {
+        let all: Vec<usize> = (0..set.len()).collect();
+        let surf: Vec<usize> = (0..set.surfaces.len()).collect();
+        Self::with_options(&set, &all, &surf, variogram, &opts)
+    }
+
+    /// The system for the samples `subset` of `set` (every surface of `surfaces` present at
+    /// each), merged under `opts.merge`.
+    pub fn with_options(
+        set: &SampleSet,
+        subset: &[usize],
+        surfaces: &[usize],
+        variogram: &Variogram,
+        opts: &KrigeOptions,
+    ) -> Result<Self, GeofieldError> {
+        variogram.validate()?;
+        opts.validate()?;
+        let m = merge(set, subset, surfaces, &opts.merge)?;
+        let frame = Frame::new(&m.xs, &m.ys, opts.anisotropy);
+        Self::from_merged(set, &m, frame, variogram, opts)
+    }
+
+    pub(crate) fn from_merged(
+        set: &SampleSet,
+        m: &Merged,
+        frame: Frame,
+        variogram: &Variogram,
+        opts: &KrigeOptions,
+    ) -> Result<Self, GeofieldError> {
+        let kind = opts.kind;
+        let n = m.xs.len();
+        if n < kind.min_samples() || (n < 2 && matches!(kind, Kind::Ordinary)) {
             return Err(GeofieldError::Invalid(format!(
-                "mean = {mean} must be finite"
+                "{n} distinct sample location(s): {} kriging needs at least {}",
+                kind.name(),
+                kind.min_samples()
+                    .max(if matches!(kind, Kind::Ordinary) { 2 } else { 1 })
             )));
         }
-        // Merge identical coordinates (sorted by (x, y), ties kept together).
-        let mut order: Vec<usize> = (0..n_in).collect();
-        order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(ys[a].total_cmp(&ys[b])));
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for &i in &order {
-            match groups.last_mut() {
-                Some(g) if xs[g[0]] == xs[i] && ys[g[0]] == ys[i] => g.push(i),
-                _ => groups.push(vec![i]),
-            }
+        if !variogram.is_bounded() && matches!(kind, Kind::Simple { .. }) {
+            return Err(GeofieldError::Invalid(
+                "simple kriging needs a variogram with a sill; power and linear have none \
+                 (use ordinary or universal kriging)"
+                    .into(),
+            ));
         }
-        groups.sort_by_key(|g| g[0]);
-        let n = groups.len();
-        let h_count = values.len();
-        let cx = groups.iter().map(|g| xs[g[0]]).sum::<f64>() / n as f64;
-        let cy = groups.iter().map(|g| ys[g[0]]).sum::<f64>() / n as f64;
-        let px: Vec<f64> = groups.iter().map(|g| xs[g[0]] - cx).collect();
-        let py: Vec<f64> = groups.iter().map(|g| ys[g[0]] - cy).collect();
-        let z: Vec<Vec<f64>> = values
-            .iter()
-            .map(|v| {
-                groups
-                    .iter()
-                    .map(|g| g.iter().map(|&i| v[i]).sum::<f64>() / g.len() as f64)
-                    .collect()
-            })
-            .collect();
-        let first: Vec<usize> = groups.iter().map(|g| g[0]).collect();
-        let merged: Vec<Vec<usize>> = groups.into_iter().filter(|g| g.len() > 1).collect();
-        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-        for i in 0..n {
-            x0 = x0.min(px[i]);
-            x1 = x1.max(px[i]);
-            y0 = y0.min(py[i]);
-            y1 = y1.max(py[i]);
-        }
-        let eps = 1e-12 * (x1 - x0).hypot(y1 - y0);
-        let c0 = variogram.sill();
-        let cov = |h: f64| {
-            if h <= eps {
-                c0
-            } else {
-                c0 - variogram.gamma(h)
-            }
+        let (xs, ys): (Vec<f64>, Vec<f64>) =
+            m.xs.iter()
+                .zip(&m.ys)
+                .map(|(&x, &y)| frame.apply(x, y))
+                .unzip();
+        let eps = eps_for(bbox_diagonal(&xs, &ys));
+        let dist = |i: usize, j: usize| {
+            let (dx, dy) = (xs[i] - xs[j], ys[i] - ys[j]);
+            (dx * dx + dy * dy).sqrt()
         };
-        let cmat = Mat::<f64>::from_fn(n, n, |i, j| cov((px[i] - px[j]).hypot(py[i] - py[j])));
-        let llt = cmat.llt(Side::Lower).map_err(|_| {
-            let mut best = (f64::INFINITY, 0, 0);
+        let mut max_gamma = 0.0f64;
+        if !variogram.is_bounded() {
             for i in 0..n {
                 for j in i + 1..n {
-                    let d = (px[i] - px[j]).hypot(py[i] - py[j]);
-                    if d < best.0 {
-                        best = (d, i, j);
-                    }
+                    max_gamma = max_gamma.max(variogram.gamma(dist(i, j)));
                 }
             }
-            GeofieldError::Invalid(format!(
-                "the kriging system is singular (the covariance matrix is not positive \
-                 definite); the closest samples are {} and {}, {:.3e} apart: merge them or add \
-                 a nugget",
-                first[best.1], first[best.2], best.0
-            ))
-        })?;
-        let ones = Mat::<f64>::from_fn(n, 1, |_, _| 1.0);
-        let u = llt.solve(&ones);
-        let s = (0..n).map(|i| u[(i, 0)]).sum::<f64>();
-        let beta: Vec<f64> = z
-            .iter()
-            .map(|zh| match kind {
-                Kind::Ordinary => (0..n).map(|i| u[(i, 0)] * zh[i]).sum::<f64>() / s,
-                Kind::Simple { mean } => mean,
-            })
-            .collect();
-        let rhs = Mat::<f64>::from_fn(n, h_count, |i, h| z[h][i] - beta[h]);
-        let a = llt.solve(&rhs);
-        let mut alpha = vec![0.0; n * h_count];
-        for i in 0..n {
-            for h in 0..h_count {
-                alpha[i * h_count + h] = a[(i, h)];
+        }
+        let mut cov = Covariance::new(variogram, eps, opts.nugget, max_gamma);
+        let mut tries = 0;
+        let llt = loop {
+            let cmat = Mat::<f64>::from_fn(n, n, |i, j| {
+                if i == j {
+                    cov.c0
+                } else {
+                    cov.between_samples(dist(i, j))
+                }
+            });
+            match cmat.llt(Side::Lower) {
+                Ok(f) => break f,
+                Err(_) if cov.pseudo && tries < 3 => {
+                    // A larger pseudo-covariance constant (the result does not depend on it).
+                    tries += 1;
+                    cov =
+                        Covariance::new(variogram, eps, opts.nugget, 10f64.powi(tries) * max_gamma);
+                }
+                Err(_) => return Err(singular(set, m)),
+            }
+        };
+        let l = llt.L().to_owned();
+        let p_var = kind.drift_terms();
+        // F (n × p), G = L⁻¹F.
+        let mut gm = Mat::<f64>::from_fn(n, p_var, |i, c| {
+            let mut f = [0.0; 6];
+            frame.drift(xs[i], ys[i], p_var, &mut f);
+            f[c]
+        });
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+            l.as_ref(),
+            gm.as_mut(),
+            Par::rayon(0),
+        );
+        let g: Vec<f64> = (0..n * p_var).map(|k| gm[(k / p_var, k % p_var)]).collect();
+        let mut mtm = vec![0.0; p_var * p_var];
+        for a in 0..p_var {
+            for b in 0..=a {
+                mtm[a * p_var + b] = (0..n).map(|i| gm[(i, a)] * gm[(i, b)]).sum();
             }
         }
-        let lm = llt.L();
-        let mut l = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..=i {
-                l[i * n + j] = lm[(i, j)];
+        let r = small_cholesky(&mtm, p_var).ok_or_else(|| drift_error(kind, n))?;
+        let rinv = invert_lower(&r, p_var);
+
+        // Values: y = L⁻¹(z − offset), β, α.
+        let hc = m.values.len();
+        let offset = match kind {
+            Kind::Simple { mean } => mean,
+            _ => 0.0,
+        };
+        let mut ymat = Mat::<f64>::from_fn(n, hc, |i, h| m.values[h][i] - offset);
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+            l.as_ref(),
+            ymat.as_mut(),
+            Par::rayon(0),
+        );
+        let (p_eval, beta) = match kind {
+            Kind::Simple { mean } => (1, vec![mean; hc]),
+            _ => {
+                let mut beta = vec![0.0; p_var * hc];
+                for h in 0..hc {
+                    // t = Gᵀy; β = R⁻ᵀ R⁻¹ t.
+                    let t: Vec<f64> = (0..p_var)
+                        .map(|c| (0..n).map(|i| gm[(i, c)] * ymat[(i, h)]).sum())
+                        .collect();
+                    let s = lower_mul(&rinv, p_var, &t);
+                    for c in 0..p_var {
+                        beta[c * hc + h] = (c..p_var).map(|k| rinv[k * p_var + c] * s[k]).sum();
+                    }
+                }
+                (p_var, beta)
+            }
+        };
+        if p_var > 0 {
+            for h in 0..hc {
+                for i in 0..n {
+                    let fb: f64 = (0..p_var).map(|c| gm[(i, c)] * beta[c * hc + h]).sum();
+                    ymat[(i, h)] -= fb;
+                }
             }
         }
-        let mut g = vec![1.0; n];
-        forward(&l, n, &mut g);
+        // α = L⁻ᵀ(y − Gβ).
+        faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+            l.as_ref().transpose(),
+            ymat.as_mut(),
+            Par::rayon(0),
+        );
+        let mut alpha = vec![0.0; n * hc];
+        for i in 0..n {
+            for h in 0..hc {
+                alpha[i * hc + h] = ymat[(i, h)];
+            }
+        }
         Ok(GlobalKriging {
             kind,
-            variogram: variogram.clone(),
-            c0,
-            eps,
-            centre: (cx, cy),
-            xs: px,
-            ys: py,
+            frame,
+            cov,
+            xs,
+            ys,
             l,
             alpha,
+            p_eval,
             beta,
+            p_var,
             g,
-            s,
-            surfaces: h_count,
-            merged,
+            rinv,
+            surfaces: hc,
+            merged: m.merged.clone(),
+            first: m.first.clone(),
         })
+    }
+
+    /// The kind of kriging.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// Number of surfaces.
@@ -233,75 +281,155 @@ impl GlobalKriging {
         self.xs.len()
     }
 
-    fn k(&self, x: f64, y: f64, k: &mut [f64]) {
-        let (qx, qy) = (x - self.centre.0, y - self.centre.1);
-        for (i, ki) in k.iter_mut().enumerate() {
-            let h = (self.xs[i] - qx).hypot(self.ys[i] - qy);
-            *ki = if h <= self.eps {
-                self.c0
-            } else {
-                self.c0 - self.variogram.gamma(h)
-            };
-        }
+    /// The frame (world → kriging space).
+    pub fn frame(&self) -> &Frame {
+        &self.frame
     }
 
-    /// Predictions of every surface at (x, y) into `out` (length = surfaces), and the variance
-    /// when `variance` is set; `k` is scratch of length n.
-    fn at(&self, x: f64, y: f64, k: &mut [f64], out: &mut [f64], variance: bool) -> f64 {
-        self.k(x, y, k);
+    /// Predictions (`pred[h·m + j]`, surface-major over the m nodes of the tile) and variances
+    /// at kriging-space nodes (`nx`, `ny`), m ≤ [`TILE`].
+    pub(crate) fn eval_tile(
+        &self,
+        nx: &[f64],
+        ny: &[f64],
+        pred: &mut [f64],
+        var: Option<&mut [f64]>,
+    ) {
+        let m = nx.len();
+        let n = self.samples();
         let hc = self.surfaces;
-        out.copy_from_slice(&self.beta);
-        for (i, &ki) in k.iter().enumerate() {
+        let mut d = [0.0; TILE];
+        let mut c = [0.0; TILE];
+        let (d, c) = (&mut d[..m], &mut c[..m]);
+        pred[..hc * m].fill(0.0);
+        let mut kmat = var.as_ref().map(|_| Mat::<f64>::zeros(n, m));
+        for i in 0..n {
+            self.cov.row(self.xs[i], self.ys[i], nx, ny, d, c);
             let a = &self.alpha[i * hc..(i + 1) * hc];
-            for (o, &ai) in out.iter_mut().zip(a) {
-                *o += ki * ai;
+            for (h, &ah) in a.iter().enumerate() {
+                let p = &mut pred[h * m..(h + 1) * m];
+                for j in 0..m {
+                    p[j] += c[j] * ah;
+                }
+            }
+            if let Some(k) = kmat.as_mut() {
+                for j in 0..m {
+                    k[(i, j)] = c[j];
+                }
             }
         }
-        if !variance {
-            return f64::NAN;
-        }
-        let n = k.len();
-        forward(&self.l, n, k);
-        let ww: f64 = k.iter().map(|w| w * w).sum();
-        let v = match self.kind {
-            Kind::Ordinary => {
-                let gw: f64 = self.g.iter().zip(k.iter()).map(|(g, w)| g * w).sum();
-                self.c0 - ww + (1.0 - gw) * (1.0 - gw) / self.s
+        let mut f = [0.0; 6];
+        for j in 0..m {
+            self.frame
+                .drift(nx[j], ny[j], self.p_eval.max(self.p_var), &mut f);
+            for h in 0..hc {
+                let fb: f64 = (0..self.p_eval).map(|l| f[l] * self.beta[l * hc + h]).sum();
+                pred[h * m + j] += fb;
             }
-            Kind::Simple { .. } => self.c0 - ww,
-        };
-        v.max(0.0)
+        }
+        if let (Some(var), Some(mut k)) = (var, kmat) {
+            faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+                self.l.as_ref(),
+                k.as_mut(),
+                Par::Seq,
+            );
+            self.variance_from_w(nx, ny, k.as_ref(), &mut var[..m]);
+        }
     }
 
-    /// Predictions (surface-major: `pred[h][p]`) and, if asked, variances at the points.
+    /// σ² from W = L⁻¹K (n × m).
+    fn variance_from_w(&self, nx: &[f64], ny: &[f64], w: MatRef<'_, f64>, var: &mut [f64]) {
+        let n = self.samples();
+        let p = self.p_var;
+        let mut f = [0.0; 6];
+        for (j, v) in var.iter_mut().enumerate() {
+            let col = w.col(j);
+            let mut ww = 0.0;
+            for i in 0..n {
+                ww += col[i] * col[i];
+            }
+            let mut extra = 0.0;
+            if p > 0 {
+                self.frame.drift(nx[j], ny[j], p, &mut f);
+                let mut r = [0.0; 6];
+                for (c, rc) in r.iter_mut().enumerate().take(p) {
+                    let mut s = 0.0;
+                    for i in 0..n {
+                        s += self.g[i * p + c] * col[i];
+                    }
+                    *rc = f[c] - s;
+                }
+                let t = lower_mul(&self.rinv, p, &r[..p]);
+                extra = t.iter().map(|v| v * v).sum();
+            }
+            *v = (self.cov.c0 - ww + extra).max(0.0);
+        }
+    }
+
+    /// Predictions (`pred[h][j]`) and, if asked, variances at kriging-space nodes.
+    pub(crate) fn eval_nodes(
+        &self,
+        nx: &[f64],
+        ny: &[f64],
+        variance: bool,
+    ) -> (Vec<Vec<f64>>, Option<Vec<f64>>) {
+        let m = nx.len().min(ny.len());
+        let hc = self.surfaces;
+        let tiles: Vec<(Vec<f64>, Vec<f64>)> = nx[..m]
+            .par_chunks(TILE)
+            .zip(ny[..m].par_chunks(TILE))
+            .map(|(tx, ty)| {
+                let mut p = vec![0.0; hc * tx.len()];
+                let mut v = vec![f64::NAN; if variance { tx.len() } else { 0 }];
+                self.eval_tile(tx, ty, &mut p, variance.then_some(&mut v[..]));
+                (p, v)
+            })
+            .collect();
+        let mut pred = vec![Vec::with_capacity(m); hc];
+        let mut var = variance.then(|| Vec::with_capacity(m));
+        for (p, v) in tiles {
+            let t = p.len() / hc.max(1);
+            for (h, ph) in pred.iter_mut().enumerate() {
+                ph.extend_from_slice(&p[h * t..(h + 1) * t]);
+            }
+            if let Some(var) = var.as_mut() {
+                var.extend_from_slice(&v);
+            }
+        }
+        (pred, var)
+    }
+
+    /// Predictions (surface-major: `pred[h][p]`) and, if asked, variances at world points.
     pub fn predict(
         &self,
         px: &[f64],
         py: &[f64],
         variance: bool,
     ) -> (Vec<Vec<f64>>, Option<Vec<f64>>) {
-        let m = px.len().min(py.len());
-        let hc = self.surfaces;
+        let (nx, ny): (Vec<f64>, Vec<f64>) = px
+            .iter()
+            .zip(py)
+            .map(|(&x, &y)| self.frame.apply(x, y))
+            .unzip();
+        self.eval_nodes(&nx, &ny, variance)
+    }
+
+    /// L⁻¹ (row-major n × n, lower), for the GPU variance.
+    pub fn l_inverse(&self) -> Vec<f64> {
         let n = self.samples();
-        let rows: Vec<(Vec<f64>, f64)> = (0..m)
-            .into_par_iter()
-            .map_init(
-                || vec![0.0; n],
-                |k, p| {
-                    let mut out = vec![0.0; hc];
-                    let v = self.at(px[p], py[p], k, &mut out, variance);
-                    (out, v)
-                },
-            )
-            .collect();
-        let mut pred = vec![vec![0.0; m]; hc];
-        for (p, (o, _)) in rows.iter().enumerate() {
-            for h in 0..hc {
-                pred[h][p] = o[h];
+        let mut inv = Mat::<f64>::zeros(n, n);
+        faer::linalg::triangular_inverse::invert_lower_triangular(
+            inv.as_mut(),
+            self.l.as_ref(),
+            Par::rayon(0),
+        );
+        let mut out = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..=i {
+                out[i * n + j] = inv[(i, j)];
             }
         }
-        let var = variance.then(|| rows.iter().map(|r| r.1).collect());
-        (pred, var)
+        out
     }
 }
 
@@ -322,78 +450,182 @@ pub struct CrossValidation {
 
 impl GlobalKriging {
     /// Leave-one-out cross-validation in closed form (Dubrule 1983): with Q the sample block of
-    /// the inverse of the kriging matrix (C⁻¹ for simple kriging, C⁻¹ − uuᵀ/s for ordinary),
-    /// eᵢ = αᵢ / Qᵢᵢ and σ²₋ᵢ = 1 / Qᵢᵢ, for every surface at once; O(n³) once instead of n
-    /// refits. The model is held fixed. Samples merged at identical coordinates count as one.
+    /// the inverse of the kriging matrix, Q = C⁻¹ − U (FᵀC⁻¹F)⁻¹ Uᵀ with U = C⁻¹F (Q = C⁻¹ for
+    /// simple kriging), eᵢ = αᵢ / Qᵢᵢ and σ²₋ᵢ = 1 / Qᵢᵢ, for every surface at once; O(n³) once
+    /// instead of n refits. The model is held fixed. Merged samples count as one.
     pub fn cross_validate(&self) -> CrossValidation {
         let n = self.samples();
         let hc = self.surfaces;
-        // (C⁻¹)ⱼⱼ = |L⁻¹ eⱼ|² (C⁻¹ = L⁻ᵀL⁻¹): column j of L⁻¹ by a forward solve that starts
-        // at row j (the rows above are zero).
+        let p = self.p_var;
+        let l = self.l.as_ref();
+        // (C⁻¹)ⱼⱼ = |L⁻¹ eⱼ|²: column j of L⁻¹ by a forward solve that starts at row j.
         let diag: Vec<f64> = (0..n)
             .into_par_iter()
             .map(|j| {
-                let mut e = vec![0.0; n];
-                e[j] = 1.0;
-                for i in j..n {
-                    let row = &self.l[i * n + j..i * n + i];
-                    let s: f64 = row.iter().zip(&e[j..i]).map(|(a, x)| a * x).sum();
-                    e[i] = (e[i] - s) / self.l[i * n + i];
+                // Column-oriented forward substitution from row j.
+                let mut x = vec![0.0; n];
+                x[j] = 1.0;
+                for c in j..n {
+                    let v = x[c] / l[(c, c)];
+                    x[c] = v;
+                    if v != 0.0 {
+                        let col = l.col(c);
+                        for r in c + 1..n {
+                            x[r] -= col[r] * v;
+                        }
+                    }
                 }
-                e[j..].iter().map(|v| v * v).sum()
+                x[j..].iter().map(|v| v * v).sum()
             })
             .collect();
-        // u = C⁻¹1 = L⁻ᵀ g.
-        let mut u = self.g.clone();
-        for i in (0..n).rev() {
-            let s: f64 = (i + 1..n).map(|k| self.l[k * n + i] * u[k]).sum();
-            u[i] = (u[i] - s) / self.l[i * n + i];
-        }
+        // U = C⁻¹F = L⁻ᵀG (n × p).
+        let mut umat = Mat::<f64>::from_fn(n, p, |i, c| self.g[i * p + c]);
+        faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+            l.transpose(),
+            umat.as_mut(),
+            Par::rayon(0),
+        );
         let q: Vec<f64> = (0..n)
-            .map(|i| match self.kind {
-                Kind::Ordinary => diag[i] - u[i] * u[i] / self.s,
-                Kind::Simple { .. } => diag[i],
+            .map(|i| {
+                if p == 0 {
+                    return diag[i];
+                }
+                let ui: Vec<f64> = (0..p).map(|c| umat[(i, c)]).collect();
+                let t = lower_mul(&self.rinv, p, &ui);
+                diag[i] - t.iter().map(|v| v * v).sum::<f64>()
             })
             .collect();
         let variance: Vec<f64> = q.iter().map(|&v| 1.0 / v).collect();
         let error: Vec<Vec<f64>> = (0..hc)
             .map(|h| (0..n).map(|i| self.alpha[i * hc + h] / q[i]).collect())
             .collect();
-        let nf = n as f64;
-        let rmse = error
-            .iter()
-            .map(|e| (e.iter().map(|v| v * v).sum::<f64>() / nf).sqrt())
-            .collect();
-        let mean_error = error.iter().map(|e| e.iter().sum::<f64>() / nf).collect();
-        let std = |e: &Vec<f64>| -> Vec<f64> {
-            e.iter().zip(&variance).map(|(v, s)| v / s.sqrt()).collect()
-        };
-        let mean_standardised = error
-            .iter()
-            .map(|e| std(e).iter().sum::<f64>() / nf)
-            .collect();
-        let mean_square_standardised = error
-            .iter()
-            .map(|e| std(e).iter().map(|v| v * v).sum::<f64>() / nf)
-            .collect();
-        CrossValidation {
-            error,
-            variance,
-            rmse,
-            mean_error,
-            mean_standardised,
-            mean_square_standardised,
-        }
+        summarise(error, variance)
     }
 }
 
-/// Solves L y = b in place (L lower triangular, row-major n × n).
-fn forward(l: &[f64], n: usize, b: &mut [f64]) {
-    for i in 0..n {
-        let row = &l[i * n..i * n + i];
-        let s: f64 = row.iter().zip(&b[..i]).map(|(a, x)| a * x).sum();
-        b[i] = (b[i] - s) / l[i * n + i];
+/// RMSE, mean error and standardised-error moments of leave-one-out errors.
+pub(crate) fn summarise(error: Vec<Vec<f64>>, variance: Vec<f64>) -> CrossValidation {
+    let nf = variance.len() as f64;
+    let rmse = error
+        .iter()
+        .map(|e| (e.iter().map(|v| v * v).sum::<f64>() / nf).sqrt())
+        .collect();
+    let mean_error = error.iter().map(|e| e.iter().sum::<f64>() / nf).collect();
+    let std =
+        |e: &Vec<f64>| -> Vec<f64> { e.iter().zip(&variance).map(|(v, s)| v / s.sqrt()).collect() };
+    let mean_standardised = error
+        .iter()
+        .map(|e| std(e).iter().sum::<f64>() / nf)
+        .collect();
+    let mean_square_standardised = error
+        .iter()
+        .map(|e| std(e).iter().map(|v| v * v).sum::<f64>() / nf)
+        .collect();
+    CrossValidation {
+        error,
+        variance,
+        rmse,
+        mean_error,
+        mean_standardised,
+        mean_square_standardised,
     }
+}
+
+pub(crate) fn bbox_diagonal(xs: &[f64], ys: &[f64]) -> f64 {
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (&x, &y) in xs.iter().zip(ys) {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if xs.is_empty() {
+        0.0
+    } else {
+        (x1 - x0).hypot(y1 - y0)
+    }
+}
+
+/// The error for a covariance matrix that is not positive definite: names the closest pair.
+fn singular(set: &SampleSet, m: &Merged) -> GeofieldError {
+    let n = m.xs.len();
+    let mut best = (f64::INFINITY, 0, 0);
+    for i in 0..n {
+        for j in i + 1..n {
+            let d = (m.xs[i] - m.xs[j]).hypot(m.ys[i] - m.ys[j]);
+            if d < best.0 {
+                best = (d, i, j);
+            }
+        }
+    }
+    GeofieldError::Invalid(format!(
+        "the kriging system is singular (the covariance matrix is not positive definite); the \
+         closest samples are {} and {}, {:.3e} m apart: merge them (a larger merge distance) or \
+         add a nugget",
+        set.describe(m.first[best.1]),
+        set.describe(m.first[best.2]),
+        best.0
+    ))
+}
+
+fn drift_error(kind: Kind, n: usize) -> GeofieldError {
+    GeofieldError::Invalid(match kind {
+        Kind::Universal { drift } => format!(
+            "the {} drift cannot be estimated from these {n} sample locations: {}",
+            match drift {
+                super::params::Drift::Linear => "linear",
+                super::params::Drift::Quadratic => "quadratic",
+            },
+            match drift {
+                super::params::Drift::Linear =>
+                    "they lie (nearly) on one line; linear drift needs 3 samples not on a line",
+                super::params::Drift::Quadratic =>
+                    "they lie (nearly) on one conic; quadratic drift needs 6 samples in general position",
+            }
+        ),
+        _ => format!("the mean cannot be estimated from these {n} sample locations"),
+    })
+}
+
+/// Cholesky of a small SPD matrix (row-major lower part used); `None` when a pivot falls under
+/// 1e-10 of its diagonal entry (rank deficient to rounding).
+pub(crate) fn small_cholesky(a: &[f64], p: usize) -> Option<Vec<f64>> {
+    let mut r = vec![0.0; p * p];
+    for i in 0..p {
+        for j in 0..=i {
+            let s: f64 = (0..j).map(|k| r[i * p + k] * r[j * p + k]).sum();
+            if i == j {
+                let d = a[i * p + i] - s;
+                if !(d > 1e-10 * a[i * p + i].abs()) || !d.is_finite() {
+                    return None;
+                }
+                r[i * p + i] = d.sqrt();
+            } else {
+                r[i * p + j] = (a[i * p + j] - s) / r[j * p + j];
+            }
+        }
+    }
+    Some(r)
+}
+
+/// Inverse of a lower-triangular p × p matrix (row-major).
+pub(crate) fn invert_lower(r: &[f64], p: usize) -> Vec<f64> {
+    let mut inv = vec![0.0; p * p];
+    for c in 0..p {
+        for i in c..p {
+            let e = if i == c { 1.0 } else { 0.0 };
+            let s: f64 = (c..i).map(|k| r[i * p + k] * inv[k * p + c]).sum();
+            inv[i * p + c] = (e - s) / r[i * p + i];
+        }
+    }
+    inv
+}
+
+/// Lower-triangular p × p (row-major) times a vector.
+pub(crate) fn lower_mul(a: &[f64], p: usize, x: &[f64]) -> Vec<f64> {
+    (0..p)
+        .map(|i| (0..=i).map(|k| a[i * p + k] * x[k]).sum())
+        .collect()
 }
 
 #[cfg(test)]

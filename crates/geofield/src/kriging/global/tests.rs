@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
 use super::*;
-use crate::kriging::Model;
+use crate::kriging::{Drift, Model};
 
 /// Gaussian elimination with partial pivoting (the independent reference).
 fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
@@ -47,32 +47,38 @@ fn reference(
     y0: f64,
 ) -> (f64, f64) {
     let n = xs.len();
-    let c0 = v.sill();
-    let cov = |h: f64| {
-        if h == 0.0 {
-            c0
-        } else {
-            v.covariance(h).unwrap()
-        }
-    };
+    // Covariance form; for a variogram without a sill C = −γ, which turns the bordered system
+    // into the variogram form (same weights, σ² = λᵀγ₀ + m).
+    let c0 = if v.is_bounded() { v.sill() } else { 0.0 };
+    let cov = |h: f64| if h == 0.0 { c0 } else { c0 - v.gamma(h) };
     let k: Vec<f64> = (0..n)
         .map(|i| cov((xs[i] - x0).hypot(ys[i] - y0)))
         .collect();
+    // Drift functions on world coordinates with their own (arbitrary) centring and scale:
+    // the span, hence the kriging, does not depend on them.
+    let p = kind.drift_terms();
+    let f = |x: f64, y: f64| {
+        let (u, v) = ((x - xs[0] - 30.0) / 700.0, (y - ys[0] + 20.0) / 700.0);
+        [1.0, u, v, u * u, u * v, v * v][..p].to_vec()
+    };
     match kind {
-        Kind::Ordinary => {
-            let mut a = vec![vec![0.0; n + 1]; n + 1];
+        Kind::Ordinary | Kind::Universal { .. } => {
+            let mut a = vec![vec![0.0; n + p]; n + p];
             for i in 0..n {
                 for j in 0..n {
                     a[i][j] = cov((xs[i] - xs[j]).hypot(ys[i] - ys[j]));
                 }
-                a[i][n] = 1.0;
-                a[n][i] = 1.0;
+                let fi = f(xs[i], ys[i]);
+                for l in 0..p {
+                    a[i][n + l] = fi[l];
+                    a[n + l][i] = fi[l];
+                }
             }
             let mut b = k.clone();
-            b.push(1.0);
-            let w = solve(a, b);
+            b.extend(f(x0, y0));
+            let w = solve(a, b.clone());
             let pred = (0..n).map(|i| w[i] * z[i]).sum();
-            let var = c0 - (0..n).map(|i| w[i] * k[i]).sum::<f64>() - w[n];
+            let var = c0 - (0..n + p).map(|i| w[i] * b[i]).sum::<f64>();
             (pred, var)
         }
         Kind::Simple { mean } => {
@@ -130,6 +136,38 @@ fn dual_kriging_equals_the_per_node_system() {
             Variogram::new(Model::Matern { nu: 1.5 }, 5.0, 700.0, 0.1).unwrap(),
             Kind::Ordinary,
         ),
+        (
+            Variogram::new(Model::Exponential, 30.0, 900.0, 1.0).unwrap(),
+            Kind::Universal {
+                drift: Drift::Linear,
+            },
+        ),
+        (
+            Variogram::new(Model::Cubic, 30.0, 500.0, 0.5).unwrap(),
+            Kind::Ordinary,
+        ),
+        (
+            Variogram::new(Model::Exponential, 30.0, 500.0, 0.5).unwrap(),
+            Kind::Universal {
+                drift: Drift::Quadratic,
+            },
+        ),
+        (
+            Variogram::new(Model::Power { exponent: 1.5 }, 0.01, 1.0, 0.2).unwrap(),
+            Kind::Ordinary,
+        ),
+        (
+            Variogram::new(Model::Linear, 0.05, 1.0, 0.0).unwrap(),
+            Kind::Universal {
+                drift: Drift::Linear,
+            },
+        ),
+        (
+            Variogram::new(Model::Cubic, 30.0, 500.0, 0.5).unwrap(),
+            Kind::Universal {
+                drift: Drift::Quadratic,
+            },
+        ),
     ] {
         let g = GlobalKriging::new(&xs, &ys, &z, &v, kind).unwrap();
         let mut r = Pcg64::seed_from_u64(9);
@@ -150,8 +188,13 @@ fn dual_kriging_equals_the_per_node_system() {
                     "{what}: {} vs {want}",
                     pred[h][p]
                 );
+                let scale = if v.is_bounded() {
+                    v.sill()
+                } else {
+                    want_v.abs().max(1.0)
+                };
                 assert!(
-                    (var[p] - want_v).abs() <= 1e-9 * v.sill(),
+                    (var[p] - want_v).abs() <= 1e-9 * scale,
                     "{what}: var {} vs {want_v}",
                     var[p]
                 );
@@ -206,7 +249,7 @@ fn duplicates_are_merged_and_a_singular_system_names_the_pair() {
         .unwrap()
         .to_string();
     assert!(
-        e.contains("samples are 0 and 1") && e.contains("nugget"),
+        e.contains("sample 0 and sample 1") && e.contains("nugget"),
         "{e}"
     );
 }
@@ -230,7 +273,38 @@ fn bad_input_is_refused() {
     .to_string();
     assert!(e.contains("sample 1") && e.contains("surface 1"), "{e}");
     let p = Variogram::new(Model::Linear, 1.0, 1.0, 0.0).unwrap();
-    assert!(GlobalKriging::new(&[0.0, 1.0], &[0.0, 1.0], &z, &p, Kind::Ordinary).is_err());
+    let e = GlobalKriging::new(&[0.0, 1.0], &[0.0, 1.0], &z, &p, Kind::Simple { mean: 0.0 })
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("sill"), "{e}");
+    // Linear drift on collinear samples.
+    let e = GlobalKriging::new(
+        &[0.0, 1.0, 2.0, 3.0],
+        &[0.0, 2.0, 4.0, 6.0],
+        &[vec![1.0, 2.0, 3.0, 5.0]],
+        &v,
+        Kind::Universal {
+            drift: Drift::Linear,
+        },
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("line"), "{e}");
+    // Too few samples for a quadratic drift.
+    assert!(
+        GlobalKriging::new(
+            &[0.0, 1.0, 2.0],
+            &[0.0, 2.0, 1.0],
+            &[vec![1.0, 2.0, 3.0]],
+            &v,
+            Kind::Universal {
+                drift: Drift::Quadratic
+            },
+        )
+        .is_err()
+    );
     assert!(
         GlobalKriging::new(
             &[0.0, 1.0],
@@ -254,6 +328,12 @@ fn closed_form_leave_one_out_equals_refitting_without_each_sample() {
         (
             Variogram::new(Model::Spherical, 15.0, 900.0, 0.0).unwrap(),
             Kind::Simple { mean: 75.0 },
+        ),
+        (
+            Variogram::new(Model::Gaussian, 15.0, 900.0, 0.3).unwrap(),
+            Kind::Universal {
+                drift: Drift::Linear,
+            },
         ),
     ] {
         let g = GlobalKriging::new(&xs, &ys, &z, &v, kind).unwrap();
@@ -287,5 +367,40 @@ fn closed_form_leave_one_out_equals_refitting_without_each_sample() {
             assert!((cv.rmse[h] - rmse).abs() < 1e-12);
             assert!(cv.mean_square_standardised[h] > 0.0);
         }
+    }
+}
+
+#[test]
+fn universal_kriging_reproduces_its_drift() {
+    let (xs, ys, _) = wells(40, 1, (5.0e5, 7.8e6));
+    let q = |x: f64, y: f64| {
+        let (u, v) = ((x - 5.0e5) / 1000.0, (y - 7.8e6) / 1000.0);
+        3.0 + 2.0 * u - v + 0.5 * u * u - 0.7 * u * v + 0.2 * v * v
+    };
+    let z = vec![
+        xs.iter()
+            .zip(&ys)
+            .map(|(&x, &y)| q(x, y))
+            .collect::<Vec<_>>(),
+    ];
+    let v = Variogram::new(Model::Exponential, 30.0, 500.0, 0.5).unwrap();
+    let kind = Kind::Universal {
+        drift: Drift::Quadratic,
+    };
+    let g = GlobalKriging::new(&xs, &ys, &z, &v, kind).unwrap();
+    let (qx, qy) = (
+        vec![5.0e5 + 333.0, 5.0e5 + 777.0],
+        vec![7.8e6 + 1234.0, 7.8e6 + 99.0],
+    );
+    let (pred, _) = g.predict(&qx, &qy, false);
+    for p in 0..2 {
+        let want = q(qx[p], qy[p]);
+        let (r, _) = reference(&xs, &ys, &z[0], &v, kind, qx[p], qy[p]);
+        assert!(
+            (pred[0][p] - want).abs() < 1e-9,
+            "dual {} vs {want} (reference {r})",
+            pred[0][p]
+        );
+        assert!((r - want).abs() < 1e-9, "reference {r} vs {want}");
     }
 }

@@ -1,0 +1,290 @@
+//! Local (moving-neighbourhood) kriging: each node's system holds only its k nearest samples,
+//! optionally within a radius (gstat `nmax`/`maxdist`, PyKrige `n_closest_points`).
+//!
+//! # Method (note §4.6)
+//!
+//! Neighbours: the k smallest keys (d², index) in kriging space, d² = (xᵢ − x)² + (yᵢ − y)² in
+//! f64 (the exact k-NN of [`crate::neighbors`]: ties go to the lower sample index, the radius
+//! test is d ≤ r). Per node, with the m ≤ k neighbours: C = L Lᵀ (m × m), w = L⁻¹k,
+//! G = L⁻¹F, GᵀG = R Rᵀ, y = L⁻¹z; β = (GᵀG)⁻¹Gᵀy, z* = wᵀ(y − Gβ) + f(x₀)ᵀβ and
+//! σ² = C(0) − wᵀw + |R⁻¹(f(x₀) − Gᵀw)|² (simple kriging: z* = m + wᵀL⁻¹(z − m),
+//! σ² = C(0) − wᵀw). A node with fewer neighbours than the kind needs (1, or the drift's 3 or 6),
+//! or whose neighbours cannot carry the drift (collinear), gets NaN, as gstat's `nmin`.
+//!
+//! With k ≥ n and no radius this is global kriging, to rounding. Local kriging is not global
+//! kriging: the surface jumps where a node's neighbour set changes.
+//!
+//! Cost per node: a k-NN query, m(m+1)/2 covariances, m³/6 + m²(H + p) flops.
+
+use rayon::prelude::*;
+
+use super::global::{invert_lower, lower_mul, small_cholesky};
+use super::params::{Kind, KrigeOptions};
+use super::samples::{Merged, SampleSet};
+use super::space::{Covariance, Frame, eps_for};
+use super::variogram::Variogram;
+use crate::GeofieldError;
+use crate::neighbors::{IndexKind, KnnQuery, knn};
+
+/// Local kriging of the surfaces of one sample set.
+pub struct LocalKriging {
+    pub(crate) kind: Kind,
+    pub(crate) frame: Frame,
+    pub(crate) cov: Covariance,
+    pub(crate) xs: Vec<f64>,
+    pub(crate) ys: Vec<f64>,
+    /// Values, sample-major (z[i·H + h]).
+    pub(crate) z: Vec<f64>,
+    pub(crate) k: usize,
+    pub(crate) radius: Option<f64>,
+    pub(crate) surfaces: usize,
+    pub merged: Vec<Vec<usize>>,
+    pub first: Vec<usize>,
+}
+
+impl LocalKriging {
+    pub(crate) fn from_merged(
+        _set: &SampleSet,
+        m: &Merged,
+        frame: Frame,
+        variogram: &Variogram,
+        opts: &KrigeOptions,
+        k: usize,
+        radius: Option<f64>,
+    ) -> Result<Self, GeofieldError> {
+        let kind = opts.kind;
+        let n = m.xs.len();
+        if n < kind.min_samples() {
+            return Err(GeofieldError::Invalid(format!(
+                "{n} distinct sample location(s): {} kriging needs at least {}",
+                kind.name(),
+                kind.min_samples()
+            )));
+        }
+        if !variogram.is_bounded() {
+            return Err(GeofieldError::Unsupported(
+                "local kriging with a variogram without a sill (power, linear); use global \
+                 kriging or a bounded model"
+                    .into(),
+            ));
+        }
+        let (xs, ys): (Vec<f64>, Vec<f64>) =
+            m.xs.iter()
+                .zip(&m.ys)
+                .map(|(&x, &y)| frame.apply(x, y))
+                .unzip();
+        let eps = eps_for(super::global::bbox_diagonal(&xs, &ys));
+        let cov = Covariance::new(variogram, eps, opts.nugget, 0.0);
+        let hc = m.values.len();
+        let mut z = vec![0.0; n * hc];
+        for h in 0..hc {
+            for i in 0..n {
+                z[i * hc + h] = m.values[h][i];
+            }
+        }
+        Ok(LocalKriging {
+            kind,
+            frame,
+            cov,
+            xs,
+            ys,
+            z,
+            k,
+            radius,
+            surfaces: hc,
+            merged: m.merged.clone(),
+            first: m.first.clone(),
+        })
+    }
+
+    pub fn samples(&self) -> usize {
+        self.xs.len()
+    }
+
+    /// The k-NN rows of kriging-space nodes.
+    pub(crate) fn neighbours(
+        &self,
+        nx: &[f64],
+        ny: &[f64],
+    ) -> Result<crate::neighbors::Neighbors, GeofieldError> {
+        let pts: Vec<f64> = self
+            .xs
+            .iter()
+            .zip(&self.ys)
+            .flat_map(|(&x, &y)| [x, y])
+            .collect();
+        let qs: Vec<f64> = nx.iter().zip(ny).flat_map(|(&x, &y)| [x, y]).collect();
+        let q = KnnQuery {
+            k: self.k,
+            radius: self.radius,
+            exclude_self: false,
+        };
+        knn(&pts, Some(&qs), 2, &q, IndexKind::Auto)
+    }
+
+    /// Predictions (`pred[h][j]`) and variances at kriging-space nodes.
+    pub(crate) fn eval_nodes(
+        &self,
+        nx: &[f64],
+        ny: &[f64],
+        variance: bool,
+    ) -> Result<(Vec<Vec<f64>>, Option<Vec<f64>>), GeofieldError> {
+        let nb = self.neighbours(nx, ny)?;
+        let hc = self.surfaces;
+        let rows: Vec<(Vec<f64>, f64)> = (0..nx.len())
+            .into_par_iter()
+            .map(|j| {
+                let (idx, _) = nb.row(j);
+                let ids: Vec<usize> = idx
+                    .iter()
+                    .filter(|&&i| i >= 0)
+                    .map(|&i| i as usize)
+                    .collect();
+                self.solve_node(nx[j], ny[j], &ids)
+            })
+            .collect();
+        let mut pred = vec![Vec::with_capacity(nx.len()); hc];
+        let mut var = variance.then(|| Vec::with_capacity(nx.len()));
+        for (p, v) in rows {
+            for h in 0..hc {
+                pred[h].push(p[h]);
+            }
+            if let Some(var) = var.as_mut() {
+                var.push(v);
+            }
+        }
+        Ok((pred, var))
+    }
+
+    /// One node's local system on the samples `ids`: (predictions per surface, variance).
+    pub(crate) fn solve_node(&self, x: f64, y: f64, ids: &[usize]) -> (Vec<f64>, f64) {
+        let hc = self.surfaces;
+        let nan = (vec![f64::NAN; hc], f64::NAN);
+        let m = ids.len();
+        let p = self.kind.drift_terms();
+        if m < self.kind.min_samples() {
+            return nan;
+        }
+        let dist = |ax: f64, ay: f64, bx: f64, by: f64| {
+            let (dx, dy) = (ax - bx, ay - by);
+            (dx * dx + dy * dy).sqrt()
+        };
+        // C, factored in place (row-major lower).
+        let mut l = vec![0.0; m * m];
+        for a in 0..m {
+            for b in 0..a {
+                let (ia, ib) = (ids[a], ids[b]);
+                l[a * m + b] = self.cov.between_samples(dist(
+                    self.xs[ia],
+                    self.ys[ia],
+                    self.xs[ib],
+                    self.ys[ib],
+                ));
+            }
+            l[a * m + a] = self.cov.c0;
+        }
+        if !cholesky_in_place(&mut l, m) {
+            return nan;
+        }
+        let fwd = |b: &mut [f64]| {
+            for i in 0..m {
+                let s: f64 = (0..i).map(|c| l[i * m + c] * b[c]).sum();
+                b[i] = (b[i] - s) / l[i * m + i];
+            }
+        };
+        let mut w: Vec<f64> = ids
+            .iter()
+            .map(|&i| self.cov.at(dist(self.xs[i], self.ys[i], x, y)))
+            .collect();
+        fwd(&mut w);
+        let ww: f64 = w.iter().map(|v| v * v).sum();
+        let offset = match self.kind {
+            Kind::Simple { mean } => mean,
+            _ => 0.0,
+        };
+        let mut yv = vec![0.0; m * hc];
+        let mut col = vec![0.0; m];
+        for h in 0..hc {
+            for (a, &i) in ids.iter().enumerate() {
+                col[a] = self.z[i * hc + h] - offset;
+            }
+            fwd(&mut col);
+            for a in 0..m {
+                yv[h * m + a] = col[a];
+            }
+        }
+        let mut pred = vec![0.0; hc];
+        if p == 0 {
+            for h in 0..hc {
+                pred[h] = offset + (0..m).map(|a| w[a] * yv[h * m + a]).sum::<f64>();
+            }
+            return (pred, (self.cov.c0 - ww).max(0.0));
+        }
+        // G = L⁻¹F (p columns of length m).
+        let mut g = vec![0.0; p * m];
+        let mut f = [0.0; 6];
+        for (a, &i) in ids.iter().enumerate() {
+            self.frame.drift(self.xs[i], self.ys[i], p, &mut f);
+            for c in 0..p {
+                g[c * m + a] = f[c];
+            }
+        }
+        for c in 0..p {
+            fwd(&mut g[c * m..(c + 1) * m]);
+        }
+        let mut mtm = vec![0.0; p * p];
+        for a in 0..p {
+            for b in 0..=a {
+                mtm[a * p + b] = (0..m).map(|i| g[a * m + i] * g[b * m + i]).sum();
+            }
+        }
+        let Some(r) = small_cholesky(&mtm, p) else {
+            return nan;
+        };
+        let rinv = invert_lower(&r, p);
+        self.frame.drift(x, y, p, &mut f);
+        for h in 0..hc {
+            let yh = &yv[h * m..(h + 1) * m];
+            let t: Vec<f64> = (0..p)
+                .map(|c| (0..m).map(|i| g[c * m + i] * yh[i]).sum())
+                .collect();
+            let s = lower_mul(&rinv, p, &t);
+            let beta: Vec<f64> = (0..p)
+                .map(|c| (c..p).map(|k| rinv[k * p + c] * s[k]).sum())
+                .collect();
+            let mut z = 0.0;
+            for i in 0..m {
+                let gb: f64 = (0..p).map(|c| g[c * m + i] * beta[c]).sum();
+                z += w[i] * (yh[i] - gb);
+            }
+            z += (0..p).map(|c| f[c] * beta[c]).sum::<f64>();
+            pred[h] = z;
+        }
+        let r: Vec<f64> = (0..p)
+            .map(|c| f[c] - (0..m).map(|i| g[c * m + i] * w[i]).sum::<f64>())
+            .collect();
+        let t = lower_mul(&rinv, p, &r);
+        let extra: f64 = t.iter().map(|v| v * v).sum();
+        (pred, (self.cov.c0 - ww + extra).max(0.0))
+    }
+}
+
+/// Cholesky of a row-major m × m SPD matrix (lower part read and written); false on a
+/// non-positive pivot.
+pub(crate) fn cholesky_in_place(a: &mut [f64], m: usize) -> bool {
+    for i in 0..m {
+        for j in 0..=i {
+            let s: f64 = (0..j).map(|k| a[i * m + k] * a[j * m + k]).sum();
+            if i == j {
+                let d = a[i * m + i] - s;
+                if !(d > 0.0) {
+                    return false;
+                }
+                a[i * m + i] = d.sqrt();
+            } else {
+                a[i * m + j] = (a[i * m + j] - s) / a[j * m + j];
+            }
+        }
+    }
+    true
+}

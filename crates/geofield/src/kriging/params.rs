@@ -1,0 +1,223 @@
+//! Kriging options: the kind (simple, ordinary, universal), geometric anisotropy, the
+//! neighbourhood (global or the k nearest samples), the nugget convention, precision and the
+//! rule for duplicate samples.
+
+use crate::GeofieldError;
+
+/// Drift (trend) of universal kriging, a polynomial in the centred, scaled coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Drift {
+    /// 1, x, y (3 terms; needs 3 non-collinear samples).
+    Linear,
+    /// 1, x, y, x², xy, y² (6 terms; needs 6 samples not on one conic).
+    Quadratic,
+}
+
+/// Which kriging.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Kind {
+    /// Unknown constant mean (the paper's).
+    Ordinary,
+    /// Known mean (the same for every surface).
+    Simple { mean: f64 },
+    /// Unknown polynomial drift.
+    Universal { drift: Drift },
+}
+
+impl Kind {
+    /// Terms of the drift basis inside the system: 0 (simple), 1 (ordinary), 3 or 6.
+    pub fn drift_terms(&self) -> usize {
+        match self {
+            Kind::Simple { .. } => 0,
+            Kind::Ordinary => 1,
+            Kind::Universal {
+                drift: Drift::Linear,
+            } => 3,
+            Kind::Universal {
+                drift: Drift::Quadratic,
+            } => 6,
+        }
+    }
+
+    /// The fewest samples the kind can work with.
+    pub fn min_samples(&self) -> usize {
+        self.drift_terms().max(1)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Simple { .. } => "simple",
+            Kind::Ordinary => "ordinary",
+            Kind::Universal {
+                drift: Drift::Linear,
+            } => "universal (linear drift)",
+            Kind::Universal {
+                drift: Drift::Quadratic,
+            } => "universal (quadratic drift)",
+        }
+    }
+}
+
+/// 2-D geometric anisotropy, gstat's convention: the range is longest along the azimuth
+/// `azimuth_deg` (degrees clockwise from north) and `ratio` (0 < ratio ≤ 1) times that across it.
+///
+/// Distances are taken after rotating the separation into (major, minor) axes and dividing the
+/// minor component by `ratio`, so the variogram's range is the major range. The same mapping for
+/// the peers: PyKrige `anisotropy_angle = 90 − azimuth` (degrees counter-clockwise from +x),
+/// `anisotropy_scaling = 1 / ratio`; GSTools `angles = radians(90 − azimuth)`, `anis = ratio`;
+/// gstat `anis = c(azimuth, ratio)`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Anisotropy {
+    pub azimuth_deg: f64,
+    pub ratio: f64,
+}
+
+impl Anisotropy {
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        if !self.azimuth_deg.is_finite() {
+            return Err(GeofieldError::Invalid(format!(
+                "anisotropy angle = {} must be finite",
+                self.azimuth_deg
+            )));
+        }
+        if !(self.ratio.is_finite() && self.ratio > 0.0 && self.ratio <= 1.0) {
+            return Err(GeofieldError::Invalid(format!(
+                "anisotropy ratio = {} must be in (0, 1]: the minor range over the major range",
+                self.ratio
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Which samples enter each node's system.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "neighbourhood", rename_all = "lowercase")]
+pub enum Neighbourhood {
+    /// Every sample (one system for the whole grid).
+    Global,
+    /// The `k` nearest samples (1..=64), optionally only those within `radius` (in metres,
+    /// measured in the anisotropy-corrected space; inclusive). gstat `nmax`/`maxdist`, PyKrige
+    /// `n_closest_points`. Ties in distance go to the sample that comes first in the input.
+    /// A node with fewer samples than the kind needs gets no value (NaN), as gstat's `nmin`.
+    Local { k: usize, radius: Option<f64> },
+}
+
+/// What the nugget means at a node that coincides with a sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NuggetMode {
+    /// The kriging honours the data: prediction = datum, variance 0 (gstat, PyKrige).
+    Exact,
+    /// The nugget is measurement error: smoothed at the samples (GSTools' default
+    /// `exact=False`); identical to `Exact` away from the samples.
+    MeasurementError,
+}
+
+/// Arithmetic of the node evaluation (the system is always solved in f64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    F32,
+    F64,
+}
+
+/// How samples that share a location are treated.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct MergeRule {
+    /// Samples closer than this (metres, in world coordinates) are one location. `None`: 1e-9 of
+    /// the samples' bounding-box diagonal (1 µm over a kilometre).
+    pub distance_m: Option<f64>,
+    /// Values at one location may differ by at most this much (value units) to be averaged;
+    /// a larger disagreement is an error naming the samples. `None`: a tenth of the surface's
+    /// standard deviation over all samples. `Some(f64::INFINITY)` always averages.
+    pub tolerance: Option<f64>,
+}
+
+impl Default for MergeRule {
+    fn default() -> Self {
+        MergeRule {
+            distance_m: None,
+            tolerance: None,
+        }
+    }
+}
+
+/// Everything but the samples, the variogram and the nodes.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct KrigeOptions {
+    pub kind: Kind,
+    pub anisotropy: Option<Anisotropy>,
+    pub neighbourhood: Neighbourhood,
+    pub nugget: NuggetMode,
+    pub precision: Precision,
+    pub merge: MergeRule,
+}
+
+impl Default for KrigeOptions {
+    fn default() -> Self {
+        KrigeOptions {
+            kind: Kind::Ordinary,
+            anisotropy: None,
+            neighbourhood: Neighbourhood::Global,
+            nugget: NuggetMode::Exact,
+            precision: Precision::F64,
+            merge: MergeRule::default(),
+        }
+    }
+}
+
+impl KrigeOptions {
+    /// Checks every field; errors name it.
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        if let Kind::Simple { mean } = self.kind
+            && !mean.is_finite()
+        {
+            return Err(GeofieldError::Invalid(format!(
+                "mean = {mean} must be finite"
+            )));
+        }
+        if let Some(a) = &self.anisotropy {
+            a.validate()?;
+        }
+        if let Neighbourhood::Local { k, radius } = self.neighbourhood {
+            if k == 0 || k > crate::neighbors::K_MAX {
+                return Err(GeofieldError::Invalid(format!(
+                    "neighbors = {k} must be in 1..={} (use global kriging for more)",
+                    crate::neighbors::K_MAX
+                )));
+            }
+            if k < self.kind.min_samples() {
+                return Err(GeofieldError::Invalid(format!(
+                    "neighbors = {k}: {} kriging needs at least {} samples per node",
+                    self.kind.name(),
+                    self.kind.min_samples()
+                )));
+            }
+            if let Some(r) = radius
+                && !(r.is_finite() && r > 0.0)
+            {
+                return Err(GeofieldError::Invalid(format!(
+                    "radius = {r} must be finite and > 0"
+                )));
+            }
+        }
+        if let Some(d) = self.merge.distance_m
+            && !(d.is_finite() && d >= 0.0)
+        {
+            return Err(GeofieldError::Invalid(format!(
+                "merge distance = {d} must be finite and >= 0"
+            )));
+        }
+        if let Some(t) = self.merge.tolerance
+            && (t.is_nan() || t < 0.0)
+        {
+            return Err(GeofieldError::Invalid(format!(
+                "merge tolerance = {t} must be >= 0"
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,231 @@
+//! Samples of one or many surfaces at shared locations, their checks, and the merging of samples
+//! that share a location.
+//!
+//! **Duplicates.** Samples closer than the merge distance (default 1e-9 of the bounding-box
+//! diagonal, i.e. identical up to rounding; transitively, by single linkage) are one location,
+//! at the position of the first of them in the input, holding per surface the mean of the
+//! values present. If, for a surface, the values of one location differ by more than the merge
+//! tolerance (default a tenth of that surface's standard deviation), that is an error naming the
+//! samples: such a disagreement is more often a data error than noise. A wider `distance_m` merges
+//! near-duplicates, which otherwise make the system singular (an error that names the closest
+//! pair and suggests a nugget or a merge distance).
+
+use super::params::MergeRule;
+use crate::GeofieldError;
+
+/// One surface (a value column): its name and one value per sample, NaN where missing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Surface {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
+/// Sample locations (world metres) and the surfaces sampled there.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SampleSet {
+    pub xs: Vec<f64>,
+    pub ys: Vec<f64>,
+    pub surfaces: Vec<Surface>,
+    /// Where each sample came from, for messages: `source` and the 1-based line of each sample
+    /// (empty: messages say "sample i", 0-based).
+    pub source: Option<String>,
+    pub lines: Vec<u64>,
+}
+
+impl SampleSet {
+    /// Samples without provenance; `values[h][i]` is surface h at sample i.
+    pub fn new(xs: Vec<f64>, ys: Vec<f64>, values: Vec<Vec<f64>>) -> SampleSet {
+        let surfaces = values
+            .into_iter()
+            .enumerate()
+            .map(|(h, values)| Surface {
+                name: format!("surface{}", h + 1),
+                values,
+            })
+            .collect();
+        SampleSet {
+            xs,
+            ys,
+            surfaces,
+            source: None,
+            lines: vec![],
+        }
+    }
+
+    /// "file.csv line 7" or "sample 6".
+    pub fn describe(&self, i: usize) -> String {
+        match (self.source.as_deref(), self.lines.get(i)) {
+            (Some(src), Some(l)) => format!("{src} line {l}"),
+            (None, Some(l)) => format!("line {l}"),
+            _ => format!("sample {i}"),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.xs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.xs.is_empty()
+    }
+
+    /// Shapes agree, coordinates finite, values finite or NaN (missing), at least one surface.
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        let n = self.xs.len();
+        if self.ys.len() != n || self.surfaces.iter().any(|s| s.values.len() != n) {
+            return Err(GeofieldError::Invalid(
+                "the coordinates and every surface's values must have one entry per sample".into(),
+            ));
+        }
+        if self.surfaces.is_empty() {
+            return Err(GeofieldError::Invalid("no surface to krige".into()));
+        }
+        for i in 0..n {
+            if !(self.xs[i].is_finite() && self.ys[i].is_finite()) {
+                return Err(GeofieldError::Invalid(format!(
+                    "{}: the coordinates ({}, {}) are not finite",
+                    self.describe(i),
+                    self.xs[i],
+                    self.ys[i]
+                )));
+            }
+            for s in &self.surfaces {
+                if s.values[i].is_infinite() {
+                    return Err(GeofieldError::Invalid(format!(
+                        "{}: {} = {} is not finite",
+                        self.describe(i),
+                        s.name,
+                        s.values[i]
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Samples after merging, for one set of surfaces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merged {
+    pub xs: Vec<f64>,
+    pub ys: Vec<f64>,
+    /// `values[h][j]` for merged location j (finite).
+    pub values: Vec<Vec<f64>>,
+    /// Input index of each location's first sample.
+    pub first: Vec<usize>,
+    /// Groups of input indices merged into one location (only groups of two or more).
+    pub merged: Vec<Vec<usize>>,
+}
+
+/// Merges the samples `subset` (input indices, every surface of `surfaces` present at each)
+/// under `rule`; see the module docs.
+pub fn merge(
+    set: &SampleSet,
+    subset: &[usize],
+    surfaces: &[usize],
+    rule: &MergeRule,
+) -> Result<Merged, GeofieldError> {
+    let (xs, ys) = (&set.xs, &set.ys);
+    let dist = match rule.distance_m {
+        Some(d) => d,
+        None => {
+            let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+            for &i in subset {
+                x0 = x0.min(xs[i]);
+                x1 = x1.max(xs[i]);
+                y0 = y0.min(ys[i]);
+                y1 = y1.max(ys[i]);
+            }
+            if subset.is_empty() {
+                0.0
+            } else {
+                1e-9 * (x1 - x0).hypot(y1 - y0)
+            }
+        }
+    };
+    // Single-linkage clusters of the pairs within `dist` (sweep in x, union-find).
+    let m = subset.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| xs[subset[a]].total_cmp(&xs[subset[b]]));
+    let mut parent: Vec<usize> = (0..m).collect();
+    fn find(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    for a in 0..m {
+        let ia = subset[order[a]];
+        for &ob in &order[a + 1..] {
+            let ib = subset[ob];
+            if xs[ib] - xs[ia] > dist {
+                break;
+            }
+            let d = (xs[ib] - xs[ia]).hypot(ys[ib] - ys[ia]);
+            if d <= dist {
+                let (ra, rb) = (find(&mut parent, order[a]), find(&mut parent, ob));
+                if ra != rb {
+                    parent[ra.max(rb)] = ra.min(rb);
+                }
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = vec![];
+    let mut slot = vec![usize::MAX; m];
+    for j in 0..m {
+        let r = find(&mut parent, j);
+        if slot[r] == usize::MAX {
+            slot[r] = groups.len();
+            groups.push(vec![]);
+        }
+        groups[slot[r]].push(subset[j]);
+    }
+    for g in &mut groups {
+        g.sort_unstable();
+    }
+    groups.sort_by_key(|g| g[0]);
+
+    let mut out = Merged {
+        xs: groups.iter().map(|g| xs[g[0]]).collect(),
+        ys: groups.iter().map(|g| ys[g[0]]).collect(),
+        values: vec![],
+        first: groups.iter().map(|g| g[0]).collect(),
+        merged: groups.iter().filter(|g| g.len() > 1).cloned().collect(),
+    };
+    for &h in surfaces {
+        let v = &set.surfaces[h].values;
+        let tol = match rule.tolerance {
+            Some(t) => t,
+            None => {
+                let mean = subset.iter().map(|&i| v[i]).sum::<f64>() / m.max(1) as f64;
+                let var =
+                    subset.iter().map(|&i| (v[i] - mean).powi(2)).sum::<f64>() / m.max(1) as f64;
+                0.1 * var.sqrt()
+            }
+        };
+        let mut col = Vec::with_capacity(groups.len());
+        for g in &groups {
+            let (lo, hi) = g.iter().fold((f64::MAX, f64::MIN), |(a, b), &i| {
+                (a.min(v[i]), b.max(v[i]))
+            });
+            if hi - lo > tol {
+                let list: Vec<String> = g
+                    .iter()
+                    .map(|&i| format!("{} ({} = {})", set.describe(i), set.surfaces[h].name, v[i]))
+                    .collect();
+                return Err(GeofieldError::Invalid(format!(
+                    "samples at the same location disagree: {}; the values differ by {:.6e}, \
+                     more than the merge tolerance {:.6e}: fix the data, or raise the tolerance \
+                     to average them",
+                    list.join(", "),
+                    hi - lo,
+                    tol
+                )));
+            }
+            col.push(g.iter().map(|&i| v[i]).sum::<f64>() / g.len() as f64);
+        }
+        out.values.push(col);
+    }
+    Ok(out)
+}

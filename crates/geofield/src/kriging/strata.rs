@@ -1,0 +1,1 @@
+//! Stratigraphy (filled in below).
