@@ -629,4 +629,4 @@ pub(crate) fn lower_mul(a: &[f64], p: usize, x: &[f64]) -> Vec<f64> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

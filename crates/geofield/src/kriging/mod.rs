@@ -414,3 +414,6 @@ fn local_loo(s: &LocalKriging) -> Result<CrossValidation, GeofieldError> {
     let variance = rows.iter().map(|r| r.1).collect();
     Ok(global::summarise(error, variance))
 }
+
+#[cfg(test)]
+mod tests;

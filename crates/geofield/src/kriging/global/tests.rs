@@ -12,7 +12,7 @@ use super::*;
 use crate::kriging::{Drift, Model};
 
 /// Gaussian elimination with partial pivoting (the independent reference).
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
+pub(crate) fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
     let n = b.len();
     for c in 0..n {
         let p = (c..n)
@@ -37,7 +37,7 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
 }
 
 /// The textbook per-node system (note §1, covariance form): weights, prediction, variance.
-fn reference(
+pub(crate) fn reference(
     xs: &[f64],
     ys: &[f64],
     z: &[f64],
@@ -97,7 +97,11 @@ fn reference(
     }
 }
 
-fn wells(n: usize, seed: u64, offset: (f64, f64)) -> (Vec<f64>, Vec<f64>, Vec<Vec<f64>>) {
+pub(crate) fn wells(
+    n: usize,
+    seed: u64,
+    offset: (f64, f64),
+) -> (Vec<f64>, Vec<f64>, Vec<Vec<f64>>) {
     let mut r = Pcg64::seed_from_u64(seed);
     let xs: Vec<f64> = (0..n)
         .map(|_| offset.0 + r.random::<f64>() * 1000.0)
