@@ -15,6 +15,30 @@ pub enum SynthCommand {
     /// A stand of the 4-species SBS-like set (subalpine fir, trembling aspen, lodgepole pine,
     /// hybrid spruce) with realistic DBH, and its species file.
     Forest(ForestArgs),
+    /// Wells through a layered subsurface: one elevation column per stratum surface (top to
+    /// bottom, s01, s02, ...), empty where a well stops short; for `geofield krige --strata`.
+    Wells(WellsArgs),
+}
+
+#[derive(Args)]
+pub struct WellsArgs {
+    /// Number of wells.
+    #[arg(long, default_value_t = 10)]
+    pub wells: usize,
+    /// Number of stratum surfaces.
+    #[arg(long, default_value_t = 11)]
+    pub surfaces: usize,
+    /// XMIN,YMIN,XMAX,YMAX in metres.
+    #[arg(long, allow_hyphen_values = true)]
+    pub extent: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Share of the wells that stop before the bottom surface.
+    #[arg(long, default_value_t = 0.0)]
+    pub partial: f64,
+    /// CSV to write: id,x,y,s01,s02,...
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -56,7 +80,58 @@ pub struct ForestArgs {
 pub fn run(c: &SynthCommand) -> Result<()> {
     match c {
         SynthCommand::Forest(a) => forest(a),
+        SynthCommand::Wells(a) => wells(a),
     }
+}
+
+fn wells(a: &WellsArgs) -> Result<()> {
+    let extent = inputs::parse_extent(&a.extent)?;
+    if a.wells == 0 || a.wells > 10_000_000 {
+        bail!("--wells must be in 1..=10000000, got {}", a.wells);
+    }
+    if a.surfaces == 0 || a.surfaces > 99 {
+        bail!("--surfaces must be in 1..=99, got {}", a.surfaces);
+    }
+    if !(0.0..=1.0).contains(&a.partial) {
+        bail!("--partial must be in [0, 1], got {}", a.partial);
+    }
+    output::preflight(&a.out, false)?;
+    let strata = synth::Strata::new(&extent, a.surfaces, a.seed);
+    let (xs, ys, z) = strata.wells(a.wells, a.seed, a.partial);
+    write_wells_csv(&a.out, &xs, &ys, &z)?;
+    println!(
+        "wrote {} wells through {} surfaces to {}",
+        a.wells,
+        a.surfaces,
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Column names of the synthetic stratum surfaces.
+pub fn surface_names(h: usize) -> Vec<String> {
+    (1..=h).map(|i| format!("s{i:02}")).collect()
+}
+
+/// Write wells as CSV (id,x,y,s01,...; empty where missing), atomically.
+pub fn write_wells_csv(path: &Path, xs: &[f64], ys: &[f64], z: &[Vec<f64>]) -> Result<()> {
+    geofield_io::write_atomic(path, |w| {
+        let mut b = std::io::BufWriter::new(w);
+        writeln!(b, "id,x,y,{}", surface_names(z.len()).join(","))?;
+        for i in 0..xs.len() {
+            write!(b, "w{:03},{:.3},{:.3}", i + 1, xs[i], ys[i])?;
+            for zh in z {
+                if zh[i].is_nan() {
+                    write!(b, ",")?;
+                } else {
+                    write!(b, ",{:.4}", zh[i])?;
+                }
+            }
+            writeln!(b)?;
+        }
+        b.flush()
+    })?;
+    Ok(())
 }
 
 fn forest(a: &ForestArgs) -> Result<()> {

@@ -7,6 +7,7 @@ mod cmd_disperse;
 mod cmd_flock;
 mod cmd_info;
 mod cmd_knn;
+mod cmd_krige;
 mod cmd_synth;
 mod cmd_variogram;
 mod inputs;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// GPU-accelerated spatial simulation of the environment: seed dispersal maps, exact k
-/// nearest neighbours and boids flocks (more capabilities to come), on CUDA GPUs or plain CPUs.
+/// nearest neighbours, boids flocks and kriging (wind fields to come), on CUDA GPUs or plain CPUs.
 #[derive(Parser)]
 #[command(name = "geofield", version, about, long_about = None, propagate_version = true)]
 struct Cli {
@@ -38,6 +39,9 @@ enum Command {
     Knn(cmd_knn::KnnArgs),
     /// OpenSteer's boids flock on exact neighbour searches: state, frames, GIF, statistics.
     Flock(Box<cmd_flock::FlockArgs>),
+    /// Kriging of one or many surfaces from scattered samples onto a grid, with variance and
+    /// cross-validation.
+    Krige(Box<cmd_krige::KrigeArgs>),
     /// Empirical variogram of a sampled variable, and a fitted model (chart, JSON).
     Variogram(cmd_variogram::VariogramArgs),
     /// Write synthetic inputs (stands of trees).
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::Disperse(a) => cmd_disperse::run(&a),
         Command::Knn(a) => cmd_knn::run(&a),
         Command::Flock(a) => cmd_flock::run(&a),
+        Command::Krige(a) => cmd_krige::run(&a),
         Command::Variogram(a) => cmd_variogram::run(&a),
         Command::Synth(c) => cmd_synth::run(&c),
         Command::Bench(c) => bench::run(&c),

@@ -164,3 +164,82 @@ mod tests {
         );
     }
 }
+
+/// A layered subsurface: `surfaces` smooth horizons ordered top to bottom (elevations in metres,
+/// about 500 m at the top, layers 8 to 30 m thick, so surfaces never cross), seeded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Strata {
+    pub extent: Extent,
+    pub surfaces: usize,
+    /// Per surface: phases and wavelengths of its thickness undulation.
+    waves: Vec<[f64; 4]>,
+}
+
+impl Strata {
+    pub fn new(extent: &Extent, surfaces: usize, seed: u64) -> Strata {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let waves = (0..surfaces.max(1))
+            .map(|_| {
+                [
+                    rng.random::<f64>() * std::f64::consts::TAU,
+                    rng.random::<f64>() * std::f64::consts::TAU,
+                    0.5 + rng.random::<f64>(),
+                    0.5 + rng.random::<f64>(),
+                ]
+            })
+            .collect();
+        Strata {
+            extent: *extent,
+            surfaces: surfaces.max(1),
+            waves,
+        }
+    }
+
+    /// Elevation of surface `h` (0 = top) at (x, y).
+    pub fn elevation(&self, h: usize, x: f64, y: f64) -> f64 {
+        let e = &self.extent;
+        let (u, v) = (
+            (x - e.x_min_m) / e.width_m().max(1.0),
+            (y - e.y_min_m) / e.height_m().max(1.0),
+        );
+        let tau = std::f64::consts::TAU;
+        let w0 = &self.waves[0];
+        let mut z = 500.0
+            + 25.0 * (tau * u * w0[2] + w0[0]).sin() * (tau * v * w0[3] + w0[1]).cos()
+            + 15.0 * u
+            - 10.0 * v;
+        for w in &self.waves[1..=h.min(self.surfaces - 1)] {
+            z -= 19.0 + 11.0 * (tau * u * w[2] + w[0]).sin() * (tau * v * w[3] + w[1]).sin();
+        }
+        z
+    }
+
+    /// `n` wells at seeded uniform positions; each surface's elevation where the well reaches
+    /// it. A share `partial` of the wells stops before the bottom (NaN below its last surface).
+    pub fn wells(&self, n: usize, seed: u64, partial: f64) -> (Vec<f64>, Vec<f64>, Vec<Vec<f64>>) {
+        let mut rng = Pcg64::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let e = &self.extent;
+        let mut xs = Vec::with_capacity(n);
+        let mut ys = Vec::with_capacity(n);
+        let mut z = vec![Vec::with_capacity(n); self.surfaces];
+        for _ in 0..n {
+            let x = e.x_min_m + rng.random::<f64>() * e.width_m();
+            let y = e.y_min_m + rng.random::<f64>() * e.height_m();
+            let depth = if rng.random::<f64>() < partial && self.surfaces > 1 {
+                1 + rng.random_range(0..self.surfaces - 1)
+            } else {
+                self.surfaces
+            };
+            for (h, zh) in z.iter_mut().enumerate() {
+                zh.push(if h < depth {
+                    self.elevation(h, x, y)
+                } else {
+                    f64::NAN
+                });
+            }
+            xs.push(x);
+            ys.push(y);
+        }
+        (xs, ys, z)
+    }
+}

@@ -1,0 +1,703 @@
+//! `geofield krige`: interpolate one or many surfaces from scattered samples onto a grid, with
+//! the kriging variance, cross-validation and, for stratigraphy, a voxel model and a section.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use geofield::kriging::{
+    self, Anisotropy, Drift, Estimator, Kind, KrigeOptions, LagSpec, MergeRule, Model,
+    Neighbourhood, NuggetMode, Precision, SampleSet, Surface, Variogram,
+};
+use geofield::{BackendChoice, backend};
+use geofield_core::{GridSpec, Raster, RasterData};
+use geofield_io::CsvTable;
+
+use crate::{inputs, output, progress};
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum KindArg {
+    Ordinary,
+    Simple,
+    Universal,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum DriftArg {
+    Linear,
+    Quadratic,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum PrecisionArg {
+    /// f64 on the CPU, f32 on the GPU.
+    Auto,
+    F32,
+    F64,
+}
+
+#[derive(Args, Debug)]
+pub struct KrigeArgs {
+    /// Samples: CSV with a header row. Leave a value cell empty (or NA) where a well does not
+    /// reach that surface.
+    #[arg(long)]
+    pub samples: PathBuf,
+    /// Column of the x coordinate (metres, east).
+    #[arg(long, default_value = "x")]
+    pub x: String,
+    /// Column of the y coordinate (metres, north).
+    #[arg(long, default_value = "y")]
+    pub y: String,
+    /// Value columns, comma separated: one output band per column, in this order.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub values: Vec<String>,
+    /// Variogram model: exponential, gaussian, spherical, cubic, stable:ALPHA, matern:NU,
+    /// power:EXPONENT, linear (practical-range convention; see `geofield variogram`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Partial sill (power: scale; linear: slope).
+    #[arg(long)]
+    pub sill: Option<f64>,
+    /// Practical range in metres (where an exponential or Gaussian reaches 95 % of the sill).
+    #[arg(long)]
+    pub range: Option<f64>,
+    /// Nugget.
+    #[arg(long, default_value_t = 0.0)]
+    pub nugget: f64,
+    /// Fit this model to each value column's empirical variogram instead of --model.
+    #[arg(long, conflicts_with = "model")]
+    pub fit: Option<String>,
+    /// With --fit: one model fitted to the pooled variogram of all columns, so that the
+    /// surfaces share one kriging system (the paper's case).
+    #[arg(long, requires = "fit")]
+    pub fit_pooled: bool,
+    /// With --fit: lag bins and the largest lag (metres).
+    #[arg(long, default_value_t = 15)]
+    pub lags: usize,
+    #[arg(long)]
+    pub max_lag: Option<f64>,
+    /// Output extent XMIN,YMIN,XMAX,YMAX in metres (a whole number of cells each way).
+    #[arg(long, allow_hyphen_values = true)]
+    pub extent: String,
+    /// Cell size in metres.
+    #[arg(long, allow_negative_numbers = true)]
+    pub cell_size_m: f64,
+    /// Predictions: .tif (GeoTIFF, one band per value column), .asc (one file per column) or
+    /// .npy (surfaces, rows, cols).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Kriging variances, in the same formats.
+    #[arg(long)]
+    pub variance: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "ordinary")]
+    pub kind: KindArg,
+    /// Known mean for simple kriging.
+    #[arg(long, allow_negative_numbers = true)]
+    pub mean: Option<f64>,
+    /// Drift of universal kriging (implies --kind universal).
+    #[arg(long, value_enum)]
+    pub drift: Option<DriftArg>,
+    /// Local kriging: the K nearest samples (1..=64) per node; default global.
+    #[arg(long)]
+    pub neighbors: Option<usize>,
+    /// With --neighbors: only samples within this distance (metres; anisotropy-corrected).
+    #[arg(long, requires = "neighbors")]
+    pub radius: Option<f64>,
+    /// Geometric anisotropy AZIMUTH_DEG,RATIO: direction of the longest range, clockwise from
+    /// north, and the ratio of the shortest to the longest range (0 < ratio <= 1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub anisotropy: Option<String>,
+    /// Treat the nugget as measurement error (smoothed at the samples) instead of honouring the
+    /// data exactly.
+    #[arg(long)]
+    pub nugget_error: bool,
+    /// Samples closer than this (metres) are one location (default: identical up to rounding).
+    #[arg(long)]
+    pub merge_distance_m: Option<f64>,
+    /// Values at one location may differ by this much to be averaged (default: a tenth of the
+    /// column's standard deviation); beyond it, an error names them.
+    #[arg(long)]
+    pub merge_tolerance: Option<f64>,
+    /// Leave-one-out cross-validation: one row per sample and surface.
+    #[arg(long)]
+    pub cv: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub precision: PrecisionArg,
+    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
+    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
+    pub backend: String,
+    /// Map of the predictions with the samples marked.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+    /// PNG colour map: viridis, magma or cividis.
+    #[arg(long, default_value = "viridis")]
+    pub colormap: String,
+    /// The value columns are stratum surfaces (elevations), top to bottom: crossings are
+    /// resolved by clipping each surface to the one above.
+    #[arg(long)]
+    pub strata: bool,
+    /// With --strata: a voxel model of layer indices for ParaView (needs --dz-m).
+    #[arg(long, requires = "strata")]
+    pub model_vti: Option<PathBuf>,
+    /// Voxel height in metres.
+    #[arg(long)]
+    pub dz_m: Option<f64>,
+    /// With --strata: a vertical cross-section coloured by layer (along --section-row).
+    #[arg(long, requires = "strata")]
+    pub section_png: Option<PathBuf>,
+    /// Grid row of the section (default: the middle row).
+    #[arg(long)]
+    pub section_row: Option<usize>,
+    /// CRS of the coordinates as EPSG:CODE, written into GeoTIFFs.
+    #[arg(long)]
+    pub crs: Option<String>,
+    /// Summary as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The samples of `path`: coordinates and the value columns (empty or NA = missing).
+pub fn read_samples(path: &Path, x: &str, y: &str, values: &[String]) -> Result<SampleSet> {
+    let mut t = CsvTable::read(path)?;
+    let (cx, cy) = (t.column(x)?, t.column(y)?);
+    let cols: Vec<usize> = values
+        .iter()
+        .map(|v| t.column(v))
+        .collect::<Result<_, _>>()?;
+    let mut set = SampleSet {
+        surfaces: values
+            .iter()
+            .map(|v| Surface {
+                name: v.clone(),
+                values: vec![],
+            })
+            .collect(),
+        source: Some(path.display().to_string()),
+        ..SampleSet::default()
+    };
+    let mut rec = geofield_io::CsvRecord::default();
+    while t.next_record(&mut rec)? {
+        let row = t.row(&rec);
+        set.xs.push(row.finite_f64(cx)?);
+        set.ys.push(row.finite_f64(cy)?);
+        set.lines.push(row.line());
+        for (s, &c) in set.surfaces.iter_mut().zip(&cols) {
+            let text = row.str(c)?;
+            let v = if text.is_empty() || text.eq_ignore_ascii_case("na") {
+                f64::NAN
+            } else {
+                row.finite_f64(c)?
+            };
+            s.values.push(v);
+        }
+    }
+    if set.is_empty() {
+        bail!("{}: no samples (only a header?)", path.display());
+    }
+    for s in &set.surfaces {
+        if s.values.iter().all(|v| v.is_nan()) {
+            bail!("{}: column {} has no value", path.display(), s.name);
+        }
+    }
+    Ok(set)
+}
+
+#[derive(serde::Serialize)]
+struct FitReport {
+    surfaces: Vec<String>,
+    variogram: Variogram,
+    wrss: f64,
+}
+
+/// The variograms: the one given, or fitted per column (or pooled).
+fn variograms(a: &KrigeArgs, set: &SampleSet) -> Result<(Vec<Variogram>, Vec<FitReport>)> {
+    if let Some(m) = &a.model {
+        let model = Model::parse(m)?;
+        let sill = a
+            .sill
+            .with_context(|| format!("--model {m} needs --sill"))?;
+        let range = match a.range {
+            Some(r) => r,
+            None if !model.is_bounded() => 1.0,
+            None => bail!("--model {m} needs --range (the practical range in metres)"),
+        };
+        return Ok((vec![Variogram::new(model, sill, range, a.nugget)?], vec![]));
+    }
+    let Some(m) = &a.fit else {
+        bail!("give a variogram (--model M --sill C --range A [--nugget N]) or --fit M");
+    };
+    let model = Model::parse(m)?;
+    let spec = LagSpec {
+        lags: a.lags,
+        max_lag: a.max_lag,
+        direction: None,
+    };
+    let mut all_bins = vec![];
+    for s in &set.surfaces {
+        let keep: Vec<usize> = (0..set.len()).filter(|&i| !s.values[i].is_nan()).collect();
+        let xs: Vec<f64> = keep.iter().map(|&i| set.xs[i]).collect();
+        let ys: Vec<f64> = keep.iter().map(|&i| set.ys[i]).collect();
+        let vs: Vec<f64> = keep.iter().map(|&i| s.values[i]).collect();
+        let bins = kriging::empirical(&xs, &ys, &vs, &spec, Estimator::Matheron)
+            .with_context(|| format!("empirical variogram of {}", s.name))?;
+        all_bins.push(bins);
+    }
+    if a.fit_pooled {
+        let mut pooled = all_bins[0].clone();
+        for (k, b) in pooled.iter_mut().enumerate() {
+            let (mut n, mut g, mut d) = (0u64, 0.0, 0.0);
+            for bins in &all_bins {
+                if let Some(x) = bins.get(k)
+                    && x.pairs > 0
+                {
+                    n += x.pairs;
+                    g += x.pairs as f64 * x.gamma;
+                    d += x.pairs as f64 * x.distance;
+                }
+            }
+            b.pairs = n;
+            if n > 0 {
+                b.gamma = g / n as f64;
+                b.distance = d / n as f64;
+            }
+        }
+        let f = kriging::fit(model, &pooled, true).context("pooled variogram fit")?;
+        let rep = FitReport {
+            surfaces: set.surfaces.iter().map(|s| s.name.clone()).collect(),
+            variogram: f.variogram.clone(),
+            wrss: f.wrss,
+        };
+        return Ok((vec![f.variogram], vec![rep]));
+    }
+    let mut out = vec![];
+    let mut reps = vec![];
+    for (s, bins) in set.surfaces.iter().zip(&all_bins) {
+        let f = kriging::fit(model, bins, true)
+            .with_context(|| format!("variogram fit of {}", s.name))?;
+        reps.push(FitReport {
+            surfaces: vec![s.name.clone()],
+            variogram: f.variogram.clone(),
+            wrss: f.wrss,
+        });
+        out.push(f.variogram);
+    }
+    Ok((out, reps))
+}
+
+fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
+    let kind = match a.kind {
+        KindArg::Simple => {
+            if a.drift.is_some() {
+                bail!("--drift is for universal kriging, not --kind simple");
+            }
+            Kind::Simple {
+                mean: a
+                    .mean
+                    .context("--kind simple needs --mean (the known mean)")?,
+            }
+        }
+        KindArg::Ordinary if a.drift.is_none() => Kind::Ordinary,
+        // A drift implies universal kriging.
+        KindArg::Ordinary | KindArg::Universal => Kind::Universal {
+            drift: match a.drift {
+                Some(DriftArg::Quadratic) => Drift::Quadratic,
+                _ => Drift::Linear,
+            },
+        },
+    };
+    if a.mean.is_some() && !matches!(kind, Kind::Simple { .. }) {
+        bail!("--mean is for --kind simple");
+    }
+    let anisotropy = match &a.anisotropy {
+        None => None,
+        Some(s) => {
+            let p: Vec<&str> = s.split(',').map(str::trim).collect();
+            let nums: Option<Vec<f64>> = p.iter().map(|t| t.parse::<f64>().ok()).collect();
+            match nums.as_deref() {
+                Some([az, ratio]) => Some(Anisotropy {
+                    azimuth_deg: *az,
+                    ratio: *ratio,
+                }),
+                _ => bail!("--anisotropy must be AZIMUTH_DEG,RATIO (e.g. 45,0.5), got {s:?}"),
+            }
+        }
+    };
+    let neighbourhood = match a.neighbors {
+        None => Neighbourhood::Global,
+        Some(k) => Neighbourhood::Local {
+            k,
+            radius: a.radius,
+        },
+    };
+    let precision = match a.precision {
+        PrecisionArg::F32 => Precision::F32,
+        PrecisionArg::F64 => Precision::F64,
+        PrecisionArg::Auto if gpu => Precision::F32,
+        PrecisionArg::Auto => Precision::F64,
+    };
+    let o = KrigeOptions {
+        kind,
+        anisotropy,
+        neighbourhood,
+        nugget: if a.nugget_error {
+            NuggetMode::MeasurementError
+        } else {
+            NuggetMode::Exact
+        },
+        precision,
+        merge: MergeRule {
+            distance_m: a.merge_distance_m,
+            tolerance: a.merge_tolerance,
+        },
+    };
+    o.validate()?;
+    Ok(o)
+}
+
+#[derive(serde::Serialize)]
+struct CvSummary {
+    surface: String,
+    samples: usize,
+    rmse: f64,
+    mean_error: f64,
+    mean_standardised_error: f64,
+    mean_square_standardised_error: f64,
+}
+
+#[derive(serde::Serialize)]
+struct Summary {
+    command: &'static str,
+    version: &'static str,
+    samples: String,
+    sample_rows: usize,
+    surfaces: Vec<String>,
+    cols: usize,
+    rows: usize,
+    cell_size_m: f64,
+    backend: String,
+    device: String,
+    backend_fallback_reason: Option<String>,
+    evaluated: String,
+    options: KrigeOptions,
+    variograms: Vec<Variogram>,
+    fits: Vec<FitReport>,
+    groups: Vec<kriging::GroupReport>,
+    crossings_clipped: Option<Vec<usize>>,
+    cross_validation: Vec<CvSummary>,
+    seconds_factor: f64,
+    seconds_grid: f64,
+    seconds_total: f64,
+    outputs: Vec<String>,
+}
+
+pub fn run(a: &KrigeArgs) -> Result<()> {
+    let start = Instant::now();
+    let crs = crate::cmd_disperse::parse_crs(&a.crs)?;
+    if a.model_vti.is_some() && a.dz_m.is_none() {
+        bail!("--model-vti needs --dz-m (the voxel height in metres)");
+    }
+    let extent = inputs::parse_extent(&a.extent)?;
+    let h = a.values.len();
+    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
+    let sel = backend::select(choice)?;
+    if let Some(r) = &sel.fallback_reason {
+        eprintln!("note: using the CPU backend: {r}");
+    }
+    let be = sel.backend.clone();
+    let opts = options(a, be.is_cuda())?;
+    let out_bytes = if opts.precision == Precision::F32 {
+        4
+    } else {
+        8
+    };
+    let bands = h * if a.variance.is_some() { 2 } else { 1 };
+    let grid = inputs::grid_for(&extent, a.cell_size_m, bands, out_bytes)?;
+    output::preflight(&a.out, true)?;
+    if let Some(p) = &a.variance {
+        output::preflight(p, true)?;
+    }
+    for p in [&a.png, &a.cv, &a.json, &a.model_vti, &a.section_png]
+        .into_iter()
+        .flatten()
+    {
+        output::preflight(p, false)?;
+    }
+    let set = read_samples(&a.samples, &a.x, &a.y, &a.values)?;
+    let (vgs, fits) = variograms(a, &set)?;
+    for f in &fits {
+        println!(
+            "fitted {}: {} (weighted RSS {:.4e})",
+            f.surfaces.join(", "),
+            f.variogram,
+            f.wrss
+        );
+    }
+    let t0 = Instant::now();
+    let (groups, reports) = kriging::build(&set, &vgs, &opts)
+        .with_context(|| format!("kriging the samples of {}", a.samples.display()))?;
+    let seconds_factor = t0.elapsed().as_secs_f64();
+    for r in &reports {
+        for m in &r.merged {
+            eprintln!(
+                "warning: {} samples at one location were merged (values averaged): {}",
+                m.len(),
+                m.join(", ")
+            );
+        }
+    }
+    let pb = progress::bar(1000, a.quiet, "kriging");
+    let t1 = Instant::now();
+    let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let mut pred = kriging::krige_grid_with(
+        &be,
+        &set,
+        &groups,
+        reports.clone(),
+        &opts,
+        &grid,
+        a.variance.is_some(),
+        Some(&progress),
+    )?;
+    let seconds_grid = t1.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    let crossings = a
+        .strata
+        .then(|| kriging::strata::resolve_crossings(&mut pred.values));
+
+    let names: Vec<String> = set.surfaces.iter().map(|s| s.name.clone()).collect();
+    let to_raster = |bands: &[Vec<f64>], names: Vec<String>| -> Result<Raster> {
+        let data = match opts.precision {
+            Precision::F64 => RasterData::F64(bands.iter().flatten().copied().collect()),
+            Precision::F32 => RasterData::F32(bands.iter().flatten().map(|&v| v as f32).collect()),
+        };
+        Ok(Raster::new(grid, names, data)?)
+    };
+    let est = to_raster(&pred.values, names.clone())?;
+    let mut outputs: Vec<String> =
+        output::write_raster(&a.out, &est, "", "kriging prediction", crs)?
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+    if let (Some(p), Some(v)) = (&a.variance, &pred.variance) {
+        let r = to_raster(v, names.clone())?;
+        outputs.extend(
+            output::write_raster(p, &r, "", "kriging variance", crs)?
+                .iter()
+                .map(|p| p.display().to_string()),
+        );
+    }
+    let mut cv_summary = vec![];
+    if let Some(p) = &a.cv {
+        let cv = kriging::cross_validate(&set, &groups)?;
+        write_cv(p, &set, &cv)?;
+        outputs.push(p.display().to_string());
+        for c in &cv {
+            cv_summary.push(CvSummary {
+                surface: c.surface.clone(),
+                samples: c.error.len(),
+                rmse: c.rmse,
+                mean_error: c.mean_error,
+                mean_standardised_error: c.mean_standardised,
+                mean_square_standardised_error: c.mean_square_standardised,
+            });
+        }
+    }
+    if let Some(p) = &a.png {
+        let title = format!(
+            "{} kriging, {} ({})",
+            opts.kind.name(),
+            match opts.neighbourhood {
+                Neighbourhood::Global => "global".to_string(),
+                Neighbourhood::Local { k, .. } => format!("{k} nearest"),
+            },
+            pred.evaluated
+        );
+        write_map(p, &est, &title, &set, &a.colormap)?;
+        outputs.push(p.display().to_string());
+    }
+    if let Some(p) = &a.model_vti {
+        let dz = a.dz_m.unwrap_or(1.0);
+        write_voxels(p, &pred.values, &grid, dz, &names)?;
+        outputs.push(p.display().to_string());
+    }
+    if let Some(p) = &a.section_png {
+        write_section(p, &pred.values, &grid, a.section_row, &names, &set)?;
+        outputs.push(p.display().to_string());
+    }
+    print_summary(
+        &grid,
+        &be,
+        &pred,
+        &set,
+        seconds_factor,
+        seconds_grid,
+        crossings.as_deref(),
+        &cv_summary,
+    );
+    if let Some(p) = &a.json {
+        let s = Summary {
+            command: "krige",
+            version: env!("CARGO_PKG_VERSION"),
+            samples: a.samples.display().to_string(),
+            sample_rows: set.len(),
+            surfaces: names,
+            cols: grid.cols,
+            rows: grid.rows,
+            cell_size_m: grid.cell_size_m,
+            backend: be.label(),
+            device: be.device_name(),
+            backend_fallback_reason: sel.fallback_reason.clone(),
+            evaluated: pred.evaluated.clone(),
+            options: opts,
+            variograms: vgs,
+            fits,
+            groups: pred.groups.clone(),
+            crossings_clipped: crossings,
+            cross_validation: cv_summary,
+            seconds_factor,
+            seconds_grid,
+            seconds_total: start.elapsed().as_secs_f64(),
+            outputs: outputs.clone(),
+        };
+        output::write_json(p, &s)?;
+        outputs.push(p.display().to_string());
+    }
+    println!("wrote {}", outputs.join(", "));
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_summary(
+    grid: &GridSpec,
+    be: &geofield::Backend,
+    pred: &kriging::Prediction,
+    set: &SampleSet,
+    seconds_factor: f64,
+    seconds_grid: f64,
+    crossings: Option<&[usize]>,
+    cv: &[CvSummary],
+) {
+    println!(
+        "{} samples from {}; grid {} x {} = {} nodes of {} m; backend {} ({}), {}",
+        set.len(),
+        set.source.as_deref().unwrap_or("input"),
+        grid.cols,
+        grid.rows,
+        grid.n_cells(),
+        grid.cell_size_m,
+        be.label(),
+        be.device_name(),
+        pred.evaluated
+    );
+    println!(
+        "systems factored in {seconds_factor:.3} s, grid evaluated in {seconds_grid:.3} s ({:.3e} nodes/s)",
+        (grid.n_cells() * pred.groups.len()) as f64 / seconds_grid.max(1e-9)
+    );
+    println!(
+        "{:<16} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10}",
+        "surface", "samples", "missing", "min", "max", "nodes NaN", "clipped"
+    );
+    for (h, s) in set.surfaces.iter().enumerate() {
+        let g = pred.groups.iter().find(|g| g.surfaces.contains(&s.name));
+        let v = &pred.values[h];
+        let (lo, hi) = v
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        println!(
+            "{:<16} {:>8} {:>8} {:>12.4} {:>12.4} {:>12} {:>10}",
+            s.name,
+            g.map_or(0, |g| g.samples),
+            g.map_or(0, |g| g.missing),
+            lo,
+            hi,
+            v.iter().filter(|x| x.is_nan()).count(),
+            crossings.map_or("-".to_string(), |c| c[h].to_string())
+        );
+    }
+    if !cv.is_empty() {
+        println!(
+            "{:<16} {:>12} {:>12} {:>12} {:>12}",
+            "cross-valid.", "RMSE", "mean err", "mean z", "mean z^2"
+        );
+        for c in cv {
+            println!(
+                "{:<16} {:>12.4e} {:>12.4e} {:>12.4} {:>12.4}",
+                c.surface,
+                c.rmse,
+                c.mean_error,
+                c.mean_standardised_error,
+                c.mean_square_standardised_error
+            );
+        }
+    }
+}
+
+/// One row per (surface, location): the leave-one-out prediction and its error.
+fn write_cv(path: &Path, set: &SampleSet, cv: &[kriging::SurfaceCv]) -> Result<()> {
+    let mut text =
+        String::from("surface,line,x,y,value,prediction,error,variance,standardised_error\n");
+    for c in cv {
+        let h = set
+            .surfaces
+            .iter()
+            .position(|s| s.name == c.surface)
+            .unwrap_or(0);
+        for (j, &i) in c.locations.iter().enumerate() {
+            let e = c.error[j];
+            let value = set.surfaces[h].values[i];
+            let line = set.lines.get(i).copied().unwrap_or(i as u64);
+            text.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{}\n",
+                c.surface,
+                line,
+                set.xs[i],
+                set.ys[i],
+                value,
+                value - e,
+                e,
+                c.variance[j],
+                e / c.variance[j].sqrt()
+            ));
+        }
+    }
+    geofield_io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
+    Ok(())
+}
+
+fn write_map(
+    path: &Path,
+    est: &Raster,
+    title: &str,
+    _set: &SampleSet,
+    colormap: &str,
+) -> Result<()> {
+    output::write_png(path, est, title, "", false, false, colormap)
+}
+
+fn write_voxels(
+    _path: &Path,
+    _values: &[Vec<f64>],
+    _grid: &GridSpec,
+    _dz: f64,
+    _names: &[String],
+) -> Result<()> {
+    bail!("--model-vti is not available in this build yet")
+}
+
+fn write_section(
+    _path: &Path,
+    _values: &[Vec<f64>],
+    _grid: &GridSpec,
+    _row: Option<usize>,
+    _names: &[String],
+    _set: &SampleSet,
+) -> Result<()> {
+    bail!("--section-png is not available in this build yet")
+}
