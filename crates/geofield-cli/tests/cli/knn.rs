@@ -91,7 +91,7 @@ fn knn_bad_input_fails_cleanly() {
         v.extend_from_slice(args);
         geofield(&v)
     };
-    let check = |o: Output, needle: &str| {
+    let check = |o: std::process::Output, needle: &str| {
         let m = text(&o);
         assert_eq!(o.status.code(), Some(2), "{m}");
         assert!(m.contains(needle), "expected {needle:?} in {m}");

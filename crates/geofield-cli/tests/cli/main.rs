@@ -47,6 +47,7 @@ fn s(p: &Path) -> &str {
 mod disperse;
 mod flock;
 mod knn;
+mod krige;
 mod variogram;
 
 #[test]
