@@ -671,7 +671,7 @@ fn write_cv(path: &Path, set: &SampleSet, cv: &[kriging::SurfaceCv]) -> Result<(
     Ok(())
 }
 
-fn write_map(
+pub(crate) fn write_map(
     path: &Path,
     est: &Raster,
     title: &str,
@@ -681,7 +681,7 @@ fn write_map(
     output::write_png(path, est, title, "", false, false, colormap)
 }
 
-fn write_voxels(
+pub(crate) fn write_voxels(
     _path: &Path,
     _values: &[Vec<f64>],
     _grid: &GridSpec,
@@ -691,7 +691,7 @@ fn write_voxels(
     bail!("--model-vti is not available in this build yet")
 }
 
-fn write_section(
+pub(crate) fn write_section(
     _path: &Path,
     _values: &[Vec<f64>],
     _grid: &GridSpec,
