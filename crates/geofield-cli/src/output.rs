@@ -78,6 +78,7 @@ pub fn write_png(
         },
         layout: if blend { Layout::Blend } else { Layout::Panels },
         max_pixels: 4_000_000,
+        markers: Vec::new(),
     };
     geofield_io::render_png(path, raster, &opts)?;
     Ok(())

@@ -5,8 +5,11 @@
 //! - [`atomic`]: outputs written to a temporary file and renamed into place when complete.
 //! - [`raster_out`]: rasters to GeoTIFF (`.tif`), ESRI ASCII grid (`.asc`) or NumPy (`.npy`) by
 //!   extension; [`npy`] also reads and writes plain arrays.
-//! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands),
-//!   and point-cloud pictures of a 3-D flock ([`render_flock`]) as PNG or animated GIF.
+//! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands,
+//!   with optional point markers), vertical cross-sections of layered models
+//!   ([`write_section_png`]), and point-cloud pictures of a 3-D flock ([`render_flock`]) as PNG
+//!   or animated GIF.
+//! - [`vtk`]: 3-D fields as VTK XML image data (`.vti`) for ParaView ([`write_vti`]).
 //!
 //! Conventions follow DESIGN.md "Data conventions": world coordinates in metres, row 0 of a grid
 //! is its north edge, rasters are band-major `(band, row, col)`.
@@ -19,6 +22,7 @@ pub mod geotiff;
 pub mod npy;
 pub mod raster_out;
 pub mod render;
+pub mod vtk;
 
 pub use atomic::write_atomic;
 pub use csv_input::{CsvRecord, CsvRow, CsvTable};
@@ -26,6 +30,7 @@ pub use error::IoError;
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
 pub use render::{
-    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, XyChart, render_flock,
-    render_png, write_frame_png, write_gif, write_xy_chart_png,
+    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, Section, XyChart, render_flock,
+    render_png, write_frame_png, write_gif, write_section_png, write_xy_chart_png,
 };
+pub use vtk::{VtkArray, VtkImage, write_vti};

@@ -34,7 +34,8 @@ const GRID: [u8; 3] = [225, 225, 225];
 const POINT: [u8; 3] = [200, 60, 40];
 const CURVE: [u8; 3] = [40, 90, 190];
 
-fn fmt_tick(v: f64, step: f64) -> String {
+/// A tick label for `v` on a grid of `step`.
+pub(crate) fn fmt_tick(v: f64, step: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
@@ -48,7 +49,8 @@ fn fmt_tick(v: f64, step: f64) -> String {
     format!("{v:.1e}")
 }
 
-fn line(c: &mut Canvas, (x0, y0): (f64, f64), (x1, y1): (f64, f64), rgb: [u8; 3]) {
+/// A line from (x0, y0) to (x1, y1), two pixels thick (the second pixel below).
+pub(crate) fn line(c: &mut Canvas, (x0, y0): (f64, f64), (x1, y1): (f64, f64), rgb: [u8; 3]) {
     let n = (x1 - x0)
         .abs()
         .max((y1 - y0).abs())

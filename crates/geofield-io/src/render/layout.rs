@@ -21,6 +21,14 @@ const MAX_LABEL_CHARS: usize = 60;
 const MIN_COLUMN_PX: usize = 64;
 /// Darkest end of the grey bar that shows the total in a blend.
 const BLEND_BAR_DARK: [u8; 3] = [40, 40, 40];
+/// Fill of a marker dot (see [`RenderOptions::markers`]).
+pub const MARKER_FILL: [u8; 3] = [255, 255, 255];
+/// Outline of a marker dot: dark, so that the white dot shows on light colours too.
+pub const MARKER_OUTLINE: [u8; 3] = [20, 20, 20];
+/// Squared pixel distances from a marker's centre pixel: up to the first the dot is filled, up
+/// to the second outlined (a dot 7 px across, radius about 3 px, with a 1 px outline).
+const MARKER_FILL_R2: i64 = 5;
+const MARKER_OUTER_R2: i64 = 12;
 
 /// Height of the title block (zero without a title).
 fn title_height(title: &str) -> usize {
@@ -58,6 +66,37 @@ fn draw_grid(
     canvas.outline_rect(x as i64, y as i64, pw, ph, FRAME);
 }
 
+/// Draw marker dots at `markers` (continuous panel pixel positions, see
+/// `Resample::panel_position`) on the `plan.panel_px()` panel at (x, y), clipped to the panel.
+fn draw_markers(canvas: &mut Canvas, x: usize, y: usize, plan: &Resample, markers: &[(f64, f64)]) {
+    let (pw, ph) = plan.panel_px();
+    let (pw, ph) = (pw as i64, ph as i64);
+    if pw == 0 || ph == 0 {
+        return;
+    }
+    for &(mx, my) in markers {
+        // The pixel that holds the point; a point on the east or south edge belongs to the
+        // last pixel.
+        let cx = (mx.floor() as i64).clamp(0, pw - 1);
+        let cy = (my.floor() as i64).clamp(0, ph - 1);
+        for dy in -3..=3i64 {
+            for dx in -3..=3i64 {
+                let r2 = dx * dx + dy * dy;
+                let (px, py) = (cx + dx, cy + dy);
+                if r2 > MARKER_OUTER_R2 || px < 0 || py < 0 || px >= pw || py >= ph {
+                    continue;
+                }
+                let rgb = if r2 <= MARKER_FILL_R2 {
+                    MARKER_FILL
+                } else {
+                    MARKER_OUTLINE
+                };
+                canvas.set(x as i64 + px, y as i64 + py, rgb);
+            }
+        }
+    }
+}
+
 /// A vertical bar with `ticks` (position in [0, 1], label) to its right; `colour(t)` for t from
 /// 0 (bottom) to 1 (top).
 fn draw_bar(
@@ -92,13 +131,15 @@ fn bar_block_width(ticks: &[(f64, String)]) -> usize {
     BAR_WIDTH + 8 + labels
 }
 
-/// One panel per band in a near-square grid, shared scale, one colour bar.
+/// One panel per band in a near-square grid, shared scale, one colour bar; `markers` (panel
+/// pixel positions) drawn on every panel.
 pub(crate) fn draw_panels(
     grids: &[Vec<f64>],
     names: &[String],
     plan: &Resample,
     scale: ValueScale,
     opts: &RenderOptions,
+    markers: &[(f64, f64)],
 ) -> Canvas {
     let n = grids.len().max(1);
     let grid_cols = (n as f64).sqrt().ceil().max(1.0) as usize;
@@ -136,6 +177,7 @@ pub(crate) fn draw_panels(
             Some(v) if !v.is_nan() => opts.colormap.rgb(scale.unit(*v)),
             _ => MISSING,
         });
+        draw_markers(&mut canvas, x, y + label_h, plan, markers);
     }
 
     let bar_x = MARGIN + grid_w + 2 * GAP;
@@ -147,12 +189,14 @@ pub(crate) fn draw_panels(
     canvas
 }
 
-/// All bands in one map: hue from the band mix, strength from the total; legend and grey bar.
+/// All bands in one map: hue from the band mix, strength from the total; legend and grey bar;
+/// `markers` (panel pixel positions) drawn on the map.
 pub(crate) fn draw_blend(
     grids: &[Vec<f64>],
     names: &[String],
     plan: &Resample,
     opts: &RenderOptions,
+    markers: &[(f64, f64)],
 ) -> Canvas {
     let n_px = plan.rows * plan.cols;
     // Each band's largest value, to normalise its weight in the hue mix.
@@ -247,6 +291,7 @@ pub(crate) fn draw_blend(
 
     let top = MARGIN + title_h;
     draw_grid(&mut canvas, MARGIN, top, plan, colour);
+    draw_markers(&mut canvas, MARGIN, top, plan, markers);
     let side_x = MARGIN + pw + 2 * GAP;
     for (b, name) in legend.iter().enumerate() {
         let y = top + b * 18;

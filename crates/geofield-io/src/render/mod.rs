@@ -17,6 +17,12 @@
 //! pixels. NaN, infinite and nodata cells are drawn light grey. Degenerate data (all zero,
 //! constant, a single cell) renders with a sensible scale rather than failing.
 //!
+//! [`RenderOptions::markers`] puts small dots (white with a dark outline, [`MARKER_FILL`] and
+//! [`MARKER_OUTLINE`], so that they show on any colour map) at world points on every panel, e.g.
+//! the sample locations under a kriged surface.
+//!
+//! [`write_section_png`] draws a vertical cross-section of a layered model (stratigraphy).
+//!
 //! Text uses the 8x8 bitmap font of `font8x8`; the image is written as 8-bit RGB PNG.
 //!
 //! [`render_flock`] draws a 3-D point cloud of agents (a boids flock) in perspective; its frames
@@ -27,6 +33,7 @@ mod colormap;
 mod flock;
 mod layout;
 mod sample;
+mod section;
 mod text;
 
 use std::path::Path;
@@ -36,6 +43,8 @@ use geofield_core::{Raster, RasterData};
 pub use chart::{XyChart, write_xy_chart_png};
 pub use colormap::{BLEND_HUES, Colormap, blend_hue};
 pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
+pub use layout::{MARKER_FILL, MARKER_OUTLINE};
+pub use section::{Section, layer_colour, write_section_png};
 
 use crate::IoError;
 use crate::atomic::write_atomic;
@@ -84,6 +93,10 @@ pub struct RenderOptions {
     pub layout: Layout,
     /// Upper bound on map pixels, all panels together (titles and colour bar come on top).
     pub max_pixels: usize,
+    /// Points (x, y) in world metres marked with a dot on every map panel, at the pixel that
+    /// shows them after any display reduction or enlargement; points outside the raster's
+    /// extent are skipped. Empty by default.
+    pub markers: Vec<(f64, f64)>,
 }
 
 impl Default for RenderOptions {
@@ -95,6 +108,7 @@ impl Default for RenderOptions {
             scale: Scale::default(),
             layout: Layout::default(),
             max_pixels: DEFAULT_MAX_PIXELS,
+            markers: Vec::new(),
         }
     }
 }
@@ -130,12 +144,17 @@ pub fn render_png_with_nodata(
             .map(|b| block_mean(b, cols, plan.block, nodata))
             .collect(),
     };
+    let markers: Vec<(f64, f64)> = opts
+        .markers
+        .iter()
+        .filter_map(|&(x, y)| plan.panel_position(&raster.grid, x, y))
+        .collect();
     let canvas = match opts.layout {
         Layout::Panels => {
             let scale = ValueScale::fit(grids.iter().flatten().copied(), opts.scale);
-            layout::draw_panels(&grids, &raster.band_names, &plan, scale, opts)
+            layout::draw_panels(&grids, &raster.band_names, &plan, scale, opts, &markers)
         }
-        Layout::Blend => layout::draw_blend(&grids, &raster.band_names, &plan, opts),
+        Layout::Blend => layout::draw_blend(&grids, &raster.band_names, &plan, opts, &markers),
     };
     write_png(path, &canvas)
 }

@@ -1,6 +1,8 @@
 //! From raster cells to display pixels: the resampling plan, block means, the value-to-colour
 //! scale and its tick labels.
 
+use geofield_core::GridSpec;
+
 use super::Scale;
 
 /// Longest side, in display pixels, a panel is shrunk to (block means over source cells).
@@ -55,6 +57,29 @@ impl Resample {
     /// Panel size in pixels (width, height).
     pub(crate) fn panel_px(&self) -> (usize, usize) {
         (self.cols * self.zoom, self.rows * self.zoom)
+    }
+
+    /// Where the world point (`x_m`, `y_m`) falls on a panel of a raster on `grid` drawn with
+    /// this plan: continuous panel pixel coordinates (x right, y down, from the panel's top-left
+    /// corner), or `None` when the point is not finite or outside the grid's closed extent.
+    ///
+    /// A point at fractional source column `c = (x - x_min) / cell` lies in display column
+    /// `c / block`, which is drawn `zoom` pixels wide, so its pixel x is `c / block * zoom`
+    /// (likewise for rows, counted down from the north edge). A cell centre thus lands in the
+    /// middle of its display cell's pixels.
+    pub(crate) fn panel_position(&self, grid: &GridSpec, x_m: f64, y_m: f64) -> Option<(f64, f64)> {
+        let cell = grid.cell_size_m;
+        if !(x_m.is_finite() && y_m.is_finite() && cell.is_finite() && cell > 0.0) {
+            return None;
+        }
+        let col = (x_m - grid.x_min_m) / cell;
+        let row = (grid.y_max_m - y_m) / cell;
+        let inside = |v: f64, n: usize| v >= 0.0 && v <= n as f64;
+        if !(inside(col, grid.cols) && inside(row, grid.rows)) {
+            return None;
+        }
+        let scale = self.zoom.max(1) as f64 / self.block.max(1) as f64;
+        Some((col * scale, row * scale))
     }
 }
 
@@ -303,6 +328,45 @@ mod tests {
         assert_eq!(p.panel_px(), (200, 200));
         let p = Resample::plan(1, 1, 1, 0);
         assert_eq!(p.panel_px(), (1, 1));
+    }
+
+    #[test]
+    fn world_points_land_on_their_display_cells() {
+        let grid = GridSpec {
+            x_min_m: 100.0,
+            y_max_m: 500.0,
+            cell_size_m: 2.0,
+            cols: 30,
+            rows: 20,
+        };
+        let centre = |row: usize, col: usize| {
+            (
+                100.0 + (col as f64 + 0.5) * 2.0,
+                500.0 - (row as f64 + 0.5) * 2.0,
+            )
+        };
+        // Enlarged 7x: cell (row 4, col 11) spans pixels 77..84 across and 28..35 down.
+        let p = Resample::plan(20, 30, 1, 4_000_000);
+        assert_eq!((p.block, p.zoom), (1, 7));
+        let (x, y) = centre(4, 11);
+        assert_eq!(p.panel_position(&grid, x, y), Some((80.5, 31.5)));
+        // Reduced by blocks of 4: source cell (row 9, col 13) is in display cell (2, 3).
+        let p = Resample {
+            block: 4,
+            zoom: 1,
+            cols: 8,
+            rows: 5,
+        };
+        let (x, y) = centre(9, 13);
+        let (px, py) = p.panel_position(&grid, x, y).unwrap();
+        assert_eq!((px.floor(), py.floor()), (3.0, 2.0));
+        // Outside the extent (or not finite): no position. The closed edges are inside.
+        assert_eq!(p.panel_position(&grid, 99.9, 480.0), None);
+        assert_eq!(p.panel_position(&grid, 120.0, 500.1), None);
+        assert_eq!(p.panel_position(&grid, 160.1, 480.0), None);
+        assert_eq!(p.panel_position(&grid, 120.0, 459.9), None);
+        assert_eq!(p.panel_position(&grid, f64::NAN, 480.0), None);
+        assert_eq!(p.panel_position(&grid, 160.0, 460.0), Some((7.5, 5.0)));
     }
 
     #[test]

@@ -95,8 +95,13 @@ pub(crate) fn text_width(text: &str, scale: usize) -> usize {
     text.chars().count() * GLYPH_PX * scale.max(1)
 }
 
-/// The bitmap of `c`, or of `?` when the font has no glyph for it.
+/// The bitmap of `c`, or of `?` when the font has no glyph for it. Dashes and the minus sign
+/// (U+2010 to U+2015, U+2212), which the font lacks, are drawn as `-`.
 fn glyph(c: char) -> [u8; 8] {
+    let c = match c {
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        c => c,
+    };
     BASIC_FONTS
         .get(c)
         .or_else(|| LATIN_FONTS.get(c))
@@ -135,5 +140,18 @@ mod tests {
         assert_eq!(text_width("abc", 2), 48);
         assert_eq!(fit_text("abcdefgh", 1, 48), "abcd..");
         assert_eq!(fit_text("abc", 1, 48), "abc");
+        // Dashes the font lacks are hyphens, not question marks.
+        assert_eq!(glyph('\u{2013}'), glyph('-'));
+        assert_ne!(glyph('\u{2013}'), glyph('?'));
+    }
+
+    #[test]
+    fn dash_text_draws_a_hyphen() {
+        let draw = |s: &str| {
+            let mut c = Canvas::new(8, 8, [255, 255, 255]);
+            c.text(0, 0, s, 1, [0, 0, 0]);
+            c.pixels
+        };
+        assert_eq!(draw("\u{2013}"), draw("-"));
     }
 }

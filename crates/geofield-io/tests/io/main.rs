@@ -10,6 +10,8 @@ mod csv;
 mod geotiff;
 mod npy;
 mod render;
+mod section;
+mod vtk;
 
 use geofield_core::{GridSpec, Raster, RasterData};
 

@@ -2,7 +2,8 @@ use std::path::Path;
 
 use geofield_core::{Raster, RasterData};
 use geofield_io::render::{
-    Colormap, Layout, RenderOptions, Scale, blend_hue, render_png, render_png_with_nodata,
+    Colormap, Layout, MARKER_FILL, MARKER_OUTLINE, RenderOptions, Scale, blend_hue, render_png,
+    render_png_with_nodata,
 };
 
 use crate::{grid, raster_f32, raster_f64};
@@ -192,4 +193,151 @@ fn constant_bands_and_zero_bands_raster() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no bands"), "{e}");
+}
+
+/// World centre of cell (row, col) of a grid with 5 m cells and its north-west corner at
+/// (1000, 2000).
+fn centre(row: usize, col: usize) -> (f64, f64) {
+    (
+        1000.0 + (col as f64 + 0.5) * 5.0,
+        2000.0 - (row as f64 + 0.5) * 5.0,
+    )
+}
+
+/// Pixels that differ between two images of the same size, as (x, y).
+fn changed(w: u32, a: &[[u8; 3]], b: &[[u8; 3]]) -> Vec<(usize, usize)> {
+    assert_eq!(a.len(), b.len());
+    let w = w as usize;
+    (0..a.len())
+        .filter(|&i| a[i] != b[i])
+        .map(|i| (i % w, i / w))
+        .collect()
+}
+
+/// Render `r` with and without `markers`: (width, plain pixels, marked pixels).
+fn render_twice(
+    r: &geofield_core::Raster,
+    opts: &RenderOptions,
+    markers: Vec<(f64, f64)>,
+) -> (u32, Vec<[u8; 3]>, Vec<[u8; 3]>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, q) = (dir.path().join("plain.png"), dir.path().join("marked.png"));
+    render_png(&p, r, opts).unwrap();
+    let marked = RenderOptions {
+        markers,
+        ..opts.clone()
+    };
+    render_png(&q, r, &marked).unwrap();
+    let (w, h, a) = decode(&p);
+    let (w2, h2, b) = decode(&q);
+    assert_eq!((w, h), (w2, h2), "markers do not change the image size");
+    (w, a, b)
+}
+
+/// Pixels of a marker dot 7 px across (radius about 3 px): 21 filled, 16 on the outline.
+const DOT_FILL_PX: usize = 21;
+const DOT_PX: usize = 37;
+
+#[test]
+fn markers_sit_on_their_cells() {
+    // 10 x 8 cells of 5 m enlarged 20x: 200 x 160 px. Every cell has its own value; cell (0, 0)
+    // holds the minimum, so the only pixels of the bottom colour outside the colour bar are its
+    // 20 x 20, and the first of them in reading order is the panel's top-left corner.
+    let r = raster_f64(grid(10, 8, 5.0, 1000.0, 2000.0), &["v"], |_, r, c| {
+        (r * 10 + c) as f64
+    });
+    let (x, y) = centre(3, 7);
+    let outside = [(999.0, 1990.0), (1020.0, 2000.5), (1051.0, 1990.0)];
+    let mut markers = vec![(x, y)];
+    markers.extend(outside);
+    let (w, a, b) = render_twice(&r, &RenderOptions::default(), markers);
+    let w = w as usize;
+    let lowest = Colormap::Viridis.rgb(0.0);
+    let first = a.iter().position(|&p| p == lowest).unwrap();
+    let (ox, oy) = (first % w, first / w);
+    // The marked cell spans pixels 140..160 across and 60..80 down; its centre is (150, 70).
+    let (cx, cy) = (ox + 150, oy + 70);
+    let at = |x: usize, y: usize| b[y * w + x];
+    assert_eq!(at(cx, cy), MARKER_FILL);
+    assert_eq!(at(cx + 1, cy + 1), MARKER_FILL);
+    assert_eq!(at(cx + 3, cy), MARKER_OUTLINE);
+    assert_eq!(at(cx, cy - 3), MARKER_OUTLINE);
+    // Nothing else changed: one dot, no trace of the markers outside the extent.
+    let diff = changed(w as u32, &a, &b);
+    assert_eq!(diff.len(), DOT_PX, "{diff:?}");
+    assert!(
+        diff.iter()
+            .all(|&(x, y)| x.abs_diff(cx) <= 3 && y.abs_diff(cy) <= 3),
+        "{diff:?}"
+    );
+    // Outside the dot, the marked cell keeps its colour.
+    assert_eq!(at(cx + 6, cy), a[cy * w + cx + 6]);
+    assert_ne!(a[cy * w + cx], MARKER_FILL);
+}
+
+#[test]
+fn markers_follow_block_reduction_on_every_panel() {
+    // 60 x 40 cells, 2 bands, at most 1200 map pixels: blocks of 2 x 2 cells, 30 x 20 px per
+    // panel. Source cell (21, 33) is display cell (10, 16).
+    let r = raster_f32(grid(60, 40, 5.0, 1000.0, 2000.0), &["a", "b"], |b, r, c| {
+        (b * 10_000 + r * 60 + c) as f32
+    });
+    let opts = RenderOptions {
+        max_pixels: 1200,
+        ..Default::default()
+    };
+    let (x, y) = centre(21, 33);
+    let (w, a, b) = render_twice(&r, &opts, vec![(x, y)]);
+    let w = w as usize;
+    let first = a
+        .iter()
+        .position(|&p| p == Colormap::Viridis.rgb(0.0))
+        .unwrap();
+    let (ox, oy) = (first % w, first / w);
+    let filled: Vec<(usize, usize)> = changed(w as u32, &a, &b)
+        .into_iter()
+        .filter(|&(x, y)| b[y * w + x] == MARKER_FILL)
+        .collect();
+    // One dot on each panel, at the same place on both.
+    assert_eq!(filled.len(), 2 * DOT_FILL_PX, "{filled:?}");
+    let mid = filled.iter().map(|p| p.0).sum::<usize>() / filled.len();
+    let (left, right): (Vec<_>, Vec<_>) = filled.iter().partition(|p| p.0 < mid);
+    assert_eq!(left.len(), DOT_FILL_PX);
+    let centroid = |v: &[&(usize, usize)]| {
+        let n = v.len();
+        (
+            v.iter().map(|p| p.0).sum::<usize>() / n,
+            v.iter().map(|p| p.1).sum::<usize>() / n,
+        )
+    };
+    let (l, r) = (centroid(&left), centroid(&right));
+    assert_eq!(l, (ox + 16, oy + 10));
+    assert_eq!(l.1, r.1);
+    assert!(r.0 > l.0 + 30, "{l:?} {r:?}");
+}
+
+#[test]
+fn markers_on_the_blend_map_are_clipped_to_it() {
+    let r = raster_f64(grid(10, 8, 5.0, 1000.0, 2000.0), &["v"], |_, r, c| {
+        (r * 10 + c + 1) as f64
+    });
+    let opts = RenderOptions {
+        layout: Layout::Blend,
+        ..Default::default()
+    };
+    // One marker at a cell centre, one on the east edge of the extent (half its dot is cut).
+    let (x, y) = centre(3, 7);
+    let (_, edge_y) = centre(0, 0);
+    let (w, a, b) = render_twice(&r, &opts, vec![(x, y), (1050.0, edge_y)]);
+    let w = w as usize;
+    // The largest cell, (7, 9) in the bottom-right corner, has the pure hue; its last pixel is
+    // the map's bottom-right pixel (the legend swatch of that hue is higher up).
+    let last = a.iter().rposition(|&p| p == blend_hue(0)).unwrap();
+    let (ox, oy) = (last % w - 199, last / w - 159);
+    assert_eq!(b[(oy + 70) * w + ox + 150], MARKER_FILL);
+    assert_eq!(b[(oy + 10) * w + ox + 199], MARKER_FILL);
+    let diff = changed(w as u32, &a, &b);
+    // The edge dot keeps the 22 of its 37 pixels that lie on the map.
+    assert_eq!(diff.len(), DOT_PX + 22, "{diff:?}");
+    assert!(diff.iter().all(|&(x, _)| x < ox + 200), "{diff:?}");
 }
