@@ -290,6 +290,7 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
             .collect(),
         source: Some("wells.csv".into()),
         lines: (2..).take(xs.len()).collect(),
+        labels: (1..=xs.len()).map(|i| format!("w{i:03}")).collect(),
     };
     // Pooled empirical variogram of all surfaces, exponential fit.
     let spec = LagSpec {

@@ -179,9 +179,13 @@ pub fn read_samples(path: &Path, x: &str, y: &str, values: &[String]) -> Result<
         source: Some(path.display().to_string()),
         ..SampleSet::default()
     };
+    let id = t.column("id").ok();
     let mut rec = geofield_io::CsvRecord::default();
     while t.next_record(&mut rec)? {
         let row = t.row(&rec);
+        if let Some(c) = id {
+            set.labels.push(row.str(c)?.to_string());
+        }
         set.xs.push(row.finite_f64(cx)?);
         set.ys.push(row.finite_f64(cy)?);
         set.lines.push(row.line());
@@ -675,29 +679,101 @@ pub(crate) fn write_map(
     path: &Path,
     est: &Raster,
     title: &str,
-    _set: &SampleSet,
+    set: &SampleSet,
     colormap: &str,
 ) -> Result<()> {
-    output::write_png(path, est, title, "", false, false, colormap)
+    let opts = geofield_io::RenderOptions {
+        title: title.to_string(),
+        units: String::new(),
+        colormap: geofield_io::Colormap::from_name(colormap)
+            .unwrap_or(geofield_io::Colormap::Viridis),
+        scale: geofield_io::Scale::Linear,
+        layout: geofield_io::Layout::Panels,
+        max_pixels: 4_000_000,
+        markers: set.xs.iter().copied().zip(set.ys.iter().copied()).collect(),
+    };
+    geofield_io::render_png(path, est, &opts)?;
+    Ok(())
 }
 
+/// The voxel model of layer indices (0 above the top surface, i under surface i − 1, H below
+/// the bottom one) as VTK image data, x east, y north, z up.
 pub(crate) fn write_voxels(
-    _path: &Path,
-    _values: &[Vec<f64>],
-    _grid: &GridSpec,
-    _dz: f64,
-    _names: &[String],
+    path: &Path,
+    values: &[Vec<f64>],
+    grid: &GridSpec,
+    dz: f64,
+    names: &[String],
 ) -> Result<()> {
-    bail!("--model-vti is not available in this build yet")
+    let max_voxels = inputs::available_memory_bytes()
+        .map_or(1 << 31, |m| (m / 4) as usize)
+        .min(1 << 32);
+    let m = kriging::strata::voxelise(values, grid.rows, grid.cols, dz, max_voxels)
+        .context("--model-vti")?;
+    // VTK's y index grows northwards: flip the rows.
+    let (rows, cols) = (grid.rows, grid.cols);
+    let mut layer = Vec::with_capacity(m.layers.len());
+    for k in 0..m.nz {
+        for j in 0..rows {
+            let r = rows - 1 - j;
+            let start = (k * rows + r) * cols;
+            layer.extend_from_slice(&m.layers[start..start + cols]);
+        }
+    }
+    let image = geofield_io::VtkImage {
+        origin: [grid.x_min_m, grid.y_min_m(), m.z_bottom_m],
+        spacing: [grid.cell_size_m, grid.cell_size_m, m.dz_m],
+        cells: [cols, rows, m.nz],
+        cell_data: vec![("layer".to_string(), geofield_io::VtkArray::U8(&layer))],
+        point_data: vec![],
+    };
+    geofield_io::write_vti(path, &image)
+        .with_context(|| format!("voxel model of {} surfaces", names.len()))?;
+    Ok(())
 }
 
+/// A vertical section along grid row `row` (default the middle one), coloured by layer, with the
+/// wells within two cells (or 2 % of the grid's height) of the row.
 pub(crate) fn write_section(
-    _path: &Path,
-    _values: &[Vec<f64>],
-    _grid: &GridSpec,
-    _row: Option<usize>,
-    _names: &[String],
-    _set: &SampleSet,
+    path: &Path,
+    values: &[Vec<f64>],
+    grid: &GridSpec,
+    row: Option<usize>,
+    names: &[String],
+    set: &SampleSet,
 ) -> Result<()> {
-    bail!("--section-png is not available in this build yet")
+    let r = row.unwrap_or(grid.rows / 2);
+    if r >= grid.rows {
+        bail!("--section-row {r} is outside the grid (0..{})", grid.rows);
+    }
+    let cols = grid.cols;
+    let (_, y) = grid.cell_centre(r, 0);
+    let near = (2.0 * grid.cell_size_m).max(0.02 * grid.height_m());
+    let wells = (0..set.len())
+        .filter(|&i| (set.ys[i] - y).abs() <= near)
+        .map(|i| {
+            let label = set
+                .labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| set.describe(i));
+            (set.xs[i] - grid.x_min_m, label)
+        })
+        .collect();
+    let s = geofield_io::Section {
+        title: format!("stratigraphic section along row {r} (y = {y:.1} m)"),
+        x_label: format!("distance east of x = {} (m)", grid.x_min_m),
+        y_label: "elevation (m)".into(),
+        distance_m: (0..cols)
+            .map(|c| (c as f64 + 0.5) * grid.cell_size_m)
+            .collect(),
+        surfaces: values
+            .iter()
+            .map(|v| v[r * cols..(r + 1) * cols].to_vec())
+            .collect(),
+        names: names.to_vec(),
+        wells,
+    };
+    geofield_io::write_section_png(path, &s)?;
+    Ok(())
 }

@@ -5,6 +5,8 @@
 mod dispersal;
 mod flock;
 mod knn;
+mod kriging;
+mod kriging_gpu;
 
 use std::time::Instant;
 
@@ -18,6 +20,9 @@ pub enum BenchCommand {
     Dispersal(dispersal::BenchArgs),
     /// Exact k-NN: brute force, uniform grid, dynamic grid, and kiddo's kd-tree as the CPU peer.
     Knn(knn::BenchArgs),
+    /// Kriging: the paper's case and zoom series (per-node elimination, factor-once weights,
+    /// dual) and a large case (n up to 10,000, 1 M nodes, variance, local k = 32).
+    Kriging(kriging::BenchArgs),
     /// Boids steps per second for every neighbour index, uniform and dense starts.
     Flock(flock::BenchArgs),
 }
@@ -27,6 +32,7 @@ pub fn run(c: &BenchCommand) -> Result<()> {
         BenchCommand::Dispersal(a) => dispersal::run(a),
         BenchCommand::Knn(a) => knn::run(a),
         BenchCommand::Flock(a) => flock::run(a),
+        BenchCommand::Kriging(a) => kriging::run(a),
     }
 }
 

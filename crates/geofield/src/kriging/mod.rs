@@ -197,6 +197,8 @@ pub struct Prediction {
     pub groups: Vec<GroupReport>,
     /// Which arithmetic evaluated the nodes, e.g. "cpu f64".
     pub evaluated: String,
+    /// GPU: seconds spent in kernels (CUDA events), all groups together.
+    pub device_seconds: Option<f64>,
 }
 
 /// Kriging at world points (`px`, `py`).
@@ -240,6 +242,7 @@ pub fn krige_points(
         variance: var,
         groups: reports,
         evaluated: evaluated(backend, opts.precision),
+        device_seconds: None,
     })
 }
 
@@ -340,6 +343,7 @@ pub fn krige_grid_with(
         variance: var,
         groups: reports,
         evaluated: evaluated(backend, opts.precision),
+        device_seconds: None,
     })
 }
 

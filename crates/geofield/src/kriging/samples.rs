@@ -30,6 +30,8 @@ pub struct SampleSet {
     /// (empty: messages say "sample i", 0-based).
     pub source: Option<String>,
     pub lines: Vec<u64>,
+    /// Optional names of the samples (a CSV `id` column), for maps and sections.
+    pub labels: Vec<String>,
 }
 
 impl SampleSet {
@@ -49,6 +51,7 @@ impl SampleSet {
             surfaces,
             source: None,
             lines: vec![],
+            labels: vec![],
         }
     }
 

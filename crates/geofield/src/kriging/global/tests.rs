@@ -408,3 +408,38 @@ fn universal_kriging_reproduces_its_drift() {
         assert!((r - want).abs() < 1e-9, "reference {r} vs {want}");
     }
 }
+
+#[test]
+fn explicit_weights_equal_dual_kriging() {
+    let (xs, ys, z) = wells(30, 21, (1.0e5, 2.0e5));
+    let v = Variogram::new(Model::Exponential, 10.0, 700.0, 0.5).unwrap();
+    for kind in [
+        Kind::Ordinary,
+        Kind::Simple { mean: 85.0 },
+        Kind::Universal {
+            drift: Drift::Linear,
+        },
+    ] {
+        let g = GlobalKriging::new(&xs, &ys, &z, &v, kind).unwrap();
+        let (qx, qy): (Vec<f64>, Vec<f64>) = (0..300)
+            .map(|i| {
+                (
+                    -400.0 + (i % 20) as f64 * 45.0,
+                    -800.0 + (i / 20) as f64 * 110.0,
+                )
+            })
+            .unzip();
+        let (dual, _) = g.eval_nodes(&qx, &qy, false);
+        let w = g.eval_weights(&qx, &qy);
+        for h in 0..3 {
+            for j in 0..300 {
+                assert!(
+                    (dual[h][j] - w[h][j]).abs() < 1e-9 * dual[h][j].abs().max(1.0),
+                    "{kind:?} {j}: {} vs {}",
+                    dual[h][j],
+                    w[h][j]
+                );
+            }
+        }
+    }
+}
