@@ -122,7 +122,10 @@ impl LocalKriging {
         knn(&pts, Some(&qs), 2, &q, IndexKind::Auto)
     }
 
-    /// Predictions (`pred[h][j]`) and variances at kriging-space nodes.
+    /// Predictions (`pred[h][j]`) and variances at kriging-space nodes. Consecutive nodes with
+    /// the same neighbour set share one factored system (the set changes rarely from one node
+    /// to the next along a grid row): per node then only k covariances and 2kH flops (plus k²
+    /// for the variance).
     pub(crate) fn eval_nodes(
         &self,
         nx: &[f64],
@@ -131,29 +134,168 @@ impl LocalKriging {
     ) -> Result<(Vec<Vec<f64>>, Option<Vec<f64>>), GeofieldError> {
         let nb = self.neighbours(nx, ny)?;
         let hc = self.surfaces;
-        let rows: Vec<(Vec<f64>, f64)> = (0..nx.len())
+        let m = nx.len();
+        const CHUNK: usize = 512;
+        let chunks: Vec<(Vec<f64>, Vec<f64>)> = (0..m.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|j| {
-                let (idx, _) = nb.row(j);
-                let ids: Vec<usize> = idx
-                    .iter()
-                    .filter(|&&i| i >= 0)
-                    .map(|&i| i as usize)
-                    .collect();
-                self.solve_node(nx[j], ny[j], &ids)
+            .map(|c| {
+                let (j0, j1) = (c * CHUNK, ((c + 1) * CHUNK).min(m));
+                let mut pred = vec![0.0; hc * (j1 - j0)];
+                let mut var = vec![f64::NAN; if variance { j1 - j0 } else { 0 }];
+                let mut cached: Option<LocalSystem> = None;
+                let mut ids: Vec<usize> = Vec::with_capacity(self.k);
+                let mut out = vec![0.0; hc];
+                for j in j0..j1 {
+                    let (idx, _) = nb.row(j);
+                    ids.clear();
+                    ids.extend(idx.iter().filter(|&&i| i >= 0).map(|&i| i as usize));
+                    ids.sort_unstable();
+                    if cached.as_ref().is_none_or(|c| c.ids != ids) {
+                        cached = Some(self.factor(&ids));
+                    }
+                    let v = match &cached {
+                        Some(sys) => sys.eval(self, nx[j], ny[j], variance, &mut out),
+                        None => f64::NAN,
+                    };
+                    for h in 0..hc {
+                        pred[h * (j1 - j0) + (j - j0)] = out[h];
+                    }
+                    if variance {
+                        var[j - j0] = v;
+                    }
+                }
+                (pred, var)
             })
             .collect();
-        let mut pred = vec![Vec::with_capacity(nx.len()); hc];
-        let mut var = variance.then(|| Vec::with_capacity(nx.len()));
-        for (p, v) in rows {
-            for h in 0..hc {
-                pred[h].push(p[h]);
+        let mut pred = vec![Vec::with_capacity(m); hc];
+        let mut var = variance.then(|| Vec::with_capacity(m));
+        for (p, v) in chunks {
+            let t = p.len() / hc.max(1);
+            for (h, ph) in pred.iter_mut().enumerate() {
+                ph.extend_from_slice(&p[h * t..(h + 1) * t]);
             }
             if let Some(var) = var.as_mut() {
-                var.push(v);
+                var.extend_from_slice(&v);
             }
         }
         Ok((pred, var))
+    }
+
+    /// The dual system of the samples `ids` (ascending).
+    fn factor(&self, ids: &[usize]) -> LocalSystem {
+        let hc = self.surfaces;
+        let m = ids.len();
+        let p = self.kind.drift_terms();
+        let mut sys = LocalSystem {
+            ids: ids.to_vec(),
+            usable: false,
+            xs: ids.iter().map(|&i| self.xs[i]).collect(),
+            ys: ids.iter().map(|&i| self.ys[i]).collect(),
+            l: vec![0.0; m * m],
+            alpha: vec![0.0; m * hc],
+            beta: vec![0.0; p.max(1) * hc],
+            g: vec![0.0; p * m],
+            rinv: vec![],
+            p,
+        };
+        if m < self.kind.min_samples() {
+            return sys;
+        }
+        // C row by row with the vectorised covariance.
+        let mut d = vec![0.0; m];
+        let mut c = vec![0.0; m];
+        for a in 0..m {
+            self.cov.row(
+                sys.xs[a],
+                sys.ys[a],
+                &sys.xs[..a],
+                &sys.ys[..a],
+                &mut d[..a],
+                &mut c[..a],
+            );
+            for b in 0..a {
+                // The system's off-diagonal: coincident samples were merged, so C(0) is the sill.
+                sys.l[a * m + b] = if d[b] <= self.cov.eps {
+                    self.cov.c0
+                } else {
+                    c[b]
+                };
+            }
+            sys.l[a * m + a] = self.cov.c0;
+        }
+        if !cholesky_in_place(&mut sys.l, m) {
+            return sys;
+        }
+        let l = &sys.l;
+        let fwd = |b: &mut [f64]| {
+            for i in 0..m {
+                let s: f64 = (0..i).map(|c| l[i * m + c] * b[c]).sum();
+                b[i] = (b[i] - s) / l[i * m + i];
+            }
+        };
+        let bwd = |b: &mut [f64]| {
+            for i in (0..m).rev() {
+                let s: f64 = (i + 1..m).map(|c| l[c * m + i] * b[c]).sum();
+                b[i] = (b[i] - s) / l[i * m + i];
+            }
+        };
+        let offset = match self.kind {
+            Kind::Simple { mean } => mean,
+            _ => 0.0,
+        };
+        let mut f = [0.0; 6];
+        for (a, &i) in ids.iter().enumerate() {
+            self.frame.drift(self.xs[i], self.ys[i], p, &mut f);
+            for q in 0..p {
+                sys.g[q * m + a] = f[q];
+            }
+        }
+        for q in 0..p {
+            fwd(&mut sys.g[q * m..(q + 1) * m]);
+        }
+        if p > 0 {
+            let mut mtm = vec![0.0; p * p];
+            for a in 0..p {
+                for b in 0..=a {
+                    mtm[a * p + b] = (0..m).map(|i| sys.g[a * m + i] * sys.g[b * m + i]).sum();
+                }
+            }
+            let Some(r) = small_cholesky(&mtm, p) else {
+                return sys;
+            };
+            sys.rinv = invert_lower(&r, p);
+        }
+        let mut y = vec![0.0; m];
+        for h in 0..hc {
+            for (a, &i) in ids.iter().enumerate() {
+                y[a] = self.z[i * hc + h] - offset;
+            }
+            fwd(&mut y);
+            if p > 0 {
+                let t: Vec<f64> = (0..p)
+                    .map(|q| (0..m).map(|i| sys.g[q * m + i] * y[i]).sum())
+                    .collect();
+                let s = lower_mul(&sys.rinv, p, &t);
+                for q in 0..p {
+                    let b: f64 = (q..p).map(|k| sys.rinv[k * p + q] * s[k]).sum();
+                    sys.beta[q * hc + h] = b;
+                }
+                for i in 0..m {
+                    let gb: f64 = (0..p)
+                        .map(|q| sys.g[q * m + i] * sys.beta[q * hc + h])
+                        .sum();
+                    y[i] -= gb;
+                }
+            } else {
+                sys.beta[h] = offset;
+            }
+            bwd(&mut y);
+            for a in 0..m {
+                sys.alpha[a * hc + h] = y[a];
+            }
+        }
+        sys.usable = true;
+        sys
     }
 
     /// One node's local system on the samples `ids`: (predictions per surface, variance).
@@ -266,6 +408,72 @@ impl LocalKriging {
         let t = lower_mul(&rinv, p, &r);
         let extra: f64 = t.iter().map(|v| v * v).sum();
         (pred, (self.cov.c0 - ww + extra).max(0.0))
+    }
+}
+
+/// A factored local system: the dual coefficients of one neighbour set.
+struct LocalSystem {
+    /// The samples (ascending input indices) and their kriging-space coordinates.
+    ids: Vec<usize>,
+    usable: bool,
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+    /// L (row-major lower), α (m × H), β (p × H; simple: the mean), G = L⁻¹F (p × m), R⁻¹.
+    l: Vec<f64>,
+    alpha: Vec<f64>,
+    beta: Vec<f64>,
+    g: Vec<f64>,
+    rinv: Vec<f64>,
+    p: usize,
+}
+
+impl LocalSystem {
+    /// Predictions into `out` (per surface) and the variance (NaN unless asked).
+    fn eval(&self, lk: &LocalKriging, x: f64, y: f64, variance: bool, out: &mut [f64]) -> f64 {
+        let hc = lk.surfaces;
+        if !self.usable {
+            out.fill(f64::NAN);
+            return f64::NAN;
+        }
+        let m = self.ids.len();
+        let mut d = [0.0; 64];
+        let mut k = [0.0; 64];
+        lk.cov
+            .row(x, y, &self.xs, &self.ys, &mut d[..m], &mut k[..m]);
+        let p = self.p;
+        let mut f = [0.0; 6];
+        lk.frame.drift(x, y, p.max(1), &mut f);
+        if p == 0 {
+            f[0] = 1.0;
+        }
+        for (h, o) in out.iter_mut().enumerate() {
+            let mut s = 0.0;
+            for a in 0..m {
+                s += k[a] * self.alpha[a * hc + h];
+            }
+            for q in 0..p.max(1) {
+                s += f[q] * self.beta[q * hc + h];
+            }
+            *o = s;
+        }
+        if !variance {
+            return f64::NAN;
+        }
+        let l = &self.l;
+        for i in 0..m {
+            let s: f64 = (0..i).map(|c| l[i * m + c] * k[c]).sum();
+            k[i] = (k[i] - s) / l[i * m + i];
+        }
+        let ww: f64 = k[..m].iter().map(|v| v * v).sum();
+        let mut extra = 0.0;
+        if p > 0 {
+            let r: Vec<f64> = (0..p)
+                .map(|q| f[q] - (0..m).map(|i| self.g[q * m + i] * k[i]).sum::<f64>())
+                .collect();
+            let t = lower_mul(&self.rinv, p, &r);
+            extra = t.iter().map(|v| v * v).sum();
+        }
+        (lk.cov.c0 - ww + extra).max(0.0)
     }
 }
 

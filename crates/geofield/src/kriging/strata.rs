@@ -132,7 +132,7 @@ mod tests {
             vec![6.0, 11.0, 1.0, 8.0],
         ];
         let changed = resolve_crossings(&mut s);
-        assert_eq!(changed, vec![0, 1, 2]);
+        assert_eq!(changed, vec![0, 1, 3]);
         assert_eq!(s[1], vec![5.0, 10.0, 9.0, 7.0]);
         assert_eq!(s[2], vec![5.0, 10.0, 1.0, 7.0]);
         assert!(s[0][3].is_nan());

@@ -26,14 +26,18 @@
 //!
 //! | model | PyKrige 1.7 | GSTools 1.7 (rescale default) | R gstat 2.1 `vgm` |
 //! |---|---|---|---|
-//! | exponential | `exponential`, [ps, range = a, n] | `Exponential(var=ps, len_scale=a/3, nugget=n)` | `vgm(ps, "Exp", a/3, n)` |
-//! | gaussian | `gaussian`, [ps, range = 7a/(4√3), n] | `Gaussian(var=ps, len_scale=a·√(π/12), nugget=n)` | `vgm(ps, "Gau", a/√3, n)` |
-//! | spherical | `spherical`, [ps, range = a, n] | `Spherical(var=ps, len_scale=a, nugget=n)` | `vgm(ps, "Sph", a, n)` |
+//! | exponential | `exponential`, {psill: ps, range: a, nugget: n} | `Exponential(var=ps, len_scale=a/3, nugget=n)` | `vgm(ps, "Exp", a/3, n)` |
+//! | gaussian | `gaussian`, {psill: ps, range: 7a/(4√3), nugget: n} | `Gaussian(var=ps, len_scale=a·√(π/12), nugget=n)` | `vgm(ps, "Gau", a/√3, n)` |
+//! | spherical | `spherical`, {psill: ps, range: a, nugget: n} | `Spherical(var=ps, len_scale=a, nugget=n)` | `vgm(ps, "Sph", a, n)` |
 //! | cubic | – | – (`Cubic` is another shape) | – |
 //! | stable(α) | – | `Stable(var=ps, len_scale=a/3^(1/α), alpha=α, nugget=n)` | `vgm(ps, "Exc", a/3^(1/α), n, kappa=α)` |
 //! | matern(ν) | – | `Matern(var=ps, len_scale=a·√ν/s_ν, nu=ν, nugget=n)` | `vgm(ps, "Mat", a/s_ν, n, kappa=ν)` |
 //! | power(ω) | `power`, [scale = c, exponent = ω, n] | – | `vgm(c, "Pow", ω, n)` |
 //! | linear | `linear`, [slope = c, n] | – | `vgm(c, "Lin", 0, n)` (range 0: psill is the slope) |
+//!
+//! PyKrige's *list* form of the parameters is [total sill, range, nugget] (it sets psill = the
+//! first minus the nugget), not [psill, range, nugget]: pass the dict form, or ps + n first.
+//! `tests/kriging_peers.rs` checks the mapping end to end against PyKrige and GSTools.
 //!
 //! (scikit-gstat: exponential and spherical take `r = a`, gaussian `r = 2a/√3`, cubic `r = a`.)
 
