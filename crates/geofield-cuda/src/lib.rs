@@ -26,6 +26,7 @@ mod disk_cache;
 pub mod dispersal;
 mod error;
 pub mod flock;
+pub mod kriging;
 pub mod neighbors;
 mod probe;
 

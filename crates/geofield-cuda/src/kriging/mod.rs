@@ -1,0 +1,3 @@
+//! Kriging (WIP)
+#[cfg(test)]
+mod tests;
