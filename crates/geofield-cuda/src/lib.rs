@@ -39,6 +39,6 @@ pub use compile::{
 pub use context::{Gpu, test_gpu};
 pub use error::CudaError;
 pub use probe::{
-    DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version, nvrtc_present,
-    nvrtc_version, probe,
+    DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,
+    nvrtc_present, nvrtc_version, probe,
 };

@@ -59,4 +59,3 @@ fn info_reports_backends() {
         "{t}"
     );
 }
-

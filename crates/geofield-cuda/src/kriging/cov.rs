@@ -293,7 +293,10 @@ impl Covariance {
                 }
                 CovModel::Power { exponent } => {
                     if !(exponent > 0.0 && exponent < 2.0) {
-                        return Err(invalid(K, format!("power exponent = {exponent} not in (0, 2)")));
+                        return Err(invalid(
+                            K,
+                            format!("power exponent = {exponent} not in (0, 2)"),
+                        ));
                     }
                     s.model = id::POW;
                     s.param = exponent;
@@ -306,7 +309,10 @@ impl Covariance {
             p.c_zero = total;
         } else {
             let b = self.pseudo_base.ok_or_else(|| {
-                invalid(K, "an unbounded structure needs the pseudo-covariance base B")
+                invalid(
+                    K,
+                    "an unbounded structure needs the pseudo-covariance base B",
+                )
             })?;
             if !b.is_finite() {
                 return Err(invalid(K, format!("pseudo-covariance base B = {b}")));

@@ -113,7 +113,11 @@ pub fn dual_predict<T: KrigeFloat>(
         // α and β of this group of surfaces, H = hg columns
         let mut a = Vec::with_capacity(n * hg);
         for i in 0..n {
-            a.extend(inp.alpha[i * hh + h0..i * hh + h0 + hg].iter().map(|&v| T::from_f64(v)));
+            a.extend(
+                inp.alpha[i * hh + h0..i * hh + h0 + hg]
+                    .iter()
+                    .map(|&v| T::from_f64(v)),
+            );
         }
         let mut b = Vec::with_capacity(p * hg);
         for l in 0..p {

@@ -139,7 +139,10 @@ pub struct KrigingTimes {
 
 pub(crate) fn check_drift(p: usize, scale: f64, kernel: &'static str) -> Result<(), CudaError> {
     if !matches!(p, 0 | 1 | 3 | 6) {
-        return Err(invalid(kernel, format!("drift terms p = {p}: 0, 1, 3 or 6")));
+        return Err(invalid(
+            kernel,
+            format!("drift terms p = {p}: 0, 1, 3 or 6"),
+        ));
     }
     if !(scale.is_finite() && scale > 0.0) {
         return Err(invalid(
