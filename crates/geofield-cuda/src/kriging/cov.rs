@@ -272,7 +272,7 @@ impl Covariance {
                     s.param = alpha;
                 }
                 CovModel::Matern { nu, scale } => {
-                    if !(nu > 0.0 && nu <= 100.0) || !(scale.is_finite() && scale > 0.0) {
+                    if !(nu > 0.0 && nu <= 100.0 && scale.is_finite() && scale > 0.0) {
                         return Err(invalid(
                             K,
                             format!("matern nu = {nu} (0, 100], scale = {scale} (> 0)"),

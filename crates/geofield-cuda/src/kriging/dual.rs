@@ -39,7 +39,7 @@ fn fast_path(cov: &super::CovParams) -> Option<(&'static str, f64, f64)> {
         return None;
     }
     let s = &cov.s[0];
-    if !(s.sill > 0.0) {
+    if s.sill.is_nan() || s.sill <= 0.0 {
         return None;
     }
     let log2e = std::f64::consts::LOG2_E;

@@ -102,7 +102,7 @@ pub fn local_krige<T: KrigeFloat>(
         vec![0.0; hh]
     };
     if let Some(r2) = inp.radius2
-        && !(r2 >= 0.0)
+        && (r2.is_nan() || r2 < 0.0)
     {
         return Err(invalid(K, format!("radius2 = {r2} must be >= 0")));
     }

@@ -29,6 +29,28 @@
 //! Every wrapper checks lengths, returns host vectors and reports the kernel time from CUDA events
 //! (`kernel_ms`) and the end-to-end time including uploads, allocations and downloads
 //! (`total_ms`).
+//!
+//! # Measured (one H100 80GB HBM3, commit 1f0be16, `tests::bench_kriging`, medians)
+//!
+//! Samples uniform in a 1000 m square (centred), exponential a = 300 m, sill 1, grid 1000²:
+//!
+//! | what | time | throughput | error vs f64 |
+//! |---|---|---|---|
+//! | dual f32 fast, 1e6 nodes × 500 samples, H = 1 | 0.347 ms | 1.44e12 pairs/s | 2.8e-6 abs |
+//! | dual f32 (accurate exp), same | 0.654 ms | 7.6e11 pairs/s | 2.8e-6 abs |
+//! | dual f64, same | 1.513 ms | 3.3e11 pairs/s | – |
+//! | dual f32 fast, 450k nodes × 10 samples, H = 11 | 0.041 ms | | |
+//! | variance f32, 1e6 nodes × 500 samples, p = 1 | 15.1 ms (K 3.4, SGEMM 10.7, reduce 1.0) | | 3.1e-6 abs (C₀ = 1) |
+//! | variance f32 + TF32 GEMM, same | 9.3 ms (GEMM 4.9) | | **2.1e-3** abs: not for default use |
+//! | variance f64 (DGEMM), same | 22.1 ms | | – |
+//! | local f32, 1e6 nodes, k = 32, 10⁴ samples, p = 1, with variance | 28.6 ms (search 4.5, solve 24.0) | | pred 1.5e-5, var 4.7e-7 abs |
+//! | local f64, same | 32.7 ms (search 4.5, solve 28.1) | | – |
+//! | paper exp1 / exp2 / exp4 f32, 450k nodes × 10 wells, H = 11 | 6.71 / 4.62 / 0.472 ms | | 8.8e-7 abs |
+//! | paper exp1 / exp2 / exp4 f64, same | 18.6 / 16.6 / 1.57 ms | | – |
+//!
+//! f32 dual error against the f64 reference in the GPU tests, relative to Σ|C α|: 5e-8 to 2e-6
+//! for bounded models (1.5e-5 with n = 2, where one term dominates), up to 7e-5 relative to the
+//! covariance's size for pseudo-covariances B − γ (cancellation inside C itself).
 
 use crate::error::{CudaError, invalid};
 use crate::neighbors::GpuCoord;
