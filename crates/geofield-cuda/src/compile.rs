@@ -33,6 +33,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     ("flock", include_str!("../kernels/flock.cu")),
+    ("kriging", include_str!("../kernels/kriging.cu")),
 ];
 
 /// The source of a registered module.

@@ -27,6 +27,7 @@ pub struct Gpu {
     info: DeviceInfo,
     arch: String,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    blas: Mutex<Option<Arc<cudarc::cublas::CudaBlas>>>,
     busy: Mutex<()>,
 }
 
@@ -69,6 +70,7 @@ impl Gpu {
             info,
             arch,
             modules: Mutex::new(HashMap::new()),
+            blas: Mutex::new(None),
             busy: Mutex::new(()),
         }))
     }
@@ -143,6 +145,28 @@ impl Gpu {
             })?;
         cache.insert(name, Arc::clone(&module));
         Ok(module)
+    }
+
+    /// The cuBLAS handle on this device's stream, created on first use; an error (never a
+    /// panic) when `libcublas` is not installed.
+    pub fn blas(&self) -> Result<Arc<cudarc::cublas::CudaBlas>, CudaError> {
+        if !crate::probe::cublas_present() {
+            return Err(CudaError::CublasMissing);
+        }
+        let mut slot = lock(&self.blas);
+        if let Some(b) = slot.as_ref() {
+            return Ok(Arc::clone(b));
+        }
+        let b = Arc::new(
+            cudarc::cublas::CudaBlas::new(Arc::clone(&self.stream)).map_err(|source| {
+                CudaError::Cublas {
+                    action: "creating the cuBLAS handle".into(),
+                    source,
+                }
+            })?,
+        );
+        *slot = Some(Arc::clone(&b));
+        Ok(b)
     }
 
     /// Kernel `kernel` of module `module`.

@@ -21,6 +21,22 @@ pub enum CudaError {
     )]
     NvrtcMissing,
 
+    /// `libcublas.so` could not be loaded (needed by the global kriging variance).
+    #[error(
+        "libcublas.so not found: cuBLAS (part of the CUDA toolkit or the `nvidia-cublas` wheel) \
+         is not installed or its folder is not on LD_LIBRARY_PATH; install it or run with \
+         --backend cpu"
+    )]
+    CublasMissing,
+
+    /// A cuBLAS call failed.
+    #[error("cuBLAS call failed while {action}: {source}")]
+    Cublas {
+        action: String,
+        #[source]
+        source: cudarc::cublas::result::CublasError,
+    },
+
     /// The requested device ordinal does not exist.
     #[error("CUDA device {ordinal} does not exist: this machine has {count} CUDA device(s)")]
     NoSuchDevice { ordinal: usize, count: usize },

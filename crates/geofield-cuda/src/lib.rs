@@ -9,6 +9,8 @@
 //!   is [`MODULES`], and [`compile_check`] compiles any of them without a GPU.
 //! - [`dispersal`]: safe wrappers over the seed-dispersal kernels (exact, cutoff, multires).
 //! - [`neighbors`]: exact k-nearest-neighbour search (brute force and a uniform grid).
+//! - [`kriging`]: dual predictions, global variance (cuBLAS GEMM over node tiles), local
+//!   kriging (warp per node) and the paper's per-node bordered solve.
 //! - [`flock`]: OpenSteer's boids flock with the whole step (grid build, search, steering,
 //!   integration) on the device, bitwise equal to the CPU in the nearest-k mode.
 //!
@@ -26,6 +28,7 @@ mod disk_cache;
 pub mod dispersal;
 mod error;
 pub mod flock;
+pub mod kriging;
 pub mod neighbors;
 mod probe;
 
@@ -36,6 +39,6 @@ pub use compile::{
 pub use context::{Gpu, test_gpu};
 pub use error::CudaError;
 pub use probe::{
-    DeviceInfo, ProbeReport, device_count, driver_present, driver_version, nvrtc_present,
-    nvrtc_version, probe,
+    DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,
+    nvrtc_present, nvrtc_version, probe,
 };

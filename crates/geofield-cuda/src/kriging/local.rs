@@ -1,0 +1,228 @@
+//! [`local_krige`]: kriging in a moving neighbourhood of the k nearest samples.
+
+use std::time::Instant;
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use super::params::{GridParams, LocalParams, NodesParams};
+use super::{
+    Covariance, K_MAX, KrigeFloat, MODULE, NodeGrid, check_drift, check_finite, event_ms,
+    launch_err, samples_count,
+};
+use crate::context::Gpu;
+use crate::error::{CudaError, invalid};
+use crate::neighbors::{DeviceGrid, DeviceIndex};
+
+/// Nodes per tile: the neighbour lists of one tile (nodes × k indices and d²) are the only
+/// per-node storage.
+const TILE_NODES: usize = 1 << 17;
+/// Dynamic shared memory available to one block without an opt-in (48 KB, less the 464-byte
+/// staged covariance).
+const SMEM_BUDGET: usize = 48 * 1024 - 512;
+const MAX_WARPS: usize = 4;
+const BSTRIDE: usize = 9;
+
+/// Inputs of [`local_krige`].
+#[derive(Clone, Copy, Debug)]
+pub struct LocalInputs<'a> {
+    /// Sample coordinates in kriging space, interleaved: 2n values.
+    pub samples_xy: &'a [f64],
+    /// Values, n × H, sample-major: `values[i·H + h]`.
+    pub values: &'a [f64],
+    /// H ≥ 1.
+    pub surfaces: usize,
+    /// Neighbours per node, 1..=64.
+    pub k: usize,
+    /// Keep only samples with d² ≤ radius2 (r² computed by the caller in f64).
+    pub radius2: Option<f64>,
+    /// p: 0 (simple kriging with `means`), 1 (ordinary), 3 or 6 (universal).
+    pub drift_terms: usize,
+    pub drift_scale: f64,
+    /// Simple kriging: the known mean of each surface (H values); ignored when p > 0.
+    pub means: &'a [f64],
+    /// Also compute the kriging variance.
+    pub want_variance: bool,
+}
+
+/// Predictions (H · rows · cols, surface-major) and variances (rows · cols) when asked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalOutput<T> {
+    pub pred: Vec<T>,
+    pub var: Option<Vec<T>>,
+}
+
+/// Times of [`local_krige`], milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LocalTimes {
+    /// Building the sample grid.
+    pub build_ms: f64,
+    /// Node coordinates and k-NN searches (all tiles).
+    pub search_ms: f64,
+    /// The per-node systems (all tiles).
+    pub solve_ms: f64,
+    /// build + search + solve.
+    pub kernel_ms: f64,
+    pub total_ms: f64,
+}
+
+/// Elements of T per warp and warps per block for neighbourhoods of k.
+pub(crate) fn local_layout(k: usize, elem: usize) -> (usize, usize) {
+    let region = k * (k + 1) + k * BSTRIDE + k + 32;
+    let per_warp = region * elem + 4 * k;
+    let warps = (SMEM_BUDGET / per_warp).clamp(1, MAX_WARPS);
+    (region, warps)
+}
+
+/// Local kriging at every node of `grid`.
+pub fn local_krige<T: KrigeFloat>(
+    gpu: &Gpu,
+    cov: &Covariance,
+    grid: &NodeGrid,
+    inp: &LocalInputs,
+) -> Result<(LocalOutput<T>, LocalTimes), CudaError> {
+    const K: &str = "kriging_local";
+    let wall = Instant::now();
+    let cp = cov.to_params()?;
+    let nn = grid.check(K)?;
+    let n = samples_count(inp.samples_xy, K)?;
+    let hh = inp.surfaces;
+    if hh == 0 {
+        return Err(invalid(K, "surfaces must be >= 1"));
+    }
+    if inp.k == 0 || inp.k > K_MAX {
+        return Err(invalid(K, format!("k = {} out of 1..={K_MAX}", inp.k)));
+    }
+    check_drift(inp.drift_terms, inp.drift_scale, K)?;
+    check_finite("values", inp.values, n * hh, K)?;
+    let p = inp.drift_terms;
+    let means: Vec<f64> = if p == 0 {
+        check_finite("means", inp.means, hh, K)?;
+        inp.means.to_vec()
+    } else {
+        vec![0.0; hh]
+    };
+    if let Some(r2) = inp.radius2
+        && (r2.is_nan() || r2 < 0.0)
+    {
+        return Err(invalid(K, format!("radius2 = {r2} must be >= 0")));
+    }
+    let out_len = nn
+        .checked_mul(hh)
+        .ok_or_else(|| invalid(K, "nodes × surfaces overflows"))?;
+    if nn == 0 {
+        return Ok((
+            LocalOutput {
+                pred: Vec::new(),
+                var: inp.want_variance.then(Vec::new),
+            },
+            LocalTimes::default(),
+        ));
+    }
+    let k = inp.k;
+    let elem = std::mem::size_of::<T>();
+    let (region, warps) = local_layout(k, elem);
+    let smem = warps * (region * elem + 4 * k);
+    let z_t = T::vec_from(inp.values);
+    let _held = gpu.hold();
+    let mut times = LocalTimes::default();
+    let d_xy = gpu.upload(inp.samples_xy, "the sample coordinates")?;
+    let d_z = gpu.upload(&z_t, "the sample values")?;
+    let d_mean = gpu.upload(&means, "the means")?;
+    let mut d_pred = gpu.zeros::<T>(out_len, "the predictions")?;
+    let mut d_var = gpu.zeros::<T>(if inp.want_variance { nn } else { 1 }, "the variances")?;
+    let tile = TILE_NODES.min(nn);
+    let mut d_q = gpu.zeros::<f64>(2 * tile, "the node coordinates")?;
+    let mut d_idx = gpu.zeros::<i64>(tile * k, "the neighbour indices")?;
+    let mut d_d2 = gpu.zeros::<f64>(tile * k, "the neighbour distances")?;
+    let mut dgrid = DeviceGrid::<f64>::new(gpu, n, 2, DeviceIndex::Uniform)?;
+    let e0 = gpu.mark()?;
+    dgrid.build(gpu, &d_xy)?;
+    let e1 = gpu.mark()?;
+    times.build_ms = event_ms(&e0, &e1)?;
+    let f_nodes = gpu.function(MODULE, "kriging_nodes")?;
+    let name = format!("kriging_local_{}", T::SUFFIX);
+    let f_local = gpu.function(MODULE, &name)?;
+    let mut j0 = 0usize;
+    while j0 < nn {
+        let m = tile.min(nn - j0);
+        let np = NodesParams {
+            grid: GridParams::from_grid(grid),
+            j0: j0 as u64,
+            m: m as u32,
+            pad0: 0,
+        };
+        let t0 = gpu.mark()?;
+        {
+            let mut lb = gpu.stream().launch_builder(&f_nodes);
+            lb.arg(&np).arg(&mut d_q);
+            let cfg = LaunchConfig {
+                grid_dim: (m.div_ceil(256) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: kriging_nodes(KrNodesParams, double* q): thread jl < m writes q[2jl],
+            // q[2jl+1] inside the 2·tile buffer.
+            unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_nodes".into()))?;
+        }
+        dgrid.knn(
+            gpu,
+            Some((&d_q, m)),
+            k,
+            inp.radius2,
+            false,
+            &mut d_idx,
+            &mut d_d2,
+        )?;
+        let t1 = gpu.mark()?;
+        let lp = LocalParams {
+            grid: GridParams::from_grid(grid),
+            drift_scale: inp.drift_scale,
+            j0: j0 as u64,
+            n_nodes: nn as u64,
+            m: m as u32,
+            k: k as u32,
+            n: n as u32,
+            h: hh as u32,
+            p: p as u32,
+            want_var: u32::from(inp.want_variance),
+            region: region as u32,
+            pad0: 0,
+        };
+        {
+            let mut lb = gpu.stream().launch_builder(&f_local);
+            lb.arg(&lp)
+                .arg(&cp)
+                .arg(&d_xy)
+                .arg(&d_z)
+                .arg(&d_mean)
+                .arg(&d_idx)
+                .arg(&mut d_pred)
+                .arg(&mut d_var);
+            let cfg = LaunchConfig {
+                grid_dim: (m.div_ceil(warps) as u32, 1, 1),
+                block_dim: (32 * warps as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            // SAFETY: kriging_local_*(KrLocalParams, KrCov, const double* sxy (2n), const T* z
+            // (n·h), const double* mean (h), const long long* nbr (m·k), T* pred, T* var): warp
+            // jl < m reads nbr[jl·k..], sample indices < n (from the k-NN search, -1 padding
+            // skipped), writes pred[h'·N + j0 + jl] (h' < h, inside N·h) and var[j0 + jl] only
+            // when want_var (then var holds N). Shared memory: warps × (region T + k ints) bytes,
+            // as the kernel lays it out.
+            unsafe { lb.launch(cfg) }.map_err(launch_err(name.clone()))?;
+        }
+        let t2 = gpu.mark()?;
+        times.search_ms += event_ms(&t0, &t1)?;
+        times.solve_ms += event_ms(&t1, &t2)?;
+        j0 += m;
+    }
+    let pred = gpu.download(&d_pred, out_len, "the predictions")?;
+    let var = if inp.want_variance {
+        Some(gpu.download(&d_var, nn, "the variances")?)
+    } else {
+        None
+    };
+    times.kernel_ms = times.build_ms + times.search_ms + times.solve_ms;
+    times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
+    Ok((LocalOutput { pred, var }, times))
+}

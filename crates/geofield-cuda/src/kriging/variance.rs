@@ -1,0 +1,229 @@
+//! [`global_variance`]: the global kriging variance in node tiles (kernel, cuBLAS GEMM, kernel).
+
+use std::time::Instant;
+
+use cudarc::cublas::sys as blas_sys;
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use super::params::{GridParams, VarParams};
+use super::{
+    Covariance, KrigeFloat, MODULE, NodeGrid, check_drift, check_finite, event_ms, launch_err,
+    samples_count,
+};
+use crate::context::Gpu;
+use crate::error::{CudaError, invalid};
+
+/// Bytes of K and W per tile (the only nodes × samples storage).
+const TILE_BYTES: usize = 256 << 20;
+const REDUCE_WARPS: u32 = 8;
+
+/// Inputs of [`global_variance`] (the host's f64 factors of the sample system).
+#[derive(Clone, Copy, Debug)]
+pub struct VarianceInputs<'a> {
+    /// Sample coordinates in kriging space, interleaved: 2n values.
+    pub samples_xy: &'a [f64],
+    /// L⁻¹, n × n lower triangular, row-major (C = L Lᵀ the sample covariance matrix).
+    pub linv: &'a [f64],
+    /// G = L⁻¹F, n × p, row-major.
+    pub g: &'a [f64],
+    /// R⁻¹, p × p lower, row-major (GᵀG = R Rᵀ).
+    pub rinv: &'a [f64],
+    /// p ∈ {0 (simple kriging), 1, 3, 6}.
+    pub drift_terms: usize,
+    pub drift_scale: f64,
+}
+
+/// Times of [`global_variance`], milliseconds (CUDA events, summed over tiles).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VarianceTimes {
+    /// Covariance tiles K.
+    pub k_ms: f64,
+    /// GEMMs.
+    pub gemm_ms: f64,
+    /// Reductions to σ².
+    pub reduce_ms: f64,
+    /// k + gemm + reduce.
+    pub kernel_ms: f64,
+    /// The whole call.
+    pub total_ms: f64,
+    /// Nodes per tile.
+    pub tile_nodes: usize,
+}
+
+/// GEMM in the precision T (cuBLAS S/DGEMM).
+pub trait VarianceFloat: KrigeFloat
+where
+    CudaBlas: Gemm<Self>,
+{
+}
+impl VarianceFloat for f32 {}
+impl VarianceFloat for f64 {}
+
+fn blas_err(action: &str) -> impl FnOnce(cudarc::cublas::result::CublasError) -> CudaError + '_ {
+    move |source| CudaError::Cublas {
+        action: action.to_string(),
+        source,
+    }
+}
+
+/// The kriging variance at every node of `grid` (rows · cols values). `tf32` (f32 only): the
+/// GEMM runs on TF32 tensor cores (10-bit mantissa inputs; see the measured error in the docs).
+/// `tile_nodes`: nodes per tile (None: as many as fit in 256 MB of K and W).
+pub fn global_variance<T: VarianceFloat>(
+    gpu: &Gpu,
+    cov: &Covariance,
+    grid: &NodeGrid,
+    inp: &VarianceInputs,
+    tf32: bool,
+    tile_nodes: Option<usize>,
+) -> Result<(Vec<T>, VarianceTimes), CudaError>
+where
+    CudaBlas: Gemm<T>,
+{
+    const K: &str = "kriging_var";
+    let wall = Instant::now();
+    let cp = cov.to_params()?;
+    let nn = grid.check(K)?;
+    let n = samples_count(inp.samples_xy, K)?;
+    if n == 0 {
+        return Err(invalid(K, "no samples"));
+    }
+    check_drift(inp.drift_terms, inp.drift_scale, K)?;
+    let p = inp.drift_terms;
+    check_finite("linv", inp.linv, n * n, K)?;
+    check_finite("g", inp.g, n * p, K)?;
+    check_finite("rinv", inp.rinv, p * p, K)?;
+    if nn == 0 {
+        return Ok((Vec::new(), VarianceTimes::default()));
+    }
+    let blas = gpu.blas()?;
+    let ldw = n + p;
+    let per_node = (2 * n + p) * std::mem::size_of::<T>();
+    let tile = tile_nodes
+        .unwrap_or(TILE_BYTES / per_node)
+        .clamp(1, nn)
+        .min(i32::MAX as usize / ldw);
+    // A = [L⁻¹; Gᵀ L⁻¹], (n + p) × n, column-major: a[r + c·ldw].
+    let mut a = vec![T::default(); ldw * n];
+    for c in 0..n {
+        for r in c..n {
+            a[r + c * ldw] = T::from_f64(inp.linv[r * n + c]);
+        }
+        for l in 0..p {
+            let mut s = 0.0;
+            for i in c..n {
+                s += inp.g[i * p + l] * inp.linv[i * n + c];
+            }
+            a[n + l + c * ldw] = T::from_f64(s);
+        }
+    }
+    let mut rinv = [0.0f64; 36];
+    for a_ in 0..p {
+        for b in 0..=a_ {
+            rinv[a_ * p + b] = inp.rinv[a_ * p + b];
+        }
+    }
+    let xy_t = T::vec_from(inp.samples_xy);
+    let _held = gpu.hold();
+    let d_xy = gpu.upload(&xy_t, "the sample coordinates")?;
+    let d_a = gpu.upload(&a, "[L^-1; G^T L^-1]")?;
+    let mut d_k = gpu.zeros::<T>(n * tile, "a covariance tile")?;
+    let mut d_w = gpu.zeros::<T>(ldw * tile, "a GEMM tile")?;
+    let mut d_out = gpu.zeros::<T>(nn, "the variances")?;
+    let sfx = T::SUFFIX;
+    let fk = gpu.function(MODULE, &format!("kriging_var_k_{sfx}"))?;
+    let fr = gpu.function(MODULE, &format!("kriging_var_reduce_{sfx}"))?;
+    let mode = if tf32 && sfx == "f32" {
+        blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH
+    } else {
+        blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH
+    };
+    // SAFETY: the handle is live (owned by `blas`); the device is held, so no other call
+    // shares the handle while the mode is changed (reset below).
+    unsafe { blas_sys::cublasSetMathMode(*blas.handle(), mode) }
+        .result()
+        .map_err(blas_err("setting the cuBLAS math mode"))?;
+    let mut times = VarianceTimes {
+        tile_nodes: tile,
+        ..VarianceTimes::default()
+    };
+    let mut j0 = 0usize;
+    let mut result = Ok(());
+    while j0 < nn {
+        let m = tile.min(nn - j0);
+        let params = VarParams {
+            grid: GridParams::from_grid(grid),
+            drift_scale: inp.drift_scale,
+            j0: j0 as u64,
+            m: m as u32,
+            n: n as u32,
+            p: p as u32,
+            ldw: ldw as u32,
+            rinv,
+        };
+        let e0 = gpu.mark()?;
+        {
+            let mut lb = gpu.stream().launch_builder(&fk);
+            lb.arg(&params).arg(&cp).arg(&d_xy).arg(&mut d_k);
+            let cfg = LaunchConfig {
+                grid_dim: (m as u32, 1, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: kriging_var_k_*(KrVarParams, KrCov, const T* sxy (2n), T* K): block jl < m
+            // writes K[jl·n + i], i < n, inside the n·tile buffer (m <= tile).
+            unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_k".into()))?;
+        }
+        let e1 = gpu.mark()?;
+        let cfg = GemmConfig {
+            transa: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            m: ldw as i32,
+            n: m as i32,
+            k: n as i32,
+            alpha: T::from_f64(1.0),
+            lda: ldw as i32,
+            ldb: n as i32,
+            beta: T::from_f64(0.0),
+            ldc: ldw as i32,
+        };
+        // SAFETY: column-major A (ldw × n, lda = ldw: ldw·n elements), K (n × m, ldb = n: n·m <=
+        // n·tile elements), W (ldw × m, ldc = ldw: ldw·m <= ldw·tile elements); all on this
+        // device, the handle on its stream.
+        if let Err(e) = unsafe { blas.gemm(cfg, &d_a, &d_k, &mut d_w) } {
+            result = Err(blas_err("running the variance GEMM")(e));
+            break;
+        }
+        let e2 = gpu.mark()?;
+        {
+            let mut lb = gpu.stream().launch_builder(&fr);
+            lb.arg(&params).arg(&cp).arg(&d_w).arg(&mut d_out);
+            let cfg = LaunchConfig {
+                grid_dim: (m.div_ceil(REDUCE_WARPS as usize) as u32, 1, 1),
+                block_dim: (32 * REDUCE_WARPS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: kriging_var_reduce_*(KrVarParams, KrCov, const T* W, T* out): warp jl < m
+            // reads W[jl·ldw + r], r < ldw, and writes out[j0 + jl] < nn.
+            unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_reduce".into()))?;
+        }
+        let e3 = gpu.mark()?;
+        times.k_ms += event_ms(&e0, &e1)?;
+        times.gemm_ms += event_ms(&e1, &e2)?;
+        times.reduce_ms += event_ms(&e2, &e3)?;
+        j0 += m;
+    }
+    // SAFETY: as above; back to the default for the handle's other users.
+    let reset = unsafe {
+        blas_sys::cublasSetMathMode(*blas.handle(), blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
+    }
+    .result()
+    .map_err(blas_err("resetting the cuBLAS math mode"));
+    result?;
+    reset?;
+    let out = gpu.download(&d_out, nn, "the variances")?;
+    times.kernel_ms = times.k_ms + times.gemm_ms + times.reduce_ms;
+    times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
+    Ok((out, times))
+}
