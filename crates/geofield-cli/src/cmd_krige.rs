@@ -761,7 +761,7 @@ pub(crate) fn write_section(
         })
         .collect();
     let s = geofield_io::Section {
-        title: format!("stratigraphic section along row {r} (y = {y:.1} m)"),
+        title: format!("section along row {r} (y = {y:.0} m)"),
         x_label: format!("distance east of x = {} (m)", grid.x_min_m),
         y_label: "elevation (m)".into(),
         distance_m: (0..cols)

@@ -238,7 +238,7 @@ fn print_header() {
     );
 }
 
-fn print_row(r: &Row) {
+pub fn print_row(r: &Row) {
     println!(
         "{:<18} {:>9} {:<30} {:>4} {:>10.4e} {:>10} {:>11.3e} {:>11.3e} {:>9.1e} {:>6}",
         r.case,
@@ -418,7 +418,16 @@ fn paper_rows(
             );
         }
         super::kriging_gpu::paper_rows(
-            a, be, env, &s.name, g, &nx, &ny, &z, &reference, s.spread, rows,
+            a,
+            be,
+            env,
+            &s.name,
+            g,
+            &map,
+            (s.grid.rows, s.grid.cols),
+            &reference,
+            s.spread,
+            rows,
         )?;
     }
     Ok(())

@@ -1,41 +1,188 @@
-//! Glue between the kriging systems and the CUDA kernels of `geofield-cuda`.
+//! Glue between the kriging systems and the CUDA kernels of `geofield-cuda`: the host solves
+//! in f64 (dual coefficients, inverse factors), the GPU evaluates the grid.
+//!
+//! - Global: dual predictions (`kriging_dual_*`), and with the variance one cuBLAS GEMM per tile
+//!   of nodes against L⁻¹ (`kriging_var_*`); L⁻¹ is formed on the host (n³/3 flops).
+//! - Local: neighbour search on the device and one warp per node (`kriging_local_*`).
+//!
+//! f32 evaluates with coordinates already centred (and anisotropy-corrected) in f64, accurate
+//! f32 exp and sqrt, and per-block partial sums added into f64 accumulators; f64 evaluates in f64.
+//! Arbitrary points ([`super::krige_points`]) are evaluated on the CPU (the kernels take
+//! grids); the result says so.
 
 use std::sync::Arc;
 
 use geofield_cuda::Gpu;
+use geofield_cuda::kriging::{
+    self as gk, CovModel, CovStructure, DualInputs, KrigeFloat, LocalInputs, NodeGrid,
+    VarianceInputs,
+};
 
 use super::System;
-use super::params::Precision;
-use super::space::NodeMap;
+use super::params::{Kind, Precision};
+use super::space::{Covariance, NodeMap};
+use super::variogram::{Model, matern_scale};
 use crate::GeofieldError;
 
-type Out = (Vec<Vec<f64>>, Option<Vec<f64>>);
+/// Predictions per surface, the variance, and the kernels' seconds.
+pub(crate) type Out = (Vec<Vec<f64>>, Option<Vec<f64>>, f64);
 
-/// Predictions and variances at kriging-space nodes on the GPU.
-pub(crate) fn eval_nodes(
-    _gpu: &Arc<Gpu>,
-    _system: &System,
-    _nx: &[f64],
-    _ny: &[f64],
-    _variance: bool,
-    _precision: Precision,
-) -> Result<Out, GeofieldError> {
-    Err(GeofieldError::Unsupported(
-        "kriging on the CUDA backend is not wired in yet; use --backend cpu".into(),
-    ))
+/// The device's description of a covariance.
+pub fn device_covariance(cov: &Covariance) -> gk::Covariance {
+    let structures = cov
+        .variogram
+        .structures
+        .iter()
+        .map(|s| CovStructure {
+            model: match s.model {
+                Model::Exponential => CovModel::Exponential,
+                Model::Gaussian => CovModel::Gaussian,
+                Model::Spherical => CovModel::Spherical,
+                Model::Cubic => CovModel::Cubic,
+                Model::Stable { alpha } => CovModel::Stable { alpha },
+                Model::Matern { nu } => CovModel::Matern {
+                    nu,
+                    scale: matern_scale(nu),
+                },
+                Model::Power { exponent } => CovModel::Power { exponent },
+                Model::Linear => CovModel::Linear,
+            },
+            sill: s.sill,
+            range: s.range,
+        })
+        .collect();
+    gk::Covariance {
+        nugget: cov.variogram.nugget,
+        structures,
+        pseudo_base: cov.pseudo.then_some(cov.c0),
+        eps: cov.eps,
+        exact: cov.c_coincident == cov.c0,
+        var_zero: Some(cov.c0),
+    }
+}
+
+/// The device's node grid.
+pub fn device_grid(map: &NodeMap, rows: usize, cols: usize) -> NodeGrid {
+    NodeGrid {
+        origin: [map.ox, map.oy],
+        col_step: [map.cx, map.cy],
+        row_step: [map.rx, map.ry],
+        rows,
+        cols,
+    }
+}
+
+fn split(v: Vec<f64>, surfaces: usize) -> Vec<Vec<f64>> {
+    let n = v.len() / surfaces.max(1);
+    v.chunks(n.max(1)).map(|c| c.to_vec()).collect()
+}
+
+fn widen<T: KrigeFloat>(v: Vec<T>) -> Vec<f64> {
+    v.into_iter().map(|x| x.widen()).collect()
 }
 
 /// Predictions and variances at the nodes of a grid on the GPU.
 pub(crate) fn eval_grid(
-    _gpu: &Arc<Gpu>,
-    _system: &System,
-    _map: &NodeMap,
-    _rows: usize,
-    _cols: usize,
-    _variance: bool,
-    _precision: Precision,
+    gpu: &Arc<Gpu>,
+    system: &System,
+    map: &NodeMap,
+    rows: usize,
+    cols: usize,
+    variance: bool,
+    precision: Precision,
 ) -> Result<Out, GeofieldError> {
-    Err(GeofieldError::Unsupported(
-        "kriging on the CUDA backend is not wired in yet; use --backend cpu".into(),
-    ))
+    match precision {
+        Precision::F32 => eval_grid_t::<f32>(gpu, system, map, rows, cols, variance, precision),
+        Precision::F64 => eval_grid_t::<f64>(gpu, system, map, rows, cols, variance, precision),
+    }
+}
+
+/// The global variance in `precision` (cuBLAS S/DGEMM), and the kernels' seconds.
+fn global_variance(
+    gpu: &Gpu,
+    cov: &gk::Covariance,
+    grid: &NodeGrid,
+    inp: &VarianceInputs,
+    precision: Precision,
+) -> Result<(Vec<f64>, f64), GeofieldError> {
+    Ok(match precision {
+        Precision::F32 => {
+            let (v, t) = gk::global_variance::<f32>(gpu, cov, grid, inp, false, None)?;
+            (widen(v), t.kernel_ms / 1e3)
+        }
+        Precision::F64 => {
+            let (v, t) = gk::global_variance::<f64>(gpu, cov, grid, inp, false, None)?;
+            (widen(v), t.kernel_ms / 1e3)
+        }
+    })
+}
+
+fn eval_grid_t<T: KrigeFloat>(
+    gpu: &Arc<Gpu>,
+    system: &System,
+    map: &NodeMap,
+    rows: usize,
+    cols: usize,
+    variance: bool,
+    precision: Precision,
+) -> Result<Out, GeofieldError> {
+    let grid = device_grid(map, rows, cols);
+    match system {
+        System::Global(g) => {
+            let cov = device_covariance(&g.cov);
+            let xy: Vec<f64> = g.xs.iter().zip(&g.ys).flat_map(|(&x, &y)| [x, y]).collect();
+            let inp = DualInputs {
+                samples_xy: &xy,
+                alpha: &g.alpha,
+                beta: &g.beta,
+                surfaces: g.surfaces,
+                drift_terms: g.p_eval,
+                drift_scale: g.frame.drift_scale,
+            };
+            let (pred, t) = gk::dual_predict::<T>(gpu, &cov, &grid, &inp, false)?;
+            let mut seconds = t.kernel_ms / 1e3;
+            let var = if variance {
+                let linv = g.l_inverse();
+                let vin = VarianceInputs {
+                    samples_xy: &xy,
+                    linv: &linv,
+                    g: &g.g,
+                    rinv: &g.rinv,
+                    drift_terms: g.p_var,
+                    drift_scale: g.frame.drift_scale,
+                };
+                let (v, s) = global_variance(gpu, &cov, &grid, &vin, precision)?;
+                seconds += s;
+                Some(v)
+            } else {
+                None
+            };
+            Ok((split(widen(pred), g.surfaces), var, seconds))
+        }
+        System::Local(l) => {
+            let cov = device_covariance(&l.cov);
+            let xy: Vec<f64> = l.xs.iter().zip(&l.ys).flat_map(|(&x, &y)| [x, y]).collect();
+            let means = match l.kind {
+                Kind::Simple { mean } => vec![mean; l.surfaces],
+                _ => vec![],
+            };
+            let inp = LocalInputs {
+                samples_xy: &xy,
+                values: &l.z,
+                surfaces: l.surfaces,
+                k: l.k,
+                radius2: l.radius.map(|r| r * r),
+                drift_terms: l.kind.drift_terms(),
+                drift_scale: l.frame.drift_scale,
+                means: &means,
+                want_variance: variance,
+            };
+            let (out, t) = gk::local_krige::<T>(gpu, &cov, &grid, &inp)?;
+            Ok((
+                split(widen(out.pred), l.surfaces),
+                out.var.map(widen),
+                t.kernel_ms / 1e3,
+            ))
+        }
+    }
 }

@@ -346,6 +346,11 @@ impl GlobalKriging {
         pred
     }
 
+    /// The dual coefficients: α (n × H), β (p × H) and p, the drift terms evaluated at a node.
+    pub fn dual_coefficients(&self) -> (&[f64], &[f64], usize) {
+        (&self.alpha, &self.beta, self.p_eval)
+    }
+
     /// The covariance in kriging space.
     pub fn covariance(&self) -> &Covariance {
         &self.cov
@@ -691,7 +696,7 @@ pub(crate) fn small_cholesky(a: &[f64], p: usize) -> Option<Vec<f64>> {
             let s: f64 = (0..j).map(|k| r[i * p + k] * r[j * p + k]).sum();
             if i == j {
                 let d = a[i * p + i] - s;
-                if !(d > 1e-10 * a[i * p + i].abs()) || !d.is_finite() {
+                if d.is_nan() || d <= 1e-10 * a[i * p + i].abs() || !d.is_finite() {
                     return None;
                 }
                 r[i * p + i] = d.sqrt();

@@ -16,6 +16,8 @@
 //!
 //! Cost per node: a k-NN query, m(m+1)/2 covariances, m³/6 + m²(H + p) flops.
 
+#![allow(clippy::needless_range_loop)] // index loops over small dense systems read as the formulas
+
 use rayon::prelude::*;
 
 use super::global::{invert_lower, lower_mul, small_cholesky};
@@ -131,7 +133,7 @@ impl LocalKriging {
         nx: &[f64],
         ny: &[f64],
         variance: bool,
-    ) -> Result<(Vec<Vec<f64>>, Option<Vec<f64>>), GeofieldError> {
+    ) -> Result<super::Evaluated, GeofieldError> {
         let nb = self.neighbours(nx, ny)?;
         let hc = self.surfaces;
         let m = nx.len();
@@ -485,7 +487,7 @@ pub(crate) fn cholesky_in_place(a: &mut [f64], m: usize) -> bool {
             let s: f64 = (0..j).map(|k| a[i * m + k] * a[j * m + k]).sum();
             if i == j {
                 let d = a[i * m + i] - s;
-                if !(d > 0.0) {
+                if d.is_nan() || d <= 0.0 {
                     return false;
                 }
                 a[i * m + i] = d.sqrt();

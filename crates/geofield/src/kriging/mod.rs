@@ -28,7 +28,7 @@
 //! validation of kriging in a unique neighborhood", Math. Geol. 15 (1983) 687–699,
 //! doi:10.1007/BF01033232.
 
-mod cuda;
+pub mod cuda;
 pub mod empirical;
 pub mod global;
 pub mod local;
@@ -53,6 +53,9 @@ pub use samples::{SampleSet, Surface};
 pub use variogram::{Model, Structure, Variogram};
 
 use crate::{Backend, GeofieldError};
+
+/// Predictions per surface and, when asked, the variance, at a set of nodes.
+pub type Evaluated = (Vec<Vec<f64>>, Option<Vec<f64>>);
 
 /// One system: global or local.
 pub enum System {
@@ -88,7 +91,7 @@ impl System {
         nx: &[f64],
         ny: &[f64],
         variance: bool,
-    ) -> Result<(Vec<Vec<f64>>, Option<Vec<f64>>), GeofieldError> {
+    ) -> Result<Evaluated, GeofieldError> {
         match self {
             System::Global(g) => Ok(g.eval_nodes(nx, ny, variance)),
             System::Local(l) => l.eval_nodes(nx, ny, variance),
@@ -224,12 +227,8 @@ pub fn krige_points(
         let f = g.system.frame();
         let (nx, ny): (Vec<f64>, Vec<f64>) =
             px.iter().zip(py).map(|(&x, &y)| f.apply(x, y)).unzip();
-        let (p, v) = match backend {
-            Backend::Cpu => g.system.eval_nodes(&nx, &ny, variance)?,
-            Backend::Cuda(gpu) => {
-                cuda::eval_nodes(gpu, &g.system, &nx, &ny, variance, opts.precision)?
-            }
-        };
+        // The kernels take grids: arbitrary points are evaluated on the CPU (said in `evaluated`).
+        let (p, v) = g.system.eval_nodes(&nx, &ny, variance)?;
         for (k, &h) in g.surfaces.iter().enumerate() {
             values[h] = p[k].clone();
             if let (Some(var), Some(v)) = (var.as_mut(), v.as_ref()) {
@@ -241,7 +240,10 @@ pub fn krige_points(
         values,
         variance: var,
         groups: reports,
-        evaluated: evaluated(backend, opts.precision),
+        evaluated: match backend {
+            Backend::Cpu => "cpu f64".into(),
+            Backend::Cuda(_) => "cpu f64 (points are evaluated on the CPU)".into(),
+        },
         device_seconds: None,
     })
 }
@@ -292,10 +294,18 @@ pub fn krige_grid_with(
     let mut var = variance.then(|| vec![vec![]; hc]);
     let total_work = groups.len() * rows;
     let mut done = 0usize;
+    let mut device_seconds = None;
     for g in groups {
         let map = g.system.frame().node_map(grid);
         let (mut p, mut v) = if let Backend::Cuda(gpu) = backend {
-            cuda::eval_grid(gpu, &g.system, &map, rows, cols, variance, opts.precision)?
+            let (p, v, s) =
+                cuda::eval_grid(gpu, &g.system, &map, rows, cols, variance, opts.precision)?;
+            *device_seconds.get_or_insert(0.0) += s;
+            done += rows;
+            if let Some(f) = progress {
+                f(done as f64 / total_work.max(1) as f64);
+            }
+            (p, v)
         } else {
             let mut p: Vec<Vec<f64>> = vec![Vec::with_capacity(cells); g.surfaces.len()];
             let mut v = variance.then(|| Vec::with_capacity(cells));
@@ -343,7 +353,7 @@ pub fn krige_grid_with(
         variance: var,
         groups: reports,
         evaluated: evaluated(backend, opts.precision),
-        device_seconds: None,
+        device_seconds,
     })
 }
 

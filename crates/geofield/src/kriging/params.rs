@@ -125,7 +125,7 @@ pub enum Precision {
 }
 
 /// How samples that share a location are treated.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct MergeRule {
     /// Samples closer than this (metres, in world coordinates) are one location. `None`: 1e-9 of
     /// the samples' bounding-box diagonal (1 µm over a kilometre).
@@ -134,15 +134,6 @@ pub struct MergeRule {
     /// a larger disagreement is an error naming the samples. `None`: a tenth of the surface's
     /// standard deviation over all samples. `Some(f64::INFINITY)` always averages.
     pub tolerance: Option<f64>,
-}
-
-impl Default for MergeRule {
-    fn default() -> Self {
-        MergeRule {
-            distance_m: None,
-            tolerance: None,
-        }
-    }
 }
 
 /// Everything but the samples, the variogram and the nodes.

@@ -176,13 +176,13 @@ pub fn merge(
     }
     let mut groups: Vec<Vec<usize>> = vec![];
     let mut slot = vec![usize::MAX; m];
-    for j in 0..m {
+    for (j, &input) in subset.iter().enumerate() {
         let r = find(&mut parent, j);
         if slot[r] == usize::MAX {
             slot[r] = groups.len();
             groups.push(vec![]);
         }
-        groups[slot[r]].push(subset[j]);
+        groups[slot[r]].push(input);
     }
     for g in &mut groups {
         g.sort_unstable();

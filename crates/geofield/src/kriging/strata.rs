@@ -121,7 +121,7 @@ pub fn voxelise(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::needless_range_loop)]
     use super::*;
 
     #[test]

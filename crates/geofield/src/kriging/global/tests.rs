@@ -2,7 +2,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::needless_range_loop
+    clippy::needless_range_loop,
+    clippy::cloned_ref_to_slice_refs
 )]
 
 use rand::{Rng, SeedableRng};
