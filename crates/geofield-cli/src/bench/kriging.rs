@@ -65,6 +65,10 @@ pub struct BenchArgs {
     pub warmup: usize,
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// On a GPU backend, skip the host CPU's rows (the paper's per-node elimination and the
+    /// CPU dual), keeping only the f64 reference used for the errors.
+    #[arg(long)]
+    pub gpu_only: bool,
 }
 
 #[derive(serde::Serialize, Clone)]
@@ -319,8 +323,12 @@ fn paper_rows(
         .map(|h| (0..n).map(|i| g.values()[i * hc + h]).collect())
         .collect();
     let gpu = be.is_cuda();
+    let cpu_rows = !(gpu && a.gpu_only);
     // The paper's per-node elimination on the CPU (rayon over nodes).
     for mode in [PaperMode::Exp1, PaperMode::Exp2, PaperMode::Exp4] {
+        if !cpu_rows {
+            break;
+        }
         let (t, _, p) = measure(a.warmup, a.repeats.min(3), || {
             Ok((
                 paper::paper_nodes(g.covariance(), px, py, &z, &nx, &ny, mode),

@@ -145,7 +145,7 @@ fn eval_grid_t<T: KrigeFloat>(
                 let linv = g.l_inverse();
                 let vin = VarianceInputs {
                     samples_xy: &xy,
-                    linv: &linv,
+                    linv,
                     g: &g.g,
                     rinv: &g.rinv,
                     drift_terms: g.p_var,

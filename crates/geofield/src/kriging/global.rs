@@ -61,6 +61,8 @@ pub struct GlobalKriging {
     pub(crate) surfaces: usize,
     /// The (merged) values, sample-major (z[i·H + h]), for the explicit-weights evaluation.
     pub(crate) z: Vec<f64>,
+    /// L⁻¹ (row-major), formed on first use by the GPU variance.
+    linv: std::sync::OnceLock<Vec<f64>>,
     /// Groups of input sample indices merged into one location.
     pub merged: Vec<Vec<usize>>,
     /// Input index of each location's first sample.
@@ -264,6 +266,7 @@ impl GlobalKriging {
             rinv,
             surfaces: hc,
             z: (0..n * hc).map(|k| m.values[k % hc][k / hc]).collect(),
+            linv: std::sync::OnceLock::new(),
             merged: m.merged.clone(),
             first: m.first.clone(),
         })
@@ -514,8 +517,12 @@ impl GlobalKriging {
         self.eval_nodes(&nx, &ny, variance)
     }
 
-    /// L⁻¹ (row-major n × n, lower), for the GPU variance.
-    pub fn l_inverse(&self) -> Vec<f64> {
+    /// L⁻¹ (row-major n × n, lower), for the GPU variance; formed once (n³/3 flops).
+    pub fn l_inverse(&self) -> &[f64] {
+        self.linv.get_or_init(|| self.form_l_inverse())
+    }
+
+    fn form_l_inverse(&self) -> Vec<f64> {
         let n = self.samples();
         let mut inv = Mat::<f64>::zeros(n, n);
         faer::linalg::triangular_inverse::invert_lower_triangular(
