@@ -735,10 +735,13 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
 #pragma unroll
         for (int c = 0; c < KR_PMAX; ++c) {
             if (c < (int)p) {
-                double d = R[c * KR_PMAX + c];
+                const double mcc = R[c * KR_PMAX + c];
+                double d = mcc;
 #pragma unroll
                 for (int b = 0; b < c; ++b) d -= R[c * KR_PMAX + b] * R[c * KR_PMAX + b];
-                if (!(d > 0.0)) ok = false;
+                // The CPU's rule: a drift the neighbours cannot carry (collinear, too few) gives
+                // NaN; a pivot under 1e-10 of its diagonal (1e-5 when M was summed in f32).
+                if (!(d > (sizeof(T) == 4 ? 1e-5 : 1e-10) * fabs(mcc))) ok = false;
                 const double l = sqrt(fmax(d, 1e-300));
                 R[c * KR_PMAX + c] = l;
 #pragma unroll

@@ -529,6 +529,25 @@ fn large_rows(
             e,
             gpu && !local,
         );
+        if gpu
+            && !local
+            && !variance
+            && let Some(System::Global(g)) = ref_groups.first().map(|g| &g.system)
+        {
+            let map = g.frame().node_map(&grid);
+            super::kriging_gpu::large_fast_row(
+                a,
+                be,
+                env,
+                &s.name,
+                g,
+                &map,
+                (grid.rows, grid.cols),
+                &reference,
+                s.spread,
+                rows,
+            )?;
+        }
     }
     Ok(())
 }

@@ -148,3 +148,59 @@ pub fn paper_rows(
     }
     Ok(())
 }
+
+/// The dual kernel alone with the fast f32 exp on a large case (global, no variance).
+#[allow(clippy::too_many_arguments)]
+pub fn large_fast_row(
+    a: &BenchArgs,
+    be: &Backend,
+    env: &BenchEnv,
+    case: &str,
+    g: &GlobalKriging,
+    grid_map: &geofield::kriging::space::NodeMap,
+    rows_cols: (usize, usize),
+    reference: &[Vec<f64>],
+    spread: f64,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let Backend::Cuda(gpu) = be else {
+        return Ok(());
+    };
+    let grid = device_grid(grid_map, rows_cols.0, rows_cols.1);
+    let nodes = grid.len();
+    let (xs, ys) = g.sample_coords();
+    let xy: Vec<f64> = xs.iter().zip(ys).flat_map(|(&x, &y)| [x, y]).collect();
+    let cov = device_covariance(g.covariance());
+    let (alpha, beta, p) = g.dual_coefficients();
+    let inp = DualInputs {
+        samples_xy: &xy,
+        alpha,
+        beta,
+        surfaces: g.surfaces(),
+        drift_terms: p,
+        drift_scale: g.frame().drift_scale,
+    };
+    let (t, d, v) = measure(a.warmup, a.repeats, || {
+        let (v, t) = gk::dual_predict::<f32>(gpu, &cov, &grid, &inp, true)?;
+        Ok((v, Some(t.kernel_ms / 1e3)))
+    })?;
+    let check = reference.first().map_or(0, Vec::len);
+    let mut e = 0.0f64;
+    for (h, w) in reference.iter().enumerate() {
+        for j in 0..check {
+            e = e.max((f64::from(v[h * nodes + j]) - w[j]).abs());
+        }
+    }
+    row(
+        rows,
+        env,
+        case,
+        g,
+        nodes,
+        "gpu dual f32 fast-exp (call)".into(),
+        t,
+        d,
+        e / spread,
+    );
+    Ok(())
+}
