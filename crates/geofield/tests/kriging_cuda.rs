@@ -213,7 +213,7 @@ fn local_kriging_on_the_gpu_equals_the_cpu() {
     );
     case(
         &be,
-        "local 32 within 150 m, universal linear, anisotropic",
+        "local 32 within 250 m, universal linear, anisotropic",
         &set,
         &exp,
         KrigeOptions {
@@ -226,7 +226,7 @@ fn local_kriging_on_the_gpu_equals_the_cpu() {
             }),
             neighbourhood: Neighbourhood::Local {
                 k: 32,
-                radius: Some(150.0),
+                radius: Some(250.0),
             },
             ..KrigeOptions::default()
         },

@@ -216,12 +216,27 @@ pub fn local_krige<T: KrigeFloat>(
         times.solve_ms += event_ms(&t1, &t2)?;
         j0 += m;
     }
-    let pred = gpu.download(&d_pred, out_len, "the predictions")?;
-    let var = if inp.want_variance {
+    let mut pred = gpu.download(&d_pred, out_len, "the predictions")?;
+    let mut var = if inp.want_variance {
         Some(gpu.download(&d_var, nn, "the variances")?)
     } else {
         None
     };
+    // A system too ill-conditioned for the precision can overflow: such a node gets no value
+    // (NaN in every surface and the variance), never ±inf.
+    let nan = T::from_f64(f64::NAN);
+    for j in 0..nn {
+        let inf = (0..hh).any(|h| pred[h * nn + j].widen().is_infinite())
+            || var.as_ref().is_some_and(|v| v[j].widen().is_infinite());
+        if inf {
+            for h in 0..hh {
+                pred[h * nn + j] = nan;
+            }
+            if let Some(v) = var.as_mut() {
+                v[j] = nan;
+            }
+        }
+    }
     times.kernel_ms = times.build_ms + times.search_ms + times.solve_ms;
     times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
     Ok((LocalOutput { pred, var }, times))
