@@ -31,7 +31,7 @@ pub enum DriftArg {
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 pub enum PrecisionArg {
-    /// f64 on the CPU, f32 on the GPU.
+    /// f64 on the CPU; on the GPU f32 for global kriging, f64 for local kriging.
     Auto,
     F32,
     F64,
@@ -340,7 +340,9 @@ fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
     let precision = match a.precision {
         PrecisionArg::F32 => Precision::F32,
         PrecisionArg::F64 => Precision::F64,
-        PrecisionArg::Auto if gpu => Precision::F32,
+        // Local systems in f32 lose the drift's digits on near-collinear neighbour sets, and f64
+        // costs little there (the solve, not the bandwidth, dominates).
+        PrecisionArg::Auto if gpu && neighbourhood == Neighbourhood::Global => Precision::F32,
         PrecisionArg::Auto => Precision::F64,
     };
     let o = KrigeOptions {

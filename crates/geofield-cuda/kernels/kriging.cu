@@ -740,8 +740,9 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
 #pragma unroll
                 for (int b = 0; b < c; ++b) d -= R[c * KR_PMAX + b] * R[c * KR_PMAX + b];
                 // The CPU's rule: a drift the neighbours cannot carry (collinear, too few) gives
-                // NaN; a pivot under 1e-10 of its diagonal (1e-5 when M was summed in f32).
-                if (!(d > (sizeof(T) == 4 ? 1e-5 : 1e-10) * fabs(mcc))) ok = false;
+                // NaN: a pivot under 1e-10 of its diagonal. (An f32 system that still overflows
+                // is set to NaN by the wrapper.)
+                if (!(d > 1e-10 * fabs(mcc))) ok = false;
                 const double l = sqrt(fmax(d, 1e-300));
                 R[c * KR_PMAX + c] = l;
 #pragma unroll

@@ -100,7 +100,20 @@ fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOpt
     .unwrap();
     let spread = 30.0;
     let sill = if v.is_bounded() { v.sill() } else { 100.0 };
-    for (precision, tp, tv) in [(Precision::F64, tol64, tol64), (Precision::F32, 2e-4, 2e-4)] {
+    // f32 local universal kriging is not held to the CPU: where a node's few neighbours barely
+    // determine the drift (near-collinear within the radius), G = L⁻¹F in f32 loses the digits
+    // the drift needs (measured 3.3e-2 of the data spread at one node). Local kriging therefore
+    // runs in f64 on the GPU by default (`geofield krige --precision auto`).
+    let f32_ok = !matches!(
+        (opts.neighbourhood, opts.kind),
+        (Neighbourhood::Local { .. }, Kind::Universal { .. })
+    );
+    let precisions: Vec<(Precision, f64, f64)> =
+        [(Precision::F64, tol64, tol64), (Precision::F32, 2e-4, 2e-4)]
+            .into_iter()
+            .filter(|p| p.0 == Precision::F64 || f32_ok)
+            .collect();
+    for (precision, tp, tv) in precisions {
         let o = KrigeOptions { precision, ..opts };
         let got = krige_grid(be, set, std::slice::from_ref(v), &o, &g, true, None).unwrap();
         assert!(got.evaluated.starts_with("cuda"), "{}", got.evaluated);
