@@ -122,6 +122,9 @@ pub struct KrigeArgs {
     /// Leave-one-out cross-validation: one row per sample and surface.
     #[arg(long)]
     pub cv: Option<PathBuf>,
+    /// Arithmetic of the grid evaluation on the GPU (the systems are always solved in f64) and
+    /// the type of .npy/.tif output. The CPU always evaluates in f64 (f32 then only rounds the
+    /// output).
     #[arg(long, value_enum, default_value = "auto")]
     pub precision: PrecisionArg,
     /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
@@ -130,6 +133,10 @@ pub struct KrigeArgs {
     /// Map of the predictions with the samples marked.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Map of the kriging standard deviation (the square root of the variance; implies
+    /// computing the variance) with the samples marked.
+    #[arg(long)]
+    pub sd_png: Option<PathBuf>,
     /// PNG colour map: viridis, magma or cividis.
     #[arg(long, default_value = "viridis")]
     pub colormap: String,
@@ -420,15 +427,23 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
     } else {
         8
     };
-    let bands = h * if a.variance.is_some() { 2 } else { 1 };
+    let want_variance = a.variance.is_some() || a.sd_png.is_some();
+    let bands = h * if want_variance { 2 } else { 1 };
     let grid = inputs::grid_for(&extent, a.cell_size_m, bands, out_bytes)?;
     output::preflight(&a.out, true)?;
     if let Some(p) = &a.variance {
         output::preflight(p, true)?;
     }
-    for p in [&a.png, &a.cv, &a.json, &a.model_vti, &a.section_png]
-        .into_iter()
-        .flatten()
+    for p in [
+        &a.png,
+        &a.sd_png,
+        &a.cv,
+        &a.json,
+        &a.model_vti,
+        &a.section_png,
+    ]
+    .into_iter()
+    .flatten()
     {
         output::preflight(p, false)?;
     }
@@ -465,7 +480,7 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
         reports.clone(),
         &opts,
         &grid,
-        a.variance.is_some(),
+        want_variance,
         Some(&progress),
     )?;
     let seconds_grid = t1.elapsed().as_secs_f64();
@@ -523,6 +538,21 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             pred.evaluated
         );
         write_map(p, &est, &title, &set, &a.colormap)?;
+        outputs.push(p.display().to_string());
+    }
+    if let (Some(p), Some(v)) = (&a.sd_png, &pred.variance) {
+        let sd: Vec<Vec<f64>> = v
+            .iter()
+            .map(|b| b.iter().map(|x| x.sqrt()).collect())
+            .collect();
+        let r = to_raster(&sd, names.clone())?;
+        write_map(
+            p,
+            &r,
+            "kriging standard deviation (wells marked)",
+            &set,
+            "magma",
+        )?;
         outputs.push(p.display().to_string());
     }
     if let Some(p) = &a.model_vti {

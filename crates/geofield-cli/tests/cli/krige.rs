@@ -52,6 +52,7 @@ fn krige_is_exact_at_wells_writes_variance_cv_and_summary() {
     let cv = dir.path().join("cv.csv");
     let json = dir.path().join("k.json");
     let png = dir.path().join("k.png");
+    let sd_png = dir.path().join("sd.png");
     let o = krige(
         &[
             "--model",
@@ -99,6 +100,7 @@ fn krige_is_exact_at_wells_writes_variance_cv_and_summary() {
     assert_eq!(j["groups"].as_array().unwrap().len(), 2);
     assert_eq!(j["groups"][1]["missing"], 1);
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    assert_eq!(&std::fs::read(&sd_png).unwrap()[1..4], b"PNG");
 }
 
 #[test]
