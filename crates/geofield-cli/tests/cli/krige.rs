@@ -71,6 +71,8 @@ fn krige_is_exact_at_wells_writes_variance_cv_and_summary() {
             s(&json),
             "--png",
             s(&png),
+            "--sd-png",
+            s(&sd_png),
         ],
         &csv,
         &out,
