@@ -457,6 +457,22 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             f.wrss
         );
     }
+    // Global kriging holds C and its factor (2 n² f64, 3 n² while factoring): refuse up front
+    // what would not fit rather than abort on allocation.
+    if opts.neighbourhood == Neighbourhood::Global
+        && let Some(avail) = inputs::available_memory_bytes()
+    {
+        let n = set.len() as u128;
+        let need = 3 * n * n * 8;
+        if need > u128::from(avail) {
+            bail!(
+                "global kriging of {} samples needs about {:.1} GB for the covariance matrix and                  its factor, more than this machine's {:.1} GB available: use local kriging                  (--neighbors 32 [--radius R])",
+                set.len(),
+                need as f64 / 1e9,
+                avail as f64 / 1e9
+            );
+        }
+    }
     let t0 = Instant::now();
     let (groups, reports) = kriging::build(&set, &vgs, &opts)
         .with_context(|| format!("kriging the samples of {}", a.samples.display()))?;

@@ -260,6 +260,22 @@ fn krige_bad_input_is_a_clear_error_with_no_output() {
         }
         assert!(!out.exists(), "{args:?}: no output on error");
     }
+    // A global system too large for memory (60,000 samples: ~86 GB) is refused, suggesting
+    // local kriging.
+    let mut body = String::new();
+    for i in 0..60_000 {
+        body.push_str(&format!(
+            "w{i},{},{},{},1\n",
+            (i % 300) as f64 * 0.3,
+            (i / 300) as f64 * 0.5,
+            i % 7
+        ));
+    }
+    let csv = wells(dir.path(), &body);
+    let o = krige(&model, &csv, &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--neighbors"), "{}", text(&o));
+    assert!(!out.exists());
     // A grid too large for memory is refused before any work.
     let csv = wells(dir.path(), FIVE);
     let o = geofield(&[
