@@ -10,6 +10,8 @@
 //!   ([`write_section_png`]), and point-cloud pictures of a 3-D flock ([`render_flock`]) as PNG
 //!   or animated GIF.
 //! - [`vtk`]: 3-D fields as VTK XML image data (`.vti`) for ParaView ([`write_vti`]).
+//! - [`netcdf`]: dimensions, attributes and variables as NetCDF-3 (`.nc`) for xarray and ncview
+//!   ([`write_netcdf`]).
 //!
 //! Conventions follow DESIGN.md "Data conventions": world coordinates in metres, row 0 of a grid
 //! is its north edge, rasters are band-major `(band, row, col)`.
@@ -19,6 +21,7 @@ pub mod atomic;
 pub mod csv_input;
 mod error;
 pub mod geotiff;
+pub mod netcdf;
 pub mod npy;
 pub mod raster_out;
 pub mod render;
@@ -27,6 +30,7 @@ pub mod vtk;
 pub use atomic::write_atomic;
 pub use csv_input::{CsvRecord, CsvRow, CsvTable};
 pub use error::IoError;
+pub use netcdf::{NcAttr, NcData, NcFile, NcVar, write_netcdf};
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
 pub use render::{

@@ -116,7 +116,7 @@ impl VtkArray<'_> {
 const CHUNK_VALUES: usize = 8192;
 
 /// Write `values` as bytes through a small buffer (no copy of the whole array).
-fn write_chunked<T: Copy, const N: usize>(
+pub(crate) fn write_chunked<T: Copy, const N: usize>(
     w: &mut dyn Write,
     values: &[T],
     bytes: impl Fn(T) -> [u8; N],

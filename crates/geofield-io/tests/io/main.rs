@@ -8,6 +8,7 @@ mod ascii;
 mod atomic;
 mod csv;
 mod geotiff;
+mod netcdf;
 mod npy;
 mod render;
 mod section;
