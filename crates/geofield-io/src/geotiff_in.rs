@@ -286,8 +286,8 @@ fn xml_unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// Values of one decoded chunk as f64, or as f32 when `to_f32` (only for types f32 holds
-/// exactly).
+/// Values of one decoded chunk: f32 for the sample types f32 holds exactly (8/16-bit integers,
+/// f32), f64 for the others.
 enum Chunk {
     F32(Vec<f32>),
     F64(Vec<f64>),

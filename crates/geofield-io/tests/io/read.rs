@@ -454,3 +454,135 @@ fn geotiff_georeferencing_errors_name_the_tag() {
     assert_eq!(r.grid, grid(2, 2, 3.0, 10.0, 20.0));
     assert_eq!(r.data, RasterData::F32(vec![1.0, 2.0, 3.0, 4.0]));
 }
+
+/// Write a tiled GeoTIFF by hand (the tiff crate's encoder writes strips only): 16 x 16 tiles,
+/// padded at the right and bottom edges with `pad`, `bands` samples of signed integers per
+/// pixel, chunky or planar. `value(band, row, col)` gives the samples.
+fn tiled_tiff<T: Copy + tiff::encoder::TiffValue>(
+    p: &Path,
+    (cols, rows, bands): (usize, usize, usize),
+    planar: bool,
+    pad: T,
+    value: impl Fn(usize, usize, usize) -> T,
+) where
+    [T]: tiff::encoder::TiffValue,
+{
+    const TILE: usize = 16;
+    let bits = (std::mem::size_of::<T>() * 8) as u16;
+    let file = std::fs::File::create(p).unwrap();
+    let mut enc = TiffEncoder::new(file).unwrap();
+    let mut dir = enc.image_directory().unwrap();
+    let (across, down) = (cols.div_ceil(TILE), rows.div_ceil(TILE));
+    let (planes, spp) = if planar { (bands, 1) } else { (1, bands) };
+    let mut offsets = Vec::new();
+    let mut counts = Vec::new();
+    for plane in 0..planes {
+        for ty in 0..down {
+            for tx in 0..across {
+                let mut tile = vec![pad; TILE * TILE * spp];
+                for r in 0..TILE {
+                    for c in 0..TILE {
+                        let (row, col) = (ty * TILE + r, tx * TILE + c);
+                        if row < rows && col < cols {
+                            for s in 0..spp {
+                                tile[(r * TILE + c) * spp + s] = value(plane + s, row, col);
+                            }
+                        }
+                    }
+                }
+                offsets.push(dir.write_data(&tile[..]).unwrap() as u32);
+                counts.push((tile.len() * std::mem::size_of::<T>()) as u32);
+            }
+        }
+    }
+    dir.write_tag(Tag::ImageWidth, cols as u32).unwrap();
+    dir.write_tag(Tag::ImageLength, rows as u32).unwrap();
+    dir.write_tag(Tag::BitsPerSample, &vec![bits; bands][..])
+        .unwrap();
+    dir.write_tag(Tag::Compression, 1u16).unwrap();
+    dir.write_tag(Tag::PhotometricInterpretation, 1u16).unwrap();
+    dir.write_tag(Tag::SamplesPerPixel, bands as u16).unwrap();
+    dir.write_tag(Tag::PlanarConfiguration, if planar { 2u16 } else { 1 })
+        .unwrap();
+    if bands > 1 {
+        dir.write_tag(Tag::ExtraSamples, &vec![0u16; bands - 1][..])
+            .unwrap();
+    }
+    dir.write_tag(Tag::SampleFormat, &vec![2u16; bands][..])
+        .unwrap();
+    dir.write_tag(Tag::TileWidth, TILE as u32).unwrap();
+    dir.write_tag(Tag::TileLength, TILE as u32).unwrap();
+    dir.write_tag(Tag::TileOffsets, &offsets[..]).unwrap();
+    dir.write_tag(Tag::TileByteCounts, &counts[..]).unwrap();
+    dir.write_tag(Tag::ModelPixelScaleTag, &[5.0f64, 5.0, 0.0][..])
+        .unwrap();
+    dir.write_tag(
+        Tag::ModelTiepointTag,
+        &[0.0f64, 0.0, 0.0, 300.0, 400.0, 0.0][..],
+    )
+    .unwrap();
+    dir.write_tag(Tag::GdalNodata, "-32768").unwrap();
+    dir.finish().unwrap();
+}
+
+#[test]
+fn geotiff_tiled_chunky_and_planar_signed_integers() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 x 18 pixels: 2 x 2 tiles of 16, the right and bottom ones partly padding.
+    let (cols, rows) = (20usize, 18usize);
+    let f = |b: usize, r: usize, c: usize| -(b as i32 * 10_000) + (r * 100 + c) as i32 - 500;
+    for planar in [false, true] {
+        // i16, 2 bands; one nodata cell per band.
+        let p = dir.path().join(format!("i16_{planar}.tif"));
+        let v16 = |b: usize, r: usize, c: usize| {
+            if (r, c) == (17, 19 - b) {
+                -32768i16
+            } else {
+                f(b, r, c) as i16
+            }
+        };
+        tiled_tiff(&p, (cols, rows, 2), planar, 77i16, v16);
+        let (r, meta) = read_raster(&p).unwrap();
+        assert_eq!(r.grid, grid(cols, rows, 5.0, 300.0, 400.0));
+        assert_eq!(r.band_names, ["band1", "band2"]);
+        assert_eq!(meta.nodata, Some(-32768.0));
+        assert!(matches!(r.data, RasterData::F32(_)), "i16 reads as f32");
+        for b in 0..2 {
+            let band = r.band_f64(b);
+            for row in 0..rows {
+                for col in 0..cols {
+                    let got = band[row * cols + col];
+                    if (row, col) == (17, 19 - b) {
+                        assert!(got.is_nan(), "planar {planar} band {b} ({row}, {col})");
+                    } else {
+                        assert_eq!(
+                            got,
+                            f64::from(v16(b, row, col)),
+                            "planar {planar} band {b} ({row}, {col})"
+                        );
+                    }
+                }
+            }
+        }
+
+        // i32, 3 bands: read as f64.
+        let p = dir.path().join(format!("i32_{planar}.tif"));
+        let v32 = |b: usize, r: usize, c: usize| f(b, r, c) * 1000;
+        tiled_tiff(&p, (cols, rows, 3), planar, 0i32, v32);
+        let (r, _) = read_raster(&p).unwrap();
+        let RasterData::F64(data) = &r.data else {
+            panic!("i32 should read as f64")
+        };
+        for b in 0..3 {
+            for row in 0..rows {
+                for col in 0..cols {
+                    assert_eq!(
+                        data[(b * rows + row) * cols + col],
+                        f64::from(v32(b, row, col)),
+                        "planar {planar} band {b} ({row}, {col})"
+                    );
+                }
+            }
+        }
+    }
+}
