@@ -286,7 +286,11 @@ fn geotiff_u16_pixel_is_point_from_the_tiff_crate() {
     let values: Vec<u16> = (0..w * h)
         .map(|i| if i == 5 { 65535 } else { (i * 1000 + 7) as u16 })
         .collect();
-    for compression in [Compression::Uncompressed, Compression::Lzw] {
+    for compression in [
+        Compression::Uncompressed,
+        Compression::Lzw,
+        Compression::Deflate(Default::default()),
+    ] {
         let p = dir.path().join("point.tif");
         {
             let file = std::fs::File::create(&p).unwrap();
