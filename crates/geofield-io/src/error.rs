@@ -86,4 +86,21 @@ pub enum IoError {
     /// The TIFF encoder failed.
     #[error("cannot write GeoTIFF {}: {reason}", .path.display())]
     Tiff { path: PathBuf, reason: String },
+    /// The input file name has an extension no raster reader handles.
+    #[error("cannot read {}: unsupported raster format {ext}; use one of {supported}", .path.display())]
+    UnsupportedInput {
+        path: PathBuf,
+        ext: String,
+        supported: String,
+    },
+    /// An ESRI ASCII grid is malformed; `line` is 1-based (0 when the problem is the whole file).
+    #[error("{}:{line}: invalid ESRI ASCII grid: {reason}", .path.display())]
+    BadAsciiGrid {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
+    /// A GeoTIFF cannot be decoded or is not supported; `reason` names the TIFF tag at fault.
+    #[error("cannot read GeoTIFF {}: {reason}", .path.display())]
+    BadGeoTiff { path: PathBuf, reason: String },
 }

@@ -5,6 +5,8 @@
 //! - [`atomic`]: outputs written to a temporary file and renamed into place when complete.
 //! - [`raster_out`]: rasters to GeoTIFF (`.tif`), ESRI ASCII grid (`.asc`) or NumPy (`.npy`) by
 //!   extension; [`npy`] also reads and writes plain arrays.
+//! - [`raster_in`]: rasters from GeoTIFF or ESRI ASCII grid by extension ([`read_raster`]),
+//!   with their georeferencing, band names and nodata.
 //! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands,
 //!   with optional point markers), vertical cross-sections of layered models
 //!   ([`write_section_png`]), and point-cloud pictures of a 3-D flock ([`render_flock`]) as PNG
@@ -17,12 +19,15 @@
 //! is its north edge, rasters are band-major `(band, row, col)`.
 
 pub mod ascii_grid;
+pub mod ascii_grid_in;
 pub mod atomic;
 pub mod csv_input;
 mod error;
 pub mod geotiff;
+pub mod geotiff_in;
 pub mod netcdf;
 pub mod npy;
+pub mod raster_in;
 pub mod raster_out;
 pub mod render;
 pub mod vtk;
@@ -32,6 +37,7 @@ pub use csv_input::{CsvRecord, CsvRow, CsvTable};
 pub use error::IoError;
 pub use netcdf::{NcAttr, NcData, NcFile, NcVar, write_netcdf};
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
+pub use raster_in::read_raster;
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
 pub use render::{
     Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, Section, XyChart, render_flock,
