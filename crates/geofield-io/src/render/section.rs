@@ -7,7 +7,7 @@
 //!
 //! Layer i, between surface i and surface i + 1, is filled with [`layer_colour`]`(i)` wherever
 //! surface i lies above surface i + 1 (where they meet or cross the layer has pinched out and
-//! nothing is filled), and named "<name i> – <name i+1>" in the legend. Surfaces are drawn as
+//! nothing is filled), and named "`<name i> – <name i+1>`" in the legend. Surfaces are drawn as
 //! dark lines over the fill, wells as thin dashed vertical lines labelled above the plot.
 //!
 //! Scale: the distance range fills the plot width, which fixes the horizontal scale
@@ -40,7 +40,7 @@ pub struct Section {
     /// H surfaces ordered top to bottom, each with one elevation (m) per column; NaN marks a
     /// missing value, which is not drawn.
     pub surfaces: Vec<Vec<f64>>,
-    /// The H surface names (a missing name is shown as "surface <i + 1>").
+    /// The H surface names (a missing name is shown as "surface `<i + 1>`").
     pub names: Vec<String>,
     /// Wells near the section: distance along it (m) and label. Wells outside the distance
     /// range are not drawn.
