@@ -381,3 +381,49 @@ fn a_grid_is_the_same_function_as_its_cell_centres() {
         }
     }
 }
+
+#[test]
+fn local_leave_one_out_equals_kriging_without_each_sample() {
+    let (xs, ys, z) = wells(40, 17, (0.0, 0.0));
+    let v = Variogram::new(Model::Exponential, 30.0, 600.0, 0.5).unwrap();
+    let opts = KrigeOptions {
+        neighbourhood: Neighbourhood::Local {
+            k: 10,
+            radius: None,
+        },
+        ..KrigeOptions::default()
+    };
+    let set = SampleSet::new(xs.clone(), ys.clone(), z.clone());
+    let (groups, _) = build(&set, std::slice::from_ref(&v), &opts).unwrap();
+    let cv = cross_validate(&set, &groups).unwrap();
+    for i in [0, 7, 23, 39] {
+        let keep: Vec<usize> = (0..40).filter(|&j| j != i).collect();
+        let sub = SampleSet::new(
+            keep.iter().map(|&j| xs[j]).collect(),
+            keep.iter().map(|&j| ys[j]).collect(),
+            z.iter()
+                .map(|s| keep.iter().map(|&j| s[j]).collect())
+                .collect(),
+        );
+        let p = krige_points(
+            &Backend::Cpu,
+            &sub,
+            &[v.clone()],
+            &opts,
+            &[xs[i]],
+            &[ys[i]],
+            true,
+        )
+        .unwrap();
+        for h in 0..3 {
+            let j = cv[h].locations.iter().position(|&l| l == i).unwrap();
+            close(cv[h].error[j], z[h][i] - p.values[h][0], 1e-9, "LOO error");
+            close(
+                cv[h].variance[j],
+                p.variance.as_ref().unwrap()[h][0],
+                1e-9,
+                "LOO variance",
+            );
+        }
+    }
+}
