@@ -272,83 +272,6 @@ impl GlobalKriging {
         })
     }
 
-    /// Predictions by explicit weights from the factor (note §4.2, "factor once, solve per
-    /// node"), `pred[h][j]`: per node w = L⁻¹k, λ = L⁻ᵀ(w + G R⁻ᵀR⁻¹(f − Gᵀw)), z* = λᵀz
-    /// (simple: m + λᵀ(z − m)). Two triangular solves per node, O(n²) instead of the dual's
-    /// O(n); the same function, kept for the benchmark and for callers that need the weights.
-    pub fn eval_weights(&self, nx: &[f64], ny: &[f64]) -> Vec<Vec<f64>> {
-        let n = self.samples();
-        let hc = self.surfaces;
-        let p = self.p_var;
-        let tiles: Vec<Vec<f64>> = nx
-            .par_chunks(TILE)
-            .zip(ny.par_chunks(TILE))
-            .map(|(tx, ty)| {
-                let m = tx.len();
-                let mut d = vec![0.0; m];
-                let mut c = vec![0.0; m];
-                let mut k = Mat::<f64>::zeros(n, m);
-                for i in 0..n {
-                    self.cov.row(self.xs[i], self.ys[i], tx, ty, &mut d, &mut c);
-                    for j in 0..m {
-                        k[(i, j)] = c[j];
-                    }
-                }
-                faer::linalg::triangular_solve::solve_lower_triangular_in_place(
-                    self.l.as_ref(),
-                    k.as_mut(),
-                    Par::Seq,
-                );
-                if p > 0 {
-                    let mut f = [0.0; 6];
-                    for j in 0..m {
-                        self.frame.drift(tx[j], ty[j], p, &mut f);
-                        let r: Vec<f64> = (0..p)
-                            .map(|c| {
-                                f[c] - (0..n).map(|i| self.g[i * p + c] * k[(i, j)]).sum::<f64>()
-                            })
-                            .collect();
-                        let s = lower_mul(&self.rinv, p, &r);
-                        let t: Vec<f64> = (0..p)
-                            .map(|c| (c..p).map(|q| self.rinv[q * p + c] * s[q]).sum())
-                            .collect();
-                        for i in 0..n {
-                            let gt: f64 = (0..p).map(|c| self.g[i * p + c] * t[c]).sum();
-                            k[(i, j)] += gt;
-                        }
-                    }
-                }
-                faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-                    self.l.as_ref().transpose(),
-                    k.as_mut(),
-                    Par::Seq,
-                );
-                let offset = match self.kind {
-                    Kind::Simple { mean } => mean,
-                    _ => 0.0,
-                };
-                let mut out = vec![0.0; hc * m];
-                for j in 0..m {
-                    for h in 0..hc {
-                        let s: f64 = (0..n)
-                            .map(|i| k[(i, j)] * (self.z[i * hc + h] - offset))
-                            .sum();
-                        out[h * m + j] = offset + s;
-                    }
-                }
-                out
-            })
-            .collect();
-        let mut pred = vec![Vec::with_capacity(nx.len()); hc];
-        for t in tiles {
-            let m = t.len() / hc.max(1);
-            for (h, ph) in pred.iter_mut().enumerate() {
-                ph.extend_from_slice(&t[h * m..(h + 1) * m]);
-            }
-        }
-        pred
-    }
-
     /// The dual coefficients: α (n × H), β (p × H) and p, the drift terms evaluated at a node.
     pub fn dual_coefficients(&self) -> (&[f64], &[f64], usize) {
         (&self.alpha, &self.beta, self.p_eval)
@@ -540,104 +463,6 @@ impl GlobalKriging {
     }
 }
 
-/// Leave-one-out cross-validation of a [`GlobalKriging`] (per merged sample).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct CrossValidation {
-    /// `error[h][i]` = zᵢ − z*₋ᵢ: the datum minus the prediction from all other samples.
-    pub error: Vec<Vec<f64>>,
-    /// The kriging variance of each left-out prediction.
-    pub variance: Vec<f64>,
-    /// Per surface: root mean square error, mean error, mean and mean square of the
-    /// standardised errors e / σ (≈ 0 and ≈ 1 for a well-fitted model).
-    pub rmse: Vec<f64>,
-    pub mean_error: Vec<f64>,
-    pub mean_standardised: Vec<f64>,
-    pub mean_square_standardised: Vec<f64>,
-}
-
-impl GlobalKriging {
-    /// Leave-one-out cross-validation in closed form (Dubrule 1983): with Q the sample block of
-    /// the inverse of the kriging matrix, Q = C⁻¹ − U (FᵀC⁻¹F)⁻¹ Uᵀ with U = C⁻¹F (Q = C⁻¹ for
-    /// simple kriging), eᵢ = αᵢ / Qᵢᵢ and σ²₋ᵢ = 1 / Qᵢᵢ, for every surface at once; O(n³) once
-    /// instead of n refits. The model is held fixed. Merged samples count as one.
-    pub fn cross_validate(&self) -> CrossValidation {
-        let n = self.samples();
-        let hc = self.surfaces;
-        let p = self.p_var;
-        let l = self.l.as_ref();
-        // (C⁻¹)ⱼⱼ = |L⁻¹ eⱼ|²: column j of L⁻¹ by a forward solve that starts at row j.
-        let diag: Vec<f64> = (0..n)
-            .into_par_iter()
-            .map(|j| {
-                // Column-oriented forward substitution from row j.
-                let mut x = vec![0.0; n];
-                x[j] = 1.0;
-                for c in j..n {
-                    let v = x[c] / l[(c, c)];
-                    x[c] = v;
-                    if v != 0.0 {
-                        let col = l.col(c);
-                        for r in c + 1..n {
-                            x[r] -= col[r] * v;
-                        }
-                    }
-                }
-                x[j..].iter().map(|v| v * v).sum()
-            })
-            .collect();
-        // U = C⁻¹F = L⁻ᵀG (n × p).
-        let mut umat = Mat::<f64>::from_fn(n, p, |i, c| self.g[i * p + c]);
-        faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-            l.transpose(),
-            umat.as_mut(),
-            Par::rayon(0),
-        );
-        let q: Vec<f64> = (0..n)
-            .map(|i| {
-                if p == 0 {
-                    return diag[i];
-                }
-                let ui: Vec<f64> = (0..p).map(|c| umat[(i, c)]).collect();
-                let t = lower_mul(&self.rinv, p, &ui);
-                diag[i] - t.iter().map(|v| v * v).sum::<f64>()
-            })
-            .collect();
-        let variance: Vec<f64> = q.iter().map(|&v| 1.0 / v).collect();
-        let error: Vec<Vec<f64>> = (0..hc)
-            .map(|h| (0..n).map(|i| self.alpha[i * hc + h] / q[i]).collect())
-            .collect();
-        summarise(error, variance)
-    }
-}
-
-/// RMSE, mean error and standardised-error moments of leave-one-out errors.
-pub(crate) fn summarise(error: Vec<Vec<f64>>, variance: Vec<f64>) -> CrossValidation {
-    let nf = variance.len() as f64;
-    let rmse = error
-        .iter()
-        .map(|e| (e.iter().map(|v| v * v).sum::<f64>() / nf).sqrt())
-        .collect();
-    let mean_error = error.iter().map(|e| e.iter().sum::<f64>() / nf).collect();
-    let std =
-        |e: &Vec<f64>| -> Vec<f64> { e.iter().zip(&variance).map(|(v, s)| v / s.sqrt()).collect() };
-    let mean_standardised = error
-        .iter()
-        .map(|e| std(e).iter().sum::<f64>() / nf)
-        .collect();
-    let mean_square_standardised = error
-        .iter()
-        .map(|e| std(e).iter().map(|v| v * v).sum::<f64>() / nf)
-        .collect();
-    CrossValidation {
-        error,
-        variance,
-        rmse,
-        mean_error,
-        mean_standardised,
-        mean_square_standardised,
-    }
-}
-
 pub(crate) fn bbox_diagonal(xs: &[f64], ys: &[f64]) -> f64 {
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for (&x, &y) in xs.iter().zip(ys) {
@@ -734,6 +559,12 @@ pub(crate) fn lower_mul(a: &[f64], p: usize, x: &[f64]) -> Vec<f64> {
         .map(|i| (0..=i).map(|k| a[i * p + k] * x[k]).sum())
         .collect()
 }
+
+mod crossval;
+mod weights;
+
+pub use crossval::CrossValidation;
+pub(crate) use crossval::summarise;
 
 #[cfg(test)]
 pub(crate) mod tests;
