@@ -409,7 +409,7 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
             Some(32610),
         )?;
     }
-    crate::cmd_krige::write_map(
+    crate::krige_out::write_map(
         &a.out.join("strata.png"),
         &est,
         "kriged stratum surfaces (elevation, m; wells marked)",
@@ -422,12 +422,12 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
         "strata.png",
         "variogram.png",
     ];
-    if crate::cmd_krige::write_voxels(&a.out.join("strata.vti"), &pred.values, &grid, 2.0, &names)
+    if crate::krige_out::write_voxels(&a.out.join("strata.vti"), &pred.values, &grid, 2.0, &names)
         .is_ok()
     {
         written.push("strata.vti");
     }
-    if crate::cmd_krige::write_section(
+    if crate::krige_out::write_section(
         &a.out.join("section.png"),
         &pred.values,
         &grid,

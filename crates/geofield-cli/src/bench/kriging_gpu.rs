@@ -121,6 +121,38 @@ pub fn paper_rows(
             e,
         );
     }
+    dual_rows(
+        a,
+        gpu,
+        env,
+        case,
+        g,
+        &grid,
+        &[true, false],
+        reference,
+        spread,
+        rows,
+    )
+}
+
+/// The dual kernel alone (wall = the wrapper call: upload, kernel, copy back into a host f32
+/// vector), with the fast and/or the accurate f32 exp.
+#[allow(clippy::too_many_arguments)]
+fn dual_rows(
+    a: &BenchArgs,
+    gpu: &geofield_cuda::Gpu,
+    env: &BenchEnv,
+    case: &str,
+    g: &GlobalKriging,
+    grid: &gk::NodeGrid,
+    fast: &[bool],
+    reference: &[Vec<f64>],
+    spread: f64,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let nodes = grid.len();
+    let (xs, ys) = g.sample_coords();
+    let xy: Vec<f64> = xs.iter().zip(ys).flat_map(|(&x, &y)| [x, y]).collect();
     let cov = device_covariance(g.covariance());
     let (alpha, beta, p) = g.dual_coefficients();
     let inp = DualInputs {
@@ -131,10 +163,9 @@ pub fn paper_rows(
         drift_terms: p,
         drift_scale: g.frame().drift_scale,
     };
-    // Wall time = the wrapper call: upload, kernel, copy back into a host f32 vector.
-    for fast in [true, false] {
+    for &fast in fast {
         let (t, d, v) = measure(a.warmup, a.repeats, || {
-            let (v, t) = gk::dual_predict::<f32>(gpu, &cov, &grid, &inp, fast)?;
+            let (v, t) = gk::dual_predict::<f32>(gpu, &cov, grid, &inp, fast)?;
             Ok((v, Some(t.kernel_ms / 1e3)))
         })?;
         let v: Vec<f64> = v.into_iter().map(f64::from).collect();
@@ -167,40 +198,16 @@ pub fn large_fast_row(
         return Ok(());
     };
     let grid = device_grid(grid_map, rows_cols.0, rows_cols.1);
-    let nodes = grid.len();
-    let (xs, ys) = g.sample_coords();
-    let xy: Vec<f64> = xs.iter().zip(ys).flat_map(|(&x, &y)| [x, y]).collect();
-    let cov = device_covariance(g.covariance());
-    let (alpha, beta, p) = g.dual_coefficients();
-    let inp = DualInputs {
-        samples_xy: &xy,
-        alpha,
-        beta,
-        surfaces: g.surfaces(),
-        drift_terms: p,
-        drift_scale: g.frame().drift_scale,
-    };
-    let (t, d, v) = measure(a.warmup, a.repeats, || {
-        let (v, t) = gk::dual_predict::<f32>(gpu, &cov, &grid, &inp, true)?;
-        Ok((v, Some(t.kernel_ms / 1e3)))
-    })?;
-    let check = reference.first().map_or(0, Vec::len);
-    let mut e = 0.0f64;
-    for (h, w) in reference.iter().enumerate() {
-        for j in 0..check {
-            e = e.max((f64::from(v[h * nodes + j]) - w[j]).abs());
-        }
-    }
-    row(
-        rows,
+    dual_rows(
+        a,
+        gpu,
         env,
         case,
         g,
-        nodes,
-        "gpu dual f32 fast-exp (call)".into(),
-        t,
-        d,
-        e / spread,
-    );
-    Ok(())
+        &grid,
+        &[true],
+        reference,
+        spread,
+        rows,
+    )
 }
