@@ -11,6 +11,7 @@ mod cmd_krige;
 mod cmd_synth;
 mod cmd_variogram;
 mod inputs;
+mod krige_in;
 mod krige_out;
 mod output;
 mod progress;

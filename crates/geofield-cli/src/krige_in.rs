@@ -1,0 +1,220 @@
+//! Inputs of `geofield krige`: the samples CSV, the variograms (given or fitted) and the
+//! options, each checked with errors that name the flag, file and line.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use geofield::kriging::{
+    self, Anisotropy, Drift, Estimator, Kind, KrigeOptions, LagSpec, MergeRule, Model,
+    Neighbourhood, NuggetMode, Precision, SampleSet, Surface, Variogram,
+};
+use geofield_io::CsvTable;
+
+use crate::cmd_krige::{DriftArg, KindArg, KrigeArgs, PrecisionArg};
+
+/// The samples of `path`: coordinates and the value columns (empty or NA = missing).
+pub fn read_samples(path: &Path, x: &str, y: &str, values: &[String]) -> Result<SampleSet> {
+    let mut t = CsvTable::read(path)?;
+    let (cx, cy) = (t.column(x)?, t.column(y)?);
+    let cols: Vec<usize> = values
+        .iter()
+        .map(|v| t.column(v))
+        .collect::<Result<_, _>>()?;
+    let mut set = SampleSet {
+        surfaces: values
+            .iter()
+            .map(|v| Surface {
+                name: v.clone(),
+                values: vec![],
+            })
+            .collect(),
+        source: Some(path.display().to_string()),
+        ..SampleSet::default()
+    };
+    let id = t.column("id").ok();
+    let mut rec = geofield_io::CsvRecord::default();
+    while t.next_record(&mut rec)? {
+        let row = t.row(&rec);
+        if let Some(c) = id {
+            set.labels.push(row.str(c)?.to_string());
+        }
+        set.xs.push(row.finite_f64(cx)?);
+        set.ys.push(row.finite_f64(cy)?);
+        set.lines.push(row.line());
+        for (s, &c) in set.surfaces.iter_mut().zip(&cols) {
+            let text = row.str(c)?;
+            let v = if text.is_empty() || text.eq_ignore_ascii_case("na") {
+                f64::NAN
+            } else {
+                row.finite_f64(c)?
+            };
+            s.values.push(v);
+        }
+    }
+    if set.is_empty() {
+        bail!("{}: no samples (only a header?)", path.display());
+    }
+    for s in &set.surfaces {
+        if s.values.iter().all(|v| v.is_nan()) {
+            bail!("{}: column {} has no value", path.display(), s.name);
+        }
+    }
+    Ok(set)
+}
+
+#[derive(serde::Serialize)]
+pub(crate) struct FitReport {
+    pub(crate) surfaces: Vec<String>,
+    pub(crate) variogram: Variogram,
+    pub(crate) wrss: f64,
+}
+
+/// The variograms: the one given, or fitted per column (or pooled).
+pub(crate) fn variograms(
+    a: &KrigeArgs,
+    set: &SampleSet,
+) -> Result<(Vec<Variogram>, Vec<FitReport>)> {
+    if let Some(m) = &a.model {
+        let model = Model::parse(m)?;
+        let sill = a
+            .sill
+            .with_context(|| format!("--model {m} needs --sill"))?;
+        let range = match a.range {
+            Some(r) => r,
+            None if !model.is_bounded() => 1.0,
+            None => bail!("--model {m} needs --range (the practical range in metres)"),
+        };
+        return Ok((vec![Variogram::new(model, sill, range, a.nugget)?], vec![]));
+    }
+    let Some(m) = &a.fit else {
+        bail!("give a variogram (--model M --sill C --range A [--nugget N]) or --fit M");
+    };
+    let model = Model::parse(m)?;
+    let spec = LagSpec {
+        lags: a.lags,
+        max_lag: a.max_lag,
+        direction: None,
+    };
+    let mut all_bins = vec![];
+    for s in &set.surfaces {
+        let keep: Vec<usize> = (0..set.len()).filter(|&i| !s.values[i].is_nan()).collect();
+        let xs: Vec<f64> = keep.iter().map(|&i| set.xs[i]).collect();
+        let ys: Vec<f64> = keep.iter().map(|&i| set.ys[i]).collect();
+        let vs: Vec<f64> = keep.iter().map(|&i| s.values[i]).collect();
+        let bins = kriging::empirical(&xs, &ys, &vs, &spec, Estimator::Matheron)
+            .with_context(|| format!("empirical variogram of {}", s.name))?;
+        all_bins.push(bins);
+    }
+    if a.fit_pooled {
+        let mut pooled = all_bins[0].clone();
+        for (k, b) in pooled.iter_mut().enumerate() {
+            let (mut n, mut g, mut d) = (0u64, 0.0, 0.0);
+            for bins in &all_bins {
+                if let Some(x) = bins.get(k)
+                    && x.pairs > 0
+                {
+                    n += x.pairs;
+                    g += x.pairs as f64 * x.gamma;
+                    d += x.pairs as f64 * x.distance;
+                }
+            }
+            b.pairs = n;
+            if n > 0 {
+                b.gamma = g / n as f64;
+                b.distance = d / n as f64;
+            }
+        }
+        let f = kriging::fit(model, &pooled, true).context("pooled variogram fit")?;
+        let rep = FitReport {
+            surfaces: set.surfaces.iter().map(|s| s.name.clone()).collect(),
+            variogram: f.variogram.clone(),
+            wrss: f.wrss,
+        };
+        return Ok((vec![f.variogram], vec![rep]));
+    }
+    let mut out = vec![];
+    let mut reps = vec![];
+    for (s, bins) in set.surfaces.iter().zip(&all_bins) {
+        let f = kriging::fit(model, bins, true)
+            .with_context(|| format!("variogram fit of {}", s.name))?;
+        reps.push(FitReport {
+            surfaces: vec![s.name.clone()],
+            variogram: f.variogram.clone(),
+            wrss: f.wrss,
+        });
+        out.push(f.variogram);
+    }
+    Ok((out, reps))
+}
+
+pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
+    let kind = match a.kind {
+        KindArg::Simple => {
+            if a.drift.is_some() {
+                bail!("--drift is for universal kriging, not --kind simple");
+            }
+            Kind::Simple {
+                mean: a
+                    .mean
+                    .context("--kind simple needs --mean (the known mean)")?,
+            }
+        }
+        KindArg::Ordinary if a.drift.is_none() => Kind::Ordinary,
+        // A drift implies universal kriging.
+        KindArg::Ordinary | KindArg::Universal => Kind::Universal {
+            drift: match a.drift {
+                Some(DriftArg::Quadratic) => Drift::Quadratic,
+                _ => Drift::Linear,
+            },
+        },
+    };
+    if a.mean.is_some() && !matches!(kind, Kind::Simple { .. }) {
+        bail!("--mean is for --kind simple");
+    }
+    let anisotropy = match &a.anisotropy {
+        None => None,
+        Some(s) => {
+            let p: Vec<&str> = s.split(',').map(str::trim).collect();
+            let nums: Option<Vec<f64>> = p.iter().map(|t| t.parse::<f64>().ok()).collect();
+            match nums.as_deref() {
+                Some([az, ratio]) => Some(Anisotropy {
+                    azimuth_deg: *az,
+                    ratio: *ratio,
+                }),
+                _ => bail!("--anisotropy must be AZIMUTH_DEG,RATIO (e.g. 45,0.5), got {s:?}"),
+            }
+        }
+    };
+    let neighbourhood = match a.neighbors {
+        None => Neighbourhood::Global,
+        Some(k) => Neighbourhood::Local {
+            k,
+            radius: a.radius,
+        },
+    };
+    let precision = match a.precision {
+        PrecisionArg::F32 => Precision::F32,
+        PrecisionArg::F64 => Precision::F64,
+        // Local systems in f32 lose the drift's digits on near-collinear neighbour sets, and f64
+        // costs little there (the solve, not the bandwidth, dominates).
+        PrecisionArg::Auto if gpu && neighbourhood == Neighbourhood::Global => Precision::F32,
+        PrecisionArg::Auto => Precision::F64,
+    };
+    let o = KrigeOptions {
+        kind,
+        anisotropy,
+        neighbourhood,
+        nugget: if a.nugget_error {
+            NuggetMode::MeasurementError
+        } else {
+            NuggetMode::Exact
+        },
+        precision,
+        merge: MergeRule {
+            distance_m: a.merge_distance_m,
+            tolerance: a.merge_tolerance,
+        },
+    };
+    o.validate()?;
+    Ok(o)
+}
