@@ -298,40 +298,7 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
         max_lag: Some(900.0),
         direction: None,
     };
-    let mut pooled: Vec<kriging::LagBin> = vec![];
-    for zh in &z {
-        let keep: Vec<usize> = (0..xs.len()).filter(|&i| !zh[i].is_nan()).collect();
-        let px: Vec<f64> = keep.iter().map(|&i| xs[i]).collect();
-        let py: Vec<f64> = keep.iter().map(|&i| ys[i]).collect();
-        let pv: Vec<f64> = keep.iter().map(|&i| zh[i]).collect();
-        let bins = kriging::empirical(&px, &py, &pv, &spec, Estimator::Matheron)?;
-        if pooled.is_empty() {
-            pooled = bins
-                .iter()
-                .map(|b| kriging::LagBin {
-                    gamma: 0.0,
-                    distance: 0.0,
-                    pairs: 0,
-                    ..*b
-                })
-                .collect();
-        }
-        for (p, b) in pooled.iter_mut().zip(&bins) {
-            if b.pairs > 0 {
-                p.gamma += b.gamma * b.pairs as f64;
-                p.distance += b.distance * b.pairs as f64;
-                p.pairs += b.pairs;
-            }
-        }
-    }
-    for p in &mut pooled {
-        if p.pairs > 0 {
-            p.gamma /= p.pairs as f64;
-            p.distance /= p.pairs as f64;
-        } else {
-            p.gamma = f64::NAN;
-        }
-    }
+    let pooled = kriging::pool(&kriging::surface_bins(&set, &spec, Estimator::Matheron)?);
     let fit = kriging::fit(Model::Exponential, &pooled, true)?;
     let chart = geofield_io::XyChart {
         title: "pooled variogram of 11 stratum surfaces".into(),

@@ -95,35 +95,9 @@ pub(crate) fn variograms(
         max_lag: a.max_lag,
         direction: None,
     };
-    let mut all_bins = vec![];
-    for s in &set.surfaces {
-        let keep: Vec<usize> = (0..set.len()).filter(|&i| !s.values[i].is_nan()).collect();
-        let xs: Vec<f64> = keep.iter().map(|&i| set.xs[i]).collect();
-        let ys: Vec<f64> = keep.iter().map(|&i| set.ys[i]).collect();
-        let vs: Vec<f64> = keep.iter().map(|&i| s.values[i]).collect();
-        let bins = kriging::empirical(&xs, &ys, &vs, &spec, Estimator::Matheron)
-            .with_context(|| format!("empirical variogram of {}", s.name))?;
-        all_bins.push(bins);
-    }
+    let all_bins = kriging::surface_bins(set, &spec, Estimator::Matheron)?;
     if a.fit_pooled {
-        let mut pooled = all_bins[0].clone();
-        for (k, b) in pooled.iter_mut().enumerate() {
-            let (mut n, mut g, mut d) = (0u64, 0.0, 0.0);
-            for bins in &all_bins {
-                if let Some(x) = bins.get(k)
-                    && x.pairs > 0
-                {
-                    n += x.pairs;
-                    g += x.pairs as f64 * x.gamma;
-                    d += x.pairs as f64 * x.distance;
-                }
-            }
-            b.pairs = n;
-            if n > 0 {
-                b.gamma = g / n as f64;
-                b.distance = d / n as f64;
-            }
-        }
+        let pooled = kriging::pool(&all_bins);
         let f = kriging::fit(model, &pooled, true).context("pooled variogram fit")?;
         let rep = FitReport {
             surfaces: set.surfaces.iter().map(|s| s.name.clone()).collect(),

@@ -226,6 +226,62 @@ pub struct Fit {
     pub wrss: f64,
 }
 
+/// The empirical variogram of every surface of `set` over the samples where it is present, all
+/// on the same bins: without a `max_lag`, a third of the whole set's bounding-box diagonal.
+pub fn surface_bins(
+    set: &super::SampleSet,
+    spec: &LagSpec,
+    estimator: Estimator,
+) -> Result<Vec<Vec<LagBin>>, GeofieldError> {
+    let mut spec = *spec;
+    if spec.max_lag.is_none() {
+        spec.max_lag = Some(super::global::bbox_diagonal(&set.xs, &set.ys) / 3.0);
+    }
+    set.surfaces
+        .iter()
+        .map(|s| {
+            let keep: Vec<usize> = (0..set.len()).filter(|&i| !s.values[i].is_nan()).collect();
+            let xs: Vec<f64> = keep.iter().map(|&i| set.xs[i]).collect();
+            let ys: Vec<f64> = keep.iter().map(|&i| set.ys[i]).collect();
+            let vs: Vec<f64> = keep.iter().map(|&i| s.values[i]).collect();
+            empirical(&xs, &ys, &vs, &spec, estimator).map_err(|e| match e {
+                GeofieldError::Invalid(m) => GeofieldError::Invalid(format!("{}: {m}", s.name)),
+                e => e,
+            })
+        })
+        .collect()
+}
+
+/// Pools variograms computed on the same bins: per bin, the pair-weighted mean of γ̂ and of the
+/// distance, and the total pair count (γ̂ NaN where no variogram has a pair).
+pub fn pool(variograms: &[Vec<LagBin>]) -> Vec<LagBin> {
+    let Some(first) = variograms.first() else {
+        return vec![];
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(k, b)| {
+            let (mut n, mut g, mut d) = (0u64, 0.0, 0.0);
+            for x in variograms
+                .iter()
+                .filter_map(|v| v.get(k))
+                .filter(|x| x.pairs > 0)
+            {
+                n += x.pairs;
+                g += x.pairs as f64 * x.gamma;
+                d += x.pairs as f64 * x.distance;
+            }
+            LagBin {
+                pairs: n,
+                gamma: if n > 0 { g / n as f64 } else { f64::NAN },
+                distance: if n > 0 { d / n as f64 } else { b.distance },
+                ..*b
+            }
+        })
+        .collect()
+}
+
 /// Weighted least-squares fit of `model` (one structure plus a nugget, or no nugget with
 /// `fit_nugget = false`) to the bins with pairs; see the module docs.
 pub fn fit(model: Model, bins: &[LagBin], fit_nugget: bool) -> Result<Fit, GeofieldError> {

@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 
 use geofield_core::GridSpec;
 
-pub use empirical::{Estimator, Fit, LagBin, LagSpec, empirical, fit};
+pub use empirical::{Estimator, Fit, LagBin, LagSpec, empirical, fit, pool, surface_bins};
 pub use global::{CrossValidation, GlobalKriging};
 pub use local::LocalKriging;
 pub use params::{

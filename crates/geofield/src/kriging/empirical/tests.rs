@@ -232,3 +232,50 @@ fn bad_input_is_a_clear_error() {
     let bins = empirical(&xs, &ys, &zs, &LagSpec { lags: 2, ..spec }, m).unwrap();
     assert!(fit(Model::Exponential, &bins[..1], true).is_err());
 }
+
+#[test]
+fn surfaces_share_bins_and_pool_by_pairs() {
+    use crate::kriging::{SampleSet, pool, surface_bins};
+    let xs: Vec<f64> = (0..30).map(|i| (i * 37 % 101) as f64 * 10.0).collect();
+    let ys: Vec<f64> = (0..30).map(|i| (i * 53 % 97) as f64 * 10.0).collect();
+    let a: Vec<f64> = (0..30).map(|i| ((i * 7) % 5) as f64).collect();
+    // The second surface is missing at the far corner samples: its own bounding box is smaller,
+    // yet its bins must be the set's.
+    let b: Vec<f64> = (0..30)
+        .map(|i| {
+            if xs[i] > 800.0 {
+                f64::NAN
+            } else {
+                ((i * 3) % 4) as f64
+            }
+        })
+        .collect();
+    let set = SampleSet::new(xs, ys, vec![a, b]);
+    let spec = LagSpec::default();
+    let bins = surface_bins(&set, &spec, Estimator::Matheron).unwrap();
+    assert_eq!(bins[0].len(), bins[1].len());
+    for (p, q) in bins[0].iter().zip(&bins[1]) {
+        assert_eq!((p.lo, p.hi), (q.lo, q.hi));
+    }
+    let pooled = pool(&bins);
+    let mut any = false;
+    for (k, p) in pooled.iter().enumerate() {
+        let (x, y) = (&bins[0][k], &bins[1][k]);
+        assert_eq!(p.pairs, x.pairs + y.pairs);
+        if p.pairs > 0 {
+            let g = |v: &LagBin| {
+                if v.pairs > 0 {
+                    v.gamma * v.pairs as f64
+                } else {
+                    0.0
+                }
+            };
+            let want = (g(x) + g(y)) / p.pairs as f64;
+            assert!((p.gamma - want).abs() <= 1e-12 * want.abs().max(1.0));
+            any |= x.pairs > 0 && y.pairs > 0;
+        } else {
+            assert!(p.gamma.is_nan());
+        }
+    }
+    assert!(any);
+}
