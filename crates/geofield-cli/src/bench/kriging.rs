@@ -477,18 +477,9 @@ fn large_rows(
         }
         let nodes = grid.n_cells();
         let (groups, reports) = kriging::build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
-        let glob = KrigeOptions {
-            neighbourhood: Neighbourhood::Global,
-            ..opts
-        };
-        let (ref_groups, _) = kriging::build(&s.set, std::slice::from_ref(&s.variogram), &glob)?;
+        // The reference: the same systems evaluated in f64 on the CPU (local rows against local).
         let check = 4096.min(nodes);
-        let reference = if local {
-            // Local rows are compared with local f64 on the CPU.
-            reference(&groups, &grid, check)?
-        } else {
-            reference(&ref_groups, &grid, check)?
-        };
+        let reference = reference(&groups, &grid, check)?;
         let (t, d, p) = measure(
             a.warmup.min(1),
             if gpu { a.repeats } else { a.repeats.min(3) },
@@ -532,7 +523,7 @@ fn large_rows(
         if gpu
             && !local
             && !variance
-            && let Some(System::Global(g)) = ref_groups.first().map(|g| &g.system)
+            && let Some(System::Global(g)) = groups.first().map(|g| &g.system)
         {
             let map = g.frame().node_map(&grid);
             super::kriging_gpu::large_fast_row(
