@@ -72,9 +72,13 @@ pub fn device_grid(map: &NodeMap, rows: usize, cols: usize) -> NodeGrid {
     }
 }
 
-fn split(v: Vec<f64>, surfaces: usize) -> Vec<Vec<f64>> {
+/// Surface-major device output (`surfaces` blocks of equal length) as one f64 vector per
+/// surface, in one pass.
+fn per_surface<T: KrigeFloat>(v: &[T], surfaces: usize) -> Vec<Vec<f64>> {
     let n = v.len() / surfaces.max(1);
-    v.chunks(n.max(1)).map(|c| c.to_vec()).collect()
+    (0..surfaces)
+        .map(|h| v[h * n..(h + 1) * n].iter().map(|x| x.widen()).collect())
+        .collect()
 }
 
 fn widen<T: KrigeFloat>(v: Vec<T>) -> Vec<f64> {
@@ -157,7 +161,7 @@ fn eval_grid_t<T: KrigeFloat>(
             } else {
                 None
             };
-            Ok((split(widen(pred), g.surfaces), var, seconds))
+            Ok((per_surface(&pred, g.surfaces), var, seconds))
         }
         System::Local(l) => {
             let cov = device_covariance(&l.cov);
@@ -179,10 +183,29 @@ fn eval_grid_t<T: KrigeFloat>(
             };
             let (out, t) = gk::local_krige::<T>(gpu, &cov, &grid, &inp)?;
             Ok((
-                split(widen(out.pred), l.surfaces),
+                per_surface(&out.pred, l.surfaces),
                 out.var.map(widen),
                 t.kernel_ms / 1e3,
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn per_surface_splits_surface_major_output() {
+        let v: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let s = super::per_surface(&v, 3);
+        assert_eq!(
+            s,
+            vec![
+                vec![0.0, 1.0, 2.0, 3.0],
+                vec![4.0, 5.0, 6.0, 7.0],
+                vec![8.0, 9.0, 10.0, 11.0]
+            ]
+        );
+        let e: Vec<f64> = vec![];
+        assert_eq!(super::per_surface(&e, 2), vec![Vec::<f64>::new(), vec![]]);
     }
 }
