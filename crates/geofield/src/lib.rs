@@ -9,7 +9,8 @@
 //!   2012 paper's multi-resolution method, and an error-bounded cutoff.
 //! - [`neighbors`]: exact k-nearest-neighbour queries (brute force, uniform grid, dynamic grid).
 //! - [`flock`]: OpenSteer's boids on those neighbour searches.
-//! - [`kriging`]: variogram models (kriging itself is in progress).
+//! - [`kriging`]: variograms, simple/ordinary/universal kriging, global and local.
+//! - [`wind`]: mass-consistent 3-D wind fields over terrain (WEST and Sherman).
 
 pub mod backend;
 pub mod dispersal;
@@ -18,6 +19,7 @@ pub mod flock;
 pub mod kriging;
 pub mod neighbors;
 pub mod synth;
+pub mod wind;
 
 pub use backend::{Backend, BackendChoice, BackendSelection};
 pub use error::GeofieldError;

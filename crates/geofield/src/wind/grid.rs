@@ -1,0 +1,258 @@
+//! The staggered (MAC, Arakawa-C) grid over stair-step terrain.
+//!
+//! Index conventions (also those of the `.npz` output):
+//! - cells `(k, row, col)`, `k = 0` at the bottom, row 0 at the north edge, col 0 at the west
+//!   edge; flat index `(k * rows + row) * cols + col`;
+//! - x faces `u[k][row][i]`, `i = 0..=cols`, face `i` is the west edge of column `i` (positive
+//!   east); flat `(k * rows + row) * (cols + 1) + i`;
+//! - y faces `v[k][r][col]`, `r = 0..=rows`, face `r` is the **north** edge of row `r` (positive
+//!   north); flat `(k * (rows + 1) + r) * cols + col`;
+//! - z faces `w[k][row][col]`, `k = 0..=nz`, face `k` is the bottom of layer `k` (positive up);
+//!   flat `(k * rows + row) * cols + col`.
+//!
+//! Heights are elevations in metres (the DEM's datum); `z_faces_m[0]` is the domain bottom,
+//! at the lowest ground elevation, so every column has at least one fluid cell above it.
+//! A cell is solid when its centre lies below the ground of its column (stair-step terrain).
+
+use geofield_core::GridSpec;
+
+use crate::GeofieldError;
+
+/// Vertical levels: uniform layers or explicit face heights above the domain bottom.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Levels {
+    /// `nz` layers of `dz_m` each.
+    Uniform { nz: usize, dz_m: f64 },
+    /// Heights of the layer tops above the domain bottom, strictly increasing (m); the bottom
+    /// face (0) is implied. `[10, 20, 35]` is three layers of 10, 10 and 15 m.
+    Tops(Vec<f64>),
+}
+
+impl Levels {
+    /// Face heights above the domain bottom: `nz + 1` values starting at 0.
+    pub fn faces_above_bottom_m(&self) -> Result<Vec<f64>, GeofieldError> {
+        match self {
+            Levels::Uniform { nz, dz_m } => {
+                if *nz == 0 {
+                    return Err(GeofieldError::Invalid("--nz must be at least 1".into()));
+                }
+                if !(dz_m.is_finite() && *dz_m > 0.0) {
+                    return Err(GeofieldError::Invalid(format!(
+                        "--dz-m must be a positive number of metres, got {dz_m}"
+                    )));
+                }
+                Ok((0..=*nz).map(|k| k as f64 * dz_m).collect())
+            }
+            Levels::Tops(tops) => {
+                if tops.is_empty() {
+                    return Err(GeofieldError::Invalid(
+                        "--levels-m needs at least one layer top".into(),
+                    ));
+                }
+                let mut faces = vec![0.0];
+                for (i, &t) in tops.iter().enumerate() {
+                    let below = faces[faces.len() - 1];
+                    if !(t.is_finite() && t > below) {
+                        return Err(GeofieldError::Invalid(format!(
+                            "--levels-m: layer top {} ({t} m) is not above the one below ({below} m); \
+                             give strictly increasing heights above the domain bottom",
+                            i + 1
+                        )));
+                    }
+                    faces.push(t);
+                }
+                Ok(faces)
+            }
+        }
+    }
+}
+
+/// The 3-D staggered grid with its terrain and solid cells.
+#[derive(Debug, Clone)]
+pub struct WindGrid {
+    /// The horizontal grid (same conventions as every raster: row 0 north, square cells).
+    pub plan: GridSpec,
+    /// Number of layers.
+    pub nz: usize,
+    /// Face elevations (m), `nz + 1`, increasing; `z_faces_m[0]` is the domain bottom.
+    pub z_faces_m: Vec<f64>,
+    /// Ground elevation per column (m), `rows * cols`, row 0 north.
+    pub terrain_m: Vec<f64>,
+    /// First fluid layer per column (`rows * cols`); cells below it are solid.
+    pub ground_k: Vec<u32>,
+}
+
+impl WindGrid {
+    /// Build the grid from a DEM on `plan` and the vertical levels. The domain bottom is the
+    /// lowest ground elevation; the error names the column when the terrain reaches the top.
+    pub fn new(
+        plan: GridSpec,
+        terrain_m: Vec<f64>,
+        levels: &Levels,
+    ) -> Result<Self, GeofieldError> {
+        if terrain_m.len() != plan.n_cells() {
+            return Err(GeofieldError::Invalid(format!(
+                "terrain has {} values for a {}x{} grid",
+                terrain_m.len(),
+                plan.rows,
+                plan.cols
+            )));
+        }
+        if let Some(i) = terrain_m.iter().position(|h| !h.is_finite()) {
+            return Err(GeofieldError::Invalid(format!(
+                "terrain elevation at row {}, col {} is not a number ({}); fill nodata first",
+                i / plan.cols,
+                i % plan.cols,
+                terrain_m[i]
+            )));
+        }
+        let above = levels.faces_above_bottom_m()?;
+        let nz = above.len() - 1;
+        let bottom = terrain_m.iter().copied().fold(f64::INFINITY, f64::min);
+        let z_faces_m: Vec<f64> = above.iter().map(|z| bottom + z).collect();
+        let centres: Vec<f64> = (0..nz)
+            .map(|k| 0.5 * (z_faces_m[k] + z_faces_m[k + 1]))
+            .collect();
+        let mut ground_k = Vec::with_capacity(terrain_m.len());
+        for (i, &h) in terrain_m.iter().enumerate() {
+            let k = centres.partition_point(|&zc| zc < h);
+            if k >= nz {
+                let (row, col) = (i / plan.cols, i % plan.cols);
+                let (x, y) = plan.cell_centre(row, col);
+                return Err(GeofieldError::Invalid(format!(
+                    "terrain above the model top: the ground at row {row}, col {col} \
+                     (x {x:.1} m, y {y:.1} m) is {h:.1} m, and the highest cell centre is {:.1} m \
+                     (bottom {bottom:.1} m + {:.1} m of layers); add layers or raise --dz-m",
+                    centres[nz - 1],
+                    above[nz]
+                )));
+            }
+            ground_k.push(k as u32);
+        }
+        Ok(Self {
+            plan,
+            nz,
+            z_faces_m,
+            terrain_m,
+            ground_k,
+        })
+    }
+
+    pub fn cols(&self) -> usize {
+        self.plan.cols
+    }
+    pub fn rows(&self) -> usize {
+        self.plan.rows
+    }
+    pub fn dx_m(&self) -> f64 {
+        self.plan.cell_size_m
+    }
+    /// Number of cells, `nz * rows * cols`.
+    pub fn n_cells(&self) -> usize {
+        self.nz * self.plan.rows * self.plan.cols
+    }
+    pub fn n_u(&self) -> usize {
+        self.nz * self.plan.rows * (self.plan.cols + 1)
+    }
+    pub fn n_v(&self) -> usize {
+        self.nz * (self.plan.rows + 1) * self.plan.cols
+    }
+    pub fn n_w(&self) -> usize {
+        (self.nz + 1) * self.plan.rows * self.plan.cols
+    }
+    /// Thickness of layer k (m).
+    pub fn dz_m(&self, k: usize) -> f64 {
+        self.z_faces_m[k + 1] - self.z_faces_m[k]
+    }
+    /// Centre elevation of layer k (m).
+    pub fn z_centre_m(&self, k: usize) -> f64 {
+        0.5 * (self.z_faces_m[k] + self.z_faces_m[k + 1])
+    }
+    /// Top of the model (m).
+    pub fn top_m(&self) -> f64 {
+        self.z_faces_m[self.nz]
+    }
+    pub fn cell(&self, k: usize, row: usize, col: usize) -> usize {
+        (k * self.plan.rows + row) * self.plan.cols + col
+    }
+    pub fn is_solid(&self, k: usize, row: usize, col: usize) -> bool {
+        (k as u32) < self.ground_k[row * self.plan.cols + col]
+    }
+    /// Solid flags (1 = below ground), `nz * rows * cols`, cell order.
+    pub fn solid_mask(&self) -> Vec<u8> {
+        let (rows, cols) = (self.plan.rows, self.plan.cols);
+        let mut out = vec![0u8; self.n_cells()];
+        for k in 0..self.nz {
+            for c in 0..rows * cols {
+                if (k as u32) < self.ground_k[c] {
+                    out[k * rows * cols + c] = 1;
+                }
+            }
+        }
+        out
+    }
+    /// Number of fluid cells.
+    pub fn n_fluid(&self) -> usize {
+        self.ground_k.iter().map(|&g| self.nz - g as usize).sum()
+    }
+    /// Bytes the solver needs per cell, for memory checks (velocity faces, first guess,
+    /// coefficients, potential, residual and multigrid levels, all f64).
+    pub const BYTES_PER_CELL: usize = 8 * 16;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(cols: usize, rows: usize) -> GridSpec {
+        GridSpec {
+            x_min_m: 0.0,
+            y_max_m: rows as f64 * 10.0,
+            cell_size_m: 10.0,
+            cols,
+            rows,
+        }
+    }
+
+    #[test]
+    fn stair_steps_follow_cell_centres() {
+        // Bottom at 100 m; layers of 10 m: centres 105, 115, 125, 135.
+        let g = WindGrid::new(
+            plan(3, 1),
+            vec![100.0, 115.0, 115.1],
+            &Levels::Uniform { nz: 4, dz_m: 10.0 },
+        )
+        .unwrap();
+        assert_eq!(g.ground_k, vec![0, 1, 2]);
+        assert!(g.is_solid(0, 0, 1) && !g.is_solid(1, 0, 1));
+        assert_eq!(g.n_fluid(), 4 + 3 + 2);
+        assert_eq!(g.solid_mask().iter().filter(|&&s| s == 1).count(), 3);
+    }
+
+    #[test]
+    fn terrain_above_top_is_an_error_naming_the_column() {
+        let e = WindGrid::new(
+            plan(2, 2),
+            vec![0.0, 0.0, 0.0, 500.0],
+            &Levels::Uniform { nz: 4, dz_m: 10.0 },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("row 1, col 1") && e.contains("model top"), "{e}");
+    }
+
+    #[test]
+    fn explicit_levels_must_increase() {
+        assert!(
+            Levels::Tops(vec![10.0, 5.0])
+                .faces_above_bottom_m()
+                .is_err()
+        );
+        assert_eq!(
+            Levels::Tops(vec![10.0, 25.0])
+                .faces_above_bottom_m()
+                .unwrap(),
+            vec![0.0, 10.0, 25.0]
+        );
+    }
+}
