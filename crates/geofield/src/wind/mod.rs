@@ -88,5 +88,14 @@ pub struct WindField {
     pub w: Vec<f64>,
     /// Stability class per column, `rows * cols`.
     pub stability: Vec<Stability>,
+    /// Stations that were not used, with the reason.
+    pub ignored_stations: Vec<IgnoredStation>,
     pub report: SolveReport,
+}
+
+/// A station the pipeline did not use, and why (outside the domain, below the terrain...).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct IgnoredStation {
+    pub id: String,
+    pub reason: String,
 }
