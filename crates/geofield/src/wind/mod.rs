@@ -41,9 +41,15 @@
 //! References: Sherman, J. Appl. Meteor. 17 (1978) 312–319,
 //! doi:10.1175/1520-0450(1978)017<0312:AMCMFW>2.0.CO;2; the project note `notes/wind-field.md`.
 
+pub mod cuda;
 pub mod grid;
+pub mod init;
+pub mod level;
+pub mod multigrid;
 pub mod ops;
 pub mod params;
+pub mod sor;
+pub mod west;
 
 pub use grid::{Levels, WindGrid};
 pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
@@ -64,7 +70,8 @@ pub struct SolveReport {
     pub max_div_per_s: f64,
     /// RMS of div u over fluid cells (s⁻¹), same field.
     pub rms_div_per_s: f64,
-    /// The stop threshold (s⁻¹): max(tol × max|div u0|, abs floor).
+    /// The stop threshold (s⁻¹): max(tol × max|div u0|, the absolute floor, a rounding floor
+    /// of 1000 ulps of max|u0| over the smallest spacing).
     pub threshold_per_s: f64,
     pub converged: bool,
     pub alpha: f64,
@@ -98,4 +105,219 @@ pub struct WindField {
 pub struct IgnoredStation {
     pub id: String,
     pub reason: String,
+}
+
+use crate::{Backend, GeofieldError};
+
+fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
+    let bad = |m: String| Err(GeofieldError::Invalid(m));
+    if !(opts.tolerance.is_finite() && opts.tolerance > 0.0 && opts.tolerance < 1.0) {
+        return bad(format!(
+            "--tolerance must be in (0, 1), got {}",
+            opts.tolerance
+        ));
+    }
+    if !(opts.abs_tolerance_per_s.is_finite() && opts.abs_tolerance_per_s >= 0.0) {
+        return bad(format!(
+            "the absolute tolerance must be ≥ 0 s⁻¹, got {}",
+            opts.abs_tolerance_per_s
+        ));
+    }
+    if opts.max_iterations == 0 {
+        return bad("--iterations must be at least 1".into());
+    }
+    if let Some(w) = opts.omega
+        && !(w.is_finite() && w > 0.0 && w < 2.0)
+    {
+        return bad(format!("--omega must be in (0, 2), got {w}"));
+    }
+    if let Some(a) = opts.alpha
+        && !(a.is_finite() && a > 0.0)
+    {
+        return bad(format!("--alpha must be a positive number, got {a}"));
+    }
+    if !(opts.min_height_agl_m.is_finite() && opts.min_height_agl_m > 0.0) {
+        return bad(format!(
+            "the minimum profile height must be positive, got {} m",
+            opts.min_height_agl_m
+        ));
+    }
+    if let Some(r) = opts.radius_m
+        && !(r.is_finite() && r > 0.0)
+    {
+        return bad(format!(
+            "--radius-m must be a positive number of metres, got {r}"
+        ));
+    }
+    Ok(())
+}
+
+/// The whole pipeline: first guess from the stations, then the adjustment, on `backend`.
+/// An error when no station is usable, or when a tolerance-driven solve does not converge
+/// within `max_iterations` (the message carries the residual reached).
+pub fn compute(
+    grid: WindGrid,
+    stations: &[Station],
+    opts: &WindOptions,
+    backend: &Backend,
+) -> Result<WindField, GeofieldError> {
+    compute_with_progress(grid, stations, opts, backend, &mut |_, _| {})
+}
+
+/// [`compute`] with a callback `progress(iteration, max |div u|)` at every convergence check.
+pub fn compute_with_progress(
+    grid: WindGrid,
+    stations: &[Station],
+    opts: &WindOptions,
+    backend: &Backend,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<WindField, GeofieldError> {
+    check_options(opts)?;
+    let alpha_fixed = match opts.model {
+        Model::West => Some(opts.alpha.unwrap_or(1.0)),
+        Model::Sherman => opts.alpha,
+    };
+    let mut coeffs = ops::Coeffs::new(&grid, 1.0, opts.top);
+    let guess = init::first_guess(&grid, &coeffs, stations, opts)?;
+    let alpha = alpha_fixed.unwrap_or_else(|| guess.domain_class.alpha());
+    if alpha != 1.0 {
+        let a2 = alpha * alpha;
+        coeffs.cw.iter_mut().for_each(|c| *c *= a2);
+        coeffs.alpha = alpha;
+    }
+    let (mut u, mut v, mut w) = (guess.u, guess.v, guess.w);
+    let div0 = ops::divergence(&grid, &u, &v, &w);
+    let (max_div0, _) = ops::divergence_stats(&grid, &div0);
+    // Rounding floor: divergences below ~1000 ulps of the largest first-guess flux per cell
+    // width are rounding noise (a uniform flow's face averages give ~1e-17 s⁻¹), not signal.
+    let u_max = u.iter().chain(&v).map(|x| x.abs()).fold(0.0f64, f64::max);
+    let d_min = (0..grid.nz)
+        .map(|k| grid.dz_m(k))
+        .fold(grid.dx_m(), f64::min);
+    let rounding_floor = 1e3 * f64::EPSILON * u_max / d_min;
+    let threshold = (opts.tolerance * max_div0)
+        .max(opts.abs_tolerance_per_s)
+        .max(rounding_floor);
+    let mut report = SolveReport {
+        max_div0_per_s: max_div0,
+        threshold_per_s: threshold,
+        alpha,
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let fixed = opts.model == Model::West && opts.fixed_iterations;
+    match opts.model {
+        Model::West => {
+            let omega = opts.omega.unwrap_or(1.25);
+            report.method = "west".into();
+            report.omega = Some(omega);
+            let run = match backend {
+                Backend::Cpu => {
+                    let op = west::WestOperator::new(&grid, &coeffs, omega);
+                    west::run(
+                        &grid,
+                        &op,
+                        &mut u,
+                        &mut v,
+                        &mut w,
+                        opts.max_iterations,
+                        fixed,
+                        threshold,
+                        opts.check_every,
+                        &mut *progress,
+                    )
+                }
+                Backend::Cuda(gpu) => cuda::west(
+                    gpu,
+                    &grid,
+                    &coeffs,
+                    omega,
+                    (&mut u, &mut v, &mut w),
+                    opts,
+                    threshold,
+                    &mut report,
+                    &mut *progress,
+                )?,
+            };
+            report.iterations = run.iterations;
+            report.history = run.history;
+        }
+        Model::Sherman => {
+            let omega = opts
+                .omega
+                .unwrap_or_else(|| sor::optimal_omega(&grid, alpha));
+            report.method = match opts.solver {
+                Solver::Multigrid => "sherman/multigrid",
+                Solver::MgCg => "sherman/mgcg",
+                Solver::Sor => "sherman/sor",
+            }
+            .into();
+            if opts.solver == Solver::Sor {
+                report.omega = Some(omega);
+            }
+            let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
+            let run = match backend {
+                Backend::Cpu => multigrid::solve(
+                    &problem,
+                    opts.solver,
+                    omega,
+                    opts.max_iterations,
+                    threshold,
+                    opts.check_every,
+                    &mut *progress,
+                )?,
+                Backend::Cuda(gpu) => cuda::sherman(
+                    gpu,
+                    &problem,
+                    opts.solver,
+                    omega,
+                    opts,
+                    threshold,
+                    &mut report,
+                    &mut *progress,
+                )?,
+            };
+            let phi = problem.to_cells(&grid, &run.phi);
+            ops::apply_potential(&grid, &coeffs, &phi, &mut u, &mut v, &mut w);
+            report.iterations = run.iterations;
+            report.history = run.history;
+        }
+    }
+    if report.solve_seconds == 0.0 {
+        report.solve_seconds = started.elapsed().as_secs_f64();
+    }
+    let (max_div, rms_div) = ops::divergence_stats(&grid, &ops::divergence(&grid, &u, &v, &w));
+    report.max_div_per_s = max_div;
+    report.rms_div_per_s = rms_div;
+    report.converged = max_div <= threshold;
+    if !report.converged && !fixed {
+        return Err(GeofieldError::Invalid(format!(
+            "the {} solve did not converge: after {} iterations max |div u| = {:.3e} s⁻¹, \
+             above the threshold {:.3e} s⁻¹ (tolerance {:.1e} × max |div u0| = {:.3e} s⁻¹); \
+             raise --iterations{}",
+            report.method,
+            report.iterations,
+            max_div,
+            threshold,
+            opts.tolerance,
+            max_div0,
+            if opts.solver == Solver::Sor || opts.model == Model::West {
+                ", or use --solver mgcg"
+            } else {
+                ""
+            }
+        )));
+    }
+    if opts.model == Model::West && opts.divergence_removal {
+        report.removal_max_dw_m_per_s = Some(ops::remove_divergence(&grid, &u, &v, &mut w));
+    }
+    Ok(WindField {
+        grid,
+        u,
+        v,
+        w,
+        stability: guess.stability,
+        ignored_stations: guess.ignored,
+        report,
+    })
 }

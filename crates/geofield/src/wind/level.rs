@@ -1,0 +1,301 @@
+//! The volume-weighted (symmetric positive definite) operator on one multigrid level, stored
+//! column by column: index `(row * cols + col) * nz + k`, so a z line is contiguous.
+//!
+//! A'φ_c = Σ_f K_f (φ_c − φ_nb), with conductances K_f = c_f · area_f / Δ_f (m) and φ_nb = 0
+//! beyond open faces (their K counts in the diagonal only). On the finest level
+//! K = c_f Δy Δz_k / Δx on x faces, c_f Δx Δz_k / Δy on y faces, c_f Δx Δy / Δz_{k±½} on z faces;
+//! A' = V A where V_c = Δx Δy Δz_k, and the residual b' − A'φ over V_c is the divergence.
+//!
+//! Coarse levels halve the columns and rows (horizontal semicoarsening, every layer kept): a
+//! coarse face's conductance is the sum of the fine conductances it covers, halved on x and y
+//! faces (the distance between centres doubles), so closed walls stay closed.
+
+use rayon::prelude::*;
+
+use super::grid::WindGrid;
+use super::ops::Coeffs;
+
+#[derive(Debug, Clone)]
+pub struct Level {
+    pub rows: usize,
+    pub cols: usize,
+    pub nz: usize,
+    /// x faces, `(row * (cols + 1) + i) * nz + k`.
+    pub kx: Vec<f64>,
+    /// y faces, `(r * cols + col) * nz + k`, face r the north edge of row r.
+    pub ky: Vec<f64>,
+    /// z faces, `(row * cols + col) * (nz + 1) + k`, face k the bottom of layer k.
+    pub kz: Vec<f64>,
+    /// Σ K over the cell's faces; 0 for cells with every face closed (solid).
+    pub diag: Vec<f64>,
+}
+
+impl Level {
+    pub fn n(&self) -> usize {
+        self.rows * self.cols * self.nz
+    }
+
+    /// The finest level from the grid's face coefficients.
+    pub fn finest(grid: &WindGrid, coeffs: &Coeffs) -> Self {
+        let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+        let dx = grid.dx_m();
+        let mut kx = vec![0.0; rows * (cols + 1) * nz];
+        let mut ky = vec![0.0; (rows + 1) * cols * nz];
+        let mut kz = vec![0.0; rows * cols * (nz + 1)];
+        for k in 0..nz {
+            let dz = grid.dz_m(k);
+            for row in 0..rows {
+                for i in 0..=cols {
+                    kx[(row * (cols + 1) + i) * nz + k] =
+                        coeffs.cu[(k * rows + row) * (cols + 1) + i] * dz;
+                }
+            }
+            for r in 0..=rows {
+                for col in 0..cols {
+                    ky[(r * cols + col) * nz + k] =
+                        coeffs.cv[(k * (rows + 1) + r) * cols + col] * dz;
+                }
+            }
+        }
+        for k in 1..=nz {
+            let g = dx * dx / coeffs.dzc_m[k];
+            for rc in 0..rows * cols {
+                kz[rc * (nz + 1) + k] = coeffs.cw[k * rows * cols + rc] * g;
+            }
+        }
+        let mut level = Self {
+            rows,
+            cols,
+            nz,
+            kx,
+            ky,
+            kz,
+            diag: Vec::new(),
+        };
+        level.diag = level.diagonal();
+        level
+    }
+
+    fn diagonal(&self) -> Vec<f64> {
+        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
+        let mut d = vec![0.0; self.n()];
+        for row in 0..rows {
+            for col in 0..cols {
+                for k in 0..nz {
+                    d[(row * cols + col) * nz + k] = self.kx[(row * (cols + 1) + col) * nz + k]
+                        + self.kx[(row * (cols + 1) + col + 1) * nz + k]
+                        + self.ky[(row * cols + col) * nz + k]
+                        + self.ky[((row + 1) * cols + col) * nz + k]
+                        + self.kz[(row * cols + col) * (nz + 1) + k]
+                        + self.kz[(row * cols + col) * (nz + 1) + k + 1];
+                }
+            }
+        }
+        d
+    }
+
+    /// The next coarser level: ⌈cols/2⌉ × ⌈rows/2⌉ columns, the same layers.
+    pub fn coarsen(&self) -> Self {
+        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
+        let (rc, cc) = (rows.div_ceil(2), cols.div_ceil(2));
+        let mut kx = vec![0.0; rc * (cc + 1) * nz];
+        let mut ky = vec![0.0; (rc + 1) * cc * nz];
+        let mut kz = vec![0.0; rc * cc * (nz + 1)];
+        for jr in 0..rc {
+            for ic in 0..=cc {
+                let fi = (2 * ic).min(cols);
+                for row in [2 * jr, 2 * jr + 1] {
+                    if row >= rows {
+                        continue;
+                    }
+                    for k in 0..nz {
+                        kx[(jr * (cc + 1) + ic) * nz + k] +=
+                            0.5 * self.kx[(row * (cols + 1) + fi) * nz + k];
+                    }
+                }
+            }
+        }
+        for jr in 0..=rc {
+            let fr = (2 * jr).min(rows);
+            for ic in 0..cc {
+                for col in [2 * ic, 2 * ic + 1] {
+                    if col >= cols {
+                        continue;
+                    }
+                    for k in 0..nz {
+                        ky[(jr * cc + ic) * nz + k] += 0.5 * self.ky[(fr * cols + col) * nz + k];
+                    }
+                }
+            }
+        }
+        for row in 0..rows {
+            for col in 0..cols {
+                let parent = (row / 2) * cc + col / 2;
+                for k in 0..=nz {
+                    kz[parent * (nz + 1) + k] += self.kz[(row * cols + col) * (nz + 1) + k];
+                }
+            }
+        }
+        let mut level = Self {
+            rows: rc,
+            cols: cc,
+            nz,
+            kx,
+            ky,
+            kz,
+            diag: Vec::new(),
+        };
+        level.diag = level.diagonal();
+        level
+    }
+
+    /// Σ_h K_h φ_nb over the four horizontal neighbours of cell (row, col, k).
+    #[inline]
+    fn horizontal(&self, phi: &[f64], row: usize, col: usize, k: usize) -> f64 {
+        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
+        let mut s = 0.0;
+        if col > 0 {
+            s += self.kx[(row * (cols + 1) + col) * nz + k] * phi[(row * cols + col - 1) * nz + k];
+        }
+        if col + 1 < cols {
+            s += self.kx[(row * (cols + 1) + col + 1) * nz + k]
+                * phi[(row * cols + col + 1) * nz + k];
+        }
+        if row > 0 {
+            s += self.ky[(row * cols + col) * nz + k] * phi[((row - 1) * cols + col) * nz + k];
+        }
+        if row + 1 < rows {
+            s +=
+                self.ky[((row + 1) * cols + col) * nz + k] * phi[((row + 1) * cols + col) * nz + k];
+        }
+        s
+    }
+
+    /// out = A' φ.
+    pub fn apply(&self, phi: &[f64], out: &mut [f64]) {
+        let (cols, nz) = (self.cols, self.nz);
+        out.par_chunks_mut(cols * nz)
+            .enumerate()
+            .for_each(|(row, line)| {
+                for col in 0..cols {
+                    let c0 = (row * cols + col) * nz;
+                    let zb = (row * cols + col) * (nz + 1);
+                    for k in 0..nz {
+                        let mut s =
+                            self.diag[c0 + k] * phi[c0 + k] - self.horizontal(phi, row, col, k);
+                        if k > 0 {
+                            s -= self.kz[zb + k] * phi[c0 + k - 1];
+                        }
+                        if k + 1 < nz {
+                            s -= self.kz[zb + k + 1] * phi[c0 + k + 1];
+                        }
+                        line[col * nz + k] = s;
+                    }
+                }
+            });
+    }
+
+    /// r = b − A' φ.
+    pub fn residual(&self, phi: &[f64], b: &[f64], r: &mut [f64]) {
+        self.apply(phi, r);
+        r.par_iter_mut()
+            .zip(b.par_iter())
+            .for_each(|(r, b)| *r = b - *r);
+    }
+
+    /// One z-line Gauss–Seidel half sweep over the columns with (row + col) % 2 == colour:
+    /// each such column is solved exactly (Thomas) with its horizontal neighbours fixed.
+    /// `scratch` (len n) holds the new columns before they are copied into `phi`.
+    pub fn line_relax(&self, phi: &mut [f64], b: &[f64], colour: usize, scratch: &mut [f64]) {
+        let (cols, nz) = (self.cols, self.nz);
+        {
+            let phi_r: &[f64] = phi;
+            scratch
+                .par_chunks_mut(cols * nz)
+                .enumerate()
+                .for_each(|(row, line)| {
+                    let mut cp = vec![0.0; nz];
+                    for col in ((row + colour) % 2..cols).step_by(2) {
+                        let c0 = (row * cols + col) * nz;
+                        let zb = (row * cols + col) * (nz + 1);
+                        let x = &mut line[col * nz..(col + 1) * nz];
+                        // Forward elimination: x holds the modified right-hand side.
+                        let mut prev_c = 0.0;
+                        for k in 0..nz {
+                            let d = self.diag[c0 + k];
+                            let rhs = b[c0 + k] + self.horizontal(phi_r, row, col, k);
+                            let a = if k > 0 { -self.kz[zb + k] } else { 0.0 };
+                            let c = if k + 1 < nz {
+                                -self.kz[zb + k + 1]
+                            } else {
+                                0.0
+                            };
+                            let prev_x = if k > 0 { x[k - 1] } else { 0.0 };
+                            let piv = d - a * prev_c;
+                            if piv.abs() <= f64::MIN_POSITIVE {
+                                cp[k] = 0.0;
+                                x[k] = 0.0;
+                                prev_c = 0.0;
+                                continue;
+                            }
+                            cp[k] = c / piv;
+                            x[k] = (rhs - a * prev_x) / piv;
+                            prev_c = cp[k];
+                        }
+                        for k in (0..nz.saturating_sub(1)).rev() {
+                            x[k] -= cp[k] * x[k + 1];
+                        }
+                    }
+                });
+        }
+        phi.par_chunks_mut(cols * nz)
+            .zip(scratch.par_chunks(cols * nz))
+            .enumerate()
+            .for_each(|(row, (p, s))| {
+                for col in ((row + colour) % 2..cols).step_by(2) {
+                    p[col * nz..(col + 1) * nz].copy_from_slice(&s[col * nz..(col + 1) * nz]);
+                }
+            });
+    }
+
+    /// Sum each 2×2 block of columns of the fine residual into the coarse right-hand side.
+    pub fn restrict(&self, fine_r: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
+        let nz = self.nz;
+        let (cols, cc) = (self.cols, coarse.cols);
+        coarse_b
+            .par_chunks_mut(cc * nz)
+            .enumerate()
+            .for_each(|(jr, line)| {
+                line.fill(0.0);
+                for row in [2 * jr, 2 * jr + 1] {
+                    if row >= self.rows {
+                        continue;
+                    }
+                    for col in 0..cols {
+                        let dst = &mut line[(col / 2) * nz..(col / 2 + 1) * nz];
+                        let src = &fine_r[(row * cols + col) * nz..(row * cols + col + 1) * nz];
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d += s;
+                        }
+                    }
+                }
+            });
+    }
+
+    /// φ_fine += φ_coarse of the parent column (piecewise constant).
+    pub fn prolong_add(&self, coarse: &Level, coarse_x: &[f64], phi: &mut [f64]) {
+        let (cols, nz, cc) = (self.cols, self.nz, coarse.cols);
+        phi.par_chunks_mut(cols * nz)
+            .enumerate()
+            .for_each(|(row, line)| {
+                for col in 0..cols {
+                    let p = ((row / 2) * cc + col / 2) * nz;
+                    for k in 0..nz {
+                        if self.diag[(row * cols + col) * nz + k] != 0.0 {
+                            line[col * nz + k] += coarse_x[p + k];
+                        }
+                    }
+                }
+            });
+    }
+}
