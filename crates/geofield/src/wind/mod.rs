@@ -308,7 +308,9 @@ pub fn compute_with_progress(
             }
         )));
     }
-    if opts.model == Model::West && opts.divergence_removal {
+    // Removal integrates whatever divergence is left; below the rounding floor that is noise,
+    // and a field that is already divergence-free is returned unchanged.
+    if opts.model == Model::West && opts.divergence_removal && max_div > rounding_floor {
         report.removal_max_dw_m_per_s = Some(ops::remove_divergence(&grid, &u, &v, &mut w));
     }
     Ok(WindField {
