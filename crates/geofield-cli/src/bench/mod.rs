@@ -7,6 +7,8 @@ mod flock;
 mod knn;
 mod kriging;
 mod kriging_gpu;
+mod wind;
+mod wind_gpu;
 
 use std::time::Instant;
 
@@ -25,6 +27,9 @@ pub enum BenchCommand {
     Kriging(kriging::BenchArgs),
     /// Boids steps per second for every neighbour index, uniform and dense starts.
     Flock(flock::BenchArgs),
+    /// Wind field: the paper's fixed WEST runs and every solver to tolerance on R1…R64 and
+    /// 512 × 512 × 128.
+    Wind(wind::BenchArgs),
 }
 
 pub fn run(c: &BenchCommand) -> Result<()> {
@@ -33,6 +38,7 @@ pub fn run(c: &BenchCommand) -> Result<()> {
         BenchCommand::Knn(a) => knn::run(a),
         BenchCommand::Flock(a) => flock::run(a),
         BenchCommand::Kriging(a) => kriging::run(a),
+        BenchCommand::Wind(a) => wind::run(a),
     }
 }
 

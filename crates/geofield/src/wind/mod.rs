@@ -41,6 +41,7 @@
 //! References: Sherman, J. Appl. Meteor. 17 (1978) 312–319,
 //! doi:10.1175/1520-0450(1978)017<0312:AMCMFW>2.0.CO;2; the project note `notes/wind-field.md`.
 
+pub mod cases;
 pub mod cuda;
 pub mod grid;
 pub mod init;

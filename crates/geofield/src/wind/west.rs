@@ -21,33 +21,45 @@ use rayon::prelude::*;
 use super::grid::WindGrid;
 use super::ops::{Coeffs, divergence, divergence_stats};
 
-/// Pre-scaled coefficients of the velocity-form sweep.
+/// The velocity-form sweep's coefficients: one byte per cell saying which of its six faces are
+/// open (bits W, E, N, S, bottom, top = 1, 2, 4, 8, 16, 32), and per layer the face factors
+/// c_f/Δ_f and a table of ω/S for every mask, so a cell update reads its faces and one byte.
 pub struct WestOperator {
-    /// c_f/Δ_f per face (1/m).
-    pub gu: Vec<f64>,
-    pub gv: Vec<f64>,
-    pub gw: Vec<f64>,
-    /// ω/S per cell (m²); 0 for solid cells and cells with every face closed.
-    pub factor: Vec<f64>,
+    pub mask: Vec<u8>,
+    /// ω/S per (layer, mask), `nz * 64` (m²); 0 for mask 0.
+    pub lut: Vec<f64>,
+    pub inv_dx: f64,
+    /// 1/Δz_k per layer.
+    pub inv_dz: Vec<f64>,
+    /// c/Δ of the bottom and top z faces of layer k (α²/Δz_{k∓½}, 1/m).
+    pub g_bottom: Vec<f64>,
+    pub g_top: Vec<f64>,
     pub omega: f64,
+}
+
+const W: u8 = 1;
+const E: u8 = 2;
+const N: u8 = 4;
+const S: u8 = 8;
+const B: u8 = 16;
+const T: u8 = 32;
+
+#[inline]
+fn on(m: u8, bit: u8, g: f64) -> f64 {
+    if m & bit != 0 { g } else { 0.0 }
 }
 
 impl WestOperator {
     pub fn new(grid: &WindGrid, coeffs: &Coeffs, omega: f64) -> Self {
         let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
-        let inv_dx = 1.0 / grid.dx_m();
-        let gu: Vec<f64> = coeffs.cu.iter().map(|c| c * inv_dx).collect();
-        let gv: Vec<f64> = coeffs.cv.iter().map(|c| c * inv_dx).collect();
         let plane = rows * cols;
-        let gw: Vec<f64> = coeffs
-            .cw
-            .iter()
-            .enumerate()
-            .map(|(i, c)| c / coeffs.dzc_m[i / plane])
-            .collect();
-        let mut factor = vec![0.0; grid.n_cells()];
+        let inv_dx = 1.0 / grid.dx_m();
+        let a2 = coeffs.alpha * coeffs.alpha;
+        let inv_dz: Vec<f64> = (0..nz).map(|k| 1.0 / grid.dz_m(k)).collect();
+        let g_bottom: Vec<f64> = (0..nz).map(|k| a2 / coeffs.dzc_m[k]).collect();
+        let g_top: Vec<f64> = (0..nz).map(|k| a2 / coeffs.dzc_m[k + 1]).collect();
+        let mut mask = vec![0u8; grid.n_cells()];
         for k in 0..nz {
-            let inv_dz = 1.0 / grid.dz_m(k);
             for row in 0..rows {
                 for col in 0..cols {
                     if grid.is_solid(k, row, col) {
@@ -56,20 +68,41 @@ impl WestOperator {
                     let iu = (k * rows + row) * (cols + 1) + col;
                     let iv = (k * (rows + 1) + row) * cols + col;
                     let iw = k * plane + row * cols + col;
-                    let s = (gu[iu] + gu[iu + 1]) * inv_dx
-                        + (gv[iv] + gv[iv + cols]) * inv_dx
-                        + (gw[iw] + gw[iw + plane]) * inv_dz;
-                    if s > 0.0 {
-                        factor[iw] = omega / s;
+                    let mut m = 0u8;
+                    for (c, bit) in [
+                        (coeffs.cu[iu], W),
+                        (coeffs.cu[iu + 1], E),
+                        (coeffs.cv[iv], N),
+                        (coeffs.cv[iv + cols], S),
+                        (coeffs.cw[iw], B),
+                        (coeffs.cw[iw + plane], T),
+                    ] {
+                        if c != 0.0 {
+                            m |= bit;
+                        }
                     }
+                    mask[iw] = m;
+                }
+            }
+        }
+        let mut lut = vec![0.0; nz * 64];
+        for k in 0..nz {
+            for m in 1..64u8 {
+                let s = (on(m, W, inv_dx) + on(m, E, inv_dx)) * inv_dx
+                    + (on(m, N, inv_dx) + on(m, S, inv_dx)) * inv_dx
+                    + (on(m, B, g_bottom[k]) + on(m, T, g_top[k])) * inv_dz[k];
+                if s > 0.0 {
+                    lut[k * 64 + m as usize] = omega / s;
                 }
             }
         }
         Self {
-            gu,
-            gv,
-            gw,
-            factor,
+            mask,
+            lut,
+            inv_dx,
+            inv_dz,
+            g_bottom,
+            g_top,
             omega,
         }
     }
@@ -87,24 +120,12 @@ impl WestOperator {
         let (pu, pv, pw) = (rows * (cols + 1), (rows + 1) * cols, rows * cols);
         for phase in 0..2 {
             // Planes k ≡ phase (mod 2): plane k owns u, v of plane k and w faces k, k + 1.
-            let u_planes = u
-                .par_chunks_mut(pu)
-                .enumerate()
-                .filter(|(k, _)| k % 2 == phase);
-            let v_planes = v
-                .par_chunks_mut(pv)
-                .enumerate()
-                .filter(|(k, _)| k % 2 == phase);
-            let w_pairs = w[phase * pw..].par_chunks_mut(2 * pw);
-            let jobs: Vec<_> = u_planes
-                .map(|(k, up)| (k, up))
-                .collect::<Vec<_>>()
-                .into_iter()
-                .zip(v_planes.map(|(_, vp)| vp).collect::<Vec<_>>())
-                .zip(w_pairs.collect::<Vec<_>>())
-                .collect();
-            jobs.into_par_iter().for_each(|(((k, up), vp), wp)| {
-                self.plane(grid, k, parity, up, vp, wp);
+            let u_planes = u.chunks_mut(pu).skip(phase).step_by(2);
+            let v_planes = v.chunks_mut(pv).skip(phase).step_by(2);
+            let w_pairs = w[phase * pw..].chunks_mut(2 * pw);
+            let jobs: Vec<_> = u_planes.zip(v_planes).zip(w_pairs).enumerate().collect();
+            jobs.into_par_iter().for_each(|(j, ((up, vp), wp))| {
+                self.plane(grid, 2 * j + phase, parity, up, vp, wp);
             });
         }
     }
@@ -120,35 +141,34 @@ impl WestOperator {
     ) {
         let (rows, cols) = (grid.rows(), grid.cols());
         let pw = rows * cols;
-        let inv_dx = 1.0 / grid.dx_m();
-        let inv_dz = 1.0 / grid.dz_m(k);
-        let (gu, gv) = (
-            &self.gu[k * rows * (cols + 1)..],
-            &self.gv[k * (rows + 1) * cols..],
-        );
-        let gw = &self.gw[k * pw..];
-        let factor = &self.factor[k * pw..(k + 1) * pw];
+        let inv_dx = self.inv_dx;
+        let inv_dz = self.inv_dz[k];
+        let (gb, gt) = (self.g_bottom[k], self.g_top[k]);
+        let lut = &self.lut[k * 64..(k + 1) * 64];
+        let mask = &self.mask[k * pw..(k + 1) * pw];
+        let (w_bottom, w_top) = w.split_at_mut(pw);
         for row in 0..rows {
             let start = (parity + row + k) % 2;
+            let u_row = &mut u[row * (cols + 1)..(row + 1) * (cols + 1)];
+            let (v_n, v_s) = v[row * cols..(row + 2) * cols].split_at_mut(cols);
+            let w_b = &mut w_bottom[row * cols..(row + 1) * cols];
+            let w_t = &mut w_top[row * cols..(row + 1) * cols];
+            let m_row = &mask[row * cols..(row + 1) * cols];
             for col in (start..cols).step_by(2) {
-                let f = factor[row * cols + col];
-                if f == 0.0 {
+                let m = m_row[col];
+                if m == 0 {
                     continue;
                 }
-                let iu = row * (cols + 1) + col;
-                let iv = row * cols + col;
-                let ib = row * cols + col;
-                let it = pw + ib;
-                let d = (u[iu + 1] - u[iu]) * inv_dx
-                    + (v[iv] - v[iv + cols]) * inv_dx
-                    + (w[it] - w[ib]) * inv_dz;
-                let delta = f * d;
-                u[iu] += gu[iu] * delta;
-                u[iu + 1] -= gu[iu + 1] * delta;
-                v[iv + cols] += gv[iv + cols] * delta;
-                v[iv] -= gv[iv] * delta;
-                w[ib] += gw[ib] * delta;
-                w[it] -= gw[it] * delta;
+                let d = (u_row[col + 1] - u_row[col]) * inv_dx
+                    + (v_n[col] - v_s[col]) * inv_dx
+                    + (w_t[col] - w_b[col]) * inv_dz;
+                let delta = lut[m as usize] * d;
+                u_row[col] += on(m, W, inv_dx) * delta;
+                u_row[col + 1] -= on(m, E, inv_dx) * delta;
+                v_s[col] += on(m, S, inv_dx) * delta;
+                v_n[col] -= on(m, N, inv_dx) * delta;
+                w_b[col] += on(m, B, gb) * delta;
+                w_t[col] -= on(m, T, gt) * delta;
             }
         }
     }
