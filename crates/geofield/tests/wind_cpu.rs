@@ -306,3 +306,143 @@ fn multigrid_converges_in_few_cycles() {
     assert!(mg.report.iterations <= 40, "{:?}", mg.report.history);
     assert!(cg.report.iterations <= 25, "{:?}", cg.report.history);
 }
+
+#[test]
+fn colour_order_does_not_change_the_converged_field() {
+    use geofield::wind::west::{self, WestOperator};
+    let g = hill_grid();
+    let st = stations_for(&g);
+    let o = WindOptions::default();
+    let coeffs = Coeffs::new(&g, 1.0, o.top);
+    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
+    let (d0, _) = ops::divergence_stats(&g, &div0);
+    let mut fields = Vec::new();
+    for first in [1, 0] {
+        let mut op = WestOperator::new(&g, &coeffs, 1.25);
+        op.first_parity = first;
+        let (mut u, mut v, mut w) = (guess.u.clone(), guess.v.clone(), guess.w.clone());
+        let run = west::run(
+            &g,
+            &op,
+            &mut u,
+            &mut v,
+            &mut w,
+            20_000,
+            false,
+            1e-8 * d0,
+            10,
+            |_, _| {},
+        );
+        assert!(run.converged);
+        fields.push((u, v, w, run.iterations));
+    }
+    let (a, b) = (&fields[0], &fields[1]);
+    let d = max_diff(&a.0, &b.0)
+        .max(max_diff(&a.1, &b.1))
+        .max(max_diff(&a.2, &b.2));
+    eprintln!(
+        "red first {} sweeps, black first {} sweeps, max diff {d:.2e} m/s",
+        a.3, b.3
+    );
+    assert!(d > 0.0, "different orders take different paths");
+    assert!(d < 1e-4, "{d}");
+}
+
+#[test]
+fn stations_interpolate_by_inverse_distance_squared_with_a_radius() {
+    let p = plan(10, 1, 100.0);
+    let g = WindGrid::new(
+        p,
+        vec![0.0; p.n_cells()],
+        &Levels::Uniform { nz: 2, dz_m: 10.0 },
+    )
+    .unwrap();
+    // Two stations at the centres of columns 0 and 9: from the west 2 m/s and from the south 4 m/s.
+    let st = vec![
+        station(50.0, 50.0, 2.0, 270.0),
+        station(950.0, 50.0, 4.0, 180.0),
+    ];
+    let o = WindOptions {
+        profile: Profile::Uniform,
+        ..Default::default()
+    };
+    let coeffs = Coeffs::new(&g, 1.0, o.top);
+    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    // v at the north face of column 3 (row 0, face 0): the cell's own value at the edge.
+    let (d1, d2) = (300.0f64, 600.0f64);
+    let (w1, w2) = (1.0 / (d1 * d1), 1.0 / (d2 * d2));
+    let want_v = w2 * 4.0 / (w1 + w2);
+    assert!(
+        (guess.v[3] - want_v).abs() < 1e-12,
+        "{} vs {want_v}",
+        guess.v[3]
+    );
+    // With a 350 m radius, column 3 sees only the first station; column 5 (450 m and 450 m)
+    // sees none and takes the nearest (the first, by index on the tie).
+    let o = WindOptions {
+        radius_m: Some(350.0),
+        ..o
+    };
+    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    // (cos 270° rounds to −1.8e-16, hence the tolerance.)
+    assert!(guess.v[3].abs() < 1e-12);
+    assert!(guess.v[5].abs() < 1e-12);
+    assert!((guess.v[8] - 4.0).abs() < 1e-12);
+}
+
+#[test]
+fn stations_outside_are_ignored_and_none_usable_is_an_error() {
+    let g = hill_grid();
+    let mut st = stations_for(&g);
+    st.push(station(-10.0, 50.0, 3.0, 90.0));
+    let f = wind::compute(g.clone(), &st, &WindOptions::default(), &Backend::Cpu).unwrap();
+    assert_eq!(f.ignored_stations.len(), 1);
+    assert!(f.ignored_stations[0].reason.contains("outside the domain"));
+    let e = wind::compute(g.clone(), &st[2..], &WindOptions::default(), &Backend::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no usable station"), "{e}");
+}
+
+#[test]
+fn zero_wind_gives_a_zero_field() {
+    let g = hill_grid();
+    let st = vec![station(300.0, 300.0, 0.0, 0.0)];
+    for model in [Model::Sherman, Model::West] {
+        let f = wind::compute(
+            g.clone(),
+            &st,
+            &opts(model, Solver::MgCg, 1e-6),
+            &Backend::Cpu,
+        )
+        .unwrap();
+        assert!(f.u.iter().chain(&f.v).chain(&f.w).all(|&x| x == 0.0));
+        assert!(f.report.converged);
+    }
+}
+
+#[test]
+fn stretched_levels_and_a_lid_converge_and_keep_the_invariants() {
+    let p = plan(20, 16, 40.0);
+    let t = hill(&p, 35.0, 150.0);
+    let tops: Vec<f64> = (1..=14)
+        .map(|k| 4.0 * (1.25f64.powi(k) - 1.0) / 0.25)
+        .collect();
+    let g = WindGrid::new(p, t, &Levels::Tops(tops)).unwrap();
+    let st = stations_for(&g);
+    for top in [wind::Top::Open, wind::Top::Lid] {
+        for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
+            let o = WindOptions {
+                top,
+                ..opts(Model::Sherman, solver, 1e-7)
+            };
+            let f = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
+            assert!(f.report.converged, "{top:?} {solver:?}");
+            if top == wind::Top::Lid {
+                let plane = g.rows() * g.cols();
+                assert!(f.w[g.nz * plane..].iter().all(|&w| w == 0.0));
+            }
+        }
+    }
+}

@@ -35,6 +35,8 @@ pub struct WestOperator {
     pub g_bottom: Vec<f64>,
     pub g_top: Vec<f64>,
     pub omega: f64,
+    /// Parity swept first in each iteration: 1 (red, odd col + row + k, the paper's) or 0.
+    pub first_parity: usize,
 }
 
 const W: u8 = 1;
@@ -104,6 +106,7 @@ impl WestOperator {
             g_bottom,
             g_top,
             omega,
+            first_parity: 1,
         }
     }
 
@@ -208,8 +211,8 @@ pub fn run(
         return out;
     }
     for it in 1..=max_iterations {
-        op.half_sweep(grid, 1, u, v, w);
-        op.half_sweep(grid, 0, u, v, w);
+        op.half_sweep(grid, op.first_parity, u, v, w);
+        op.half_sweep(grid, 1 - op.first_parity, u, v, w);
         out.iterations = it;
         if it % check == 0 || it == max_iterations {
             let d = max_div(u, v, w);
