@@ -378,8 +378,8 @@ fn stations_interpolate_by_inverse_distance_squared_with_a_radius() {
         "{} vs {want_v}",
         guess.v[3]
     );
-    // With a 350 m radius, column 3 sees only the first station; column 5 (450 m and 450 m)
-    // sees none and takes the nearest (the first, by index on the tie).
+    // With a 350 m radius, column 3 sees only the first station; columns 4 and 5 (400 m from
+    // one, 500 m from the other) see none and take their nearest.
     let o = WindOptions {
         radius_m: Some(350.0),
         ..o
@@ -387,7 +387,8 @@ fn stations_interpolate_by_inverse_distance_squared_with_a_radius() {
     let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
     // (cos 270° rounds to −1.8e-16, hence the tolerance.)
     assert!(guess.v[3].abs() < 1e-12);
-    assert!(guess.v[5].abs() < 1e-12);
+    assert!(guess.v[4].abs() < 1e-12);
+    assert!((guess.v[5] - 4.0).abs() < 1e-12);
     assert!((guess.v[8] - 4.0).abs() < 1e-12);
 }
 
