@@ -42,27 +42,31 @@ impl Level {
         let mut kx = vec![0.0; rows * (cols + 1) * nz];
         let mut ky = vec![0.0; (rows + 1) * cols * nz];
         let mut kz = vec![0.0; rows * cols * (nz + 1)];
-        for k in 0..nz {
-            let dz = grid.dz_m(k);
-            for row in 0..rows {
+        kx.par_chunks_mut((cols + 1) * nz)
+            .enumerate()
+            .for_each(|(row, line)| {
                 for i in 0..=cols {
-                    kx[(row * (cols + 1) + i) * nz + k] =
-                        coeffs.cu[(k * rows + row) * (cols + 1) + i] * dz;
+                    for k in 0..nz {
+                        line[i * nz + k] =
+                            coeffs.cu[(k * rows + row) * (cols + 1) + i] * grid.dz_m(k);
+                    }
                 }
-            }
-            for r in 0..=rows {
+            });
+        ky.par_chunks_mut(cols * nz)
+            .enumerate()
+            .for_each(|(r, line)| {
                 for col in 0..cols {
-                    ky[(r * cols + col) * nz + k] =
-                        coeffs.cv[(k * (rows + 1) + r) * cols + col] * dz;
+                    for k in 0..nz {
+                        line[col * nz + k] =
+                            coeffs.cv[(k * (rows + 1) + r) * cols + col] * grid.dz_m(k);
+                    }
                 }
+            });
+        kz.par_chunks_mut(nz + 1).enumerate().for_each(|(rc, col)| {
+            for k in 1..=nz {
+                col[k] = coeffs.cw[k * rows * cols + rc] * dx * dx / coeffs.dzc_m[k];
             }
-        }
-        for k in 1..=nz {
-            let g = dx * dx / coeffs.dzc_m[k];
-            for rc in 0..rows * cols {
-                kz[rc * (nz + 1) + k] = coeffs.cw[k * rows * cols + rc] * g;
-            }
-        }
+        });
         let mut level = Self {
             rows,
             cols,
@@ -77,20 +81,22 @@ impl Level {
     }
 
     fn diagonal(&self) -> Vec<f64> {
-        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
+        let (cols, nz) = (self.cols, self.nz);
         let mut d = vec![0.0; self.n()];
-        for row in 0..rows {
-            for col in 0..cols {
-                for k in 0..nz {
-                    d[(row * cols + col) * nz + k] = self.kx[(row * (cols + 1) + col) * nz + k]
-                        + self.kx[(row * (cols + 1) + col + 1) * nz + k]
-                        + self.ky[(row * cols + col) * nz + k]
-                        + self.ky[((row + 1) * cols + col) * nz + k]
-                        + self.kz[(row * cols + col) * (nz + 1) + k]
-                        + self.kz[(row * cols + col) * (nz + 1) + k + 1];
+        d.par_chunks_mut(cols * nz)
+            .enumerate()
+            .for_each(|(row, line)| {
+                for col in 0..cols {
+                    for k in 0..nz {
+                        line[col * nz + k] = self.kx[(row * (cols + 1) + col) * nz + k]
+                            + self.kx[(row * (cols + 1) + col + 1) * nz + k]
+                            + self.ky[(row * cols + col) * nz + k]
+                            + self.ky[((row + 1) * cols + col) * nz + k]
+                            + self.kz[(row * cols + col) * (nz + 1) + k]
+                            + self.kz[(row * cols + col) * (nz + 1) + k + 1];
+                    }
                 }
-            }
-        }
+            });
         d
     }
 

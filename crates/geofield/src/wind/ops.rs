@@ -31,42 +31,47 @@ impl Coeffs {
         let mut cu = vec![0.0; grid.n_u()];
         let mut cv = vec![0.0; grid.n_v()];
         let mut cw = vec![0.0; grid.n_w()];
-        for k in 0..nz {
-            for row in 0..rows {
-                for i in 0..=cols {
-                    let open = (i == 0 || fluid(k, row, i - 1)) && (i == cols || fluid(k, row, i));
-                    let edge_into_fluid =
-                        (i > 0 && fluid(k, row, i - 1)) || (i < cols && fluid(k, row, i));
-                    if open && edge_into_fluid {
-                        cu[(k * rows + row) * (cols + 1) + i] = 1.0;
+        // A face is open when every cell beside it (one on domain edges) is fluid.
+        cu.par_chunks_mut(cols + 1)
+            .enumerate()
+            .for_each(|(kr, line)| {
+                let (k, row) = (kr / rows, kr % rows);
+                for (i, c) in line.iter_mut().enumerate() {
+                    let west = i == 0 || fluid(k, row, i - 1);
+                    let east = i == cols || fluid(k, row, i);
+                    if west && east {
+                        *c = 1.0;
                     }
                 }
-            }
-            for r in 0..=rows {
-                for col in 0..cols {
-                    let open = (r == 0 || fluid(k, r - 1, col)) && (r == rows || fluid(k, r, col));
-                    let into = (r > 0 && fluid(k, r - 1, col)) || (r < rows && fluid(k, r, col));
-                    if open && into {
-                        cv[(k * (rows + 1) + r) * cols + col] = 1.0;
-                    }
+            });
+        cv.par_chunks_mut(cols).enumerate().for_each(|(kr, line)| {
+            let (k, r) = (kr / (rows + 1), kr % (rows + 1));
+            for (col, c) in line.iter_mut().enumerate() {
+                let north = r == 0 || fluid(k, r - 1, col);
+                let south = r == rows || fluid(k, r, col);
+                if north && south {
+                    *c = 1.0;
                 }
             }
-        }
+        });
         let a2 = alpha * alpha;
-        for k in 1..=nz {
-            for row in 0..rows {
-                for col in 0..cols {
+        cw.par_chunks_mut(rows * cols)
+            .enumerate()
+            .for_each(|(k, plane)| {
+                if k == 0 {
+                    return;
+                }
+                for (rc, c) in plane.iter_mut().enumerate() {
                     let open = if k == nz {
                         top == Top::Open
                     } else {
-                        fluid(k - 1, row, col)
+                        fluid(k - 1, rc / cols, rc % cols)
                     };
                     if open {
-                        cw[(k * rows + row) * cols + col] = a2;
+                        *c = a2;
                     }
                 }
-            }
-        }
+            });
         let mut dzc_m = vec![grid.dz_m(0); nz + 1];
         for (k, d) in dzc_m.iter_mut().enumerate().take(nz).skip(1) {
             *d = 0.5 * (grid.dz_m(k - 1) + grid.dz_m(k));
