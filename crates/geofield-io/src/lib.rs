@@ -4,7 +4,8 @@
 //!   name file, line and column.
 //! - [`atomic`]: outputs written to a temporary file and renamed into place when complete.
 //! - [`raster_out`]: rasters to GeoTIFF (`.tif`), ESRI ASCII grid (`.asc`) or NumPy (`.npy`) by
-//!   extension; [`npy`] also reads and writes plain arrays.
+//!   extension; [`npy`] also reads and writes plain arrays, and [`npz`] archives of named arrays
+//!   ([`write_npz`], as `numpy.savez`).
 //! - [`raster_in`]: rasters from GeoTIFF or ESRI ASCII grid by extension ([`read_raster`]),
 //!   with their georeferencing, band names and nodata.
 //! - [`render`]: PNG maps for people to look at (panels per band or a colour blend of bands,
@@ -27,6 +28,8 @@ pub mod geotiff;
 pub mod geotiff_in;
 pub mod netcdf;
 pub mod npy;
+pub mod npz;
+pub mod npz_in;
 pub mod raster_in;
 pub mod raster_out;
 pub mod render;
@@ -37,10 +40,13 @@ pub use csv_input::{CsvRecord, CsvRow, CsvTable};
 pub use error::IoError;
 pub use netcdf::{NcAttr, NcData, NcFile, NcVar, write_netcdf};
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
+pub use npz::{NpzArray, NpzData, write_npz};
+pub use npz_in::read_npz;
 pub use raster_in::read_raster;
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
 pub use render::{
-    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, Section, XyChart, render_flock,
-    render_png, write_frame_png, write_gif, write_section_png, write_xy_chart_png,
+    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, Section, WindMap, XyChart,
+    render_flock, render_png, write_frame_png, write_gif, write_section_png, write_wind_png,
+    write_xy_chart_png,
 };
 pub use vtk::{VtkArray, VtkImage, write_vti};

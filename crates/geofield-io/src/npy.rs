@@ -28,6 +28,8 @@ pub enum NpyData {
     I64(Vec<i64>),
     /// `<i4`
     I32(Vec<i32>),
+    /// `|u1`
+    U8(Vec<u8>),
 }
 
 /// An array read from an `.npy` file.
@@ -40,7 +42,7 @@ pub struct NpyArray {
 }
 
 /// Element types this module reads and writes.
-trait Element: Copy {
+pub(crate) trait Element: Copy {
     const DESCR: &'static str;
     const SIZE: usize;
     fn put_le(self, out: &mut Vec<u8>);
@@ -61,6 +63,7 @@ element!(f32, "<f4");
 element!(f64, "<f8");
 element!(i64, "<i8");
 element!(i32, "<i4");
+element!(u8, "|u1");
 
 /// Write an f32 array of `shape` (C order) to `path`.
 pub fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), IoError> {
@@ -136,12 +139,18 @@ pub(crate) fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// Read an `.npy` file of dtype `<f4`, `<f8`, `<i8` or `<i4` in C order.
+/// Read an `.npy` file of dtype `<f4`, `<f8`, `<i8`, `<i4` or `|u1` in C order.
 pub fn read_npy(path: &Path) -> Result<NpyArray, IoError> {
     let bytes = std::fs::read(path).map_err(|source| IoError::Read {
         path: path.to_path_buf(),
         source,
     })?;
+    parse_npy(&bytes, path)
+}
+
+/// Parse the bytes of an `.npy` file; errors name `path` (for an `.npz` member, the archive
+/// and member).
+pub(crate) fn parse_npy(bytes: &[u8], path: &Path) -> Result<NpyArray, IoError> {
     let bad = |reason: String| IoError::BadNpy {
         path: path.to_path_buf(),
         reason,
@@ -191,6 +200,7 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, IoError> {
         .ok_or_else(|| bad(format!("the shape {shape:?} is too large")))?;
     let body = &bytes[prefix + header_len..];
     let size = match descr {
+        "|u1" | "<u1" => 1,
         "<f4" | "<i4" => 4,
         "<f8" | "<i8" => 8,
         d if d.starts_with('>') => {
@@ -201,7 +211,7 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, IoError> {
         }
         d => {
             return Err(bad(format!(
-                "dtype {d:?} is not supported; use one of <f4, <f8, <i4, <i8"
+                "dtype {d:?} is not supported; use one of <f4, <f8, <i4, <i8, |u1"
             )));
         }
     };
@@ -218,6 +228,7 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, IoError> {
         "<f4" => NpyData::F32(decode(body, f32::from_le_bytes)),
         "<f8" => NpyData::F64(decode(body, f64::from_le_bytes)),
         "<i4" => NpyData::I32(decode(body, i32::from_le_bytes)),
+        "|u1" | "<u1" => NpyData::U8(body.to_vec()),
         _ => NpyData::I64(decode(body, i64::from_le_bytes)),
     };
     Ok(NpyArray { shape, data })

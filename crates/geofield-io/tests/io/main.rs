@@ -10,6 +10,7 @@ mod csv;
 mod geotiff;
 mod netcdf;
 mod npy;
+mod npz;
 mod read;
 mod render;
 mod section;
