@@ -5,18 +5,18 @@ use super::colormap::blend_hue;
 use super::sample::{Resample, ValueScale};
 use super::text::{Canvas, GLYPH_PX, fit_text, text_width};
 
-const MARGIN: usize = 16;
-const GAP: usize = 16;
-const BACKGROUND: [u8; 3] = [255, 255, 255];
-const INK: [u8; 3] = [30, 30, 30];
+pub(super) const MARGIN: usize = 16;
+pub(super) const GAP: usize = 16;
+pub(super) const BACKGROUND: [u8; 3] = [255, 255, 255];
+pub(super) const INK: [u8; 3] = [30, 30, 30];
 const FRAME: [u8; 3] = [150, 150, 150];
 /// Colour of NaN / nodata cells.
 pub(crate) const MISSING: [u8; 3] = [211, 211, 211];
 const BAR_WIDTH: usize = 18;
-const MIN_BAR_HEIGHT: usize = 120;
-const TITLE_SCALE: usize = 2;
+pub(super) const MIN_BAR_HEIGHT: usize = 120;
+pub(super) const TITLE_SCALE: usize = 2;
 /// Longest title or label drawn, in characters, before it is shortened.
-const MAX_LABEL_CHARS: usize = 60;
+pub(super) const MAX_LABEL_CHARS: usize = 60;
 /// Narrowest column given to a panel, so that its band name stays readable.
 const MIN_COLUMN_PX: usize = 64;
 /// Darkest end of the grey bar that shows the total in a blend.
@@ -31,7 +31,7 @@ const MARKER_FILL_R2: i64 = 5;
 const MARKER_OUTER_R2: i64 = 12;
 
 /// Height of the title block (zero without a title).
-fn title_height(title: &str) -> usize {
+pub(super) fn title_height(title: &str) -> usize {
     if title.is_empty() {
         0
     } else {
@@ -40,7 +40,7 @@ fn title_height(title: &str) -> usize {
 }
 
 /// Draw the title centred at the top.
-fn draw_title(canvas: &mut Canvas, title: &str) {
+pub(super) fn draw_title(canvas: &mut Canvas, title: &str) {
     let title = fit_text(title, TITLE_SCALE, MAX_LABEL_CHARS * GLYPH_PX * TITLE_SCALE);
     let x = canvas.width.saturating_sub(text_width(&title, TITLE_SCALE)) / 2;
     canvas.text(x as i64, MARGIN as i64, &title, TITLE_SCALE, INK);
@@ -68,7 +68,13 @@ fn draw_grid(
 
 /// Draw marker dots at `markers` (continuous panel pixel positions, see
 /// `Resample::panel_position`) on the `plan.panel_px()` panel at (x, y), clipped to the panel.
-fn draw_markers(canvas: &mut Canvas, x: usize, y: usize, plan: &Resample, markers: &[(f64, f64)]) {
+pub(super) fn draw_markers(
+    canvas: &mut Canvas,
+    x: usize,
+    y: usize,
+    plan: &Resample,
+    markers: &[(f64, f64)],
+) {
     let (pw, ph) = plan.panel_px();
     let (pw, ph) = (pw as i64, ph as i64);
     if pw == 0 || ph == 0 {
@@ -99,7 +105,7 @@ fn draw_markers(canvas: &mut Canvas, x: usize, y: usize, plan: &Resample, marker
 
 /// A vertical bar with `ticks` (position in [0, 1], label) to its right; `colour(t)` for t from
 /// 0 (bottom) to 1 (top).
-fn draw_bar(
+pub(super) fn draw_bar(
     canvas: &mut Canvas,
     x: usize,
     y: usize,
@@ -122,7 +128,7 @@ fn draw_bar(
 }
 
 /// Width needed by a bar and its tick labels.
-fn bar_block_width(ticks: &[(f64, String)]) -> usize {
+pub(super) fn bar_block_width(ticks: &[(f64, String)]) -> usize {
     let labels = ticks
         .iter()
         .map(|(_, l)| text_width(l, 1))

@@ -23,6 +23,9 @@
 //!
 //! [`write_section_png`] draws a vertical cross-section of a layered model (stratigraphy).
 //!
+//! [`write_wind_png`] draws the wind at one height: speed over hillshaded terrain, arrows,
+//! stations.
+//!
 //! Text uses the 8x8 bitmap font of `font8x8`; the image is written as 8-bit RGB PNG.
 //!
 //! [`render_flock`] draws a 3-D point cloud of agents (a boids flock) in perspective; its frames
@@ -35,6 +38,7 @@ mod layout;
 mod sample;
 mod section;
 mod text;
+mod wind;
 
 use std::path::Path;
 
@@ -45,6 +49,7 @@ pub use colormap::{BLEND_HUES, Colormap, blend_hue};
 pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
 pub use layout::{MARKER_FILL, MARKER_OUTLINE};
 pub use section::{Section, layer_colour, write_section_png};
+pub use wind::{WindMap, write_wind_png};
 
 use crate::IoError;
 use crate::atomic::write_atomic;

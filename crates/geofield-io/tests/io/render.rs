@@ -341,3 +341,56 @@ fn markers_on_the_blend_map_are_clipped_to_it() {
     assert_eq!(diff.len(), DOT_PX + 22, "{diff:?}");
     assert!(diff.iter().all(|&(x, _)| x < ox + 200), "{diff:?}");
 }
+
+#[test]
+fn wind_map_shows_speed_arrows_and_stations() {
+    use geofield_io::{WindMap, write_wind_png};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("wind.png");
+    let (cols, rows) = (40, 30);
+    let g = grid(cols, rows, 10.0, 0.0, 300.0);
+    let terrain: Vec<f64> = (0..cols * rows)
+        .map(|i| {
+            let (r, c) = ((i / cols) as f64 - 15.0, (i % cols) as f64 - 20.0);
+            100.0 + 50.0 * (-(r * r + c * c) / 50.0).exp()
+        })
+        .collect();
+    let speed: Vec<f64> = (0..cols * rows)
+        .map(|i| 3.0 + (i % cols) as f64 * 0.1)
+        .collect();
+    let direction = vec![270.0; cols * rows];
+    let map = WindMap {
+        title: "wind at 10 m".into(),
+        grid: g,
+        terrain_m: &terrain,
+        speed_m_per_s: &speed,
+        direction_deg: &direction,
+        markers: vec![(55.0, 155.0), (1e6, 0.0)],
+        colormap: Colormap::Viridis,
+        max_pixels: 4_000_000,
+    };
+    write_wind_png(&p, &map).unwrap();
+    let (w, h, px) = decode(&p);
+    // 40 x 30 cells enlarged 5x: a 200 x 150 map plus title, bar and note.
+    assert!(w >= 200 && h >= 150, "{w} x {h}");
+    assert!(count(&px, [15, 15, 15]) > 50, "arrows drawn");
+    assert!(count(&px, MARKER_FILL) > 10 && count(&px, MARKER_OUTLINE) > 10);
+    // Wrong lengths: an error naming the file, and no file.
+    let bad = WindMap {
+        speed_m_per_s: &speed[1..],
+        ..map.clone()
+    };
+    let q = dir.path().join("bad.png");
+    let e = write_wind_png(&q, &bad).unwrap_err().to_string();
+    assert!(e.contains("bad.png") && e.contains("speed"), "{e}");
+    assert!(!q.exists());
+    // Calm air everywhere draws no arrows and does not fail.
+    let calm = vec![0.0; cols * rows];
+    let still = WindMap {
+        speed_m_per_s: &calm,
+        ..map
+    };
+    write_wind_png(&p, &still).unwrap();
+    let (_, _, px) = decode(&p);
+    assert_eq!(count(&px, [15, 15, 15]), 0);
+}
