@@ -49,6 +49,7 @@ pub mod level;
 pub mod multigrid;
 pub mod ops;
 pub mod params;
+pub mod sample;
 pub mod sor;
 pub mod west;
 

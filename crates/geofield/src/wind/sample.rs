@@ -1,0 +1,268 @@
+//! Sampling a solved wind field for output: velocities at cell centres, and the horizontal wind
+//! at a height above the ground (WindNinja's speed and direction grids).
+//!
+//! - Cell-centred velocities average the two faces of each cell along each axis:
+//!   u_c = (u_west + u_east)/2, v_c = (v_north + v_south)/2, w_c = (w_bottom + w_top)/2 (m/s).
+//!   `speed` is the horizontal speed hypot(u_c, v_c), as CF's `wind_speed` (wind is the
+//!   horizontal air velocity). Solid cells hold NaN.
+//! - At height h above the ground of a column (ground elevation g), the target elevation is
+//!   z = g + h. u_c and v_c are interpolated linearly in z between the centres of the two fluid
+//!   cells around z; below the centre of the column's first fluid cell that cell's value is
+//!   used, above the centre of the top cell the top cell's. Speed and direction come from the
+//!   interpolated (u, v) by [`speed_direction`] (direction: where the wind comes from, degrees
+//!   clockwise from north), never by interpolating speed and direction themselves.
+//!
+//! Cost: O(cells) and O(rows × cols × nz) in the worst case, no allocation beyond the outputs.
+
+use super::WindField;
+use super::params::speed_direction;
+use crate::GeofieldError;
+
+/// Velocities at cell centres, `nz * rows * cols` each in cell order (`(k * rows + row) * cols
+/// + col`, row 0 north, k = 0 bottom), NaN in solid cells; m/s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellFields {
+    /// Eastward.
+    pub u: Vec<f64>,
+    /// Northward.
+    pub v: Vec<f64>,
+    /// Upward.
+    pub w: Vec<f64>,
+    /// Horizontal speed hypot(u, v).
+    pub speed: Vec<f64>,
+}
+
+/// Check that the face arrays fit the grid, so that indexing below cannot go out of bounds.
+fn check_lengths(field: &WindField) -> Result<(), GeofieldError> {
+    let g = &field.grid;
+    let (rows, cols) = (g.rows(), g.cols());
+    let ok = field.u.len() == g.n_u()
+        && field.v.len() == g.n_v()
+        && field.w.len() == g.n_w()
+        && g.terrain_m.len() == rows * cols
+        && g.ground_k.len() == rows * cols
+        && g.z_faces_m.len() == g.nz + 1
+        && g.nz > 0;
+    if ok {
+        Ok(())
+    } else {
+        Err(GeofieldError::Invalid(format!(
+            "wind field arrays do not fit its {}x{}x{} grid (u {}, v {}, w {} values)",
+            g.nz,
+            rows,
+            cols,
+            field.u.len(),
+            field.v.len(),
+            field.w.len()
+        )))
+    }
+}
+
+/// (u, v) at the centre of cell (k, row, col).
+fn horizontal_at(field: &WindField, k: usize, row: usize, col: usize) -> (f64, f64) {
+    let (rows, cols) = (field.grid.rows(), field.grid.cols());
+    let iu = (k * rows + row) * (cols + 1) + col;
+    let iv = (k * (rows + 1) + row) * cols + col;
+    (
+        0.5 * (field.u[iu] + field.u[iu + 1]),
+        0.5 * (field.v[iv] + field.v[iv + cols]),
+    )
+}
+
+/// Cell-centred u, v, w and horizontal speed (see the module docs).
+pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
+    check_lengths(field)?;
+    let g = &field.grid;
+    let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+    let n = g.n_cells();
+    let mut out = CellFields {
+        u: vec![f64::NAN; n],
+        v: vec![f64::NAN; n],
+        w: vec![f64::NAN; n],
+        speed: vec![f64::NAN; n],
+    };
+    let plane = rows * cols;
+    for k in 0..nz {
+        for row in 0..rows {
+            for col in 0..cols {
+                if g.is_solid(k, row, col) {
+                    continue;
+                }
+                let i = g.cell(k, row, col);
+                let (u, v) = horizontal_at(field, k, row, col);
+                let iw = k * plane + row * cols + col;
+                out.u[i] = u;
+                out.v[i] = v;
+                out.w[i] = 0.5 * (field.w[iw] + field.w[iw + plane]);
+                out.speed[i] = u.hypot(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Horizontal wind at `height_m` above the ground of every column: (speed in m/s, direction in
+/// degrees), `rows * cols` each, row 0 north. See the module docs for the interpolation.
+pub fn at_height_agl(
+    field: &WindField,
+    height_m: f64,
+) -> Result<(Vec<f64>, Vec<f64>), GeofieldError> {
+    if !(height_m.is_finite() && height_m > 0.0) {
+        return Err(GeofieldError::Invalid(format!(
+            "the height above ground must be a positive number of metres, got {height_m}"
+        )));
+    }
+    check_lengths(field)?;
+    let g = &field.grid;
+    let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+    let mut speed = Vec::with_capacity(rows * cols);
+    let mut direction = Vec::with_capacity(rows * cols);
+    for row in 0..rows {
+        for col in 0..cols {
+            let c = row * cols + col;
+            let z = g.terrain_m[c] + height_m;
+            let first = (g.ground_k[c] as usize).min(nz - 1);
+            // The first fluid layer whose centre is at or above z.
+            let above = (first..nz).find(|&k| g.z_centre_m(k) >= z);
+            let (u, v) = match above {
+                Some(k) if k == first => horizontal_at(field, k, row, col),
+                None => horizontal_at(field, nz - 1, row, col),
+                Some(k) => {
+                    let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
+                    let t = (z - z0) / (z1 - z0);
+                    let (u0, v0) = horizontal_at(field, k - 1, row, col);
+                    let (u1, v1) = horizontal_at(field, k, row, col);
+                    (u0 + t * (u1 - u0), v0 + t * (v1 - v0))
+                }
+            };
+            let (s, d) = speed_direction(u, v);
+            speed.push(s);
+            direction.push(d);
+        }
+    }
+    Ok((speed, direction))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::wind::{Levels, SolveReport, Stability, WindGrid};
+    use geofield_core::GridSpec;
+
+    /// A 3 x 2 (cols x rows) grid of 10 m cells, four 10 m layers; column (0, 1) has a step.
+    fn grid() -> WindGrid {
+        let plan = GridSpec {
+            x_min_m: 0.0,
+            y_max_m: 20.0,
+            cell_size_m: 10.0,
+            cols: 3,
+            rows: 2,
+        };
+        let terrain = vec![100.0, 112.0, 100.0, 100.0, 100.0, 100.0];
+        WindGrid::new(plan, terrain, &Levels::Uniform { nz: 4, dz_m: 10.0 }).unwrap()
+    }
+
+    /// Faces from functions of the face-centre elevation; zero on faces touching solid cells.
+    fn field(fu: impl Fn(f64) -> f64, fv: impl Fn(f64) -> f64) -> WindField {
+        let g = grid();
+        let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+        let mut u = vec![0.0; g.n_u()];
+        let mut v = vec![0.0; g.n_v()];
+        for k in 0..nz {
+            let z = g.z_centre_m(k);
+            for row in 0..rows {
+                for i in 0..=cols {
+                    let solid =
+                        (i > 0 && g.is_solid(k, row, i - 1)) || (i < cols && g.is_solid(k, row, i));
+                    u[(k * rows + row) * (cols + 1) + i] = if solid { 0.0 } else { fu(z) };
+                }
+            }
+            for r in 0..=rows {
+                for col in 0..cols {
+                    let solid =
+                        (r > 0 && g.is_solid(k, r - 1, col)) || (r < rows && g.is_solid(k, r, col));
+                    v[(k * (rows + 1) + r) * cols + col] = if solid { 0.0 } else { fv(z) };
+                }
+            }
+        }
+        let w = vec![0.0; g.n_w()];
+        WindField {
+            stability: vec![Stability::D; rows * cols],
+            grid: g,
+            u,
+            v,
+            w,
+            ignored_stations: vec![],
+            report: SolveReport::default(),
+        }
+    }
+
+    #[test]
+    fn uniform_flow_gives_its_speed_and_direction_everywhere() {
+        // u = v = 3 m/s blows to the north-east: from the south-west, 225°.
+        let f = field(|_| 3.0, |_| 3.0);
+        let c = cell_centred(&f).unwrap();
+        let g = &f.grid;
+        for k in 0..g.nz {
+            for row in 0..g.rows() {
+                for col in 0..g.cols() {
+                    let i = g.cell(k, row, col);
+                    // At k = 0 the solid cell (0, 0, 1) closes one face of its neighbours.
+                    let expect = match (k, row, col) {
+                        (0, 0, 1) => (f64::NAN, f64::NAN),
+                        (0, 0, 0) | (0, 0, 2) => (1.5, 3.0),
+                        (0, 1, 1) => (3.0, 1.5),
+                        _ => (3.0, 3.0),
+                    };
+                    if expect.0.is_nan() {
+                        assert!(g.is_solid(k, row, col));
+                        assert!(c.u[i].is_nan() && c.w[i].is_nan() && c.speed[i].is_nan());
+                    } else {
+                        assert_eq!((c.u[i], c.v[i], c.w[i]), (expect.0, expect.1, 0.0));
+                        assert_eq!(c.speed[i], expect.0.hypot(expect.1));
+                    }
+                }
+            }
+        }
+        // Sampled above the first layer every column sees the uniform flow.
+        let (s, d) = at_height_agl(&f, 25.0).unwrap();
+        for (sp, dir) in s.iter().zip(&d) {
+            assert!((sp - 18f64.sqrt()).abs() < 1e-12, "{sp}");
+            assert!((dir - 225.0).abs() < 1e-9, "{dir}");
+        }
+    }
+
+    #[test]
+    fn linear_profiles_interpolate_exactly_and_clamp_outside() {
+        // u = 0.1 (z - 100), v = -0.05 (z - 100): centres at 105, 115, 125, 135 m.
+        let f = field(|z| 0.1 * (z - 100.0), |z| -0.05 * (z - 100.0));
+        let (s, d) = at_height_agl(&f, 12.0).unwrap();
+        // Flat column (1, 2): z = 112, between 105 and 115: u = 1.2, v = -0.6 exactly.
+        let c = 3 + 2;
+        let (su, sv) = (1.2f64, -0.6f64);
+        assert!((s[c] - su.hypot(sv)).abs() < 1e-12, "{}", s[c]);
+        assert!((d[c] - speed_direction(su, sv).1).abs() < 1e-9);
+        // Below the first centre: that cell's value (flat column at 2 m: the 105 m cell).
+        let (s2, _) = at_height_agl(&f, 2.0).unwrap();
+        assert!((s2[c] - 0.5f64.hypot(0.25)).abs() < 1e-12);
+        // The stepped column (ground 112 m, first fluid centre 115 m): 2 m above ground is
+        // 114 m, below 115: the 115 m cell.
+        let (s3, _) = at_height_agl(&f, 2.0).unwrap();
+        assert!((s3[1] - 1.5f64.hypot(0.75)).abs() < 1e-12, "{}", s3[1]);
+        // Above the top centre (135 m): the top cell.
+        let (s4, _) = at_height_agl(&f, 500.0).unwrap();
+        assert!((s4[c] - 3.5f64.hypot(1.75)).abs() < 1e-12);
+        assert!(at_height_agl(&f, 0.0).is_err() && at_height_agl(&f, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn zero_wind_is_calm_and_bad_lengths_are_errors() {
+        let f = field(|_| 0.0, |_| 0.0);
+        let (s, d) = at_height_agl(&f, 10.0).unwrap();
+        assert!(s.iter().all(|&x| x == 0.0) && d.iter().all(|&x| x == 0.0));
+        let mut bad = f.clone();
+        bad.u.pop();
+        assert!(cell_centred(&bad).is_err() && at_height_agl(&bad, 10.0).is_err());
+    }
+}
