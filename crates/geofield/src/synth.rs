@@ -1,5 +1,9 @@
 //! Synthetic inputs for demos, tests and benchmarks (seeded, reproducible).
 
+pub mod terrain;
+
+pub use terrain::{StationSpec, TerrainKind, TerrainSpec, stations, terrain};
+
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal, Poisson, Weibull};
 use rand_pcg::Pcg64;
