@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use geofield::dispersal::Stand;
-use geofield::synth::{self, DbhModel, Pattern};
+use geofield::synth::{self, DbhModel, Pattern, StationSpec, TerrainKind, TerrainSpec};
+use geofield::wind::{Stability, Station};
+use geofield_core::{Raster, RasterData};
 
 use crate::{inputs, output};
 
@@ -18,6 +20,73 @@ pub enum SynthCommand {
     /// Wells through a layered subsurface: one elevation column per stratum surface (top to
     /// bottom, s01, s02, ...), empty where a well stops short; for `geofield krige --strata`.
     Wells(WellsArgs),
+    /// A DEM of a Gaussian hill, a ridge, a valley or flat ground, and weather stations, for
+    /// `geofield wind`.
+    Terrain(TerrainArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum TerrainKindArg {
+    /// b + H exp(-r^2 / 2 sigma^2) around the centre.
+    GaussianHill,
+    /// Witch of Agnesi b + H L^2 / (dx^2 + L^2), crest running north-south.
+    Ridge,
+    /// b + H (1 - exp(-dx^2 / 2 sigma^2)), axis running north-south.
+    Valley,
+    Flat,
+}
+
+#[derive(Args)]
+pub struct TerrainArgs {
+    #[arg(long, value_enum)]
+    pub kind: TerrainKindArg,
+    /// DEM to write: .tif (GeoTIFF) or .asc (ESRI ASCII grid), elevations in metres.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Stations CSV to write (id,x_m,y_m,height_agl_m,speed_m_per_s,direction_deg,stability).
+    #[arg(long)]
+    pub stations: Option<PathBuf>,
+    #[arg(long, default_value_t = 64)]
+    pub cols: usize,
+    #[arg(long, default_value_t = 64)]
+    pub rows: usize,
+    #[arg(long, default_value_t = 30.0)]
+    pub cell_size_m: f64,
+    /// Height of the hill or ridge, depth of the valley (m).
+    #[arg(long, default_value_t = 150.0)]
+    pub height_m: f64,
+    /// Elevation of the plain (m).
+    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
+    pub base_m: f64,
+    /// sigma (hill, valley) or L (ridge) in metres; default an eighth (ridge: a tenth) of the
+    /// domain.
+    #[arg(long)]
+    pub width_m: Option<f64>,
+    /// South-west corner of the grid (m).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub x_min_m: f64,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub y_min_m: f64,
+    /// CRS of the coordinates as EPSG:CODE, written into the GeoTIFF.
+    #[arg(long)]
+    pub crs: Option<String>,
+    /// Number of stations: the first upwind of the centre with exactly the given wind, the
+    /// others at random with +-10 % speed and +-10 degrees direction.
+    #[arg(long, default_value_t = 1)]
+    pub station_count: usize,
+    #[arg(long, default_value_t = 5.0)]
+    pub speed_m_per_s: f64,
+    /// Where the wind comes from, degrees clockwise from north.
+    #[arg(long, default_value_t = 270.0)]
+    pub direction_deg: f64,
+    /// Anemometer height above the ground (m).
+    #[arg(long, default_value_t = 10.0)]
+    pub station_height_agl_m: f64,
+    /// Stability class (A-F) written for every station; empty when not given.
+    #[arg(long)]
+    pub stability: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Args)]
@@ -81,7 +150,119 @@ pub fn run(c: &SynthCommand) -> Result<()> {
     match c {
         SynthCommand::Forest(a) => forest(a),
         SynthCommand::Wells(a) => wells(a),
+        SynthCommand::Terrain(a) => terrain(a),
     }
+}
+
+fn terrain(a: &TerrainArgs) -> Result<()> {
+    let crs = crate::cmd_disperse::parse_crs(&a.crs)?;
+    let stability: Option<Stability> = match &a.stability {
+        Some(s) => Some(s.parse().map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    if !matches!(
+        geofield_io::RasterFormat::from_path(&a.out)?,
+        geofield_io::RasterFormat::GeoTiff | geofield_io::RasterFormat::AsciiGrid
+    ) {
+        bail!(
+            "--out {}: write the DEM as .tif or .asc (an .npy has no georeferencing)",
+            a.out.display()
+        );
+    }
+    output::preflight(&a.out, true)?;
+    if let Some(p) = &a.stations {
+        output::preflight(p, false)?;
+    }
+    if a.cols.saturating_mul(a.rows) > 400_000_000 {
+        bail!("--cols x --rows is more than this tool writes (400 million cells)");
+    }
+    let spec = TerrainSpec {
+        kind: match a.kind {
+            TerrainKindArg::GaussianHill => TerrainKind::GaussianHill,
+            TerrainKindArg::Ridge => TerrainKind::Ridge,
+            TerrainKindArg::Valley => TerrainKind::Valley,
+            TerrainKindArg::Flat => TerrainKind::Flat,
+        },
+        cols: a.cols,
+        rows: a.rows,
+        cell_size_m: a.cell_size_m,
+        x_min_m: a.x_min_m,
+        y_min_m: a.y_min_m,
+        base_m: a.base_m,
+        height_m: a.height_m,
+        width_m: a.width_m,
+    };
+    let (grid, z) = synth::terrain(&spec)?;
+    let stations = match &a.stations {
+        Some(_) => synth::stations(
+            &grid,
+            &StationSpec {
+                count: a.station_count,
+                speed_m_per_s: a.speed_m_per_s,
+                direction_deg: a.direction_deg,
+                height_agl_m: a.station_height_agl_m,
+                stability,
+                seed: a.seed,
+            },
+        )?,
+        None => vec![],
+    };
+    let raster = Raster::new(
+        grid,
+        vec!["elevation".into()],
+        RasterData::F32(z.iter().map(|&v| v as f32).collect()),
+    )?;
+    let kind = a
+        .kind
+        .to_possible_value()
+        .map_or_else(|| "?".to_string(), |v| v.get_name().to_string());
+    let description = format!("synthetic terrain ({kind})");
+    output::write_raster(&a.out, &raster, "m", &description, crs)?;
+    if let Some(p) = &a.stations {
+        write_stations_csv(p, &stations)?;
+    }
+    println!(
+        "wrote a {} x {} DEM of {} m cells ({kind}, {:.1}..{:.1} m) to {}{}",
+        grid.cols,
+        grid.rows,
+        grid.cell_size_m,
+        z.iter().copied().fold(f64::INFINITY, f64::min),
+        z.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        a.out.display(),
+        a.stations
+            .as_ref()
+            .map(|p| format!(" and {} stations to {}", stations.len(), p.display()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// Write stations as CSV (the columns `geofield wind --stations` reads), atomically.
+pub fn write_stations_csv(path: &Path, stations: &[Station]) -> Result<()> {
+    geofield_io::write_atomic(path, |w| {
+        let mut b = std::io::BufWriter::new(w);
+        writeln!(
+            b,
+            "id,x_m,y_m,height_agl_m,speed_m_per_s,direction_deg,stability"
+        )?;
+        for s in stations {
+            writeln!(
+                b,
+                "{},{:.3},{:.3},{},{:.4},{:.3},{}",
+                s.id,
+                s.x_m,
+                s.y_m,
+                s.height_agl_m,
+                s.speed_m_per_s,
+                s.direction_deg,
+                s.stability
+                    .map(|c| c.letter().to_string())
+                    .unwrap_or_default()
+            )?;
+        }
+        b.flush()
+    })?;
+    Ok(())
 }
 
 fn wells(a: &WellsArgs) -> Result<()> {
