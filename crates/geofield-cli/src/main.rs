@@ -10,18 +10,23 @@ mod cmd_knn;
 mod cmd_krige;
 mod cmd_synth;
 mod cmd_variogram;
+mod cmd_wind;
 mod inputs;
 mod krige_in;
 mod krige_out;
 mod output;
 mod progress;
+mod wind_in;
+mod wind_out;
+mod wind_report;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 /// GPU-accelerated spatial simulation of the environment: seed dispersal maps, exact k
-/// nearest neighbours, boids flocks and kriging (wind fields to come), on CUDA GPUs or plain CPUs.
+/// nearest neighbours, boids flocks, kriging and wind fields over terrain, on CUDA GPUs or plain
+/// CPUs.
 #[derive(Parser)]
 #[command(name = "geofield", version, about, long_about = None, propagate_version = true)]
 struct Cli {
@@ -46,7 +51,9 @@ enum Command {
     Krige(Box<cmd_krige::KrigeArgs>),
     /// Empirical variogram of a sampled variable, and a fitted model (chart, JSON).
     Variogram(cmd_variogram::VariogramArgs),
-    /// Write synthetic inputs (stands of trees).
+    /// A mass-consistent 3-D wind field over a DEM from weather stations (Sherman or WEST).
+    Wind(Box<cmd_wind::WindArgs>),
+    /// Write synthetic inputs (stands of trees, wells, terrain and stations).
     #[command(subcommand)]
     Synth(cmd_synth::SynthCommand),
     /// Benchmarks: every method of a capability in one run, with medians, ratios and errors.
@@ -82,6 +89,7 @@ fn main() -> ExitCode {
         Command::Flock(a) => cmd_flock::run(&a),
         Command::Krige(a) => cmd_krige::run(&a),
         Command::Variogram(a) => cmd_variogram::run(&a),
+        Command::Wind(a) => cmd_wind::run(&a),
         Command::Synth(c) => cmd_synth::run(&c),
         Command::Bench(c) => bench::run(&c),
     };

@@ -1,0 +1,349 @@
+//! `geofield wind`: a mass-consistent 3-D wind field over a DEM from weather stations, written
+//! as `.npz`, `.nc` or `.vti`, with speed and direction rasters at a height above ground and
+//! a map. Nothing is written unless the whole run succeeds.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use geofield::wind::{self, Model, Profile, Solver, Stability, Top, WindGrid, WindOptions};
+use geofield::{BackendChoice, backend};
+
+use crate::wind_in::{check_memory, levels, read_dem, read_stations};
+use crate::wind_out::Staging;
+use crate::wind_report::{Summary, print_summary, write_map, write_rasters};
+use crate::{output, progress, wind_out};
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum ModelArg {
+    /// Sherman's variational adjustment with alpha, solved to --tolerance.
+    Sherman,
+    /// The paper's WEST divergence minimisation (red-black SOR, omega 1.25) and divergence
+    /// removal.
+    West,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum SolverArg {
+    /// Geometric multigrid V-cycles.
+    Multigrid,
+    /// Conjugate gradients preconditioned by a multigrid V-cycle.
+    Mgcg,
+    /// Red-black SOR with the optimal omega (or --omega).
+    Sor,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum ProfileArg {
+    /// Power law with the stability class's exponent.
+    Power,
+    /// Log law with --roughness-m.
+    Log,
+    /// The station's wind at every height.
+    Uniform,
+}
+
+#[derive(Args, Debug)]
+pub struct WindArgs {
+    /// Digital elevation model in metres on a projected grid: .tif (GeoTIFF) or .asc (ESRI
+    /// ASCII grid). Nodata cells take the elevation of the nearest valid cell (a warning counts
+    /// them); a DEM with no valid cell is an error.
+    #[arg(long)]
+    pub dem: PathBuf,
+    /// Stations CSV: id,x_m,y_m,height_agl_m,speed_m_per_s,direction_deg and optionally
+    /// stability (A-F; empty: --stability). Direction: where the wind comes from, degrees
+    /// clockwise from north. Stations outside the DEM are reported and ignored.
+    #[arg(long)]
+    pub stations: PathBuf,
+    /// Horizontal cell size (m): the DEM's (default) or an integer multiple of it, to which the
+    /// DEM is block-averaged.
+    #[arg(long)]
+    pub cell_size_m: Option<f64>,
+    /// Number of uniform layers.
+    #[arg(long, default_value_t = 32, conflicts_with = "levels_m")]
+    pub nz: usize,
+    /// Layer thickness (m).
+    #[arg(long, default_value_t = 10.0, conflicts_with = "levels_m")]
+    pub dz_m: f64,
+    /// Layer tops above the lowest ground (m), increasing, e.g. 10,20,35,55 (stretched layers).
+    #[arg(long, value_delimiter = ',')]
+    pub levels_m: Option<Vec<f64>>,
+    #[arg(long, value_enum, default_value = "sherman")]
+    pub model: ModelArg,
+    #[arg(long, value_enum, default_value = "multigrid")]
+    pub solver: SolverArg,
+    /// Stop when max|div u| <= tolerance x max|div u0| over fluid cells.
+    #[arg(long, default_value_t = 1e-6)]
+    pub tolerance: f64,
+    /// Iteration cap (sweeps, V-cycles or CG iterations); with --fixed-iterations, the count.
+    #[arg(long, default_value_t = 2000)]
+    pub iterations: usize,
+    /// The paper's mode (needs --model west): exactly --iterations sweeps; the divergence left
+    /// is reported, not refused.
+    #[arg(long)]
+    pub fixed_iterations: bool,
+    /// Over-relaxation factor (WEST default 1.25; SOR default the grid's optimal omega).
+    #[arg(long)]
+    pub omega: Option<f64>,
+    #[arg(long, value_enum, default_value = "power")]
+    pub profile: ProfileArg,
+    /// Roughness length of the log profile (m).
+    #[arg(long, default_value_t = 0.1)]
+    pub roughness_m: f64,
+    /// alpha = alpha_h / alpha_v (default from the stability class: A 5 ... D 1 ... F 0.2).
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// Stability class of stations without one.
+    #[arg(long, default_value = "D")]
+    pub stability: String,
+    /// Radius of influence of a station (m); default unlimited.
+    #[arg(long)]
+    pub radius_m: Option<f64>,
+    /// A rigid lid at the top instead of flow-through.
+    #[arg(long)]
+    pub lid: bool,
+    /// The 3-D field: .npz (face velocities, as solved), .nc (CF NetCDF, cell-centred) or
+    /// .vti (ParaView, cell-centred; uniform layers only).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Height above ground of the speed and direction rasters and the map (m).
+    #[arg(long, default_value_t = 10.0)]
+    pub height_agl_m: f64,
+    /// Wind speed at --height-agl-m (m s-1): .tif or .asc.
+    #[arg(long)]
+    pub speed_out: Option<PathBuf>,
+    /// Wind direction at --height-agl-m (degrees from north the wind comes from): .tif or .asc.
+    #[arg(long)]
+    pub direction_out: Option<PathBuf>,
+    /// Map: speed at --height-agl-m over hillshaded terrain, arrows, stations.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+    /// Report as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
+    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
+    pub backend: String,
+    /// No progress indicator.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Kind of 3-D output, by extension.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum FieldFormat {
+    Npz,
+    Nc,
+    Vti,
+}
+
+fn field_format(a: &WindArgs) -> Result<FieldFormat> {
+    let ext = a
+        .out
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase());
+    match ext.as_deref() {
+        Some("npz") => Ok(FieldFormat::Npz),
+        Some("nc") => Ok(FieldFormat::Nc),
+        Some("vti") => Ok(FieldFormat::Vti),
+        _ => bail!(
+            "--out {}: unsupported format; use .npz, .nc or .vti",
+            a.out.display()
+        ),
+    }
+}
+
+/// Options of the library, checked at the boundary.
+fn options(a: &WindArgs) -> Result<WindOptions> {
+    let default_stability: Stability = a
+        .stability
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--stability: {e}"))?;
+    if a.fixed_iterations && a.model != ModelArg::West {
+        bail!("--fixed-iterations is the paper's WEST mode: add --model west");
+    }
+    if !(a.height_agl_m.is_finite() && a.height_agl_m > 0.0) {
+        bail!(
+            "--height-agl-m must be a positive number of metres, got {}",
+            a.height_agl_m
+        );
+    }
+    if a.profile == ProfileArg::Log && !(a.roughness_m.is_finite() && a.roughness_m > 0.0) {
+        bail!(
+            "--roughness-m must be a positive number of metres, got {}",
+            a.roughness_m
+        );
+    }
+    if !(a.tolerance.is_finite() && a.tolerance > 0.0 && a.tolerance < 1.0) {
+        bail!("--tolerance must be in (0, 1), got {}", a.tolerance);
+    }
+    if a.iterations == 0 {
+        bail!("--iterations must be at least 1");
+    }
+    if let Some(w) = a.omega
+        && !(w.is_finite() && w > 0.0 && w < 2.0)
+    {
+        bail!("--omega must be in (0, 2), got {w}");
+    }
+    if let Some(al) = a.alpha
+        && !(al.is_finite() && al > 0.0)
+    {
+        bail!("--alpha must be a positive number, got {al}");
+    }
+    if let Some(r) = a.radius_m
+        && !(r.is_finite() && r > 0.0)
+    {
+        bail!("--radius-m must be a positive number of metres, got {r}");
+    }
+    Ok(WindOptions {
+        model: match a.model {
+            ModelArg::Sherman => Model::Sherman,
+            ModelArg::West => Model::West,
+        },
+        solver: match a.solver {
+            SolverArg::Multigrid => Solver::Multigrid,
+            SolverArg::Mgcg => Solver::MgCg,
+            SolverArg::Sor => Solver::Sor,
+        },
+        tolerance: a.tolerance,
+        max_iterations: a.iterations,
+        fixed_iterations: a.fixed_iterations,
+        omega: a.omega,
+        profile: match a.profile {
+            ProfileArg::Power => Profile::Power,
+            ProfileArg::Log => Profile::Log {
+                roughness_m: a.roughness_m,
+            },
+            ProfileArg::Uniform => Profile::Uniform,
+        },
+        alpha: a.alpha,
+        default_stability,
+        radius_m: a.radius_m,
+        top: if a.lid { Top::Lid } else { Top::Open },
+        ..WindOptions::default()
+    })
+}
+
+pub fn run(a: &WindArgs) -> Result<()> {
+    let start = Instant::now();
+    let format = field_format(a)?;
+    let opts = options(a)?;
+    output::preflight(&a.out, false)?;
+    for p in [&a.speed_out, &a.direction_out].into_iter().flatten() {
+        output::preflight(p, true)?;
+    }
+    for p in [&a.png, &a.json].into_iter().flatten() {
+        output::preflight(p, false)?;
+    }
+    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
+    let sel = backend::select(choice)?;
+    if let Some(r) = &sel.fallback_reason {
+        eprintln!("note: using the CPU backend: {r}");
+    }
+    let be = sel.backend.clone();
+
+    let mut dem = read_dem(&a.dem, a.cell_size_m)?;
+    let stations = read_stations(&a.stations)?;
+    let (levels, nz) = levels(a.levels_m.as_deref(), a.nz, a.dz_m);
+    check_memory(dem.plan.cols, dem.plan.rows, nz)?;
+    let grid = WindGrid::new(dem.plan, std::mem::take(&mut dem.terrain_m), &levels)
+        .with_context(|| format!("building the wind grid over {}", a.dem.display()))?;
+    if format == FieldFormat::Vti
+        && (0..grid.nz).any(|k| (grid.dz_m(k) - grid.dz_m(0)).abs() > 1e-9 * grid.dz_m(0))
+    {
+        bail!(
+            "--out {}: VTK image data needs uniform layers; use --nz/--dz-m, or write .nc or .npz \
+             for stretched --levels-m",
+            a.out.display()
+        );
+    }
+    let seconds_read = start.elapsed().as_secs_f64();
+
+    let spinner = progress::spinner(a.quiet, "solving");
+    let t0 = Instant::now();
+    let field = wind::compute(grid, &stations, &opts, &be);
+    spinner.finish_and_clear();
+    let field = field.with_context(|| {
+        format!(
+            "wind field over {} from {}",
+            a.dem.display(),
+            a.stations.display()
+        )
+    })?;
+    let seconds_compute = t0.elapsed().as_secs_f64();
+    let r = &field.report;
+    if !r.converged && !a.fixed_iterations {
+        print_summary(&field, &stations, &be, seconds_read, seconds_compute);
+        bail!(
+            "the {} solve did not converge: max |div u| = {:.3e} s-1 after {} iterations, above \
+             {:.3e} s-1; raise --iterations or loosen --tolerance (no output written)",
+            r.method,
+            r.max_div_per_s,
+            r.iterations,
+            r.threshold_per_s
+        );
+    }
+
+    let t1 = Instant::now();
+    let cells = wind::sample::cell_centred(&field)?;
+    let (speed, direction) = wind::sample::at_height_agl(&field, a.height_agl_m)?;
+    let mut staging = Staging::default();
+    let mut outputs: Vec<PathBuf> = Vec::new();
+    outputs.extend(staging.write(&a.out, |p| {
+        match format {
+            FieldFormat::Npz => wind_out::write_npz(p, &field)?,
+            FieldFormat::Nc => wind_out::write_nc(p, &field, &cells, dem.crs_epsg)?,
+            FieldFormat::Vti => wind_out::write_vti(p, &field, &cells)?,
+        }
+        Ok(vec![p.to_path_buf()])
+    })?);
+    outputs.extend(write_rasters(
+        &mut staging,
+        a,
+        &field,
+        &speed,
+        &direction,
+        dem.crs_epsg,
+    )?);
+    if let Some(p) = &a.png {
+        outputs.extend(staging.write(p, |s| {
+            write_map(s, &field, &stations, &speed, &direction, a.height_agl_m)?;
+            Ok(vec![s.to_path_buf()])
+        })?);
+    }
+    print_summary(&field, &stations, &be, seconds_read, seconds_compute);
+    if let Some(p) = &a.json {
+        let mut names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
+        names.push(p.display().to_string());
+        let summary = Summary::new(
+            a,
+            &field,
+            &stations,
+            &opts,
+            &sel,
+            &dem,
+            [
+                seconds_read,
+                seconds_compute,
+                t1.elapsed().as_secs_f64(),
+                start.elapsed().as_secs_f64(),
+            ],
+            names,
+        );
+        outputs.extend(staging.write(p, |s| {
+            output::write_json(s, &summary)?;
+            Ok(vec![s.to_path_buf()])
+        })?);
+    }
+    staging.commit()?;
+    println!(
+        "wrote {}",
+        outputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}

@@ -1,0 +1,338 @@
+//! Outputs of `geofield wind`: the 3-D field as `.npz`, `.nc` or `.vti`, the speed and
+//! direction rasters at a height above ground, the map. Every file is staged next to its
+//! target and renamed into place only when all of them were written ([`Staging`]), so a failed
+//! run leaves no output at all.
+//!
+//! Layouts:
+//! - `.npz`: the solver's own arrays: `u` (nz, rows, cols+1), `v` (nz, rows+1, cols), `w`
+//!   (nz+1, rows, cols) face velocities in m/s (f32; row 0 north, v positive north, face r of v
+//!   the north edge of row r, k = 0 bottom), `solid` (nz, rows, cols) u8, `z_faces_m` (nz+1),
+//!   `terrain_m` (rows, cols), `stability` (rows, cols) u8 (0 = A … 5 = F), and the 0-d
+//!   `x_min_m`, `y_max_m`, `cell_size_m`.
+//! - `.nc` (CF-1.8): cell-centred `u`, `v`, `w`, `speed` on (z, y, x) with `y` increasing
+//!   (south to north, the order ncview draws the right way up; xarray plots by coordinate
+//!   values either way), `_FillValue` −9999 in solid cells; coordinates x, y (cell centres) and
+//!   z (layer centre elevations, bounds in `z_bnds`); `terrain` and `stability_class` on (y, x).
+//! - `.vti`: the same cells, x east, y north, z up (uniform layers only): `wind` (u, v, w; zero
+//!   in solid cells, so that stream tracers stop there), `speed` (NaN in solid cells), `solid`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use geofield::wind::sample::CellFields;
+use geofield::wind::{Stability, WindField};
+use geofield_io::{NcAttr, NcData, NcFile, NcVar, NpzArray, NpzData, VtkArray, VtkImage};
+
+/// Fill value of the NetCDF fields in solid cells.
+pub(crate) const NC_FILL: f32 = -9999.0;
+
+/// Files written into temporary folders next to their targets, renamed together by
+/// [`Staging::commit`]; dropped without commit, they vanish.
+#[derive(Default)]
+pub(crate) struct Staging {
+    dirs: Vec<tempfile::TempDir>,
+    moves: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Staging {
+    /// A folder next to `target` to write it into.
+    fn dir_for(&mut self, target: &Path) -> Result<PathBuf> {
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let d = tempfile::Builder::new()
+            .prefix(".geofield-wind-")
+            .tempdir_in(&parent)
+            .with_context(|| format!("cannot write {}", target.display()))?;
+        let path = d.path().to_path_buf();
+        self.dirs.push(d);
+        Ok(path)
+    }
+
+    /// Run `write` on the staged path of `target`; it returns the files it wrote there, which
+    /// go to `target`'s folder under the same names.
+    pub(crate) fn write(
+        &mut self,
+        target: &Path,
+        write: impl FnOnce(&Path) -> Result<Vec<PathBuf>>,
+    ) -> Result<Vec<PathBuf>> {
+        let dir = self.dir_for(target)?;
+        let name = target
+            .file_name()
+            .with_context(|| format!("{} is not a file name", target.display()))?;
+        let written = write(&dir.join(name))?;
+        let final_dir = target.parent().unwrap_or(Path::new(""));
+        let mut out = Vec::with_capacity(written.len());
+        for w in written {
+            let f = final_dir.join(w.file_name().unwrap_or(name));
+            self.moves.push((w, f.clone()));
+            out.push(f);
+        }
+        Ok(out)
+    }
+
+    /// Rename every staged file onto its target.
+    pub(crate) fn commit(self) -> Result<()> {
+        for (from, to) in &self.moves {
+            std::fs::rename(from, to)
+                .with_context(|| format!("cannot move the finished {} into place", to.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Cell order (k, row, col) with row 0 north → (k, j, i) with j = 0 south, as NetCDF with an
+/// increasing y and VTK image data want; `f` maps a cell index to the value.
+fn south_up<T>(rows: usize, cols: usize, nz: usize, f: impl Fn(usize) -> T) -> Vec<T> {
+    let mut out = Vec::with_capacity(nz * rows * cols);
+    for k in 0..nz {
+        for j in 0..rows {
+            let row = rows - 1 - j;
+            for col in 0..cols {
+                out.push(f((k * rows + row) * cols + col));
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn write_npz(path: &Path, field: &WindField) -> Result<()> {
+    let g = &field.grid;
+    let (nz, rows, cols) = (g.nz, g.rows(), g.cols());
+    let f32s = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let (u, v, w) = (f32s(&field.u), f32s(&field.v), f32s(&field.w));
+    let solid = g.solid_mask();
+    let stability: Vec<u8> = field.stability.iter().map(|s| s.index()).collect();
+    let (x0, y1, cell) = ([g.plan.x_min_m], [g.plan.y_max_m], [g.plan.cell_size_m]);
+    geofield_io::write_npz(
+        path,
+        &[
+            ("u", NpzArray::new(&[nz, rows, cols + 1], NpzData::F32(&u))),
+            ("v", NpzArray::new(&[nz, rows + 1, cols], NpzData::F32(&v))),
+            ("w", NpzArray::new(&[nz + 1, rows, cols], NpzData::F32(&w))),
+            (
+                "solid",
+                NpzArray::new(&[nz, rows, cols], NpzData::U8(&solid)),
+            ),
+            (
+                "z_faces_m",
+                NpzArray::new(&[nz + 1], NpzData::F64(&g.z_faces_m)),
+            ),
+            (
+                "terrain_m",
+                NpzArray::new(&[rows, cols], NpzData::F64(&g.terrain_m)),
+            ),
+            (
+                "stability",
+                NpzArray::new(&[rows, cols], NpzData::U8(&stability)),
+            ),
+            ("x_min_m", NpzArray::new(&[], NpzData::F64(&x0))),
+            ("y_max_m", NpzArray::new(&[], NpzData::F64(&y1))),
+            ("cell_size_m", NpzArray::new(&[], NpzData::F64(&cell))),
+        ],
+    )?;
+    Ok(())
+}
+
+fn text(s: &str) -> NcAttr {
+    NcAttr::Text(s.to_string())
+}
+
+fn attrs(list: &[(&str, NcAttr)]) -> Vec<(String, NcAttr)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// A cell-centred field on (z, y, x) with CF attributes.
+fn field_var<'a>(name: &str, data: &'a [f32], standard: &str, long: &str) -> NcVar<'a> {
+    NcVar {
+        name: name.into(),
+        dims: vec!["z".into(), "y".into(), "x".into()],
+        data: NcData::F32(data),
+        attrs: attrs(&[
+            ("standard_name", text(standard)),
+            ("long_name", text(long)),
+            ("units", text("m s-1")),
+            ("_FillValue", NcAttr::F32(vec![NC_FILL])),
+        ]),
+    }
+}
+
+/// A coordinate variable.
+fn coord<'a>(name: &str, data: &'a [f64], list: &[(&str, NcAttr)]) -> NcVar<'a> {
+    NcVar {
+        name: name.into(),
+        dims: vec![name.to_string()],
+        data: NcData::F64(data),
+        attrs: attrs(list),
+    }
+}
+
+pub(crate) fn write_nc(
+    path: &Path,
+    field: &WindField,
+    cells: &CellFields,
+    crs_epsg: Option<u16>,
+) -> Result<()> {
+    let g = &field.grid;
+    let (nz, rows, cols) = (g.nz, g.rows(), g.cols());
+    let p = &g.plan;
+    let x: Vec<f64> = (0..cols).map(|c| p.cell_centre(0, c).0).collect();
+    let y: Vec<f64> = (0..rows)
+        .map(|j| p.cell_centre(rows - 1 - j, 0).1)
+        .collect();
+    let z: Vec<f64> = (0..nz).map(|k| g.z_centre_m(k)).collect();
+    let z_bnds: Vec<f64> = (0..nz)
+        .flat_map(|k| [g.z_faces_m[k], g.z_faces_m[k + 1]])
+        .collect();
+    let flip = |v: &[f64]| {
+        south_up(rows, cols, nz, |i| {
+            let x = v[i];
+            if x.is_finite() { x as f32 } else { NC_FILL }
+        })
+    };
+    let (u, v, w, s) = (
+        flip(&cells.u),
+        flip(&cells.v),
+        flip(&cells.w),
+        flip(&cells.speed),
+    );
+    let terrain = south_up(rows, cols, 1, |i| g.terrain_m[i] as f32);
+    let classes = south_up(rows, cols, 1, |i| {
+        i32::from(field.stability.get(i).map_or(Stability::D, |s| *s).index()) + 1
+    });
+    let r = &field.report;
+    let mut global = attrs(&[
+        ("Conventions", text("CF-1.8")),
+        ("title", text("mass-consistent wind field")),
+        (
+            "source",
+            text(&format!("geofield {}", env!("CARGO_PKG_VERSION"))),
+        ),
+        ("method", text(&r.method)),
+        ("alpha", NcAttr::F64(vec![r.alpha])),
+        (
+            "iterations",
+            NcAttr::I32(vec![i32::try_from(r.iterations).unwrap_or(i32::MAX)]),
+        ),
+        ("max_divergence_per_s", NcAttr::F64(vec![r.max_div_per_s])),
+        (
+            "converged",
+            text(if r.converged { "true" } else { "false" }),
+        ),
+        (
+            "comment",
+            text(
+                "cell-centred averages of the staggered face velocities; y increases from south to north",
+            ),
+        ),
+    ]);
+    if let Some(e) = crs_epsg {
+        global.push(("crs".into(), text(&format!("EPSG:{e}"))));
+    }
+    let file = NcFile {
+        dims: vec![
+            ("z".into(), nz),
+            ("y".into(), rows),
+            ("x".into(), cols),
+            ("nv".into(), 2),
+        ],
+        global_attrs: global,
+        vars: vec![
+            coord(
+                "x",
+                &x,
+                &[
+                    ("standard_name", text("projection_x_coordinate")),
+                    ("long_name", text("x of cell centres (east)")),
+                    ("units", text("m")),
+                    ("axis", text("X")),
+                ],
+            ),
+            coord(
+                "y",
+                &y,
+                &[
+                    ("standard_name", text("projection_y_coordinate")),
+                    ("long_name", text("y of cell centres (north)")),
+                    ("units", text("m")),
+                    ("axis", text("Y")),
+                ],
+            ),
+            coord(
+                "z",
+                &z,
+                &[
+                    ("standard_name", text("altitude")),
+                    ("long_name", text("elevation of layer centres")),
+                    ("units", text("m")),
+                    ("positive", text("up")),
+                    ("axis", text("Z")),
+                    ("bounds", text("z_bnds")),
+                ],
+            ),
+            NcVar {
+                name: "z_bnds".into(),
+                dims: vec!["z".into(), "nv".into()],
+                data: NcData::F64(&z_bnds),
+                attrs: attrs(&[("units", text("m"))]),
+            },
+            NcVar {
+                name: "terrain".into(),
+                dims: vec!["y".into(), "x".into()],
+                data: NcData::F32(&terrain),
+                attrs: attrs(&[
+                    ("standard_name", text("surface_altitude")),
+                    ("long_name", text("ground elevation")),
+                    ("units", text("m")),
+                ]),
+            },
+            NcVar {
+                name: "stability_class".into(),
+                dims: vec!["y".into(), "x".into()],
+                data: NcData::I32(&classes),
+                attrs: attrs(&[
+                    ("long_name", text("Pasquill-Gifford stability class")),
+                    ("flag_values", NcAttr::I32(vec![1, 2, 3, 4, 5, 6])),
+                    ("flag_meanings", text("A B C D E F")),
+                ]),
+            },
+            field_var("u", &u, "eastward_wind", "eastward wind"),
+            field_var("v", &v, "northward_wind", "northward wind"),
+            field_var("w", &w, "upward_air_velocity", "upward air velocity"),
+            field_var("speed", &s, "wind_speed", "horizontal wind speed"),
+        ],
+    };
+    geofield_io::write_netcdf(path, &file)?;
+    Ok(())
+}
+
+pub(crate) fn write_vti(path: &Path, field: &WindField, cells: &CellFields) -> Result<()> {
+    let g = &field.grid;
+    let (nz, rows, cols) = (g.nz, g.rows(), g.cols());
+    let zero = |x: f64| if x.is_finite() { x as f32 } else { 0.0 };
+    let wind: Vec<f32> = south_up(rows, cols, nz, |i| {
+        [zero(cells.u[i]), zero(cells.v[i]), zero(cells.w[i])]
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    let speed = south_up(rows, cols, nz, |i| cells.speed[i] as f32);
+    let solid_mask = g.solid_mask();
+    let solid = south_up(rows, cols, nz, |i| solid_mask[i]);
+    let image = VtkImage {
+        origin: [g.plan.x_min_m, g.plan.y_min_m(), g.z_faces_m[0]],
+        spacing: [g.plan.cell_size_m, g.plan.cell_size_m, g.dz_m(0)],
+        cells: [cols, rows, nz],
+        cell_data: vec![
+            ("wind".into(), VtkArray::F32x3(&wind)),
+            ("speed".into(), VtkArray::F32(&speed)),
+            ("solid".into(), VtkArray::U8(&solid)),
+        ],
+        point_data: vec![],
+    };
+    geofield_io::write_vti(path, &image)?;
+    Ok(())
+}
