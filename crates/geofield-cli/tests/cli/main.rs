@@ -49,6 +49,7 @@ mod flock;
 mod knn;
 mod krige;
 mod variogram;
+mod wind;
 
 #[test]
 fn info_reports_backends() {
