@@ -262,7 +262,12 @@ pub fn run(a: &WindArgs) -> Result<()> {
 
     let spinner = progress::spinner(a.quiet, "solving");
     let t0 = Instant::now();
-    let field = wind::compute(grid, &stations, &opts, &be);
+    let mut report_progress = |iteration: usize, max_div: f64| {
+        spinner.set_message(format!(
+            "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
+        ));
+    };
+    let field = wind::compute_with_progress(grid, &stations, &opts, &be, &mut report_progress);
     spinner.finish_and_clear();
     let field = field.with_context(|| {
         format!(
