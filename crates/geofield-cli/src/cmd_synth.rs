@@ -231,7 +231,11 @@ fn terrain(a: &TerrainArgs) -> Result<()> {
         a.out.display(),
         a.stations
             .as_ref()
-            .map(|p| format!(" and {} stations to {}", stations.len(), p.display()))
+            .map(|p| {
+                let n = stations.len();
+                let plural = if n == 1 { "" } else { "s" };
+                format!(" and {n} station{plural} to {}", p.display())
+            })
             .unwrap_or_default()
     );
     Ok(())
