@@ -50,6 +50,7 @@ mod knn;
 mod krige;
 mod variogram;
 mod wind;
+mod wind_errors;
 
 #[test]
 fn info_reports_backends() {
