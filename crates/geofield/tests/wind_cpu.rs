@@ -1,5 +1,7 @@
 //! Wind field on the CPU: invariants, solver agreement, linear theory (note §7).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use geofield::Backend;
 use geofield::wind::{
     self, Levels, Model, Profile, Solver, Stability, Station, WindGrid, WindOptions,

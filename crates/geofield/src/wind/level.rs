@@ -63,8 +63,8 @@ impl Level {
                 }
             });
         kz.par_chunks_mut(nz + 1).enumerate().for_each(|(rc, col)| {
-            for k in 1..=nz {
-                col[k] = coeffs.cw[k * rows * cols + rc] * dx * dx / coeffs.dzc_m[k];
+            for (k, c) in col.iter_mut().enumerate().skip(1) {
+                *c = coeffs.cw[k * rows * cols + rc] * dx * dx / coeffs.dzc_m[k];
             }
         });
         let mut level = Self {

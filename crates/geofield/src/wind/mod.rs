@@ -303,10 +303,11 @@ pub fn compute_with_progress(
             threshold,
             opts.tolerance,
             max_div0,
-            if opts.solver == Solver::Sor || opts.model == Model::West {
-                ", or use --solver mgcg"
-            } else {
-                ""
+            match (opts.model, opts.solver) {
+                (Model::West, _) =>
+                    ", or use --model sherman (solved to the tolerance by multigrid)",
+                (Model::Sherman, Solver::Sor) => ", or use --solver mgcg",
+                _ => "",
             }
         )));
     }

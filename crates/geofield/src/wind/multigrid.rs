@@ -238,7 +238,7 @@ pub fn solve(
             for it in 1..=max_iterations {
                 fine.apply(&p, &mut ap);
                 let pap = dot(&p, &ap);
-                if !(pap > 0.0) {
+                if pap.is_nan() || pap <= 0.0 {
                     break;
                 }
                 let a = rz / pap;
