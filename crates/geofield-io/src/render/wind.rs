@@ -86,7 +86,8 @@ pub fn write_wind_png(path: &Path, map: &WindMap) -> Result<(), IoError> {
     );
     let cell = map.grid.cell_size_m * plan.block as f64;
     let shade = hillshade(&terrain, plan.cols, plan.rows, cell);
-    let scale = ValueScale::fit(speed.iter().copied().chain([0.0]), Scale::Linear);
+    // The colours span the speeds present (not from 0), so speed-ups and sheltering show.
+    let scale = ValueScale::fit(speed.iter().copied(), Scale::Linear);
     let max_speed = speed
         .iter()
         .copied()
