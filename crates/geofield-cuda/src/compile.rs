@@ -34,6 +34,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     ("flock", include_str!("../kernels/flock.cu")),
     ("kriging", include_str!("../kernels/kriging.cu")),
+    ("wind", include_str!("../kernels/wind.cu")),
 ];
 
 /// The source of a registered module.

@@ -13,6 +13,9 @@
 //!   kriging (warp per node) and the paper's per-node bordered solve.
 //! - [`flock`]: OpenSteer's boids flock with the whole step (grid build, search, steering,
 //!   integration) on the device, bitwise equal to the CPU in the nearest-k mode.
+//! - [`wind`]: the mass-consistent wind field: the paper's WEST sweeps (velocity form, compact
+//!   or parity-test threads), and Sherman's problem by z-line multigrid, MG-preconditioned CG
+//!   (f64 CG, f32 V-cycle) and red-black SOR, with the state resident on the device.
 //!
 //! Kernel conventions: `extern "C" __global__ void <capability>_<op>_<variant>`, parameters in a
 //! `#[repr(C)]` struct passed by value and mirrored in C with a size check on both sides, each
@@ -31,6 +34,7 @@ pub mod flock;
 pub mod kriging;
 pub mod neighbors;
 mod probe;
+pub mod wind;
 
 pub use compile::{
     COMMON_SOURCE, Compiled, MODULES, arch_for, compile_check, compile_options, compile_with_log,

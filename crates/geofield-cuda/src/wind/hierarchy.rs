@@ -1,0 +1,220 @@
+//! The f32 multigrid hierarchy on the device and its V-cycle.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::params::WindParams;
+use super::sherman::{CycleShape, HostLevel};
+use super::{MODULE, THREADS, cfg_1d, cfg_planes, launch_err};
+use crate::context::Gpu;
+use crate::error::{CudaError, DriverResultExt};
+
+/// One level: its f32 operator and work vectors (x, b, the Thomas scratch).
+pub(crate) struct DevLevel {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) nz: usize,
+    kx: CudaSlice<f32>,
+    ky: CudaSlice<f32>,
+    kz: CudaSlice<f32>,
+    diag: CudaSlice<f32>,
+    pub(crate) x: CudaSlice<f32>,
+    pub(crate) b: CudaSlice<f32>,
+    cp: CudaSlice<f32>,
+}
+
+impl DevLevel {
+    pub(crate) fn n(&self) -> usize {
+        self.rows * self.cols * self.nz
+    }
+
+    fn params(&self) -> WindParams {
+        WindParams::level(self.rows, self.cols, self.nz, 0.0)
+    }
+}
+
+struct Kernels {
+    line: CudaFunction,
+    coarsest: CudaFunction,
+    restrict: CudaFunction,
+    prolong: CudaFunction,
+}
+
+/// Every level, finest first, with the cycle's shape.
+pub(crate) struct Hierarchy {
+    pub(crate) levels: Vec<DevLevel>,
+    shape: CycleShape,
+    k: Kernels,
+}
+
+fn to_f32(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|&x| x as f32).collect()
+}
+
+impl Hierarchy {
+    /// Uploads the levels (already checked by the caller) as f32.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        levels: &[HostLevel],
+        shape: CycleShape,
+    ) -> Result<Self, CudaError> {
+        let k = Kernels {
+            line: gpu.function(MODULE, "wind_line_f32")?,
+            coarsest: gpu.function(MODULE, "wind_coarsest_f32")?,
+            restrict: gpu.function(MODULE, "wind_restrict_f32")?,
+            prolong: gpu.function(MODULE, "wind_prolong_f32")?,
+        };
+        let mut out = Vec::with_capacity(levels.len());
+        for (l, h) in levels.iter().enumerate() {
+            let n = h.rows * h.cols * h.nz;
+            let what = |a: &str| format!("level {l} {a}");
+            out.push(DevLevel {
+                rows: h.rows,
+                cols: h.cols,
+                nz: h.nz,
+                kx: gpu.upload(&to_f32(&h.kx), &what("x conductances"))?,
+                ky: gpu.upload(&to_f32(&h.ky), &what("y conductances"))?,
+                kz: gpu.upload(&to_f32(&h.kz), &what("z conductances"))?,
+                diag: gpu.upload(&to_f32(&h.diag), &what("diagonal"))?,
+                x: gpu.zeros::<f32>(n, &what("solution"))?,
+                b: gpu.zeros::<f32>(n, &what("right-hand side"))?,
+                cp: gpu.zeros::<f32>(n, &what("line scratch"))?,
+            });
+        }
+        Ok(Self {
+            levels: out,
+            shape,
+            k,
+        })
+    }
+
+    /// levels[0].x = V(levels[0].b), starting from x = 0 on every level: pre-smoothing colours
+    /// (0, 1) × smooth, residual restricted, the coarse correction, prolongation, post-smoothing
+    /// (1, 0) × smooth; the coarsest level gets `coarsest_sweeps` sweeps (0, 1).
+    pub(crate) fn cycle(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+        let last = self.levels.len() - 1;
+        for l in 0..last {
+            self.zero_x(gpu, l)?;
+            for _ in 0..self.shape.smooth {
+                self.line(gpu, l, 0)?;
+                self.line(gpu, l, 1)?;
+            }
+            self.restrict(gpu, l)?;
+        }
+        self.zero_x(gpu, last)?;
+        self.coarsest(gpu, last)?;
+        for l in (0..last).rev() {
+            self.prolong(gpu, l)?;
+            for _ in 0..self.shape.smooth {
+                self.line(gpu, l, 1)?;
+                self.line(gpu, l, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn zero_x(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+        gpu.stream()
+            .memset_zeros(&mut self.levels[l].x)
+            .doing("zeroing a multigrid correction")
+    }
+
+    /// One colour of z-line relaxation on level `l`.
+    pub(crate) fn line(&mut self, gpu: &Gpu, l: usize, colour: u32) -> Result<(), CudaError> {
+        let lv = &mut self.levels[l];
+        let p = WindParams {
+            colour,
+            ..lv.params()
+        };
+        let cfg = cfg_planes(lv.cols.div_ceil(2), lv.rows, 1);
+        let mut lb = gpu.stream().launch_builder(&self.k.line);
+        lb.arg(&p)
+            .arg(&lv.kx)
+            .arg(&lv.ky)
+            .arg(&lv.kz)
+            .arg(&lv.diag)
+            .arg(&mut lv.x)
+            .arg(&lv.b)
+            .arg(&mut lv.cp);
+        // SAFETY: wind_line_f32(WindParams, const float* kx, ky, kz, diag, float* x, const float*
+        // b, float* cp): the thread of column (row < rows, col < cols) reads the faces of its
+        // cells (kx < nz·rows·(cols+1), ky < nz·(rows+1)·cols, kz < (nz+1)·rows·cols, sizes the
+        // level's constructor checked) and x of its horizontal neighbours (the other colour,
+        // not written in this launch), and writes x and cp of its own column only.
+        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_line_f32"))?;
+        Ok(())
+    }
+
+    fn coarsest(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+        let lv = &mut self.levels[l];
+        let p = WindParams {
+            sweeps: self.shape.coarsest_sweeps as u32,
+            ..lv.params()
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut lb = gpu.stream().launch_builder(&self.k.coarsest);
+        lb.arg(&p)
+            .arg(&lv.kx)
+            .arg(&lv.ky)
+            .arg(&lv.kz)
+            .arg(&lv.diag)
+            .arg(&mut lv.x)
+            .arg(&lv.b)
+            .arg(&mut lv.cp);
+        // SAFETY: wind_coarsest_f32 has the arguments of wind_line_f32 and runs one block whose
+        // threads take the columns of each colour in turn, with __syncthreads between colours;
+        // the same bounds hold.
+        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_coarsest_f32"))?;
+        Ok(())
+    }
+
+    /// levels[l+1].b = Σ over 2 × 2 children of (b − A'x) on level l.
+    fn restrict(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+        let (fine, coarse) = self.levels.split_at_mut(l + 1);
+        let (f, c) = (&fine[l], &mut coarse[0]);
+        let p = WindParams {
+            crows: c.rows as u32,
+            ccols: c.cols as u32,
+            n: c.n() as u32,
+            ..f.params()
+        };
+        let cfg = cfg_1d(c.n());
+        let mut lb = gpu.stream().launch_builder(&self.k.restrict);
+        lb.arg(&p)
+            .arg(&f.kx)
+            .arg(&f.ky)
+            .arg(&f.kz)
+            .arg(&f.diag)
+            .arg(&f.x)
+            .arg(&f.b)
+            .arg(&mut c.b);
+        // SAFETY: wind_restrict_f32(WindParams, fine const float* kx, ky, kz, diag, x, b, float*
+        // cb): coarse cell ci < crows·ccols·nz (the coarse level's size) sums its children
+        // (row < rows, col < cols, checked: crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉) read within the
+        // fine level's arrays, and writes cb[ci].
+        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_restrict_f32"))?;
+        Ok(())
+    }
+
+    /// levels[l].x += levels[l+1].x of the parent column, where diag ≠ 0.
+    fn prolong(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+        let (fine, coarse) = self.levels.split_at_mut(l + 1);
+        let (f, c) = (&mut fine[l], &coarse[0]);
+        let p = WindParams {
+            crows: c.rows as u32,
+            ccols: c.cols as u32,
+            ..f.params()
+        };
+        let n = f.n();
+        let mut lb = gpu.stream().launch_builder(&self.k.prolong);
+        lb.arg(&p).arg(&f.diag).arg(&c.x).arg(&mut f.x);
+        // SAFETY: wind_prolong_f32(WindParams, const float* diag, const float* xc, float* x):
+        // fine cell i < n reads diag[i], x[i] and xc at its parent (k, row/2, col/2), inside the
+        // coarse level (crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉), and writes x[i].
+        unsafe { lb.launch(cfg_1d(n)) }.map_err(launch_err("wind_prolong_f32"))?;
+        Ok(())
+    }
+}

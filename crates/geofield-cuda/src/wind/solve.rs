@@ -1,0 +1,229 @@
+//! The solver loops of [`GpuSherman`]: the same iterations, checks and stop rule as geofield's
+//! CPU `multigrid::solve`, with one scalar readback per convergence check.
+
+use std::sync::Arc;
+
+use super::DeviceTimer;
+use super::reduce::{SLOT_DIV, SLOT_PAP, SLOT_RZ};
+use super::sherman::{DeviceSolve, GpuSherman, Method, StopRule};
+use crate::context::Gpu;
+use crate::error::{CudaError, DriverResultExt, invalid};
+
+impl GpuSherman {
+    /// Solves from φ = 0 until max |div| ≤ `stop.threshold_per_s` or the iteration cap;
+    /// `progress(iteration, max |div|)` at every check. Multigrid and CG check every iteration,
+    /// SOR every `check_every` sweeps and at the last.
+    pub fn solve(
+        &mut self,
+        method: Method,
+        stop: StopRule,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<DeviceSolve, CudaError> {
+        if !(stop.threshold_per_s.is_finite() && stop.threshold_per_s >= 0.0) {
+            return Err(invalid(
+                "wind_sherman",
+                format!("threshold {} s⁻¹ must be ≥ 0", stop.threshold_per_s),
+            ));
+        }
+        if let Method::Sor { omega } = method
+            && !(omega.is_finite() && omega > 0.0 && omega < 2.0)
+        {
+            return Err(invalid(
+                "wind_sor",
+                format!("omega = {omega} must be in (0, 2)"),
+            ));
+        }
+        let gpu = Arc::clone(&self.gpu);
+        let _held = gpu.hold();
+        let timer = DeviceTimer::start(&gpu)?;
+        let mut run = DeviceSolve::default();
+        self.start(&gpu)?;
+        let d0 = self.red.read(&gpu)?[SLOT_DIV as usize];
+        run.history.push((0, d0));
+        if d0 <= stop.threshold_per_s {
+            run.converged = true;
+        } else {
+            match method {
+                Method::Multigrid => self.refine(&gpu, stop, &mut run, progress)?,
+                Method::MgCg => self.cg(&gpu, stop, &mut run, progress)?,
+                Method::Sor { omega } => self.sor(&gpu, omega, stop, &mut run, progress)?,
+            }
+        }
+        run.device_seconds = timer.seconds()?;
+        run.phi = gpu.download(&self.x, self.n(), "the potential")?;
+        Ok(run)
+    }
+
+    /// Reads the scalars and records a check.
+    fn check(
+        &self,
+        gpu: &Gpu,
+        it: usize,
+        run: &mut DeviceSolve,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<f64, CudaError> {
+        let d = self.red.read(gpu)?[SLOT_DIV as usize];
+        run.history.push((it, d));
+        progress(it, d);
+        Ok(d)
+    }
+
+    fn refine(
+        &mut self,
+        gpu: &Gpu,
+        stop: StopRule,
+        run: &mut DeviceSolve,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<(), CudaError> {
+        for it in 1..=stop.max_iterations {
+            self.precondition(gpu)?;
+            self.add_correction(gpu)?;
+            self.residual(gpu)?;
+            run.iterations = it;
+            if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
+                run.converged = true;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn sor(
+        &mut self,
+        gpu: &Gpu,
+        omega: f64,
+        stop: StopRule,
+        run: &mut DeviceSolve,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<(), CudaError> {
+        let every = stop.check_every.max(1);
+        for it in 1..=stop.max_iterations {
+            self.sor_half(gpu, 1, omega)?;
+            self.sor_half(gpu, 0, omega)?;
+            run.iterations = it;
+            if it % every == 0 || it == stop.max_iterations {
+                self.residual(gpu)?;
+                if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
+                    run.converged = true;
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// CG on A'φ = b' with z = V(r); r·z alternates between two slots so that no kernel reads
+    /// a slot another writes. The recurrence residual's test is confirmed with the true
+    /// residual, and CG restarts from it when rounding drifted.
+    fn cg(
+        &mut self,
+        gpu: &Gpu,
+        stop: StopRule,
+        run: &mut DeviceSolve,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<(), CudaError> {
+        let mut cur = 0usize;
+        self.precondition(gpu)?;
+        self.dot_z(gpu, SLOT_RZ[cur])?;
+        self.direction(gpu, true, SLOT_RZ[cur], SLOT_RZ[cur])?;
+        for it in 1..=stop.max_iterations {
+            self.apply_p(gpu)?;
+            self.cg_update(gpu, SLOT_RZ[cur])?;
+            let s = self.red.read(gpu)?;
+            if !(s[SLOT_PAP as usize] > 0.0) {
+                // The update used α = 0: nothing moved. As on the CPU, stop unconverged.
+                break;
+            }
+            run.iterations = it;
+            if s[SLOT_DIV as usize] <= stop.threshold_per_s {
+                self.residual(gpu)?;
+                if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
+                    run.converged = true;
+                    break;
+                }
+                self.precondition(gpu)?;
+                self.dot_z(gpu, SLOT_RZ[cur])?;
+                self.direction(gpu, true, SLOT_RZ[cur], SLOT_RZ[cur])?;
+                continue;
+            }
+            let d = s[SLOT_DIV as usize];
+            run.history.push((it, d));
+            progress(it, d);
+            let next = 1 - cur;
+            self.precondition(gpu)?;
+            self.dot_z(gpu, SLOT_RZ[next])?;
+            self.direction(gpu, false, SLOT_RZ[next], SLOT_RZ[cur])?;
+            cur = next;
+        }
+        Ok(())
+    }
+
+    /// One f32 V-cycle from x = 0 on `b` (finest cell layout); returns x. For tests.
+    #[doc(hidden)]
+    pub fn vcycle(&mut self, b: &[f32]) -> Result<Vec<f32>, CudaError> {
+        let n = self.n();
+        if b.len() != n {
+            return Err(invalid(
+                "wind_vcycle",
+                format!("b has {} values, expected {n}", b.len()),
+            ));
+        }
+        let gpu = Arc::clone(&self.gpu);
+        let _held = gpu.hold();
+        gpu.stream()
+            .memcpy_htod(b, &mut self.mg.levels[0].b)
+            .doing("copying the V-cycle right-hand side")?;
+        self.mg.cycle(&gpu)?;
+        gpu.download(&self.mg.levels[0].x, n, "the V-cycle result")
+    }
+
+    /// One colour of z-line relaxation on level `level` from `x` with right-hand side `b`;
+    /// returns the new x. For tests.
+    #[doc(hidden)]
+    pub fn line_relax(
+        &mut self,
+        level: usize,
+        colour: u32,
+        x: &[f32],
+        b: &[f32],
+    ) -> Result<Vec<f32>, CudaError> {
+        let Some(lv) = self.mg.levels.get(level) else {
+            return Err(invalid("wind_line", format!("no level {level}")));
+        };
+        let n = lv.n();
+        if x.len() != n || b.len() != n || colour > 1 {
+            return Err(invalid(
+                "wind_line",
+                "x and b must have the level's size, colour 0 or 1",
+            ));
+        }
+        let gpu = Arc::clone(&self.gpu);
+        let _held = gpu.hold();
+        let lv = &mut self.mg.levels[level];
+        let s = gpu.stream();
+        s.memcpy_htod(x, &mut lv.x).doing("copying x")?;
+        s.memcpy_htod(b, &mut lv.b).doing("copying b")?;
+        self.mg.line(&gpu, level, colour)?;
+        gpu.download(&self.mg.levels[level].x, n, "the relaxed x")
+    }
+
+    /// (b − A'φ, max |b − A'φ|/V) on the finest level in f64. For tests.
+    #[doc(hidden)]
+    pub fn residual_of(&mut self, phi: &[f64]) -> Result<(Vec<f64>, f64), CudaError> {
+        let n = self.n();
+        if phi.len() != n {
+            return Err(invalid(
+                "wind_op",
+                format!("phi has {} values, expected {n}", phi.len()),
+            ));
+        }
+        let gpu = Arc::clone(&self.gpu);
+        let _held = gpu.hold();
+        gpu.stream()
+            .memcpy_htod(phi, &mut self.x)
+            .doing("copying the potential")?;
+        self.residual(&gpu)?;
+        let d = self.red.read(&gpu)?[SLOT_DIV as usize];
+        Ok((gpu.download(&self.r, n, "the residual")?, d))
+    }
+}
