@@ -76,10 +76,15 @@ template <bool MAX, u32 T> __device__ __forceinline__ double wind_block_reduce(d
 // delta = (omega/S) D with D the cell divergence; uW += gW delta, uE -= gE delta, vS += gS delta,
 // vN -= gN delta, wB += gB delta, wT -= gT delta. Cells with S = 0 (solid, or every face closed)
 // are skipped. Same arithmetic as geofield's west.rs.
+//
+// The faces may hold corrections to a first guess u0 whose cell divergence is d0: then
+// D = d0 + div(faces), and f32 rounds the corrections (~0.1-1 m/s) instead of the wind (~10 m/s).
+// With d0 = 0 and the faces = u0 this is the plain form.
 // ---------------------------------------------------------------------------------------------
 __device__ __forceinline__ void wind_west_cell(const WindParams& p, u32 k, u32 row, u32 col,
                                                float* __restrict__ u, float* __restrict__ v,
                                                float* __restrict__ w,
+                                               const float* __restrict__ d0,
                                                const unsigned char* __restrict__ tu,
                                                const unsigned char* __restrict__ tv,
                                                const unsigned char* __restrict__ tw,
@@ -98,7 +103,7 @@ __device__ __forceinline__ void wind_west_cell(const WindParams& p, u32 k, u32 r
     const float s = (gW + gE) * idx + (gN + gS) * idx + (gB + gT) * idz;
     if (!(s > 0.0f)) return;
     const float uW = u[iu], uE = u[iu + 1], vN = v[iv], vS = v[iv + cols], wB = w[ib], wT = w[it];
-    const float d = (uE - uW) * idx + (vN - vS) * idx + (wT - wB) * idz;
+    const float d = d0[ib] + ((uE - uW) * idx + (vN - vS) * idx + (wT - wB) * idz);
     const float delta = (p.omega_f / s) * d;
     u[iu] = uW + gW * delta;
     u[iu + 1] = uE - gE * delta;
@@ -113,7 +118,8 @@ __device__ __forceinline__ void wind_west_cell(const WindParams& p, u32 k, u32 r
 // parity test (the paper's GPU1). Grid-stride in all three dimensions.
 template <bool COMPACT>
 __device__ __forceinline__ void wind_west(const WindParams& p, float* u, float* v, float* w,
-                                          const unsigned char* tu, const unsigned char* tv,
+                                          const float* d0, const unsigned char* tu,
+                                          const unsigned char* tv,
                                           const unsigned char* tw, const float* inv_dz,
                                           const float* zscale) {
     const u32 span = COMPACT ? (p.cols + 1) / 2 : p.cols;
@@ -130,25 +136,26 @@ __device__ __forceinline__ void wind_west(const WindParams& p, float* u, float* 
                     col = t;
                     if (((col + row + k) & 1u) != p.colour) continue;
                 }
-                wind_west_cell(p, k, row, col, u, v, w, tu, tv, tw, inv_dz, zscale);
+                wind_west_cell(p, k, row, col, u, v, w, d0, tu, tv, tw, inv_dz, zscale);
             }
 }
 
 #define WIND_WEST_KERNEL(NAME, COMPACT)                                                            \
     extern "C" __global__ void __launch_bounds__(WIND_THREADS)                                     \
-        NAME(const WindParams p, float* u, float* v, float* w, const unsigned char* tu,            \
-             const unsigned char* tv, const unsigned char* tw, const float* inv_dz,                \
-             const float* zscale) {                                                                \
-        wind_west<COMPACT>(p, u, v, w, tu, tv, tw, inv_dz, zscale);                                \
+        NAME(const WindParams p, float* u, float* v, float* w, const float* d0,                    \
+             const unsigned char* tu, const unsigned char* tv, const unsigned char* tw,            \
+             const float* inv_dz, const float* zscale) {                                           \
+        wind_west<COMPACT>(p, u, v, w, d0, tu, tv, tw, inv_dz, zscale);                            \
     }
 WIND_WEST_KERNEL(wind_west_compact_f32, true)
 WIND_WEST_KERNEL(wind_west_parity_f32, false)
 
-// Per-block max |D| over fluid cells (k >= ground_k of the column), D in f64 from the f32 faces
-// exactly as the CPU's ops::divergence: (uE - uW)/dx + (vN - vS)/dx + (wT - wB)/dz_k.
+// Per-block max |D| over fluid cells (k >= ground_k of the column), D = d0 + the divergence of
+// the f32 faces in f64, as the CPU's ops::divergence: (uE - uW)/dx + (vN - vS)/dx + (wT - wB)/dz_k.
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_divmax_f32(const WindParams p, const float* __restrict__ u, const float* __restrict__ v,
-                    const float* __restrict__ w, const u32* __restrict__ ground_k,
+                    const float* __restrict__ w, const double* __restrict__ d0,
+                    const u32* __restrict__ ground_k,
                     const double* __restrict__ inv_dz, double* __restrict__ partial) {
     const u32 plane = p.rows * p.cols;
     double m = 0.0;
@@ -158,9 +165,9 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         const u32 row = rc / p.cols, col = rc - row * p.cols;
         const u32 iu = (k * p.rows + row) * (p.cols + 1) + col;
         const u32 iv = (k * (p.rows + 1) + row) * p.cols + col;
-        const double d = ((double)u[iu + 1] - (double)u[iu]) * p.inv_dx +
-                         ((double)v[iv] - (double)v[iv + p.cols]) * p.inv_dx +
-                         ((double)w[i + plane] - (double)w[i]) * inv_dz[k];
+        const double d = d0[i] + (((double)u[iu + 1] - (double)u[iu]) * p.inv_dx +
+                                  ((double)v[iv] - (double)v[iv + p.cols]) * p.inv_dx +
+                                  ((double)w[i + plane] - (double)w[i]) * inv_dz[k]);
         m = wind_max(m, fabs(d));
     }
     m = wind_block_reduce<true, WIND_THREADS>(m);

@@ -30,7 +30,10 @@ impl SweepVariant {
     }
 }
 
-/// The grid and coefficients of a WEST run (layouts in the module docs).
+/// The grid and coefficients of a WEST run (layouts in the module docs). The device faces are
+/// either the wind itself (`div0_per_s` all 0: the plain form) or corrections to a first guess
+/// whose cell divergence is `div0_per_s` (the sweep sees D = div0 + div(faces)); geofield uses
+/// the latter, so that f32 rounds the corrections rather than the wind.
 #[derive(Clone, Copy, Debug)]
 pub struct WestInputs<'a> {
     pub rows: usize,
@@ -48,6 +51,8 @@ pub struct WestInputs<'a> {
     pub tw: &'a [u8],
     /// First fluid layer of each column, `rows · cols` (for the divergence check).
     pub ground_k: &'a [u32],
+    /// Divergence added to every cell's (s⁻¹), `rows · cols · nz`.
+    pub div0_per_s: &'a [f64],
     /// Over-relaxation factor ω, in (0, 2).
     pub omega: f64,
 }
@@ -98,6 +103,7 @@ impl WestInputs<'_> {
                 ),
             ));
         }
+        check_finite(K, "div0_per_s", self.div0_per_s, n)?;
         if !(self.omega.is_finite() && self.omega > 0.0 && self.omega < 2.0) {
             return Err(invalid(
                 K,
@@ -116,6 +122,8 @@ pub struct GpuWest {
     u: CudaSlice<f32>,
     v: CudaSlice<f32>,
     w: CudaSlice<f32>,
+    d0_32: CudaSlice<f32>,
+    d0_64: CudaSlice<f64>,
     tu: CudaSlice<u8>,
     tv: CudaSlice<u8>,
     tw: CudaSlice<u8>,
@@ -146,6 +154,7 @@ impl GpuWest {
         let inv_dz: Vec<f64> = inp.dz_m.iter().map(|d| 1.0 / d).collect();
         let inv_dz32: Vec<f32> = inv_dz.iter().map(|&x| x as f32).collect();
         let zscale32: Vec<f32> = inp.zscale_per_m.iter().map(|&x| x as f32).collect();
+        let d0_32: Vec<f32> = inp.div0_per_s.iter().map(|&x| x as f32).collect();
         let compact = gpu.function(MODULE, "wind_west_compact_f32")?;
         let parity = gpu.function(MODULE, "wind_west_parity_f32")?;
         let divmax = gpu.function(MODULE, "wind_divmax_f32")?;
@@ -157,6 +166,8 @@ impl GpuWest {
             u: gpu.upload(u, "the x-face velocities")?,
             v: gpu.upload(v, "the y-face velocities")?,
             w: gpu.upload(w, "the z-face velocities")?,
+            d0_32: gpu.upload(&d0_32, "the first-guess divergence")?,
+            d0_64: gpu.upload(inp.div0_per_s, "the first-guess divergence")?,
             tu: gpu.upload(inp.tu, "the x-face transparencies")?,
             tv: gpu.upload(inp.tv, "the y-face transparencies")?,
             tw: gpu.upload(inp.tw, "the z-face transparencies")?,
@@ -220,13 +231,15 @@ impl GpuWest {
             .arg(&mut self.u)
             .arg(&mut self.v)
             .arg(&mut self.w)
+            .arg(&self.d0_32)
             .arg(&self.tu)
             .arg(&self.tv)
             .arg(&self.tw)
             .arg(&self.inv_dz32)
             .arg(&self.zscale32);
-        // SAFETY: wind_west_*_f32(WindParams, float* u, v, w, const u8* tu, tv, tw, const float*
-        // inv_dz (nz), zscale (nz + 1)): a thread of cell (k < nz, row < rows, col < cols) touches
+        // SAFETY: wind_west_*_f32(WindParams, float* u, v, w, const float* d0 (n), const u8* tu,
+        // tv, tw, const float* inv_dz (nz), zscale (nz + 1)): the thread of cell (k < nz,
+        // row < rows, col < cols) reads d0 at its cell and touches
         // u[(k·rows + row)·(cols+1) + col + {0,1}] < nu, v[(k·(rows+1) + row + {0,1})·cols + col]
         // < nv, w[((k + {0,1})·rows + row)·cols + col] < nw and the masks at the same indices,
         // all sized by the constructor's checks; cells of one colour share no face.
@@ -234,7 +247,8 @@ impl GpuWest {
         Ok(())
     }
 
-    /// max |div u| over fluid cells in s⁻¹ (f64 from the f32 faces); waits for the device.
+    /// max |div0 + div(faces)| over fluid cells in s⁻¹ (f64 from the f32 faces); waits for the
+    /// device.
     pub fn max_div(&mut self) -> Result<f64, CudaError> {
         let gpu = Arc::clone(&self.gpu);
         let _held = gpu.hold();
@@ -244,12 +258,13 @@ impl GpuWest {
             .arg(&self.u)
             .arg(&self.v)
             .arg(&self.w)
+            .arg(&self.d0_64)
             .arg(&self.ground_k)
             .arg(&self.inv_dz64)
             .arg(&mut self.reducer.partial);
-        // SAFETY: wind_divmax_f32(WindParams, const float* u, v, w, const u32* ground_k
-        // (rows·cols), const double* inv_dz (nz), double* partial (PARTS)): cell i < n reads the
-        // six faces of its cell (in bounds as in the sweeps) and ground_k[i mod rows·cols];
+        // SAFETY: wind_divmax_f32(WindParams, const float* u, v, w, const double* d0 (n), const
+        // u32* ground_k (rows·cols), const double* inv_dz (nz), double* partial (PARTS)): cell
+        // i < n reads d0[i], the six faces of its cell (in bounds as in the sweeps) and ground_k[i mod rows·cols];
         // block b < parts ≤ PARTS writes partial[b].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_divmax_f32"))?;
         self.reducer.finish(&gpu, parts, SLOT_DIV, true)?;

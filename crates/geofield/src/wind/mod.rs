@@ -291,6 +291,8 @@ pub fn compute_with_progress(
     let (max_div, rms_div) = ops::divergence_stats(&grid, &ops::divergence(&grid, &u, &v, &w));
     report.max_div_per_s = max_div;
     report.rms_div_per_s = rms_div;
+    // The backend may have raised the threshold (f32 WEST on the GPU: its rounding floor).
+    let threshold = report.threshold_per_s;
     report.converged = max_div <= threshold;
     if !report.converged && !fixed {
         return Err(GeofieldError::Invalid(format!(

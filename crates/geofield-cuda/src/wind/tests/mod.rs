@@ -6,6 +6,12 @@
 //! on seeded random problems at several sizes including odd ones, a single row and nz = 1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod mgref;
+mod multigrid;
+mod reference;
+mod solve;
+mod west;
+
 use super::params::PARAM_SIZES;
 use crate::{compile_with_log, module_source, nvrtc_present};
 

@@ -1,0 +1,286 @@
+//! CUDA glue of the wind solvers (kernels in `geofield-cuda/kernels/wind.cu`, wrappers in
+//! `geofield_cuda::wind`).
+//!
+//! - WEST ([`west`]): the faces go to the device as f32 corrections to the first guess, with
+//!   the first guess's cell divergence D0 (f32 for the sweeps, f64 for the checks), so that f32
+//!   rounds the corrections and not the wind; the transparencies as u8 and α²/Δz per z face.
+//!   The sweeps run exactly as `west::run` (red first, the same check points and history), and
+//!   the result is u0 + Δu in f64. f32 cannot drive the divergence below a few ulps of D0: the
+//!   stop threshold is raised to [`F32_FLOOR_ULPS`] · ε_f32 · max |D0| when it is below
+//!   (reported in `threshold_per_s`; on the hill test grid the sweeps stall near 0.4 of that).
+//! - Sherman ([`sherman`]): the CPU's multigrid levels (column layout) are transposed to the
+//!   device layout ([k][row][col]) so that both backends use identical operators; the solvers
+//!   are those of the CPU (same cycle, checks and stop rule) with f64 CG, residuals and SOR
+//!   and an f32 V-cycle. φ comes back in the CPU's column layout.
+//!
+//! `report.solve_seconds` is device time (CUDA events around the sweeps or the solve, including
+//! the convergence checks' readbacks, excluding uploads and the final download).
+
+mod timing;
+
+use std::sync::Arc;
+
+use geofield_cuda::Gpu;
+use geofield_cuda::wind::{
+    CycleShape, DeviceTimer, GpuSherman, GpuWest, HostLevel, Method, ShermanInputs, StopRule,
+    SweepVariant, WestInputs,
+};
+
+use super::SolveReport;
+use super::grid::WindGrid;
+use super::level::Level;
+use super::multigrid::{COARSEST_SWEEPS, Problem, SMOOTH, SolveRun};
+use super::ops::{self, Coeffs};
+use super::params::{Solver, WindOptions};
+use super::west::SweepRun;
+use crate::GeofieldError;
+
+pub use geofield_cuda::wind::SweepVariant as WestVariant;
+pub use timing::{ShermanTiming, WestTiming, time_sherman, time_west};
+
+/// The WEST stop threshold is at least this many f32 ulps of max |D0| (see the module docs).
+pub const F32_FLOOR_ULPS: f64 = 4.0;
+
+/// The device problem of a WEST run: transparencies, z-face scales, layer thicknesses.
+pub(crate) struct WestCoeffs {
+    tu: Vec<u8>,
+    tv: Vec<u8>,
+    tw: Vec<u8>,
+    zscale: Vec<f64>,
+    dz: Vec<f64>,
+}
+
+fn mask(what: &str, c: &[f64], open: f64) -> Result<Vec<u8>, GeofieldError> {
+    c.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            if x == 0.0 {
+                Ok(0)
+            } else if x == open {
+                Ok(1)
+            } else {
+                Err(GeofieldError::Unsupported(format!(
+                    "WEST on CUDA takes transparencies 0 or 1; {what} face {i} has coefficient \
+                     {x} (fractional faces run with --backend cpu)"
+                )))
+            }
+        })
+        .collect()
+}
+
+impl WestCoeffs {
+    pub(crate) fn new(grid: &WindGrid, coeffs: &Coeffs) -> Result<Self, GeofieldError> {
+        let a2 = coeffs.alpha * coeffs.alpha;
+        Ok(Self {
+            tu: mask("x", &coeffs.cu, 1.0)?,
+            tv: mask("y", &coeffs.cv, 1.0)?,
+            tw: mask("z", &coeffs.cw, a2)?,
+            zscale: coeffs.dzc_m.iter().map(|d| a2 / d).collect(),
+            dz: (0..grid.nz).map(|k| grid.dz_m(k)).collect(),
+        })
+    }
+
+    pub(crate) fn inputs<'a>(
+        &'a self,
+        grid: &'a WindGrid,
+        div0: &'a [f64],
+        omega: f64,
+    ) -> WestInputs<'a> {
+        WestInputs {
+            rows: grid.rows(),
+            cols: grid.cols(),
+            nz: grid.nz,
+            dx_m: grid.dx_m(),
+            dz_m: &self.dz,
+            zscale_per_m: &self.zscale,
+            tu: &self.tu,
+            tv: &self.tv,
+            tw: &self.tw,
+            ground_k: &grid.ground_k,
+            div0_per_s: div0,
+            omega,
+        }
+    }
+}
+
+/// WEST sweeps on the GPU, in place on (u, v, w): `opts.max_iterations` of them when
+/// `opts.fixed_iterations`, else until max |div u| ≤ the threshold (raised to the f32 floor;
+/// `report.threshold_per_s` says which), checked every `opts.check_every` sweeps and at the end.
+#[allow(clippy::too_many_arguments)]
+pub fn west(
+    gpu: &Arc<Gpu>,
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    omega: f64,
+    faces: (&mut [f64], &mut [f64], &mut [f64]),
+    opts: &WindOptions,
+    threshold: f64,
+    report: &mut SolveReport,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<SweepRun, GeofieldError> {
+    let (u, v, w) = faces;
+    let wc = WestCoeffs::new(grid, coeffs)?;
+    let div0 = ops::divergence(grid, u, v, w);
+    let (max_div0, _) = ops::divergence_stats(grid, &div0);
+    let floor = F32_FLOOR_ULPS * f64::from(f32::EPSILON) * max_div0;
+    let threshold = threshold.max(floor);
+    report.threshold_per_s = threshold;
+    let zeros = |n: usize| vec![0.0f32; n];
+    let mut dev = GpuWest::new(
+        gpu,
+        &wc.inputs(grid, &div0, omega),
+        &zeros(u.len()),
+        &zeros(v.len()),
+        &zeros(w.len()),
+    )?;
+    let fixed = opts.fixed_iterations;
+    let max = opts.max_iterations;
+    let check = opts.check_every.max(1);
+    let timer = DeviceTimer::start(gpu)?;
+    let mut out = SweepRun::default();
+    let d0 = dev.max_div()?;
+    out.history.push((0, d0));
+    if d0 <= threshold && !fixed {
+        out.converged = true;
+        report.solve_seconds = timer.seconds()?;
+        return Ok(out);
+    }
+    let mut done = 0;
+    while done < max {
+        let next = ((done / check + 1) * check).min(max);
+        dev.sweeps(next - done, SweepVariant::Compact)?;
+        done = next;
+        out.iterations = done;
+        let d = dev.max_div()?;
+        out.history.push((done, d));
+        progress(done, d);
+        out.converged = d <= threshold;
+        if out.converged && !fixed {
+            break;
+        }
+    }
+    report.solve_seconds = timer.seconds()?;
+    let (du, dv, dw) = dev.faces()?;
+    for (f, d) in [(u, du), (v, dv), (w, dw)] {
+        for (x, c) in f.iter_mut().zip(d) {
+            *x += f64::from(c);
+        }
+    }
+    Ok(out)
+}
+
+/// A level in the device layout: cells and faces [k][row][col].
+pub fn device_level(l: &Level) -> HostLevel {
+    let (rows, cols, nz) = (l.rows, l.cols, l.nz);
+    let mut kx = vec![0.0; nz * rows * (cols + 1)];
+    let mut ky = vec![0.0; nz * (rows + 1) * cols];
+    let mut kz = vec![0.0; (nz + 1) * rows * cols];
+    for k in 0..nz {
+        for row in 0..rows {
+            for i in 0..=cols {
+                kx[(k * rows + row) * (cols + 1) + i] = l.kx[(row * (cols + 1) + i) * nz + k];
+            }
+        }
+        for r in 0..=rows {
+            for col in 0..cols {
+                ky[(k * (rows + 1) + r) * cols + col] = l.ky[(r * cols + col) * nz + k];
+            }
+        }
+    }
+    for k in 0..=nz {
+        for rc in 0..rows * cols {
+            kz[k * rows * cols + rc] = l.kz[rc * (nz + 1) + k];
+        }
+    }
+    HostLevel {
+        rows,
+        cols,
+        nz,
+        kx,
+        ky,
+        kz,
+        diag: to_cells(l, &l.diag),
+    }
+}
+
+/// A cell vector from the column layout `(row·cols + col)·nz + k` to [k][row][col].
+pub fn to_cells(l: &Level, v: &[f64]) -> Vec<f64> {
+    let (plane, nz) = (l.rows * l.cols, l.nz);
+    let mut out = vec![0.0; v.len()];
+    for rc in 0..plane {
+        for k in 0..nz {
+            out[k * plane + rc] = v[rc * nz + k];
+        }
+    }
+    out
+}
+
+/// A cell vector from [k][row][col] to the column layout.
+pub fn to_columns(l: &Level, v: &[f64]) -> Vec<f64> {
+    let (plane, nz) = (l.rows * l.cols, l.nz);
+    let mut out = vec![0.0; v.len()];
+    for rc in 0..plane {
+        for k in 0..nz {
+            out[rc * nz + k] = v[k * plane + rc];
+        }
+    }
+    out
+}
+
+/// The device problem of `problem` with the CPU's cycle.
+pub(crate) fn device_problem(
+    gpu: &Arc<Gpu>,
+    problem: &Problem,
+) -> Result<GpuSherman, GeofieldError> {
+    let fine = &problem.levels[0];
+    let levels: Vec<HostLevel> = problem.levels.iter().map(device_level).collect();
+    let inv_vol = to_cells(fine, &problem.inv_vol);
+    let b = to_cells(fine, &problem.b);
+    let shape = CycleShape {
+        smooth: SMOOTH,
+        coarsest_sweeps: COARSEST_SWEEPS,
+    };
+    let inputs = ShermanInputs {
+        levels: &levels,
+        inv_vol: &inv_vol,
+        b: &b,
+    };
+    Ok(GpuSherman::new(gpu, &inputs, shape)?)
+}
+
+pub(crate) fn method(solver: Solver, omega: f64) -> Method {
+    match solver {
+        Solver::Multigrid => Method::Multigrid,
+        Solver::MgCg => Method::MgCg,
+        Solver::Sor => Method::Sor { omega },
+    }
+}
+
+/// Sherman's problem on the GPU: the same solver, cycle, checks and stop rule as the CPU's
+/// `multigrid::solve`; φ in the CPU's column layout.
+#[allow(clippy::too_many_arguments)]
+pub fn sherman(
+    gpu: &Arc<Gpu>,
+    problem: &Problem,
+    solver: Solver,
+    omega: f64,
+    opts: &WindOptions,
+    threshold: f64,
+    report: &mut SolveReport,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<SolveRun, GeofieldError> {
+    let mut dev = device_problem(gpu, problem)?;
+    let stop = StopRule {
+        max_iterations: opts.max_iterations,
+        threshold_per_s: threshold,
+        check_every: opts.check_every,
+    };
+    let run = dev.solve(method(solver, omega), stop, progress)?;
+    report.solve_seconds = run.device_seconds;
+    Ok(SolveRun {
+        phi: to_columns(&problem.levels[0], &run.phi),
+        iterations: run.iterations,
+        history: run.history,
+        converged: run.converged,
+    })
+}
