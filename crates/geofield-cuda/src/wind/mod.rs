@@ -72,7 +72,7 @@ mod west;
 pub use sherman::{
     CycleShape, DeviceSolve, GpuSherman, HostLevel, Method, ShermanInputs, StopRule,
 };
-pub use west::{GpuWest, SweepVariant, WestInputs};
+pub use west::{Faces, GpuWest, SweepVariant, WestInputs};
 
 pub(crate) const MODULE: &str = "wind";
 /// Threads of the 1-D kernels and of the reducing kernels' blocks (`WIND_THREADS`).

@@ -130,7 +130,8 @@ impl GpuSherman {
             self.apply_p(gpu)?;
             self.cg_update(gpu, SLOT_RZ[cur])?;
             let s = self.red.read(gpu)?;
-            if !(s[SLOT_PAP as usize] > 0.0) {
+            let pap = s[SLOT_PAP as usize];
+            if pap.is_nan() || pap <= 0.0 {
                 // The update used α = 0: nothing moved. As on the CPU, stop unconverged.
                 break;
             }

@@ -12,6 +12,9 @@ use crate::error::{CudaError, DriverResultExt, invalid};
 
 const K: &str = "wind_west";
 
+/// The x, y and z faces of a grid.
+pub type Faces = (Vec<f32>, Vec<f32>, Vec<f32>);
+
 /// Thread mapping of a WEST half sweep (the bits computed are the same).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum SweepVariant {
@@ -272,7 +275,7 @@ impl GpuWest {
     }
 
     /// The faces (u, v, w); waits for the device.
-    pub fn faces(&self) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>), CudaError> {
+    pub fn faces(&self) -> Result<Faces, CudaError> {
         let _held = self.gpu.hold();
         let (nu, nv, nw) = self.sizes;
         Ok((

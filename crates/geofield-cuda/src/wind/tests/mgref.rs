@@ -63,6 +63,7 @@ pub(super) fn max_div(r: &[f64], inv_vol: &[f64]) -> f64 {
 }
 
 /// One colour of z-line Gauss–Seidel ((row + col) % 2 == colour), Thomas per column.
+#[allow(clippy::needless_range_loop)]
 pub(super) fn line(l: &HostLevel, x: &mut [f64], b: &[f64], colour: usize) {
     let (plane, nz) = (l.rows * l.cols, l.nz);
     let mut cp = vec![0.0; nz];

@@ -194,7 +194,7 @@ impl Grid {
                     let gb = f32::from(self.tw[ib]) * zs0;
                     let gt = f32::from(self.tw[it]) * zs1;
                     let s = (gw_ + ge) * idx + (gn + gs) * idx + (gb + gt) * idz;
-                    if !(s > 0.0) {
+                    if s.is_nan() || s <= 0.0 {
                         continue;
                     }
                     let d = d0[ib] as f32
