@@ -73,7 +73,8 @@ pub struct SolveReport {
     /// RMS of div u over fluid cells (s⁻¹), same field.
     pub rms_div_per_s: f64,
     /// The stop threshold (s⁻¹): max(tol × max|div u0|, the absolute floor, a rounding floor
-    /// of 1000 ulps of max|u0| over the smallest spacing).
+    /// of 1000 ulps of max|u0| over the smallest spacing); WEST on CUDA (f32) also at least
+    /// 4 f32 ulps of max|div u0| (`cuda::F32_FLOOR_ULPS`).
     pub threshold_per_s: f64,
     pub converged: bool,
     pub alpha: f64,

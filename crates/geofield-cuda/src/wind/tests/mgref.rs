@@ -178,3 +178,56 @@ pub(super) fn sor_half(l: &HostLevel, x: &mut [f64], b: &[f64], colour: usize, o
         }
     }
 }
+
+/// The kernel's f32 line relaxation on the host (conductances rounded to f32), to check the
+/// test's acceptance criterion without a GPU.
+pub(super) fn line_f32(l: &HostLevel, x: &mut [f32], b: &[f32], colour: usize) {
+    let (rows, cols, nz) = (l.rows, l.cols, l.nz);
+    let plane = rows * cols;
+    let f = |v: f64| v as f32;
+    for row in 0..rows {
+        for col in ((row + colour) % 2..cols).step_by(2) {
+            let (mut prev_c, mut prev_x) = (0.0f32, 0.0f32);
+            let mut cp = vec![0.0f32; nz];
+            for k in 0..nz {
+                let i = idx(l, k, row, col);
+                let ix = (k * rows + row) * (cols + 1) + col;
+                let iy = (k * (rows + 1) + row) * cols + col;
+                let mut h = 0.0f32;
+                if col > 0 {
+                    h += f(l.kx[ix]) * x[i - 1];
+                }
+                if col + 1 < cols {
+                    h += f(l.kx[ix + 1]) * x[i + 1];
+                }
+                if row > 0 {
+                    h += f(l.ky[iy]) * x[i - cols];
+                }
+                if row + 1 < rows {
+                    h += f(l.ky[iy + cols]) * x[i + cols];
+                }
+                let rhs = b[i] + h;
+                let a = if k > 0 { -f(l.kz[i]) } else { 0.0 };
+                let c = if k + 1 < nz { -f(l.kz[i + plane]) } else { 0.0 };
+                let piv = f(l.diag[i]) - a * prev_c;
+                if piv.abs() <= f32::MIN_POSITIVE {
+                    cp[k] = 0.0;
+                    x[i] = 0.0;
+                    prev_c = 0.0;
+                    prev_x = 0.0;
+                    continue;
+                }
+                prev_c = c / piv;
+                prev_x = (rhs - a * prev_x) / piv;
+                cp[k] = prev_c;
+                x[i] = prev_x;
+            }
+            let mut next = prev_x;
+            for k in (0..nz.saturating_sub(1)).rev() {
+                let i = idx(l, k, row, col);
+                next = x[i] - cp[k] * next;
+                x[i] = next;
+            }
+        }
+    }
+}

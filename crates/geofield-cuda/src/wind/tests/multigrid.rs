@@ -138,6 +138,39 @@ fn check_line(lv: &HostLevel, colour: usize, x_old: &[f32], b: &[f32], got: &[f3
     }
 }
 
+/// The line-relaxation criterion accepts the kernel's f32 arithmetic (emulated on the host) on
+/// every level of every test problem, and rejects a solve that skipped a column.
+#[test]
+fn line_criterion_accepts_f32_thomas() {
+    for (i, &(rows, cols, nz)) in SIZES.iter().enumerate() {
+        let p = problem(rows, cols, nz, 20 + i as u64);
+        let mut r = Rng(99 + i as u64);
+        for (l, lv) in p.levels.iter().enumerate() {
+            let n = lv.rows * lv.cols * lv.nz;
+            let x32: Vec<f32> = (0..n).map(|_| r.uniform(-1.0, 1.0) as f32).collect();
+            let b32: Vec<f32> = (0..n)
+                .map(|_| (r.uniform(-1.0, 1.0) * 10.0) as f32)
+                .collect();
+            for colour in [0, 1] {
+                let mut got = x32.clone();
+                mgref::line_f32(lv, &mut got, &b32, colour);
+                let what = format!("{rows}x{cols}x{nz} level {l} colour {colour}");
+                check_line(lv, colour, &x32, &b32, &got, &what);
+            }
+        }
+    }
+    let p = problem(6, 6, 5, 5);
+    let lv = &p.levels[0];
+    let n = lv.rows * lv.cols * lv.nz;
+    let x32 = vec![0.5f32; n];
+    let b32 = vec![1.0f32; n];
+    let mut got = x32.clone();
+    mgref::line_f32(lv, &mut got, &b32, 0);
+    got[(lv.nz - 1) * lv.rows * lv.cols] = 0.5; // column (0, 0), top cell: not solved
+    let bad = std::panic::catch_unwind(|| check_line(lv, 0, &x32, &b32, &got, "skipped"));
+    assert!(bad.is_err(), "a skipped cell must fail the criterion");
+}
+
 /// One colour of line relaxation on every level (backward error, above), one V-cycle and the
 /// f64 residual, each on the device against the host.
 ///

@@ -28,10 +28,11 @@ fn max_abs(a: &[f32]) -> f64 {
 /// Compact and parity mappings compute the same bits; both follow the host's f32 sweeps to
 /// rounding; closed faces stay exactly 0; the f64 divergence check equals the host's.
 ///
-/// Tolerance: every update rounds each face once (relative 2⁻²⁴) and the kernel may contract
-/// to FMA and divide approximately (2 ulp) where the host does not; after N sweeps each face
-/// has seen 2N updates, so |gpu − host| ≤ 2N · 4 · 2⁻²⁴ · max|face| bounds the drift (the SOR
-/// iteration does not amplify it: every mode's factor is below 1).
+/// Tolerance: the kernel may contract to FMA and divide approximately (2 ulp) where the host
+/// does not, a few ulps of the largest face per update; after N sweeps each face has seen 2N
+/// updates, and the differences spread to the neighbours without growing (every mode's SOR
+/// factor is below 1), so 2N · 8 ulps of max |face| bounds the drift with margin. An indexing
+/// or colour error moves faces by O(max |face|).
 #[test]
 fn west_sweeps_match_the_host_reference() {
     let Some(gpu) = test_gpu() else { return };
@@ -75,7 +76,7 @@ fn west_sweeps_match_the_host_reference() {
             let diff = max_abs_diff(&fc.0, &u)
                 .max(max_abs_diff(&fc.1, &v))
                 .max(max_abs_diff(&fc.2, &w));
-            let tol = 2.0 * sweeps as f64 * 4.0 * f64::from(f32::EPSILON) * scale;
+            let tol = 2.0 * sweeps as f64 * 8.0 * f64::from(f32::EPSILON) * scale;
             eprintln!("{form} {rows}x{cols}x{nz}: |gpu - host| = {diff:.2e} (tol {tol:.2e})");
             assert!(diff <= tol, "{form} {rows}x{cols}x{nz}: {diff} > {tol}");
             for (t, f) in [(&g.tu, &fc.0), (&g.tv, &fc.1), (&g.tw, &fc.2)] {
@@ -86,7 +87,7 @@ fn west_sweeps_match_the_host_reference() {
             }
             let host_div = g.max_div(d0, &fc.0, &fc.1, &fc.2);
             assert!(
-                (dc - host_div).abs() <= 1e-12 * host_div.max(1e-30),
+                (dc - host_div).abs() <= 1e-12 * host_div + 1e-15,
                 "{form} {rows}x{cols}x{nz}: device max div {dc:e}, host {host_div:e}"
             );
         }
