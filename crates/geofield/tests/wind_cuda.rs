@@ -168,11 +168,12 @@ fn sherman_solvers_match_the_cpu() {
         );
         assert_eq!(rc.threshold_per_s, rd.threshold_per_s);
         assert!(d <= tol, "{solver:?}: {d} m/s apart, tolerance {tol}");
-        // The f32 V-cycle may need a cycle more; SOR is f64 on both sides.
+        // The f32 V-cycle may need a cycle or two more; SOR is f64 on both sides (FMA aside),
+        // so only a check landing within rounding of the threshold can move it.
         let slack = if solver == Solver::Sor {
             o.check_every
         } else {
-            2
+            3
         };
         assert!(
             rc.iterations.abs_diff(rd.iterations) <= slack,
