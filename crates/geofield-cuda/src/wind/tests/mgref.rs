@@ -181,6 +181,7 @@ pub(super) fn sor_half(l: &HostLevel, x: &mut [f64], b: &[f64], colour: usize, o
 
 /// The kernel's f32 line relaxation on the host (conductances rounded to f32), to check the
 /// test's acceptance criterion without a GPU.
+#[allow(clippy::needless_range_loop)]
 pub(super) fn line_f32(l: &HostLevel, x: &mut [f32], b: &[f32], colour: usize) {
     let (rows, cols, nz) = (l.rows, l.cols, l.nz);
     let plane = rows * cols;
