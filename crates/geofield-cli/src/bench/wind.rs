@@ -160,7 +160,7 @@ fn cpu_solve(c: &Case, solver: Solver, threshold: f64) -> Result<(f64, usize, f6
     Ok((s, run.iterations, last / c.max_div0, run.converged))
 }
 
-fn print_row(r: &Row) {
+pub fn print_row(r: &Row) {
     println!(
         "{:<14} {:<22} {:>6} {:>10.4} s {:>9.3} ms/it {:>9.2e} upd/s  div {:>8.1e} {}{}",
         r.case,
