@@ -104,9 +104,10 @@ pub struct WindArgs {
     #[arg(long)]
     pub lid: bool,
     /// The 3-D field: .npz (face velocities, as solved), .nc (CF NetCDF, cell-centred) or
-    /// .vti (ParaView, cell-centred; uniform layers only).
+    /// .vti (ParaView, cell-centred; uniform layers only). Optional when --speed-out,
+    /// --direction-out or --png is given.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     /// Height above ground of the speed and direction rasters and the map (m).
     #[arg(long, default_value_t = 10.0)]
     pub height_agl_m: f64,
@@ -138,18 +139,23 @@ enum FieldFormat {
     Vti,
 }
 
-fn field_format(a: &WindArgs) -> Result<FieldFormat> {
-    let ext = a
-        .out
-        .extension()
-        .map(|e| e.to_string_lossy().to_lowercase());
+fn field_format(a: &WindArgs) -> Result<Option<FieldFormat>> {
+    let Some(out) = &a.out else {
+        if a.speed_out.is_none() && a.direction_out.is_none() && a.png.is_none() {
+            bail!(
+                "nothing to write: give --out (the 3-D field), --speed-out, --direction-out or --png"
+            );
+        }
+        return Ok(None);
+    };
+    let ext = out.extension().map(|e| e.to_string_lossy().to_lowercase());
     match ext.as_deref() {
-        Some("npz") => Ok(FieldFormat::Npz),
-        Some("nc") => Ok(FieldFormat::Nc),
-        Some("vti") => Ok(FieldFormat::Vti),
+        Some("npz") => Ok(Some(FieldFormat::Npz)),
+        Some("nc") => Ok(Some(FieldFormat::Nc)),
+        Some("vti") => Ok(Some(FieldFormat::Vti)),
         _ => bail!(
             "--out {}: unsupported format; use .npz, .nc or .vti",
-            a.out.display()
+            out.display()
         ),
     }
 }
@@ -229,7 +235,9 @@ pub fn run(a: &WindArgs) -> Result<()> {
     let start = Instant::now();
     let format = field_format(a)?;
     let opts = options(a)?;
-    output::preflight(&a.out, false)?;
+    if let Some(out) = &a.out {
+        output::preflight(out, false)?;
+    }
     for p in [&a.speed_out, &a.direction_out].into_iter().flatten() {
         output::preflight(p, true)?;
     }
@@ -249,13 +257,16 @@ pub fn run(a: &WindArgs) -> Result<()> {
     check_memory(dem.plan.cols, dem.plan.rows, nz)?;
     let grid = WindGrid::new(dem.plan, std::mem::take(&mut dem.terrain_m), &levels)
         .with_context(|| format!("building the wind grid over {}", a.dem.display()))?;
-    if format == FieldFormat::Vti
+    if format == Some(FieldFormat::Vti)
         && (0..grid.nz).any(|k| (grid.dz_m(k) - grid.dz_m(0)).abs() > 1e-9 * grid.dz_m(0))
     {
         bail!(
             "--out {}: VTK image data needs uniform layers; use --nz/--dz-m, or write .nc or .npz \
              for stretched --levels-m",
-            a.out.display()
+            a.out
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display()
         );
     }
     let seconds_read = start.elapsed().as_secs_f64();
@@ -291,18 +302,23 @@ pub fn run(a: &WindArgs) -> Result<()> {
     }
 
     let t1 = Instant::now();
-    let cells = wind::sample::cell_centred(&field)?;
     let (speed, direction) = wind::sample::at_height_agl(&field, a.height_agl_m)?;
     let mut staging = Staging::default();
     let mut outputs: Vec<PathBuf> = Vec::new();
-    outputs.extend(staging.write(&a.out, |p| {
-        match format {
-            FieldFormat::Npz => wind_out::write_npz(p, &field)?,
-            FieldFormat::Nc => wind_out::write_nc(p, &field, &cells, dem.crs_epsg)?,
-            FieldFormat::Vti => wind_out::write_vti(p, &field, &cells)?,
-        }
-        Ok(vec![p.to_path_buf()])
-    })?);
+    if let (Some(out), Some(format)) = (&a.out, format) {
+        let cells = match format {
+            FieldFormat::Npz => None,
+            FieldFormat::Nc | FieldFormat::Vti => Some(wind::sample::cell_centred(&field)?),
+        };
+        outputs.extend(staging.write(out, |p| {
+            match (format, &cells) {
+                (FieldFormat::Nc, Some(c)) => wind_out::write_nc(p, &field, c, dem.crs_epsg)?,
+                (FieldFormat::Vti, Some(c)) => wind_out::write_vti(p, &field, c)?,
+                _ => wind_out::write_npz(p, &field)?,
+            }
+            Ok(vec![p.to_path_buf()])
+        })?);
+    }
     outputs.extend(write_rasters(
         &mut staging,
         a,
