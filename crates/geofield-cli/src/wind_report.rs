@@ -148,6 +148,12 @@ pub(crate) fn print_summary(
         be.device_name(),
         r.solve_seconds
     );
+    let steps: Vec<String> = r
+        .step_seconds
+        .iter()
+        .map(|(name, s)| format!("{name} {s:.3}"))
+        .collect();
+    println!("steps (s): {}", steps.join(", "));
 }
 
 /// A one-band f32 raster of `values` on the field's plan.

@@ -161,24 +161,53 @@ pub fn first_guess(
     let mut uc = vec![0.0; grid.n_cells()];
     let mut vc = vec![0.0; grid.n_cells()];
     let plane = rows * cols;
-    let columns: Vec<(Vec<usize>, Vec<f64>)> = (0..plane)
+    // Stations sharing a profile (class and anemometer height) share the profile factor, so
+    // each column keeps the weighted sums of u and v per profile and a cell evaluates one
+    // factor per distinct profile (usually one or two), not one per station.
+    let mut profiles: Vec<(Stability, f64)> = Vec::new();
+    let profile_of: Vec<usize> = used
+        .iter()
+        .map(|s| {
+            let key = (class_of(s), s.height_agl_m);
+            match profiles.iter().position(|p| *p == key) {
+                Some(i) => i,
+                None => {
+                    profiles.push(key);
+                    profiles.len() - 1
+                }
+            }
+        })
+        .collect();
+    // Per column: (profile, Σ w u, Σ w v) and Σ w.
+    let columns: Vec<(Vec<(usize, f64, f64)>, f64)> = (0..plane)
         .into_par_iter()
         .map(|c| {
             let (idx, d2) = nb.row(c);
-            let mut ids = Vec::new();
-            let mut ws = Vec::new();
+            let mut sums: Vec<(usize, f64, f64)> = Vec::new();
+            let mut sw = 0.0;
+            let mut add = |j: usize, wt: f64| {
+                let p = profile_of[j];
+                match sums.iter_mut().find(|s| s.0 == p) {
+                    Some(s) => {
+                        s.1 += wt * uv[j].0;
+                        s.2 += wt * uv[j].1;
+                    }
+                    None => sums.push((p, wt * uv[j].0, wt * uv[j].1)),
+                }
+                sw += wt;
+            };
+            let mut any = false;
             for (&j, &d) in idx.iter().zip(d2) {
                 if j < 0 || radius2.is_some_and(|r2| d > r2) {
                     continue;
                 }
-                ids.push(j as usize);
-                ws.push(1.0 / d.max(r_min2));
+                add(j as usize, 1.0 / d.max(r_min2));
+                any = true;
             }
-            if ids.is_empty() {
-                ids.push(idx[0] as usize);
-                ws.push(1.0);
+            if !any {
+                add(idx[0] as usize, 1.0);
             }
-            (ids, ws)
+            (sums, sw)
         })
         .collect();
     uc.par_chunks_mut(plane)
@@ -191,20 +220,14 @@ pub fn first_guess(
                     continue;
                 }
                 let z_agl = zc - grid.terrain_m[c];
-                let (ids, ws) = &columns[c];
-                let (mut su, mut sv, mut sw) = (0.0, 0.0, 0.0);
-                for (&j, &wt) in ids.iter().zip(ws) {
-                    let s = &used[j];
-                    let f = profile_factor(
-                        opts.profile,
-                        class_of(s),
-                        z_agl,
-                        s.height_agl_m,
-                        opts.min_height_agl_m,
-                    );
-                    su += wt * f * uv[j].0;
-                    sv += wt * f * uv[j].1;
-                    sw += wt;
+                let (sums, sw) = &columns[c];
+                let (mut su, mut sv) = (0.0, 0.0);
+                for &(p, wu, wv) in sums {
+                    let (class, z_ref) = profiles[p];
+                    let f =
+                        profile_factor(opts.profile, class, z_agl, z_ref, opts.min_height_agl_m);
+                    su += f * wu;
+                    sv += f * wv;
                 }
                 up[c] = su / sw;
                 vp[c] = sv / sw;

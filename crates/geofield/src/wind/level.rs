@@ -107,41 +107,54 @@ impl Level {
         let mut kx = vec![0.0; rc * (cc + 1) * nz];
         let mut ky = vec![0.0; (rc + 1) * cc * nz];
         let mut kz = vec![0.0; rc * cc * (nz + 1)];
-        for jr in 0..rc {
-            for ic in 0..=cc {
-                let fi = (2 * ic).min(cols);
+        kx.par_chunks_mut((cc + 1) * nz)
+            .enumerate()
+            .for_each(|(jr, line)| {
+                for ic in 0..=cc {
+                    let fi = (2 * ic).min(cols);
+                    for row in [2 * jr, 2 * jr + 1] {
+                        if row >= rows {
+                            continue;
+                        }
+                        let src = &self.kx[(row * (cols + 1) + fi) * nz..][..nz];
+                        for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
+                            *d += 0.5 * s;
+                        }
+                    }
+                }
+            });
+        ky.par_chunks_mut(cc * nz)
+            .enumerate()
+            .for_each(|(jr, line)| {
+                let fr = (2 * jr).min(rows);
+                for ic in 0..cc {
+                    for col in [2 * ic, 2 * ic + 1] {
+                        if col >= cols {
+                            continue;
+                        }
+                        let src = &self.ky[(fr * cols + col) * nz..][..nz];
+                        for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
+                            *d += 0.5 * s;
+                        }
+                    }
+                }
+            });
+        kz.par_chunks_mut(cc * (nz + 1))
+            .enumerate()
+            .for_each(|(jr, line)| {
                 for row in [2 * jr, 2 * jr + 1] {
                     if row >= rows {
                         continue;
                     }
-                    for k in 0..nz {
-                        kx[(jr * (cc + 1) + ic) * nz + k] +=
-                            0.5 * self.kx[(row * (cols + 1) + fi) * nz + k];
+                    for col in 0..cols {
+                        let src = &self.kz[(row * cols + col) * (nz + 1)..][..nz + 1];
+                        let dst = &mut line[(col / 2) * (nz + 1)..(col / 2 + 1) * (nz + 1)];
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d += s;
+                        }
                     }
                 }
-            }
-        }
-        for jr in 0..=rc {
-            let fr = (2 * jr).min(rows);
-            for ic in 0..cc {
-                for col in [2 * ic, 2 * ic + 1] {
-                    if col >= cols {
-                        continue;
-                    }
-                    for k in 0..nz {
-                        ky[(jr * cc + ic) * nz + k] += 0.5 * self.ky[(fr * cols + col) * nz + k];
-                    }
-                }
-            }
-        }
-        for row in 0..rows {
-            for col in 0..cols {
-                let parent = (row / 2) * cc + col / 2;
-                for k in 0..=nz {
-                    kz[parent * (nz + 1) + k] += self.kz[(row * cols + col) * (nz + 1) + k];
-                }
-            }
-        }
+            });
         let mut level = Self {
             rows: rc,
             cols: cc,

@@ -88,6 +88,10 @@ pub struct SolveReport {
     pub removal_max_dw_m_per_s: Option<f64>,
     /// Seconds of the solve (device time on the GPU, wall time on the CPU).
     pub solve_seconds: f64,
+    /// Wall seconds of each step of the pipeline on the host: "coefficients", "first guess",
+    /// "setup" (operator and multigrid levels), "solve" (including uploads and downloads on
+    /// the GPU), "velocities", "check", "removal".
+    pub step_seconds: Vec<(String, f64)>,
 }
 
 /// The result: face velocities on the grid, the stability class per column, the report.
@@ -184,8 +188,16 @@ pub fn compute_with_progress(
         Model::West => Some(opts.alpha.unwrap_or(1.0)),
         Model::Sherman => opts.alpha,
     };
+    let mut clock = std::time::Instant::now();
+    let mut steps: Vec<(String, f64)> = Vec::new();
+    let mut lap = |name: &str, steps: &mut Vec<(String, f64)>| {
+        steps.push((name.to_string(), clock.elapsed().as_secs_f64()));
+        clock = std::time::Instant::now();
+    };
     let mut coeffs = ops::Coeffs::new(&grid, 1.0, opts.top);
+    lap("coefficients", &mut steps);
     let guess = init::first_guess(&grid, &coeffs, stations, opts)?;
+    lap("first guess", &mut steps);
     let alpha = alpha_fixed.unwrap_or_else(|| guess.domain_class.alpha());
     if alpha != 1.0 {
         let a2 = alpha * alpha;
@@ -211,6 +223,7 @@ pub fn compute_with_progress(
         alpha,
         ..Default::default()
     };
+    lap("divergence", &mut steps);
     let started = std::time::Instant::now();
     let fixed = opts.model == Model::West && opts.fixed_iterations;
     match opts.model {
@@ -263,6 +276,7 @@ pub fn compute_with_progress(
                 report.omega = Some(omega);
             }
             let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
+            lap("setup", &mut steps);
             let run = match backend {
                 Backend::Cpu => multigrid::solve(
                     &problem,
@@ -284,8 +298,10 @@ pub fn compute_with_progress(
                     &mut *progress,
                 )?,
             };
+            lap("solve", &mut steps);
             let phi = problem.to_cells(&grid, &run.phi);
             ops::apply_potential(&grid, &coeffs, &phi, &mut u, &mut v, &mut w);
+            lap("velocities", &mut steps);
             report.iterations = run.iterations;
             report.history = run.history;
         }
@@ -293,7 +309,11 @@ pub fn compute_with_progress(
     if report.solve_seconds == 0.0 {
         report.solve_seconds = started.elapsed().as_secs_f64();
     }
+    if opts.model == Model::West {
+        lap("solve", &mut steps);
+    }
     let (max_div, rms_div) = ops::divergence_stats(&grid, &ops::divergence(&grid, &u, &v, &w));
+    lap("check", &mut steps);
     report.max_div_per_s = max_div;
     report.rms_div_per_s = rms_div;
     // The backend may have raised the threshold (f32 WEST on the GPU: its rounding floor).
@@ -322,7 +342,9 @@ pub fn compute_with_progress(
     // and a field that is already divergence-free is returned unchanged.
     if opts.model == Model::West && opts.divergence_removal && max_div > rounding_floor {
         report.removal_max_dw_m_per_s = Some(ops::remove_divergence(&grid, &u, &v, &mut w));
+        lap("removal", &mut steps);
     }
+    report.step_seconds = steps;
     Ok(WindField {
         grid,
         u,

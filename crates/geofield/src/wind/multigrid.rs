@@ -44,19 +44,20 @@ impl Problem {
         let mut inv_vol = vec![0.0; finest.n()];
         let mut b = vec![0.0; finest.n()];
         let area = grid.dx_m() * grid.dx_m();
-        for row in 0..rows {
-            for col in 0..cols {
-                for k in 0..nz {
-                    if grid.is_solid(k, row, col) {
-                        continue;
+        inv_vol
+            .par_chunks_mut(cols * nz)
+            .zip(b.par_chunks_mut(cols * nz))
+            .enumerate()
+            .for_each(|(row, (iv, bl))| {
+                for col in 0..cols {
+                    for k in grid.ground_k[row * cols + col] as usize..nz {
+                        let vol = area * grid.dz_m(k);
+                        iv[col * nz + k] = 1.0 / vol;
+                        bl[col * nz + k] = vol * div0[grid.cell(k, row, col)];
                     }
-                    let vol = area * grid.dz_m(k);
-                    let i = (row * cols + col) * nz + k;
-                    inv_vol[i] = 1.0 / vol;
-                    b[i] = vol * div0[grid.cell(k, row, col)];
                 }
-            }
-        }
+            });
+        let _ = rows;
         let mut levels = vec![finest];
         loop {
             let last = &levels[levels.len() - 1];
