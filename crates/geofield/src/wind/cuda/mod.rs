@@ -171,27 +171,33 @@ pub fn west(
 
 /// A level in the device layout: cells and faces [k][row][col].
 pub fn device_level(l: &Level) -> HostLevel {
+    use rayon::prelude::*;
     let (rows, cols, nz) = (l.rows, l.cols, l.nz);
     let mut kx = vec![0.0; nz * rows * (cols + 1)];
     let mut ky = vec![0.0; nz * (rows + 1) * cols];
     let mut kz = vec![0.0; (nz + 1) * rows * cols];
-    for k in 0..nz {
-        for row in 0..rows {
-            for i in 0..=cols {
-                kx[(k * rows + row) * (cols + 1) + i] = l.kx[(row * (cols + 1) + i) * nz + k];
+    // Transposes, one output plane per task (the input is read with stride nz).
+    kx.par_chunks_mut(rows * (cols + 1))
+        .enumerate()
+        .for_each(|(k, plane)| {
+            for (j, x) in plane.iter_mut().enumerate() {
+                *x = l.kx[j * nz + k];
             }
-        }
-        for r in 0..=rows {
-            for col in 0..cols {
-                ky[(k * (rows + 1) + r) * cols + col] = l.ky[(r * cols + col) * nz + k];
+        });
+    ky.par_chunks_mut((rows + 1) * cols)
+        .enumerate()
+        .for_each(|(k, plane)| {
+            for (j, y) in plane.iter_mut().enumerate() {
+                *y = l.ky[j * nz + k];
             }
-        }
-    }
-    for k in 0..=nz {
-        for rc in 0..rows * cols {
-            kz[k * rows * cols + rc] = l.kz[rc * (nz + 1) + k];
-        }
-    }
+        });
+    kz.par_chunks_mut(rows * cols)
+        .enumerate()
+        .for_each(|(k, plane)| {
+            for (rc, z) in plane.iter_mut().enumerate() {
+                *z = l.kz[rc * (nz + 1) + k];
+            }
+        });
     HostLevel {
         rows,
         cols,
@@ -205,25 +211,27 @@ pub fn device_level(l: &Level) -> HostLevel {
 
 /// A cell vector from the column layout `(row·cols + col)·nz + k` to [k][row][col].
 pub fn to_cells(l: &Level, v: &[f64]) -> Vec<f64> {
+    use rayon::prelude::*;
     let (plane, nz) = (l.rows * l.cols, l.nz);
     let mut out = vec![0.0; v.len()];
-    for rc in 0..plane {
-        for k in 0..nz {
-            out[k * plane + rc] = v[rc * nz + k];
+    out.par_chunks_mut(plane).enumerate().for_each(|(k, p)| {
+        for (rc, x) in p.iter_mut().enumerate() {
+            *x = v[rc * nz + k];
         }
-    }
+    });
     out
 }
 
 /// A cell vector from [k][row][col] to the column layout.
 pub fn to_columns(l: &Level, v: &[f64]) -> Vec<f64> {
+    use rayon::prelude::*;
     let (plane, nz) = (l.rows * l.cols, l.nz);
     let mut out = vec![0.0; v.len()];
-    for rc in 0..plane {
-        for k in 0..nz {
-            out[rc * nz + k] = v[k * plane + rc];
+    out.par_chunks_mut(nz).enumerate().for_each(|(rc, col)| {
+        for (k, x) in col.iter_mut().enumerate() {
+            *x = v[k * plane + rc];
         }
-    }
+    });
     out
 }
 
