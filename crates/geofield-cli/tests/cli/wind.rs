@@ -315,3 +315,46 @@ fn synth_terrain_writes_every_kind_and_refuses_npy() {
         text(&o)
     );
 }
+
+#[test]
+fn wind_rasters_alone_need_no_3d_output_and_nothing_to_write_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (dem, st) = hill(d);
+    let spd = d.join("speed.tif");
+    let dirn = d.join("dir.asc");
+    let o = geofield(&[
+        "wind",
+        "--dem",
+        s(&dem),
+        "--stations",
+        s(&st),
+        "--nz",
+        "16",
+        "--dz-m",
+        "10",
+        "--speed-out",
+        s(&spd),
+        "--direction-out",
+        s(&dirn),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (r, _) = read_raster(&spd).unwrap();
+    assert!(r.band_f64(0).iter().all(|&x| x.is_finite() && x > 0.0));
+    assert!(dirn.exists());
+    let before = listing(d);
+    let o = geofield(&[
+        "wind",
+        "--dem",
+        s(&dem),
+        "--stations",
+        s(&st),
+        "--nz",
+        "16",
+        "--dz-m",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("nothing to write"), "{}", text(&o));
+    assert_eq!(listing(d), before);
+}
