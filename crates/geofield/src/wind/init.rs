@@ -29,6 +29,9 @@ use crate::neighbors::{IndexKind, KnnQuery, knn};
 /// Nearest stations considered per column.
 pub const MAX_STATIONS_PER_CELL: usize = 64;
 
+/// Per column: (profile, Σ w u, Σ w v) for each distinct station profile, and Σ w.
+type ColumnSums = (Vec<(usize, f64, f64)>, f64);
+
 /// The first guess and what it was built from.
 #[derive(Debug, Clone)]
 pub struct FirstGuess {
@@ -179,7 +182,7 @@ pub fn first_guess(
         })
         .collect();
     // Per column: (profile, Σ w u, Σ w v) and Σ w.
-    let columns: Vec<(Vec<(usize, f64, f64)>, f64)> = (0..plane)
+    let columns: Vec<ColumnSums> = (0..plane)
         .into_par_iter()
         .map(|c| {
             let (idx, d2) = nb.row(c);
