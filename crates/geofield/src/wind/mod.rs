@@ -299,7 +299,11 @@ pub fn compute_with_progress(
                 )?,
             };
             lap("solve", &mut steps);
-            let phi = problem.to_cells(&grid, &run.phi);
+            let phi = if run.cell_order {
+                run.phi
+            } else {
+                problem.to_cells(&grid, &run.phi)
+            };
             ops::apply_potential(&grid, &coeffs, &phi, &mut u, &mut v, &mut w);
             lap("velocities", &mut steps);
             report.iterations = run.iterations;
@@ -344,6 +348,8 @@ pub fn compute_with_progress(
         report.removal_max_dw_m_per_s = Some(ops::remove_divergence(&grid, &u, &v, &mut w));
         lap("removal", &mut steps);
     }
+    // The backend's own breakdown (GPU preparation, solve) follows the pipeline's steps.
+    steps.append(&mut report.step_seconds);
     report.step_seconds = steps;
     Ok(WindField {
         grid,

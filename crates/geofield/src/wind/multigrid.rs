@@ -97,8 +97,9 @@ impl Problem {
 /// What a solver did.
 #[derive(Debug, Clone, Default)]
 pub struct SolveRun {
-    /// φ in column layout.
+    /// φ in column layout, or in cell order when `cell_order` (the GPU's).
     pub phi: Vec<f64>,
+    pub cell_order: bool,
     pub iterations: usize,
     pub history: Vec<(usize, f64)>,
     pub converged: bool,

@@ -277,16 +277,26 @@ pub fn sherman(
     report: &mut SolveReport,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<SolveRun, GeofieldError> {
+    // Host-side breakdown of the GPU solve, appended to the report's steps.
+    let t = std::time::Instant::now();
     let mut dev = device_problem(gpu, problem)?;
+    let prepared = t.elapsed().as_secs_f64();
     let stop = StopRule {
         max_iterations: opts.max_iterations,
         threshold_per_s: threshold,
         check_every: opts.check_every,
     };
+    let t = std::time::Instant::now();
     let run = dev.solve(method(solver, omega), stop, progress)?;
+    let solved = t.elapsed().as_secs_f64();
     report.solve_seconds = run.device_seconds;
+    report.step_seconds.extend([
+        ("gpu: levels built and uploaded".to_string(), prepared),
+        ("gpu: solve and download".to_string(), solved),
+    ]);
     Ok(SolveRun {
-        phi: to_columns(&problem.levels[0], &run.phi),
+        phi: run.phi,
+        cell_order: true,
         iterations: run.iterations,
         history: run.history,
         converged: run.converged,
