@@ -187,7 +187,7 @@ fn west_velocity_form_equals_sor_in_potential_form() {
     let problem = Problem::new(&g, &coeffs, &div0);
     let run = multigrid::solve(&problem, Solver::Sor, 1.25, 37, 0.0, 1000, |_, _| {}).unwrap();
     assert_eq!(run.iterations, 37);
-    let phi = problem.to_cells(&g, &run.phi);
+    let phi = problem.to_cells(&run.phi);
     let (mut u, mut v, mut w) = (guess.u.clone(), guess.v.clone(), guess.w.clone());
     ops::apply_potential(&g, &coeffs, &phi, &mut u, &mut v, &mut w);
     let d = max_diff(&u, &f.u)

@@ -68,7 +68,7 @@ fn crest_speed_up(alpha: f64) -> Vec<(f64, f64)> {
     let (d0, _) = ops::divergence_stats(&g, &div0);
     let run = multigrid::solve(&problem, Solver::MgCg, 1.9, 200, 1e-9 * d0, 1, |_, _| {}).unwrap();
     assert!(run.converged, "{:?}", run.history);
-    let phi = problem.to_cells(&g, &run.phi);
+    let phi = problem.to_cells(&run.phi);
     ops::apply_potential(&g, &coeffs, &phi, &mut u, &mut v, &mut w);
     let i = cols / 2; // the face at x = 0
     let mut out = Vec::new();
@@ -186,7 +186,7 @@ fn gaussian_hill_crest_speed_up_follows_linear_theory() {
     let (d0, _) = ops::divergence_stats(&g, &div0);
     let run = multigrid::solve(&problem, Solver::MgCg, 1.9, 200, 1e-8 * d0, 1, |_, _| {}).unwrap();
     assert!(run.converged);
-    let phi = problem.to_cells(&g, &run.phi);
+    let phi = problem.to_cells(&run.phi);
     ops::apply_potential(&g, &coeffs, &phi, &mut u, &mut v, &mut w);
     // The crest's x face: between the two central columns, averaged over the two central rows.
     let (i, r0) = (cols / 2, rows / 2 - 1);

@@ -128,7 +128,7 @@ pub fn first_guess(
         )));
     }
     let (used, ignored) = usable_stations(grid, stations)?;
-    let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+    let (rows, cols) = (grid.rows(), grid.cols());
     let class_of = |s: &Station| s.stability.unwrap_or(opts.default_stability);
 
     // Nearest stations of every column centre.
@@ -272,7 +272,6 @@ pub fn first_guess(
             };
         }
     });
-    let _ = nz;
 
     let mut counts = [0usize; 6];
     for s in &used {

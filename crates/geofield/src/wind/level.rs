@@ -35,6 +35,19 @@ impl Level {
         self.rows * self.cols * self.nz
     }
 
+    /// A cell vector from this level's column layout `(row·cols + col)·nz + k` to
+    /// `[k][row][col]` (the grid's cell order).
+    pub fn to_cells(&self, v: &[f64]) -> Vec<f64> {
+        let (plane, nz) = (self.rows * self.cols, self.nz);
+        let mut out = vec![0.0; v.len()];
+        out.par_chunks_mut(plane).enumerate().for_each(|(k, p)| {
+            for (rc, x) in p.iter_mut().enumerate() {
+                *x = v[rc * nz + k];
+            }
+        });
+        out
+    }
+
     /// The finest level from the grid's face coefficients.
     pub fn finest(grid: &WindGrid, coeffs: &Coeffs) -> Self {
         let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);

@@ -302,7 +302,7 @@ pub fn compute_with_progress(
             let phi = if run.cell_order {
                 run.phi
             } else {
-                problem.to_cells(&grid, &run.phi)
+                problem.to_cells(&run.phi)
             };
             ops::apply_potential(&grid, &coeffs, &phi, &mut u, &mut v, &mut w);
             lap("velocities", &mut steps);

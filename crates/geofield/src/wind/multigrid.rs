@@ -40,7 +40,7 @@ impl Problem {
     /// `div0` is the divergence of the first guess in cell order.
     pub fn new(grid: &WindGrid, coeffs: &Coeffs, div0: &[f64]) -> Self {
         let finest = Level::finest(grid, coeffs);
-        let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+        let (cols, nz) = (grid.cols(), grid.nz);
         let mut inv_vol = vec![0.0; finest.n()];
         let mut b = vec![0.0; finest.n()];
         let area = grid.dx_m() * grid.dx_m();
@@ -57,7 +57,6 @@ impl Problem {
                     }
                 }
             });
-        let _ = rows;
         let mut levels = vec![finest];
         loop {
             let last = &levels[levels.len() - 1];
@@ -79,18 +78,8 @@ impl Problem {
     }
 
     /// φ from column layout to cell order.
-    pub fn to_cells(&self, grid: &WindGrid, phi: &[f64]) -> Vec<f64> {
-        let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
-        let mut out = vec![0.0; grid.n_cells()];
-        out.par_chunks_mut(rows * cols)
-            .enumerate()
-            .for_each(|(k, plane)| {
-                for (rc, p) in plane.iter_mut().enumerate() {
-                    *p = phi[rc * nz + k];
-                }
-            });
-        let _ = (rows, cols);
-        out
+    pub fn to_cells(&self, phi: &[f64]) -> Vec<f64> {
+        self.levels[0].to_cells(phi)
     }
 }
 

@@ -205,34 +205,8 @@ pub fn device_level(l: &Level) -> HostLevel {
         kx,
         ky,
         kz,
-        diag: to_cells(l, &l.diag),
+        diag: l.to_cells(&l.diag),
     }
-}
-
-/// A cell vector from the column layout `(row·cols + col)·nz + k` to [k][row][col].
-pub fn to_cells(l: &Level, v: &[f64]) -> Vec<f64> {
-    use rayon::prelude::*;
-    let (plane, nz) = (l.rows * l.cols, l.nz);
-    let mut out = vec![0.0; v.len()];
-    out.par_chunks_mut(plane).enumerate().for_each(|(k, p)| {
-        for (rc, x) in p.iter_mut().enumerate() {
-            *x = v[rc * nz + k];
-        }
-    });
-    out
-}
-
-/// A cell vector from [k][row][col] to the column layout.
-pub fn to_columns(l: &Level, v: &[f64]) -> Vec<f64> {
-    use rayon::prelude::*;
-    let (plane, nz) = (l.rows * l.cols, l.nz);
-    let mut out = vec![0.0; v.len()];
-    out.par_chunks_mut(nz).enumerate().for_each(|(rc, col)| {
-        for (k, x) in col.iter_mut().enumerate() {
-            *x = v[k * plane + rc];
-        }
-    });
-    out
 }
 
 /// The device problem of `problem` with the CPU's cycle.
@@ -242,8 +216,8 @@ pub(crate) fn device_problem(
 ) -> Result<GpuSherman, GeofieldError> {
     let fine = &problem.levels[0];
     let levels: Vec<HostLevel> = problem.levels.iter().map(device_level).collect();
-    let inv_vol = to_cells(fine, &problem.inv_vol);
-    let b = to_cells(fine, &problem.b);
+    let inv_vol = fine.to_cells(&problem.inv_vol);
+    let b = fine.to_cells(&problem.b);
     let shape = CycleShape {
         smooth: SMOOTH,
         coarsest_sweeps: COARSEST_SWEEPS,
