@@ -120,13 +120,45 @@ impl Hierarchy {
 
     /// One colour of z-line relaxation on level `l`.
     pub(crate) fn line(&mut self, gpu: &Gpu, l: usize, colour: u32) -> Result<(), CudaError> {
-        let lv = &mut self.levels[l];
+        let lv = &self.levels[l];
         let p = WindParams {
             colour,
             ..lv.params()
         };
         let cfg = cfg_planes(lv.cols.div_ceil(2), lv.rows, 1);
-        let mut lb = gpu.stream().launch_builder(&self.k.line);
+        self.launch_line(gpu, l, false, p, cfg)
+    }
+
+    /// Every sweep of the coarsest level `l` in one launch.
+    fn coarsest(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+        let p = WindParams {
+            sweeps: self.shape.coarsest_sweeps as u32,
+            ..self.levels[l].params()
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.launch_line(gpu, l, true, p, cfg)
+    }
+
+    /// wind_line_f32 (one colour) or wind_coarsest_f32 (whole coarsest solve) on level `l`.
+    fn launch_line(
+        &mut self,
+        gpu: &Gpu,
+        l: usize,
+        coarsest: bool,
+        p: WindParams,
+        cfg: LaunchConfig,
+    ) -> Result<(), CudaError> {
+        let (func, name) = if coarsest {
+            (&self.k.coarsest, "wind_coarsest_f32")
+        } else {
+            (&self.k.line, "wind_line_f32")
+        };
+        let lv = &mut self.levels[l];
+        let mut lb = gpu.stream().launch_builder(func);
         lb.arg(&p)
             .arg(&lv.kx)
             .arg(&lv.ky)
@@ -140,34 +172,10 @@ impl Hierarchy {
         // cells (kx < nz·rows·(cols+1), ky < nz·(rows+1)·cols, kz < (nz+1)·rows·cols, sizes the
         // level's constructor checked) and x of its horizontal neighbours (the other colour,
         // not written in this launch), and writes x and cp of its own column only.
-        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_line_f32"))?;
-        Ok(())
-    }
-
-    fn coarsest(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
-        let lv = &mut self.levels[l];
-        let p = WindParams {
-            sweeps: self.shape.coarsest_sweeps as u32,
-            ..lv.params()
-        };
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut lb = gpu.stream().launch_builder(&self.k.coarsest);
-        lb.arg(&p)
-            .arg(&lv.kx)
-            .arg(&lv.ky)
-            .arg(&lv.kz)
-            .arg(&lv.diag)
-            .arg(&mut lv.x)
-            .arg(&lv.b)
-            .arg(&mut lv.cp);
-        // SAFETY: wind_coarsest_f32 has the arguments of wind_line_f32 and runs one block whose
-        // threads take the columns of each colour in turn, with __syncthreads between colours;
-        // the same bounds hold.
-        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_coarsest_f32"))?;
+        // wind_coarsest_f32 has the same arguments and runs one block whose threads take the
+        // columns of each colour in turn, with __syncthreads between colours; the same bounds
+        // hold.
+        unsafe { lb.launch(cfg) }.map_err(launch_err(name))?;
         Ok(())
     }
 

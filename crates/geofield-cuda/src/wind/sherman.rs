@@ -195,36 +195,26 @@ impl GpuSherman {
 
     /// r = b − A'x and scal[DIV] = max |r/V| (queued).
     pub(crate) fn residual(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        let (cfg, parts) = cfg_reduce(self.n());
-        let p = WindParams {
-            mode: OP_RESID_MAX,
-            ..self.params
-        };
-        let mut lb = gpu.stream().launch_builder(&self.k.op);
-        lb.arg(&p)
-            .arg(&self.kx)
-            .arg(&self.ky)
-            .arg(&self.kz)
-            .arg(&self.diag)
-            .arg(&self.x)
-            .arg(&self.b)
-            .arg(&self.inv_vol)
-            .arg(&mut self.r)
-            .arg(&mut self.red.partial);
-        // SAFETY: wind_op_f64(WindParams, const double* kx, ky, kz, diag, x, b, inv_vol, double*
-        // out, double* partial): cell i < n reads its faces and neighbours inside the finest
-        // level's arrays (sizes checked in new), writes out[i] (out ≠ x) and block b < parts ≤
-        // PARTS writes partial[b].
-        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_op_f64"))?;
-        self.red.finish(gpu, parts, SLOT_DIV, true)
+        self.op(gpu, OP_RESID_MAX, false)
     }
 
     /// ap = A'p and scal[PAP] = p·Ap (queued).
     pub(crate) fn apply_p(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+        self.op(gpu, OP_APPLY_DOT, true)
+    }
+
+    /// The finest f64 operator in `mode`: on x into r (residual, max |r/V| into scal[DIV]) or
+    /// on p into ap (p·Ap into scal[PAP]).
+    fn op(&mut self, gpu: &Gpu, mode: u32, on_p: bool) -> Result<(), CudaError> {
         let (cfg, parts) = cfg_reduce(self.n());
         let p = WindParams {
-            mode: OP_APPLY_DOT,
+            mode,
             ..self.params
+        };
+        let (input, out) = if on_p {
+            (&self.pv, &mut self.ap)
+        } else {
+            (&self.x, &mut self.r)
         };
         let mut lb = gpu.stream().launch_builder(&self.k.op);
         lb.arg(&p)
@@ -232,14 +222,21 @@ impl GpuSherman {
             .arg(&self.ky)
             .arg(&self.kz)
             .arg(&self.diag)
-            .arg(&self.pv)
+            .arg(input)
             .arg(&self.b)
             .arg(&self.inv_vol)
-            .arg(&mut self.ap)
+            .arg(out)
             .arg(&mut self.red.partial);
-        // SAFETY: as in `residual`, with x = p and out = ap (distinct buffers).
+        // SAFETY: wind_op_f64(WindParams, const double* kx, ky, kz, diag, in, b, inv_vol, double*
+        // out, double* partial): cell i < n reads its faces and neighbours inside the finest
+        // level's arrays (sizes checked in new), writes out[i] (out is r or ap, never the input
+        // x or p) and block b < parts ≤ PARTS writes partial[b].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_op_f64"))?;
-        self.red.finish(gpu, parts, SLOT_PAP, false)
+        if on_p {
+            self.red.finish(gpu, parts, SLOT_PAP, false)
+        } else {
+            self.red.finish(gpu, parts, SLOT_DIV, true)
+        }
     }
 
     /// levels[0].x = V((f32) r) (queued).
