@@ -47,7 +47,8 @@ pub(crate) struct Hierarchy {
 }
 
 fn to_f32(v: &[f64]) -> Vec<f32> {
-    v.iter().map(|&x| x as f32).collect()
+    use rayon::prelude::*;
+    v.par_iter().map(|&x| x as f32).collect()
 }
 
 impl Hierarchy {

@@ -227,7 +227,8 @@ pub(crate) fn check_finite(
             format!("{what} has {} values, expected {len}", v.len()),
         ));
     }
-    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+    use rayon::prelude::*;
+    if let Some(i) = v.par_iter().position_first(|x| !x.is_finite()) {
         return Err(invalid(
             kernel,
             format!("{what}[{i}] = {} is not finite", v[i]),
