@@ -106,12 +106,13 @@ fn sherman_solvers_match_the_cpu() {
         );
         assert_eq!(rc.threshold_per_s, rd.threshold_per_s);
         assert!(d <= tol, "{solver:?}: {d} m/s apart, tolerance {tol}");
-        // The f32 V-cycle may need a cycle or two more; SOR is f64 on both sides (FMA aside),
-        // so only a check landing within rounding of the threshold can move it.
+        // The f32 V-cycle may need one cycle more (measured on an H100: equal counts for every
+        // solver); SOR is f64 on both sides (FMA aside), so only a check landing within
+        // rounding of the threshold can move it.
         let slack = if solver == Solver::Sor {
             o.check_every
         } else {
-            3
+            1
         };
         assert!(
             rc.iterations.abs_diff(rd.iterations) <= slack,
