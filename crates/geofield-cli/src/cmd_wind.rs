@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::wind::{self, Model, Profile, Solver, Stability, Top, WindGrid, WindOptions};
-use geofield::{BackendChoice, backend};
+use geofield::{BackendChoice, BackendSelection, backend};
 
 use crate::wind_in::{check_memory, levels, read_dem, read_stations};
 use crate::wind_out::Staging;
@@ -245,11 +245,13 @@ pub fn run(a: &WindArgs) -> Result<()> {
         output::preflight(p, false)?;
     }
     let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(r) = &sel.fallback_reason {
-        eprintln!("note: using the CPU backend: {r}");
-    }
-    let be = sel.backend.clone();
+    // Opening a GPU (driver, context, kernels) takes tenths of a second: it runs in the
+    // background while the inputs are read and the first guess is built on the CPU.
+    let opening = std::thread::spawn(move || {
+        let sel = backend::select(choice)?;
+        wind::warm_up(&sel.backend);
+        Ok::<_, geofield::GeofieldError>(sel)
+    });
 
     let mut dem = read_dem(&a.dem, a.cell_size_m)?;
     let stations = read_stations(&a.stations)?;
@@ -278,15 +280,33 @@ pub fn run(a: &WindArgs) -> Result<()> {
             "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
         ));
     };
-    let field = wind::compute_with_progress(grid, &stations, &opts, &be, &mut report_progress);
+    let mut opened: Option<BackendSelection> = None;
+    let field = wind::compute_deferred(
+        grid,
+        &stations,
+        &opts,
+        || {
+            let sel = opening.join().map_err(|_| {
+                geofield::GeofieldError::Invalid("opening the backend panicked".into())
+            })??;
+            let be = sel.backend.clone();
+            opened = Some(sel);
+            Ok(be)
+        },
+        &mut report_progress,
+    );
     spinner.finish_and_clear();
-    let field = field.with_context(|| {
+    if let Some(r) = opened.as_ref().and_then(|s| s.fallback_reason.as_ref()) {
+        eprintln!("note: using the CPU backend: {r}");
+    }
+    let (field, be) = field.with_context(|| {
         format!(
             "wind field over {} from {}",
             a.dem.display(),
             a.stations.display()
         )
     })?;
+    let sel = opened.expect("the backend was opened for the solve");
     let seconds_compute = t0.elapsed().as_secs_f64();
     let r = &field.report;
     if !r.converged && !a.fixed_iterations {

@@ -75,6 +75,12 @@ pub use sherman::{
 pub use west::{Faces, GpuWest, SweepVariant, WestInputs};
 
 pub(crate) const MODULE: &str = "wind";
+
+/// Loads (compiling on first use) the wind kernels, so that a caller opening the GPU in the
+/// background pays for them there rather than on the first solve.
+pub fn warm_up(gpu: &Gpu) -> Result<(), CudaError> {
+    gpu.module(MODULE).map(|_| ())
+}
 /// Threads of the 1-D kernels and of the reducing kernels' blocks (`WIND_THREADS`).
 pub(crate) const THREADS: u32 = 256;
 /// Most partials a reducing kernel writes, and the final reduction's block (`WIND_PARTS`).

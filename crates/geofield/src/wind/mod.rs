@@ -163,6 +163,15 @@ fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
     Ok(())
 }
 
+/// Prepares `backend` for a wind solve: on a GPU, loads (compiling on first use) the wind
+/// kernels. Meant for the thread that opens the backend while the host reads the inputs;
+/// an error here is left for the solve to report.
+pub fn warm_up(backend: &Backend) {
+    if let Backend::Cuda(gpu) = backend {
+        let _ = geofield_cuda::wind::warm_up(gpu);
+    }
+}
+
 /// The whole pipeline: first guess from the stations, then the adjustment, on `backend`.
 /// An error when no station is usable, or when a tolerance-driven solve does not converge
 /// within `max_iterations` (the message carries the residual reached).
@@ -183,7 +192,25 @@ pub fn compute_with_progress(
     backend: &Backend,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<WindField, GeofieldError> {
+    compute_deferred(grid, stations, opts, || Ok(backend.clone()), progress).map(|(f, _)| f)
+}
+
+/// [`compute_with_progress`] with the backend opened while the first guess and the solver's
+/// setup run on the CPU: `backend` (for example, joining a thread that opens the GPU) is
+/// called once, just before the solve, and the backend it returns is handed back. Opening a
+/// CUDA context takes a few tenths of a second, which this hides behind the host steps.
+pub fn compute_deferred(
+    grid: WindGrid,
+    stations: &[Station],
+    opts: &WindOptions,
+    backend: impl FnOnce() -> Result<Backend, GeofieldError>,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<(WindField, Backend), GeofieldError> {
     check_options(opts)?;
+    let mut backend_source = Some(backend);
+    let mut open_backend = || -> Result<Backend, GeofieldError> {
+        backend_source.take().expect("the backend is opened once")()
+    };
     let alpha_fixed = match opts.model {
         Model::West => Some(opts.alpha.unwrap_or(1.0)),
         Model::Sherman => opts.alpha,
@@ -224,14 +251,17 @@ pub fn compute_with_progress(
         ..Default::default()
     };
     lap("divergence", &mut steps);
-    let started = std::time::Instant::now();
+    let started;
     let fixed = opts.model == Model::West && opts.fixed_iterations;
-    match opts.model {
+    let backend = match opts.model {
         Model::West => {
+            let backend = open_backend()?;
+            lap("waiting for the backend", &mut steps);
+            started = std::time::Instant::now();
             let omega = opts.omega.unwrap_or(1.25);
             report.method = "west".into();
             report.omega = Some(omega);
-            let run = match backend {
+            let run = match &backend {
                 Backend::Cpu => {
                     let op = west::WestOperator::new(&grid, &coeffs, omega);
                     west::run(
@@ -261,6 +291,7 @@ pub fn compute_with_progress(
             };
             report.iterations = run.iterations;
             report.history = run.history;
+            backend
         }
         Model::Sherman => {
             let omega = opts
@@ -277,7 +308,10 @@ pub fn compute_with_progress(
             }
             let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
             lap("setup", &mut steps);
-            let run = match backend {
+            let backend = open_backend()?;
+            lap("waiting for the backend", &mut steps);
+            started = std::time::Instant::now();
+            let run = match &backend {
                 Backend::Cpu => multigrid::solve(
                     &problem,
                     opts.solver,
@@ -308,8 +342,9 @@ pub fn compute_with_progress(
             lap("velocities", &mut steps);
             report.iterations = run.iterations;
             report.history = run.history;
+            backend
         }
-    }
+    };
     if report.solve_seconds == 0.0 {
         report.solve_seconds = started.elapsed().as_secs_f64();
     }
@@ -351,13 +386,16 @@ pub fn compute_with_progress(
     // The backend's own breakdown (GPU preparation, solve) follows the pipeline's steps.
     steps.append(&mut report.step_seconds);
     report.step_seconds = steps;
-    Ok(WindField {
-        grid,
-        u,
-        v,
-        w,
-        stability: guess.stability,
-        ignored_stations: guess.ignored,
-        report,
-    })
+    Ok((
+        WindField {
+            grid,
+            u,
+            v,
+            w,
+            stability: guess.stability,
+            ignored_stations: guess.ignored,
+            report,
+        },
+        backend,
+    ))
 }

@@ -113,18 +113,30 @@ pub fn divergence(grid: &WindGrid, u: &[f64], v: &[f64], w: &[f64]) -> Vec<f64> 
     d
 }
 
-/// (max |D|, RMS of D) over fluid cells.
+/// (max |D|, RMS of D) over fluid cells. Planes are reduced in parallel and their partial
+/// sums combined in plane order, so the result does not depend on the thread count.
 pub fn divergence_stats(grid: &WindGrid, div: &[f64]) -> (f64, f64) {
     let plane = grid.rows() * grid.cols();
-    let (mut max, mut sum2, mut n) = (0.0f64, 0.0f64, 0usize);
-    for (i, &d) in div.iter().enumerate() {
-        let (k, c) = (i / plane, i % plane);
-        if (k as u32) >= grid.ground_k[c] {
-            max = max.max(d.abs());
-            sum2 += d * d;
-            n += 1;
-        }
-    }
+    let parts: Vec<(f64, f64, usize)> = div
+        .par_chunks(plane.max(1))
+        .enumerate()
+        .map(|(k, p)| {
+            let (mut max, mut sum2, mut n) = (0.0f64, 0.0f64, 0usize);
+            for (&d, &g) in p.iter().zip(&grid.ground_k) {
+                if (k as u32) >= g {
+                    max = max.max(d.abs());
+                    sum2 += d * d;
+                    n += 1;
+                }
+            }
+            (max, sum2, n)
+        })
+        .collect();
+    let (max, sum2, n) = parts
+        .iter()
+        .fold((0.0f64, 0.0f64, 0usize), |(m, s, c), &(pm, ps, pc)| {
+            (m.max(pm), s + ps, c + pc)
+        });
     (max, if n > 0 { (sum2 / n as f64).sqrt() } else { 0.0 })
 }
 
