@@ -28,6 +28,8 @@ pub struct Level {
     pub kz: Vec<f64>,
     /// Σ K over the cell's faces; 0 for cells with every face closed (solid).
     pub diag: Vec<f64>,
+    /// Column width over the finest level's (1, 2, 4, …).
+    pub scale: usize,
 }
 
 impl Level {
@@ -88,6 +90,7 @@ impl Level {
             ky,
             kz,
             diag: Vec::new(),
+            scale: 1,
         };
         level.diag = level.diagonal();
         level
@@ -120,18 +123,24 @@ impl Level {
         let mut kx = vec![0.0; rc * (cc + 1) * nz];
         let mut ky = vec![0.0; (rc + 1) * cc * nz];
         let mut kz = vec![0.0; rc * cc * (nz + 1)];
+        // Interior faces: the distance between centres doubles. Boundary faces: φ = 0 stays
+        // half a finest column beyond the boundary, so the distance goes from (s + 1)/2 to
+        // (2s + 1)/2 finest columns (s = this level's scale).
+        let s = self.scale as f64;
+        let edge = (s + 1.0) / (2.0 * s + 1.0);
         kx.par_chunks_mut((cc + 1) * nz)
             .enumerate()
             .for_each(|(jr, line)| {
                 for ic in 0..=cc {
                     let fi = (2 * ic).min(cols);
+                    let f = if ic == 0 || ic == cc { edge } else { 0.5 };
                     for row in [2 * jr, 2 * jr + 1] {
                         if row >= rows {
                             continue;
                         }
                         let src = &self.kx[(row * (cols + 1) + fi) * nz..][..nz];
                         for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
-                            *d += 0.5 * s;
+                            *d += f * s;
                         }
                     }
                 }
@@ -140,6 +149,7 @@ impl Level {
             .enumerate()
             .for_each(|(jr, line)| {
                 let fr = (2 * jr).min(rows);
+                let f = if jr == 0 || jr == rc { edge } else { 0.5 };
                 for ic in 0..cc {
                     for col in [2 * ic, 2 * ic + 1] {
                         if col >= cols {
@@ -147,7 +157,7 @@ impl Level {
                         }
                         let src = &self.ky[(fr * cols + col) * nz..][..nz];
                         for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
-                            *d += 0.5 * s;
+                            *d += f * s;
                         }
                     }
                 }
@@ -176,6 +186,7 @@ impl Level {
             ky,
             kz,
             diag: Vec::new(),
+            scale: 2 * self.scale,
         };
         level.diag = level.diagonal();
         level
@@ -290,42 +301,123 @@ impl Level {
             });
     }
 
-    /// Sum each 2×2 block of columns of the fine residual into the coarse right-hand side.
+    /// The coarse cells and weights the (bilinear, cell-centred) prolongation draws fine cell
+    /// (row, col, k) from: 3/4 from the parent column and 1/4 from the coarse neighbour on the
+    /// child's side, per axis (9/16, 3/16, 3/16, 1/16). A neighbour beyond the domain is the
+    /// open boundary's φ = 0 (its weight dropped); a solid neighbour mirrors the parent (no
+    /// flux), its weight moved onto the cell it stands in for. `None` entries carry no weight.
+    /// The restriction is this map's transpose, which keeps the V-cycle symmetric.
+    #[inline]
+    fn prolong_weights(
+        &self,
+        coarse: &Level,
+        row: usize,
+        col: usize,
+        k: usize,
+    ) -> [(usize, f64); 4] {
+        let (cr, cc, nz) = (coarse.rows, coarse.cols, self.nz);
+        let (jr, ic) = (row / 2, col / 2);
+        let side = |f: usize, c: usize, n: usize| -> Option<usize> {
+            if f % 2 == 0 {
+                c.checked_sub(1)
+            } else if c + 1 < n {
+                Some(c + 1)
+            } else {
+                None
+            }
+        };
+        let fluid = |r: usize, c: usize| coarse.diag[(r * cc + c) * nz + k] != 0.0;
+        let idx = |r: usize, c: usize| (r * cc + c) * nz + k;
+        let nbx = side(col, ic, cc);
+        let nby = side(row, jr, cr);
+        // Interpolation along x on coarse row r: (index, weight) for the parent and the side.
+        let along_x = |r: usize| -> [(usize, f64); 2] {
+            match nbx {
+                None => [(idx(r, ic), 0.75), (usize::MAX, 0.0)],
+                Some(n) if fluid(r, n) => [(idx(r, ic), 0.75), (idx(r, n), 0.25)],
+                Some(_) => [(idx(r, ic), 1.0), (usize::MAX, 0.0)],
+            }
+        };
+        let own = along_x(jr);
+        match nby {
+            None => [
+                (own[0].0, 0.75 * own[0].1),
+                (own[1].0, 0.75 * own[1].1),
+                (usize::MAX, 0.0),
+                (usize::MAX, 0.0),
+            ],
+            Some(n) if fluid(n, ic) => {
+                let o = along_x(n);
+                [
+                    (own[0].0, 0.75 * own[0].1),
+                    (own[1].0, 0.75 * own[1].1),
+                    (o[0].0, 0.25 * o[0].1),
+                    (o[1].0, 0.25 * o[1].1),
+                ]
+            }
+            Some(_) => [own[0], own[1], (usize::MAX, 0.0), (usize::MAX, 0.0)],
+        }
+    }
+
+    /// coarse_b = Pᵀ fine_r: the transpose of [`Level::prolong_add`]'s bilinear map, gathered
+    /// per coarse cell from the fine columns within one column of its children.
     pub fn restrict(&self, fine_r: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
-        let nz = self.nz;
-        let (cols, cc) = (self.cols, coarse.cols);
+        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
+        let cc = coarse.cols;
         coarse_b
             .par_chunks_mut(cc * nz)
             .enumerate()
             .for_each(|(jr, line)| {
                 line.fill(0.0);
-                for row in [2 * jr, 2 * jr + 1] {
-                    if row >= self.rows {
-                        continue;
-                    }
-                    for col in 0..cols {
-                        let dst = &mut line[(col / 2) * nz..(col / 2 + 1) * nz];
-                        let src = &fine_r[(row * cols + col) * nz..(row * cols + col + 1) * nz];
-                        for (d, s) in dst.iter_mut().zip(src) {
-                            *d += s;
+                let r0 = (2 * jr).saturating_sub(1);
+                let r1 = (2 * jr + 3).min(rows);
+                for ic in 0..cc {
+                    let c0 = (2 * ic).saturating_sub(1);
+                    let c1 = (2 * ic + 3).min(cols);
+                    for k in 0..nz {
+                        let target = (jr * cc + ic) * nz + k;
+                        if coarse.diag[target] == 0.0 {
+                            continue;
                         }
+                        let mut s = 0.0;
+                        for row in r0..r1 {
+                            for col in c0..c1 {
+                                let f = (row * cols + col) * nz + k;
+                                if self.diag[f] == 0.0 {
+                                    continue;
+                                }
+                                for (i, w) in self.prolong_weights(coarse, row, col, k) {
+                                    if i == target {
+                                        s += w * fine_r[f];
+                                    }
+                                }
+                            }
+                        }
+                        line[ic * nz + k] = s;
                     }
                 }
             });
     }
 
-    /// φ_fine += φ_coarse of the parent column (piecewise constant).
+    /// φ_fine += P φ_coarse (bilinear across columns, [`Level::prolong_weights`]) on fluid
+    /// cells.
     pub fn prolong_add(&self, coarse: &Level, coarse_x: &[f64], phi: &mut [f64]) {
-        let (cols, nz, cc) = (self.cols, self.nz, coarse.cols);
+        let (cols, nz) = (self.cols, self.nz);
         phi.par_chunks_mut(cols * nz)
             .enumerate()
             .for_each(|(row, line)| {
                 for col in 0..cols {
-                    let p = ((row / 2) * cc + col / 2) * nz;
                     for k in 0..nz {
-                        if self.diag[(row * cols + col) * nz + k] != 0.0 {
-                            line[col * nz + k] += coarse_x[p + k];
+                        if self.diag[(row * cols + col) * nz + k] == 0.0 {
+                            continue;
                         }
+                        let mut s = 0.0;
+                        for (i, w) in self.prolong_weights(coarse, row, col, k) {
+                            if w != 0.0 {
+                                s += w * coarse_x[i];
+                            }
+                        }
+                        line[col * nz + k] += s;
                     }
                 }
             });

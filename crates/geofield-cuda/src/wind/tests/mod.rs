@@ -38,6 +38,7 @@ const KERNELS: &[&str] = &[
     "wind_reduce_sum_f64",
     "wind_line_f32",
     "wind_coarsest_f32",
+    "wind_resid_f32",
     "wind_restrict_f32",
     "wind_prolong_f32",
     "wind_op_f64",

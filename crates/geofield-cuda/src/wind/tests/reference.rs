@@ -315,10 +315,14 @@ fn with_diag(
     }
 }
 
-/// The next coarser level (geofield's `Level::coarsen` on the device layout).
-pub(super) fn coarsen(f: &HostLevel) -> HostLevel {
+/// The next coarser level (geofield's `Level::coarsen` on the device layout); `scale` is the
+/// fine level's column width in finest columns (boundary faces keep φ = 0 half a finest column
+/// outside the domain).
+pub(super) fn coarsen(f: &HostLevel, scale: usize) -> HostLevel {
     let (rows, cols, nz) = (f.rows, f.cols, f.nz);
     let (rc, cc) = (rows.div_ceil(2), cols.div_ceil(2));
+    let s = scale as f64;
+    let edge = (s + 1.0) / (2.0 * s + 1.0);
     let mut kx = vec![0.0; nz * rc * (cc + 1)];
     let mut ky = vec![0.0; nz * (rc + 1) * cc];
     let mut kz = vec![0.0; (nz + 1) * rc * cc];
@@ -326,18 +330,20 @@ pub(super) fn coarsen(f: &HostLevel) -> HostLevel {
         for jr in 0..rc {
             for ic in 0..=cc {
                 let fi = (2 * ic).min(cols);
+                let w = if ic == 0 || ic == cc { edge } else { 0.5 };
                 for row in [2 * jr, 2 * jr + 1].into_iter().filter(|&r| r < rows) {
                     kx[(k * rc + jr) * (cc + 1) + ic] +=
-                        0.5 * f.kx[(k * rows + row) * (cols + 1) + fi];
+                        w * f.kx[(k * rows + row) * (cols + 1) + fi];
                 }
             }
         }
         for jr in 0..=rc {
             let fr = (2 * jr).min(rows);
+            let w = if jr == 0 || jr == rc { edge } else { 0.5 };
             for ic in 0..cc {
                 for col in [2 * ic, 2 * ic + 1].into_iter().filter(|&c| c < cols) {
                     ky[(k * (rc + 1) + jr) * cc + ic] +=
-                        0.5 * f.ky[(k * (rows + 1) + fr) * cols + col];
+                        w * f.ky[(k * (rows + 1) + fr) * cols + col];
                 }
             }
         }
@@ -359,7 +365,7 @@ pub(super) fn hierarchy(fine: HostLevel) -> Vec<HostLevel> {
         if last.rows.max(last.cols) <= 2 {
             break;
         }
-        let c = coarsen(last);
+        let c = coarsen(last, 1 << (levels.len() - 1));
         levels.push(c);
     }
     levels
