@@ -10,8 +10,11 @@
 //   wind_west_{compact,parity}_f32  one colour of the paper's velocity-form sweep (Fig. 2)
 //   wind_divmax_f32                 per-block max |div u| over fluid cells, in f64
 //   wind_reduce_{max,sum}_f64       partials -> one scalar slot (single block, fixed tree)
-//   wind_line_f32                   z-line Gauss-Seidel on one checkerboard colour of columns
-//   wind_coarsest_f32               every sweep of the coarsest level in one block
+//   wind_factor_f32                 each column's Thomas pivots, once per level
+//   wind_line_rhs_f32, wind_thomas_f32   z-line Gauss-Seidel on one checkerboard colour of
+//                                   columns: right-hand sides, then the factored column solves
+//   wind_coarsest_f32               every sweep of the coarsest level in one block (Thomas with
+//                                   the pivots on the fly)
 //   wind_resid_f32                  r = b - A'x (f32, into the level's line scratch)
 //   wind_restrict_f32               coarse b = P^T r, the bilinear prolongation's transpose
 //   wind_prolong_f32                x_fine += P x_coarse (bilinear across columns) where diag != 0
@@ -253,17 +256,104 @@ __device__ __forceinline__ void wind_line(const WindParams& p, u32 row, u32 col,
     }
 }
 
-// One colour of z-line relaxation: thread t of row takes col = 2t + ((row + colour) & 1).
+// The z-line solve's constant part, once per level: the Thomas pivots of each column's
+// tridiagonal (diag, -kz) as ip = 1/pivot and cpf = super-diagonal / pivot. Singular pivots
+// (solid cells) give ip = cpf = 0, so those cells solve to x = 0, as on the CPU.
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
-    wind_line_f32(const WindParams p, const float* kx, const float* ky, const float* kz,
-                  const float* diag, float* x, const float* b, float* cp) {
-    const u32 span = (p.cols + 1) / 2;
+    wind_factor_f32(const WindParams p, const float* __restrict__ kz,
+                    const float* __restrict__ diag, float* __restrict__ ip,
+                    float* __restrict__ cpf) {
+    const u32 plane = p.rows * p.cols;
+    WIND_GRID_STRIDE(c0, plane) {
+        float prev_c = 0.0f;
+        for (u32 k = 0; k < p.nz; ++k) {
+            const u32 i = k * plane + c0;
+            const float a = k > 0 ? -kz[i] : 0.0f;
+            const float c = k + 1 < p.nz ? -kz[i + plane] : 0.0f;
+            const float piv = diag[i] - a * prev_c;
+            if (fabsf(piv) <= WIND_FLT_MIN) {
+                ip[i] = 0.0f;
+                cpf[i] = 0.0f;
+                prev_c = 0.0f;
+                continue;
+            }
+            prev_c = c / piv;
+            ip[i] = 1.0f / piv;
+            cpf[i] = prev_c;
+        }
+    }
+}
+
+// One colour of z-line relaxation, step 1: g = b + sum_h K x_nb on the colour's columns (every
+// cell in parallel; the neighbours are the other colour).
+extern "C" __global__ void __launch_bounds__(WIND_THREADS)
+    wind_line_rhs_f32(const WindParams p, const float* __restrict__ kx,
+                      const float* __restrict__ ky, const float* __restrict__ x,
+                      const float* __restrict__ b, float* __restrict__ g) {
+    const u32 span = (p.cols + 1) / 2, m = p.rows * span;
+    WIND_GRID_STRIDE(t, p.nz * m) {
+        const u32 k = t / m, rt = t - k * m;
+        const u32 row = rt / span, col = 2 * (rt - row * span) + ((row + p.colour) & 1u);
+        if (col >= p.cols) continue;
+        const u32 i = (k * p.rows + row) * p.cols + col;
+        g[i] = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, x);
+    }
+}
+
+#define WIND_CHUNK 8
+
+// Step 2: each column of the colour solved with the level's factors: forward
+// y_k = (g_k + kz_k y_{k-1}) ip_k, backward x_k = y_k - cpf_k x_{k+1}. The loads of WIND_CHUNK
+// layers are issued together, so a column waits for memory once per chunk, not once per layer.
+extern "C" __global__ void __launch_bounds__(WIND_THREADS)
+    wind_thomas_f32(const WindParams p, const float* __restrict__ kz,
+                    const float* __restrict__ ip, const float* __restrict__ cpf,
+                    const float* __restrict__ g, float* __restrict__ x) {
+    const u32 span = (p.cols + 1) / 2, plane = p.rows * p.cols;
     for (u32 row = blockIdx.y * blockDim.y + threadIdx.y; row < p.rows;
          row += gridDim.y * blockDim.y)
         for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < span;
              t += gridDim.x * blockDim.x) {
             const u32 col = 2 * t + ((row + p.colour) & 1u);
-            if (col < p.cols) wind_line(p, row, col, kx, ky, kz, diag, x, b, cp);
+            if (col >= p.cols) continue;
+            const u32 c0 = row * p.cols + col;
+            float y = 0.0f;
+            for (u32 k0 = 0; k0 < p.nz; k0 += WIND_CHUNK) {
+                float gv[WIND_CHUNK], kv[WIND_CHUNK], iv[WIND_CHUNK];
+#pragma unroll
+                for (u32 j = 0; j < WIND_CHUNK; ++j) {
+                    const u32 k = k0 + j, i = k * plane + c0;
+                    const bool in = k < p.nz;
+                    gv[j] = in ? g[i] : 0.0f;
+                    kv[j] = in && k > 0 ? kz[i] : 0.0f;
+                    iv[j] = in ? ip[i] : 0.0f;
+                }
+#pragma unroll
+                for (u32 j = 0; j < WIND_CHUNK; ++j) {
+                    y = (gv[j] + kv[j] * y) * iv[j];
+                    if (k0 + j < p.nz) x[(k0 + j) * plane + c0] = y;
+                }
+            }
+            float nx = 0.0f;
+            for (u32 top = p.nz; top > 0;) {
+                const u32 lo = top > WIND_CHUNK ? top - WIND_CHUNK : 0;
+                float yv[WIND_CHUNK], cv[WIND_CHUNK];
+#pragma unroll
+                for (u32 j = 0; j < WIND_CHUNK; ++j) {
+                    const bool in = top >= j + 1 && top - 1 - j >= lo;
+                    const u32 i = (top - 1 - j) * plane + c0;
+                    yv[j] = in ? x[i] : 0.0f;
+                    cv[j] = in ? cpf[i] : 0.0f;
+                }
+#pragma unroll
+                for (u32 j = 0; j < WIND_CHUNK; ++j) {
+                    if (top >= j + 1 && top - 1 - j >= lo) {
+                        nx = yv[j] - cv[j] * nx;
+                        x[(top - 1 - j) * plane + c0] = nx;
+                    }
+                }
+                top = lo;
+            }
         }
 }
 

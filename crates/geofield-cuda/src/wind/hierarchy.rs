@@ -19,7 +19,12 @@ pub(crate) struct DevLevel {
     diag: CudaSlice<f32>,
     pub(crate) x: CudaSlice<f32>,
     pub(crate) b: CudaSlice<f32>,
+    /// Scratch: the line solves' right-hand sides, the restriction's residual, the coarsest
+    /// level's Thomas super-diagonal.
     cp: CudaSlice<f32>,
+    /// The columns' Thomas factors (`wind_factor_f32`): 1/pivot and super-diagonal/pivot.
+    ip: CudaSlice<f32>,
+    cpf: CudaSlice<f32>,
 }
 
 impl DevLevel {
@@ -33,7 +38,8 @@ impl DevLevel {
 }
 
 struct Kernels {
-    line: CudaFunction,
+    rhs: CudaFunction,
+    thomas: CudaFunction,
     coarsest: CudaFunction,
     resid: CudaFunction,
     restrict: CudaFunction,
@@ -60,7 +66,8 @@ impl Hierarchy {
         shape: CycleShape,
     ) -> Result<Self, CudaError> {
         let k = Kernels {
-            line: gpu.function(MODULE, "wind_line_f32")?,
+            rhs: gpu.function(MODULE, "wind_line_rhs_f32")?,
+            thomas: gpu.function(MODULE, "wind_thomas_f32")?,
             coarsest: gpu.function(MODULE, "wind_coarsest_f32")?,
             resid: gpu.function(MODULE, "wind_resid_f32")?,
             restrict: gpu.function(MODULE, "wind_restrict_f32")?,
@@ -81,7 +88,24 @@ impl Hierarchy {
                 x: gpu.zeros::<f32>(n, &what("solution"))?,
                 b: gpu.zeros::<f32>(n, &what("right-hand side"))?,
                 cp: gpu.zeros::<f32>(n, &what("line scratch"))?,
+                ip: gpu.zeros::<f32>(n, &what("Thomas pivots"))?,
+                cpf: gpu.zeros::<f32>(n, &what("Thomas super-diagonal"))?,
             });
+        }
+        let factor = gpu.function(MODULE, "wind_factor_f32")?;
+        for lv in &mut out {
+            let p = lv.params();
+            let mut lb = gpu.stream().launch_builder(&factor);
+            lb.arg(&p)
+                .arg(&lv.kz)
+                .arg(&lv.diag)
+                .arg(&mut lv.ip)
+                .arg(&mut lv.cpf);
+            // SAFETY: wind_factor_f32(WindParams, const float* kz, diag, float* ip, cpf): column
+            // c0 < rows·cols reads kz at k·plane + c0 for k ≤ nz (< (nz+1)·rows·cols) and diag,
+            // and writes ip and cpf at k·plane + c0 for k < nz (n floats each).
+            unsafe { lb.launch(cfg_1d(lv.rows * lv.cols)) }
+                .map_err(launch_err("wind_factor_f32"))?;
         }
         Ok(Self {
             levels: out,
@@ -121,47 +145,56 @@ impl Hierarchy {
             .doing("zeroing a multigrid correction")
     }
 
-    /// One colour of z-line relaxation on level `l`.
+    /// One colour of z-line relaxation on level `l`: the right-hand sides of the colour's
+    /// columns (with the other colour's x), then the factored column solves.
     pub(crate) fn line(&mut self, gpu: &Gpu, l: usize, colour: u32) -> Result<(), CudaError> {
-        let lv = &self.levels[l];
+        let lv = &mut self.levels[l];
         let p = WindParams {
             colour,
             ..lv.params()
         };
-        let cfg = cfg_planes(lv.cols.div_ceil(2), lv.rows, 1);
-        self.launch_line(gpu, l, false, p, cfg)
+        let span = lv.cols.div_ceil(2);
+        let mut lb = gpu.stream().launch_builder(&self.k.rhs);
+        lb.arg(&p)
+            .arg(&lv.kx)
+            .arg(&lv.ky)
+            .arg(&lv.x)
+            .arg(&lv.b)
+            .arg(&mut lv.cp);
+        // SAFETY: wind_line_rhs_f32(WindParams, const float* kx, ky, x, b, float* g): thread t <
+        // nz·rows·⌈cols/2⌉ takes cell (k, row, col < cols) of the colour, reads its x and y faces
+        // (within nz·rows·(cols+1) and nz·(rows+1)·cols, checked at construction), x of its
+        // horizontal neighbours and b, and writes g (cp, n floats) at the cell.
+        unsafe { lb.launch(cfg_1d(lv.nz * lv.rows * span)) }
+            .map_err(launch_err("wind_line_rhs_f32"))?;
+        let mut lb = gpu.stream().launch_builder(&self.k.thomas);
+        lb.arg(&p)
+            .arg(&lv.kz)
+            .arg(&lv.ip)
+            .arg(&lv.cpf)
+            .arg(&lv.cp)
+            .arg(&mut lv.x);
+        // SAFETY: wind_thomas_f32(WindParams, const float* kz, ip, cpf, g, float* x): the thread of
+        // column (row < rows, col < cols) of the colour reads kz, ip, cpf and g and writes x at
+        // k·rows·cols + row·cols + col for k < nz only (inside every array).
+        unsafe { lb.launch(cfg_planes(span, lv.rows, 1)) }
+            .map_err(launch_err("wind_thomas_f32"))?;
+        Ok(())
     }
 
     /// Every sweep of the coarsest level `l` in one launch.
     fn coarsest(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+        let lv = &mut self.levels[l];
         let p = WindParams {
             sweeps: self.shape.coarsest_sweeps as u32,
-            ..self.levels[l].params()
+            ..lv.params()
         };
         let cfg = LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        self.launch_line(gpu, l, true, p, cfg)
-    }
-
-    /// wind_line_f32 (one colour) or wind_coarsest_f32 (whole coarsest solve) on level `l`.
-    fn launch_line(
-        &mut self,
-        gpu: &Gpu,
-        l: usize,
-        coarsest: bool,
-        p: WindParams,
-        cfg: LaunchConfig,
-    ) -> Result<(), CudaError> {
-        let (func, name) = if coarsest {
-            (&self.k.coarsest, "wind_coarsest_f32")
-        } else {
-            (&self.k.line, "wind_line_f32")
-        };
-        let lv = &mut self.levels[l];
-        let mut lb = gpu.stream().launch_builder(func);
+        let mut lb = gpu.stream().launch_builder(&self.k.coarsest);
         lb.arg(&p)
             .arg(&lv.kx)
             .arg(&lv.ky)
@@ -170,15 +203,13 @@ impl Hierarchy {
             .arg(&mut lv.x)
             .arg(&lv.b)
             .arg(&mut lv.cp);
-        // SAFETY: wind_line_f32(WindParams, const float* kx, ky, kz, diag, float* x, const float*
-        // b, float* cp): the thread of column (row < rows, col < cols) reads the faces of its
-        // cells (kx < nz·rows·(cols+1), ky < nz·(rows+1)·cols, kz < (nz+1)·rows·cols, sizes the
-        // level's constructor checked) and x of its horizontal neighbours (the other colour,
-        // not written in this launch), and writes x and cp of its own column only.
-        // wind_coarsest_f32 has the same arguments and runs one block whose threads take the
-        // columns of each colour in turn, with __syncthreads between colours; the same bounds
-        // hold.
-        unsafe { lb.launch(cfg) }.map_err(launch_err(name))?;
+        // SAFETY: wind_coarsest_f32(WindParams, const float* kx, ky, kz, diag, float* x, const
+        // float* b, float* cp) runs one block whose threads take the columns of each colour in
+        // turn, with __syncthreads between colours. The thread of column (row < rows, col < cols)
+        // reads the faces of its cells (kx < nz·rows·(cols+1), ky < nz·(rows+1)·cols, kz <
+        // (nz+1)·rows·cols, sizes the level's constructor checked) and x of its horizontal
+        // neighbours (the other colour), and writes x and cp of its own column only.
+        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_coarsest_f32"))?;
         Ok(())
     }
 
