@@ -306,7 +306,9 @@ pub fn run(a: &WindArgs) -> Result<()> {
             a.stations.display()
         )
     })?;
-    let sel = opened.expect("the backend was opened for the solve");
+    let Some(sel) = opened else {
+        bail!("the wind solve finished without opening a backend");
+    };
     let seconds_compute = t0.elapsed().as_secs_f64();
     let r = &field.report;
     if !r.converged && !a.fixed_iterations {

@@ -21,6 +21,7 @@
 //   wind_op_f64                     A x or b - A x, with a partial dot or max |r/V|
 //   wind_sor_f64                    one colour of phi-form red-black SOR (compact mapping)
 //   wind_cg_{update,dir}_f64, wind_dot_z_f64, wind_to_f32, wind_add_f64   CG and refinement
+//   wind_assemble_f64, wind_coarsen_f64   the problem and its hierarchy built on the device
 //
 // Reductions are deterministic: kernels that produce partials run a fixed grid (a function of
 // n only), each thread accumulates its grid-stride elements in index order, the block reduces
@@ -575,6 +576,99 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     const bool restart = p.mode == WIND_DIR_RESTART;
     const double beta = restart ? 0.0 : scal[p.slot] / scal[p.slot2];
     WIND_GRID_STRIDE(i, p.n) { pv[i] = restart ? (double)z[i] : (double)z[i] + beta * pv[i]; }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assembly of Sherman's problem on the device (geofield's Level::finest, Level::coarsen and
+// Problem::new, in the same floating-point order).
+// ---------------------------------------------------------------------------------------------
+
+// diag of cell (k, row, col) of a rows x cols level: W + E + N + S + bottom + top conductances.
+__device__ __forceinline__ double wind_diag_of(u32 rows, u32 cols, u32 k, u32 row, u32 col,
+                                               const double* kx, const double* ky,
+                                               const double* kz) {
+    const u32 ix = (k * rows + row) * (cols + 1) + col;
+    const u32 iy = (k * (rows + 1) + row) * cols + col;
+    const u32 i = (k * rows + row) * cols + col;
+    return kx[ix] + kx[ix + 1] + ky[iy] + ky[iy + cols] + kz[i] + kz[i + rows * cols];
+}
+
+// The finest operator in place from the face coefficients c (T on x and y faces, alpha^2 T on z
+// faces), by p.mode: 0 x faces K = c dz_k; 1 y faces K = c dz_k; 2 z faces K = c dx dx / dzc_k
+// (0 at the bottom); 3 cells: diag = sum of the six K, and where k >= ground (fluid)
+// 1/V and b = V div0 (b holds div0 on entry), else 0. p.n is the count of the mode's items.
+extern "C" __global__ void __launch_bounds__(WIND_THREADS)
+    wind_assemble_f64(const WindParams p, const double dx, const double* __restrict__ dz,
+                      const double* __restrict__ dzc, const u32* __restrict__ ground,
+                      double* kx, double* ky, double* kz, double* diag, double* inv_vol,
+                      double* b) {
+    const u32 rows = p.rows, cols = p.cols, plane = rows * cols;
+    WIND_GRID_STRIDE(i, p.n) {
+        if (p.mode == 0) {
+            kx[i] = kx[i] * dz[i / (rows * (cols + 1))];
+        } else if (p.mode == 1) {
+            ky[i] = ky[i] * dz[i / ((rows + 1) * cols)];
+        } else if (p.mode == 2) {
+            const u32 k = i / plane;
+            kz[i] = k == 0 ? 0.0 : kz[i] * dx * dx / dzc[k];
+        } else {
+            const u32 k = i / plane, rc = i - k * plane;
+            const u32 row = rc / cols, col = rc - row * cols;
+            diag[i] = wind_diag_of(rows, cols, k, row, col, kx, ky, kz);
+            if (k >= ground[rc]) {
+                const double vol = dx * dx * dz[k];
+                inv_vol[i] = 1.0 / vol;
+                b[i] = vol * b[i];
+            } else {
+                inv_vol[i] = 0.0;
+                b[i] = 0.0;
+            }
+        }
+    }
+}
+
+// The next coarser level (p.rows x p.cols -> p.crows x p.ccols, same layers), by p.mode: 0 x
+// faces, 1 y faces: half the sum of the two fine faces covered (edge, not 1/2, on the domain's
+// boundary faces); 2 z faces: the sum over the four children; 3 the coarse diagonal. Products
+// are rounded before the sum (no FMA), as on the CPU.
+extern "C" __global__ void __launch_bounds__(WIND_THREADS)
+    wind_coarsen_f64(const WindParams p, const double edge, const double* __restrict__ fkx,
+                     const double* __restrict__ fky, const double* __restrict__ fkz, double* ckx,
+                     double* cky, double* ckz, double* cdiag) {
+    const u32 rows = p.rows, cols = p.cols, rc = p.crows, cc = p.ccols;
+    WIND_GRID_STRIDE(i, p.n) {
+        if (p.mode == 0) {
+            const u32 k = i / (rc * (cc + 1)), t = i - k * rc * (cc + 1);
+            const u32 jr = t / (cc + 1), ic = t - jr * (cc + 1);
+            const u32 fi = min(2 * ic, cols);
+            const double f = (ic == 0 || ic == cc) ? edge : 0.5;
+            double s = 0.0;
+            for (u32 row = 2 * jr; row < 2 * jr + 2 && row < rows; ++row)
+                s += __dmul_rn(f, fkx[(k * rows + row) * (cols + 1) + fi]);
+            ckx[i] = s;
+        } else if (p.mode == 1) {
+            const u32 k = i / ((rc + 1) * cc), t = i - k * (rc + 1) * cc;
+            const u32 jr = t / cc, ic = t - jr * cc;
+            const u32 fr = min(2 * jr, rows);
+            const double f = (jr == 0 || jr == rc) ? edge : 0.5;
+            double s = 0.0;
+            for (u32 col = 2 * ic; col < 2 * ic + 2 && col < cols; ++col)
+                s += __dmul_rn(f, fky[(k * (rows + 1) + fr) * cols + col]);
+            cky[i] = s;
+        } else if (p.mode == 2) {
+            const u32 k = i / (rc * cc), t = i - k * rc * cc;
+            const u32 jr = t / cc, ic = t - jr * cc;
+            double s = 0.0;
+            for (u32 row = 2 * jr; row < 2 * jr + 2 && row < rows; ++row)
+                for (u32 col = 2 * ic; col < 2 * ic + 2 && col < cols; ++col)
+                    s += fkz[(k * rows + row) * cols + col];
+            ckz[i] = s;
+        } else {
+            const u32 k = i / (rc * cc), t = i - k * rc * cc;
+            const u32 jr = t / cc, ic = t - jr * cc;
+            cdiag[i] = wind_diag_of(rc, cc, k, jr, ic, ckx, cky, ckz);
+        }
+    }
 }
 
 // The V-cycle's right-hand side: b32 = (float) r.

@@ -37,6 +37,18 @@ impl DevLevel {
     }
 }
 
+/// One level's f32 operator on the device: conductances of the x faces ([k][row][col+1]),
+/// y faces ([k][row+1][col]) and z faces ([k][row][col], k ≤ nz), and the diagonal.
+pub(crate) struct LevelOp {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) nz: usize,
+    pub(crate) kx: CudaSlice<f32>,
+    pub(crate) ky: CudaSlice<f32>,
+    pub(crate) kz: CudaSlice<f32>,
+    pub(crate) diag: CudaSlice<f32>,
+}
+
 struct Kernels {
     rhs: CudaFunction,
     thomas: CudaFunction,
@@ -65,6 +77,29 @@ impl Hierarchy {
         levels: &[HostLevel],
         shape: CycleShape,
     ) -> Result<Self, CudaError> {
+        let mut ops = Vec::with_capacity(levels.len());
+        for (l, h) in levels.iter().enumerate() {
+            let what = |a: &str| format!("level {l} {a}");
+            ops.push(LevelOp {
+                rows: h.rows,
+                cols: h.cols,
+                nz: h.nz,
+                kx: gpu.upload(&to_f32(&h.kx), &what("x conductances"))?,
+                ky: gpu.upload(&to_f32(&h.ky), &what("y conductances"))?,
+                kz: gpu.upload(&to_f32(&h.kz), &what("z conductances"))?,
+                diag: gpu.upload(&to_f32(&h.diag), &what("diagonal"))?,
+            });
+        }
+        Self::from_device(gpu, ops, shape)
+    }
+
+    /// The hierarchy of operators already on the device (finest first): work vectors
+    /// allocated, each level's column factors computed.
+    pub(crate) fn from_device(
+        gpu: &Gpu,
+        ops: Vec<LevelOp>,
+        shape: CycleShape,
+    ) -> Result<Self, CudaError> {
         let k = Kernels {
             rhs: gpu.function(MODULE, "wind_line_rhs_f32")?,
             thomas: gpu.function(MODULE, "wind_thomas_f32")?,
@@ -73,18 +108,18 @@ impl Hierarchy {
             restrict: gpu.function(MODULE, "wind_restrict_f32")?,
             prolong: gpu.function(MODULE, "wind_prolong_f32")?,
         };
-        let mut out = Vec::with_capacity(levels.len());
-        for (l, h) in levels.iter().enumerate() {
-            let n = h.rows * h.cols * h.nz;
+        let mut out = Vec::with_capacity(ops.len());
+        for (l, op) in ops.into_iter().enumerate() {
+            let n = op.rows * op.cols * op.nz;
             let what = |a: &str| format!("level {l} {a}");
             out.push(DevLevel {
-                rows: h.rows,
-                cols: h.cols,
-                nz: h.nz,
-                kx: gpu.upload(&to_f32(&h.kx), &what("x conductances"))?,
-                ky: gpu.upload(&to_f32(&h.ky), &what("y conductances"))?,
-                kz: gpu.upload(&to_f32(&h.kz), &what("z conductances"))?,
-                diag: gpu.upload(&to_f32(&h.diag), &what("diagonal"))?,
+                rows: op.rows,
+                cols: op.cols,
+                nz: op.nz,
+                kx: op.kx,
+                ky: op.ky,
+                kz: op.kz,
+                diag: op.diag,
                 x: gpu.zeros::<f32>(n, &what("solution"))?,
                 b: gpu.zeros::<f32>(n, &what("right-hand side"))?,
                 cp: gpu.zeros::<f32>(n, &what("line scratch"))?,
@@ -240,7 +275,11 @@ impl Hierarchy {
             ..f.params()
         };
         let mut lb = gpu.stream().launch_builder(&self.k.restrict);
-        lb.arg(&p).arg(&f.diag).arg(&c.diag).arg(&f.cp).arg(&mut c.b);
+        lb.arg(&p)
+            .arg(&f.diag)
+            .arg(&c.diag)
+            .arg(&f.cp)
+            .arg(&mut c.b);
         // SAFETY: wind_restrict_f32(WindParams, const float* diag, cdiag, r, float* cb): coarse
         // cell ci < crows·ccols·nz (the coarse level's size) reads cdiag of itself and its
         // neighbours (inside the coarse level), and diag and r of fine cells rows

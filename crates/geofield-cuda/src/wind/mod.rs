@@ -62,6 +62,7 @@ use cudarc::driver::{CudaEvent, DriverError, LaunchConfig};
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
+mod assemble;
 mod hierarchy;
 pub mod params;
 mod reduce;
@@ -69,6 +70,7 @@ mod sherman;
 mod solve;
 mod west;
 
+pub use assemble::ShermanGrid;
 pub use sherman::{
     CycleShape, DeviceSolve, GpuSherman, HostLevel, Method, ShermanInputs, StopRule,
 };

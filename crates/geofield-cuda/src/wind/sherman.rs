@@ -87,6 +87,19 @@ pub(crate) struct Kernels {
     add: CudaFunction,
 }
 
+/// The finest level in f64 on the device, with 1/V and b' (cell layout).
+pub(crate) struct FineOp {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) nz: usize,
+    pub(crate) kx: CudaSlice<f64>,
+    pub(crate) ky: CudaSlice<f64>,
+    pub(crate) kz: CudaSlice<f64>,
+    pub(crate) diag: CudaSlice<f64>,
+    pub(crate) b: CudaSlice<f64>,
+    pub(crate) inv_vol: CudaSlice<f64>,
+}
+
 /// Sherman's problem on the device.
 pub struct GpuSherman {
     pub(crate) gpu: Arc<Gpu>,
@@ -148,6 +161,29 @@ impl GpuSherman {
         let n = fine.rows * fine.cols * fine.nz;
         check_finite(K, "inv_vol", inp.inv_vol, n)?;
         check_finite(K, "b", inp.b, n)?;
+        let _held = gpu.hold();
+        let fine_op = FineOp {
+            rows: fine.rows,
+            cols: fine.cols,
+            nz: fine.nz,
+            kx: gpu.upload(&fine.kx, "the x conductances")?,
+            ky: gpu.upload(&fine.ky, "the y conductances")?,
+            kz: gpu.upload(&fine.kz, "the z conductances")?,
+            diag: gpu.upload(&fine.diag, "the diagonal")?,
+            b: gpu.upload(inp.b, "the right-hand side")?,
+            inv_vol: gpu.upload(inp.inv_vol, "the inverse volumes")?,
+        };
+        let mg = Hierarchy::new(gpu, inp.levels, shape)?;
+        Self::from_device(gpu, fine_op, mg)
+    }
+
+    /// The solver around a problem already on the device (sizes checked by the caller).
+    pub(crate) fn from_device(
+        gpu: &Arc<Gpu>,
+        fine: FineOp,
+        mg: Hierarchy,
+    ) -> Result<Self, CudaError> {
+        let n = fine.rows * fine.cols * fine.nz;
         let k = Kernels {
             op: gpu.function(MODULE, "wind_op_f64")?,
             sor: gpu.function(MODULE, "wind_sor_f64")?,
@@ -157,17 +193,16 @@ impl GpuSherman {
             to_f32: gpu.function(MODULE, "wind_to_f32")?,
             add: gpu.function(MODULE, "wind_add_f64")?,
         };
-        let _held = gpu.hold();
         Ok(Self {
             gpu: Arc::clone(gpu),
             params: WindParams::level(fine.rows, fine.cols, fine.nz, 0.0),
-            mg: Hierarchy::new(gpu, inp.levels, shape)?,
-            kx: gpu.upload(&fine.kx, "the x conductances")?,
-            ky: gpu.upload(&fine.ky, "the y conductances")?,
-            kz: gpu.upload(&fine.kz, "the z conductances")?,
-            diag: gpu.upload(&fine.diag, "the diagonal")?,
-            b: gpu.upload(inp.b, "the right-hand side")?,
-            inv_vol: gpu.upload(inp.inv_vol, "the inverse volumes")?,
+            mg,
+            kx: fine.kx,
+            ky: fine.ky,
+            kz: fine.kz,
+            diag: fine.diag,
+            b: fine.b,
+            inv_vol: fine.inv_vol,
             x: gpu.zeros::<f64>(n, "the potential")?,
             r: gpu.zeros::<f64>(n, "the residual")?,
             pv: gpu.zeros::<f64>(n, "the CG direction")?,

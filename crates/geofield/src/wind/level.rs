@@ -318,7 +318,7 @@ impl Level {
         let (cr, cc, nz) = (coarse.rows, coarse.cols, self.nz);
         let (jr, ic) = (row / 2, col / 2);
         let side = |f: usize, c: usize, n: usize| -> Option<usize> {
-            if f % 2 == 0 {
+            if f.is_multiple_of(2) {
                 c.checked_sub(1)
             } else if c + 1 < n {
                 Some(c + 1)

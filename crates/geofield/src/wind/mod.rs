@@ -203,14 +203,10 @@ pub fn compute_deferred(
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
-    backend: impl FnOnce() -> Result<Backend, GeofieldError>,
+    open_backend: impl FnOnce() -> Result<Backend, GeofieldError>,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<(WindField, Backend), GeofieldError> {
     check_options(opts)?;
-    let mut backend_source = Some(backend);
-    let mut open_backend = || -> Result<Backend, GeofieldError> {
-        backend_source.take().expect("the backend is opened once")()
-    };
     let alpha_fixed = match opts.model {
         Model::West => Some(opts.alpha.unwrap_or(1.0)),
         Model::Sherman => opts.alpha,
@@ -306,38 +302,45 @@ pub fn compute_deferred(
             if opts.solver == Solver::Sor {
                 report.omega = Some(omega);
             }
-            let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
-            lap("setup", &mut steps);
+            // The GPU assembles the problem itself; only the CPU builds it here.
             let backend = open_backend()?;
             lap("waiting for the backend", &mut steps);
-            started = std::time::Instant::now();
-            let run = match &backend {
-                Backend::Cpu => multigrid::solve(
-                    &problem,
-                    opts.solver,
-                    omega,
-                    opts.max_iterations,
-                    threshold,
-                    opts.check_every,
-                    &mut *progress,
-                )?,
-                Backend::Cuda(gpu) => cuda::sherman(
-                    gpu,
-                    &problem,
-                    opts.solver,
-                    omega,
-                    opts,
-                    threshold,
-                    &mut report,
-                    &mut *progress,
-                )?,
+            let (run, phi) = match &backend {
+                Backend::Cpu => {
+                    let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
+                    lap("setup", &mut steps);
+                    started = std::time::Instant::now();
+                    let mut run = multigrid::solve(
+                        &problem,
+                        opts.solver,
+                        omega,
+                        opts.max_iterations,
+                        threshold,
+                        opts.check_every,
+                        &mut *progress,
+                    )?;
+                    let phi = problem.to_cells(&std::mem::take(&mut run.phi));
+                    (run, phi)
+                }
+                Backend::Cuda(gpu) => {
+                    started = std::time::Instant::now();
+                    let mut run = cuda::sherman(
+                        gpu,
+                        &grid,
+                        &coeffs,
+                        &div0,
+                        opts.solver,
+                        omega,
+                        opts,
+                        threshold,
+                        &mut report,
+                        &mut *progress,
+                    )?;
+                    let phi = std::mem::take(&mut run.phi);
+                    (run, phi)
+                }
             };
             lap("solve", &mut steps);
-            let phi = if run.cell_order {
-                run.phi
-            } else {
-                problem.to_cells(&run.phi)
-            };
             ops::apply_potential(&grid, &coeffs, &phi, &mut u, &mut v, &mut w);
             lap("velocities", &mut steps);
             report.iterations = run.iterations;

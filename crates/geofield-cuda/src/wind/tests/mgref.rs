@@ -101,7 +101,7 @@ pub(super) fn line(l: &HostLevel, x: &mut [f64], b: &[f64], colour: usize) {
 fn weights(f: &HostLevel, c: &HostLevel, k: usize, row: usize, col: usize) -> Vec<(usize, f64)> {
     let _ = f;
     let side = |fine: usize, parent: usize, n: usize| -> Option<usize> {
-        if fine % 2 == 0 {
+        if fine.is_multiple_of(2) {
             parent.checked_sub(1)
         } else {
             (parent + 1 < n).then_some(parent + 1)

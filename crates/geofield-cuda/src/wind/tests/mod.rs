@@ -50,6 +50,8 @@ const KERNELS: &[&str] = &[
     "wind_cg_dir_f64",
     "wind_to_f32",
     "wind_add_f64",
+    "wind_assemble_f64",
+    "wind_coarsen_f64",
 ];
 
 /// Compiles the wind module with NVRTC (no GPU needed) for sm_90 and sm_80: every kernel is

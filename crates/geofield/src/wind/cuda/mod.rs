@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use geofield_cuda::Gpu;
 use geofield_cuda::wind::{
-    CycleShape, DeviceTimer, GpuSherman, GpuWest, HostLevel, Method, ShermanInputs, StopRule,
-    SweepVariant, WestInputs,
+    CycleShape, DeviceTimer, GpuSherman, GpuWest, HostLevel, Method, ShermanGrid, ShermanInputs,
+    StopRule, SweepVariant, WestInputs,
 };
 
 use super::SolveReport;
@@ -238,12 +238,15 @@ pub(crate) fn method(solver: Solver, omega: f64) -> Method {
     }
 }
 
-/// Sherman's problem on the GPU: the same solver, cycle, checks and stop rule as the CPU's
-/// `multigrid::solve`; φ in the CPU's column layout.
+/// Sherman's problem on the GPU, assembled there from the grid's coefficients (the CPU's
+/// `Problem::new` arithmetic) and solved with the same solver, cycle, checks and stop rule as
+/// the CPU's `multigrid::solve`; φ in cell order.
 #[allow(clippy::too_many_arguments)]
 pub fn sherman(
     gpu: &Arc<Gpu>,
-    problem: &Problem,
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    div0: &[f64],
     solver: Solver,
     omega: f64,
     opts: &WindOptions,
@@ -253,7 +256,25 @@ pub fn sherman(
 ) -> Result<SolveRun, GeofieldError> {
     // Host-side breakdown of the GPU solve, appended to the report's steps.
     let t = std::time::Instant::now();
-    let mut dev = device_problem(gpu, problem)?;
+    let dz: Vec<f64> = (0..grid.nz).map(|k| grid.dz_m(k)).collect();
+    let inputs = ShermanGrid {
+        rows: grid.rows(),
+        cols: grid.cols(),
+        nz: grid.nz,
+        dx_m: grid.dx_m(),
+        dz_m: &dz,
+        dzc_m: &coeffs.dzc_m,
+        cu: &coeffs.cu,
+        cv: &coeffs.cv,
+        cw: &coeffs.cw,
+        ground_k: &grid.ground_k,
+        div0,
+    };
+    let shape = CycleShape {
+        smooth: SMOOTH,
+        coarsest_sweeps: COARSEST_SWEEPS,
+    };
+    let mut dev = GpuSherman::assemble(gpu, &inputs, shape)?;
     let prepared = t.elapsed().as_secs_f64();
     let stop = StopRule {
         max_iterations: opts.max_iterations,
@@ -265,7 +286,7 @@ pub fn sherman(
     let solved = t.elapsed().as_secs_f64();
     report.solve_seconds = run.device_seconds;
     report.step_seconds.extend([
-        ("gpu: levels built and uploaded".to_string(), prepared),
+        ("gpu: problem uploaded and assembled".to_string(), prepared),
         ("gpu: solve and download".to_string(), solved),
     ]);
     Ok(SolveRun {

@@ -1,0 +1,244 @@
+//! Sherman's problem assembled on the device from the grid: the host uploads the face
+//! coefficients, the layers, the ground layer of each column and the first guess's divergence
+//! (about half the bytes of a finished hierarchy), and the device forms the finest f64
+//! operator, 1/V and b', then every coarser level and their f32 copies. The arithmetic is
+//! geofield's `Level::finest`, `Level::coarsen` and `Problem::new`, in the same order.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use super::hierarchy::{Hierarchy, LevelOp};
+use super::params::WindParams;
+use super::sherman::{CycleShape, FineOp, GpuSherman};
+use super::{MODULE, cfg_1d, check_dims, check_finite, launch_err};
+use crate::context::Gpu;
+use crate::error::{CudaError, invalid};
+
+const K: &str = "wind_assemble";
+
+/// Sherman's problem as the grid describes it, in the device layout ([k][row][col]; x faces
+/// [k][row][col+1], y faces [k][row+1][col] with face r the north edge of row r, z faces
+/// [k][row][col] for k ≤ nz with face k the bottom of layer k).
+#[derive(Clone, Copy, Debug)]
+pub struct ShermanGrid<'a> {
+    pub rows: usize,
+    pub cols: usize,
+    pub nz: usize,
+    /// Horizontal cell size (m).
+    pub dx_m: f64,
+    /// Layer thicknesses (m), `nz`.
+    pub dz_m: &'a [f64],
+    /// Distance between the centres either side of each z face (m), `nz + 1`.
+    pub dzc_m: &'a [f64],
+    /// Face coefficients: T on x and y faces, α²T on z faces (0 closes a face).
+    pub cu: &'a [f64],
+    pub cv: &'a [f64],
+    pub cw: &'a [f64],
+    /// First fluid layer of each column, `rows × cols`.
+    pub ground_k: &'a [u32],
+    /// Divergence of the first guess per cell (s⁻¹).
+    pub div0: &'a [f64],
+}
+
+fn check(g: &ShermanGrid) -> Result<usize, CudaError> {
+    let (rows, cols, nz) = (g.rows, g.cols, g.nz);
+    let n = check_dims(K, rows, cols, nz)?;
+    if !(g.dx_m.is_finite() && g.dx_m > 0.0) {
+        return Err(invalid(K, format!("cell size {} m", g.dx_m)));
+    }
+    check_finite(K, "dz", g.dz_m, nz)?;
+    check_finite(K, "dzc", g.dzc_m, nz + 1)?;
+    if let Some(d) = g.dz_m.iter().chain(&g.dzc_m[1..]).find(|&&d| d <= 0.0) {
+        return Err(invalid(K, format!("non-positive layer distance {d} m")));
+    }
+    check_finite(K, "cu", g.cu, nz * rows * (cols + 1))?;
+    check_finite(K, "cv", g.cv, nz * (rows + 1) * cols)?;
+    check_finite(K, "cw", g.cw, (nz + 1) * rows * cols)?;
+    check_finite(K, "div0", g.div0, n)?;
+    if g.ground_k.len() != rows * cols {
+        return Err(invalid(
+            K,
+            format!(
+                "ground_k has {} values, expected {}",
+                g.ground_k.len(),
+                rows * cols
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+/// One level's f64 faces and diagonal on the device.
+struct Faces64 {
+    rows: usize,
+    cols: usize,
+    kx: CudaSlice<f64>,
+    ky: CudaSlice<f64>,
+    kz: CudaSlice<f64>,
+    diag: CudaSlice<f64>,
+}
+
+impl GpuSherman {
+    /// Checks `grid`, uploads it and assembles the problem and its hierarchy (levels down to
+    /// at most 2 × 2 columns, as geofield's `Problem::new`) on the device.
+    pub fn assemble(
+        gpu: &Arc<Gpu>,
+        grid: &ShermanGrid,
+        shape: CycleShape,
+    ) -> Result<Self, CudaError> {
+        let n = check(grid)?;
+        if shape.coarsest_sweeps > u32::MAX as usize {
+            return Err(invalid(K, "too many coarsest sweeps"));
+        }
+        let (rows, cols, nz) = (grid.rows, grid.cols, grid.nz);
+        let _held = gpu.hold();
+        let mut fine = FineOp {
+            rows,
+            cols,
+            nz,
+            kx: gpu.upload(grid.cu, "the x-face coefficients")?,
+            ky: gpu.upload(grid.cv, "the y-face coefficients")?,
+            kz: gpu.upload(grid.cw, "the z-face coefficients")?,
+            diag: gpu.zeros::<f64>(n, "the diagonal")?,
+            b: gpu.upload(grid.div0, "the first guess's divergence")?,
+            inv_vol: gpu.zeros::<f64>(n, "the inverse volumes")?,
+        };
+        let dz = gpu.upload(grid.dz_m, "the layer thicknesses")?;
+        let dzc = gpu.upload(grid.dzc_m, "the distances between layer centres")?;
+        let ground = gpu.upload(grid.ground_k, "the ground layers")?;
+        let f = gpu.function(MODULE, "wind_assemble_f64")?;
+        let counts = [
+            nz * rows * (cols + 1),
+            nz * (rows + 1) * cols,
+            (nz + 1) * rows * cols,
+            n,
+        ];
+        for (mode, &count) in counts.iter().enumerate() {
+            let p = WindParams {
+                mode: mode as u32,
+                n: count as u32,
+                ..WindParams::level(rows, cols, nz, 0.0)
+            };
+            let mut lb = gpu.stream().launch_builder(&f);
+            lb.arg(&p)
+                .arg(&grid.dx_m)
+                .arg(&dz)
+                .arg(&dzc)
+                .arg(&ground)
+                .arg(&mut fine.kx)
+                .arg(&mut fine.ky)
+                .arg(&mut fine.kz)
+                .arg(&mut fine.diag)
+                .arg(&mut fine.inv_vol)
+                .arg(&mut fine.b);
+            // SAFETY: wind_assemble_f64(WindParams, double dx, const double* dz, dzc, const u32*
+            // ground, double* kx, ky, kz, diag, inv_vol, b): item i < n = the mode's count (the
+            // length of the array it writes, checked above) reads dz[k < nz] (x, y faces and
+            // cells), dzc[k ≤ nz] (z faces), ground[rc < rows·cols] and the faces of cell i
+            // (mode 3, inside kx, ky, kz), and writes only its own item.
+            unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_assemble_f64"))?;
+        }
+        let mut ops = vec![to_f32_op(
+            gpu, nz, &fine.kx, &fine.ky, &fine.kz, &fine.diag, rows, cols,
+        )?];
+        // Coarser levels in f64 (the CPU's arithmetic), each kept only until the next is built.
+        let coarsen = gpu.function(MODULE, "wind_coarsen_f64")?;
+        let mut scale = 1.0f64;
+        let mut prev: Option<Faces64> = None;
+        let (mut fr, mut fc) = (rows, cols);
+        while fr.max(fc) > 2 {
+            let (rc, cc) = (fr.div_ceil(2), fc.div_ceil(2));
+            let mut c = Faces64 {
+                rows: rc,
+                cols: cc,
+                kx: gpu.zeros::<f64>(nz * rc * (cc + 1), "coarse x conductances")?,
+                ky: gpu.zeros::<f64>(nz * (rc + 1) * cc, "coarse y conductances")?,
+                kz: gpu.zeros::<f64>((nz + 1) * rc * cc, "coarse z conductances")?,
+                diag: gpu.zeros::<f64>(nz * rc * cc, "coarse diagonal")?,
+            };
+            let edge = (scale + 1.0) / (2.0 * scale + 1.0);
+            let (fkx, fky, fkz) = match &prev {
+                Some(p) => (&p.kx, &p.ky, &p.kz),
+                None => (&fine.kx, &fine.ky, &fine.kz),
+            };
+            let counts = [
+                nz * rc * (cc + 1),
+                nz * (rc + 1) * cc,
+                (nz + 1) * rc * cc,
+                nz * rc * cc,
+            ];
+            for (mode, &count) in counts.iter().enumerate() {
+                let p = WindParams {
+                    crows: rc as u32,
+                    ccols: cc as u32,
+                    mode: mode as u32,
+                    n: count as u32,
+                    ..WindParams::level(fr, fc, nz, 0.0)
+                };
+                let mut lb = gpu.stream().launch_builder(&coarsen);
+                lb.arg(&p)
+                    .arg(&edge)
+                    .arg(fkx)
+                    .arg(fky)
+                    .arg(fkz)
+                    .arg(&mut c.kx)
+                    .arg(&mut c.ky)
+                    .arg(&mut c.kz)
+                    .arg(&mut c.diag);
+                // SAFETY: wind_coarsen_f64(WindParams, double edge, const double* fkx, fky, fkz,
+                // double* ckx, cky, ckz, cdiag): item i < the mode's count (the length of the
+                // coarse array it writes, allocated above) reads the fine faces of its children
+                // (rows < fr, cols < fc, inside the fine arrays since rc = ⌈fr/2⌉, cc = ⌈fc/2⌉)
+                // or, for the diagonal, the coarse faces written by the earlier modes on the
+                // same stream, and writes only its own item.
+                unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_coarsen_f64"))?;
+            }
+            ops.push(to_f32_op(gpu, nz, &c.kx, &c.ky, &c.kz, &c.diag, rc, cc)?);
+            debug_assert_eq!((c.rows, c.cols), (rc, cc));
+            prev = Some(c);
+            (fr, fc) = (rc, cc);
+            scale *= 2.0;
+        }
+        drop(prev);
+        let mg = Hierarchy::from_device(gpu, ops, shape)?;
+        Self::from_device(gpu, fine, mg)
+    }
+}
+
+/// The f32 copy of a level's operator (wind_to_f32 on each array).
+#[allow(clippy::too_many_arguments)]
+fn to_f32_op(
+    gpu: &Gpu,
+    nz: usize,
+    kx: &CudaSlice<f64>,
+    ky: &CudaSlice<f64>,
+    kz: &CudaSlice<f64>,
+    diag: &CudaSlice<f64>,
+    rows: usize,
+    cols: usize,
+) -> Result<LevelOp, CudaError> {
+    let f = gpu.function(MODULE, "wind_to_f32")?;
+    let conv = |src: &CudaSlice<f64>, len: usize, what: &str| {
+        let mut dst = gpu.zeros::<f32>(len, what)?;
+        let p = WindParams {
+            n: len as u32,
+            ..Default::default()
+        };
+        let mut lb = gpu.stream().launch_builder(&f);
+        lb.arg(&p).arg(src).arg(&mut dst);
+        // SAFETY: wind_to_f32(WindParams, const double* r, float* b32): i < n = len reads src[i]
+        // (src holds len values: the level's array of that kind) and writes dst[i] (len floats).
+        unsafe { lb.launch(cfg_1d(len)) }.map_err(launch_err("wind_to_f32"))?;
+        Ok::<_, CudaError>(dst)
+    };
+    Ok(LevelOp {
+        rows,
+        cols,
+        nz,
+        kx: conv(kx, nz * rows * (cols + 1), "f32 x conductances")?,
+        ky: conv(ky, nz * (rows + 1) * cols, "f32 y conductances")?,
+        kz: conv(kz, (nz + 1) * rows * cols, "f32 z conductances")?,
+        diag: conv(diag, nz * rows * cols, "f32 diagonal")?,
+    })
+}
