@@ -89,8 +89,9 @@ pub struct SolveReport {
     /// Seconds of the solve (device time on the GPU, wall time on the CPU).
     pub solve_seconds: f64,
     /// Wall seconds of each step of the pipeline on the host: "coefficients", "first guess",
-    /// "setup" (operator and multigrid levels), "solve" (including uploads and downloads on
-    /// the GPU), "velocities", "check", "removal".
+    /// "waiting for the backend" (a GPU opened in the background), "setup" (operator and
+    /// multigrid levels, CPU only), "solve" (including uploads, the GPU's assembly of the
+    /// problem and downloads), "velocities", "check", "removal".
     pub step_seconds: Vec<(String, f64)>,
 }
 

@@ -8,10 +8,12 @@
 //!   the result is u0 + Δu in f64. f32 cannot drive the divergence below a few ulps of D0: the
 //!   stop threshold is raised to [`F32_FLOOR_ULPS`] · ε_f32 · max |D0| when it is below
 //!   (reported in `threshold_per_s`; on the hill test grid the sweeps stall near 0.4 of that).
-//! - Sherman ([`sherman`]): the CPU's multigrid levels (column layout) are transposed to the
-//!   device layout ([k][row][col]) so that both backends use identical operators; the solvers
-//!   are those of the CPU (same cycle, checks and stop rule) with f64 CG, residuals and SOR
-//!   and an f32 V-cycle. φ comes back in the CPU's column layout.
+//! - Sherman ([`sherman`]): the face coefficients, layers, ground layers and D0 go to the
+//!   device, which assembles the finest operator, 1/V, b' and every coarse level with the
+//!   CPU's arithmetic (`geofield_cuda::wind::ShermanGrid`; the host never builds the levels).
+//!   The solvers are those of the CPU (same cycle, checks and stop rule) with f64 CG,
+//!   residuals and SOR and an f32 V-cycle. φ comes back in cell order. [`device_problem`]
+//!   (the CPU's levels transposed and uploaded) serves the bench's timings and the tests.
 //!
 //! `report.solve_seconds` is device time (CUDA events around the sweeps or the solve, including
 //! the convergence checks' readbacks, excluding uploads and the final download).
