@@ -15,9 +15,8 @@
 //                                   columns: right-hand sides, then the factored column solves
 //   wind_coarsest_f32               every sweep of the coarsest level in one block (Thomas with
 //                                   the pivots on the fly)
-//   wind_resid_f32                  r = b - A'x (f32, into the level's line scratch)
-//   wind_restrict_f32               coarse b = P^T r, the bilinear prolongation's transpose
-//   wind_prolong_f32                x_fine += P x_coarse (bilinear across columns) where diag != 0
+//   wind_restrict_f32               fused residual + sum of 2x2 children
+//   wind_prolong_f32                x_fine += x_parent where diag != 0
 //   wind_op_f64                     A x or b - A x, with a partial dot or max |r/V|
 //   wind_sor_f64                    one colour of phi-form red-black SOR (compact mapping)
 //   wind_cg_{update,dir}_f64, wind_dot_z_f64, wind_to_f32, wind_add_f64   CG and refinement
@@ -373,112 +372,36 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         }
 }
 
-// r = b - A'x on fluid cells, 0 on solid ones (the restriction's input; r is the level's
-// line scratch, free between sweeps).
+// cb = sum over the 2x2 children (row-major) of the fine residual b - A'x.
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
-    wind_resid_f32(const WindParams p, const float* __restrict__ kx,
-                   const float* __restrict__ ky, const float* __restrict__ kz,
-                   const float* __restrict__ diag, const float* __restrict__ x,
-                   const float* __restrict__ b, float* __restrict__ r) {
-    const u32 plane = p.rows * p.cols;
-    WIND_GRID_STRIDE(i, p.n) {
-        const u32 k = i / plane, rc = i - k * plane;
-        const u32 row = rc / p.cols, col = rc - row * p.cols;
-        r[i] = diag[i] == 0.0f ? 0.0f
-                               : b[i] - wind_apply(p, i, k, row, col, kx, ky, kz, diag, x);
-    }
-}
-
-// Coarse cells (index, weight) along x on coarse row r for a child whose x neighbour is nbx
-// (-1: beyond the domain, phi = 0, weight dropped; a solid neighbour mirrors the parent).
-__device__ __forceinline__ void wind_along_x(const WindParams& p, const float* cdiag, u32 k,
-                                             u32 r, u32 ic, int nbx, u32* i, float* w) {
-    const u32 base = (k * p.crows + r) * p.ccols;
-    i[0] = base + ic;
-    i[1] = 0;
-    w[1] = 0.0f;
-    if (nbx < 0) {
-        w[0] = 0.75f;
-    } else if (cdiag[base + nbx] != 0.0f) {
-        w[0] = 0.75f;
-        i[1] = base + (u32)nbx;
-        w[1] = 0.25f;
-    } else {
-        w[0] = 1.0f;
-    }
-}
-
-// The bilinear cell-centred prolongation's weights for fine cell (row, col, k), geofield's
-// Level::prolong_weights: 3/4 parent and 1/4 the coarse neighbour on the child's side per axis,
-// x first, then y. Entries with w = 0 carry nothing.
-__device__ __forceinline__ void wind_pweights(const WindParams& p, const float* cdiag, u32 row,
-                                              u32 col, u32 k, u32* i, float* w) {
-    const u32 jr = row >> 1, ic = col >> 1;
-    const int nbx = (col & 1u) == 0 ? (int)ic - 1 : (ic + 1 < p.ccols ? (int)(ic + 1) : -1);
-    const int nby = (row & 1u) == 0 ? (int)jr - 1 : (jr + 1 < p.crows ? (int)(jr + 1) : -1);
-    wind_along_x(p, cdiag, k, jr, ic, nbx, i, w);
-    i[2] = i[3] = 0;
-    w[2] = w[3] = 0.0f;
-    if (nby < 0) {
-        w[0] *= 0.75f;
-        w[1] *= 0.75f;
-    } else if (cdiag[(k * p.crows + (u32)nby) * p.ccols + ic] != 0.0f) {
-        w[0] *= 0.75f;
-        w[1] *= 0.75f;
-        wind_along_x(p, cdiag, k, (u32)nby, ic, nbx, i + 2, w + 2);
-        w[2] *= 0.25f;
-        w[3] *= 0.25f;
-    }
-}
-
-// cb = P^T r: each coarse cell gathers the fine residuals within one column of its children,
-// weighted as the prolongation weights them (the V-cycle stays symmetric).
-extern "C" __global__ void __launch_bounds__(WIND_THREADS)
-    wind_restrict_f32(const WindParams p, const float* __restrict__ diag,
-                      const float* __restrict__ cdiag, const float* __restrict__ r,
-                      float* __restrict__ cb) {
+    wind_restrict_f32(const WindParams p, const float* __restrict__ kx,
+                      const float* __restrict__ ky, const float* __restrict__ kz,
+                      const float* __restrict__ diag, const float* __restrict__ x,
+                      const float* __restrict__ b, float* __restrict__ cb) {
     const u32 cplane = p.crows * p.ccols;
     WIND_GRID_STRIDE(ci, p.n) {
         const u32 k = ci / cplane, rc = ci - k * cplane;
         const u32 jr = rc / p.ccols, ic = rc - jr * p.ccols;
         float s = 0.0f;
-        if (cdiag[ci] != 0.0f) {
-            const u32 r0 = jr > 0 ? 2 * jr - 1 : 0, r1 = min(2 * jr + 3, p.rows);
-            const u32 c0 = ic > 0 ? 2 * ic - 1 : 0, c1 = min(2 * ic + 3, p.cols);
-            for (u32 row = r0; row < r1; ++row)
-                for (u32 col = c0; col < c1; ++col) {
-                    const u32 f = (k * p.rows + row) * p.cols + col;
-                    if (diag[f] == 0.0f) continue;
-                    u32 i[4];
-                    float w[4];
-                    wind_pweights(p, cdiag, row, col, k, i, w);
-#pragma unroll
-                    for (int j = 0; j < 4; ++j)
-                        if (w[j] != 0.0f && i[j] == ci) s += w[j] * r[f];
-                }
-        }
+        for (u32 row = 2 * jr; row < 2 * jr + 2 && row < p.rows; ++row)
+            for (u32 col = 2 * ic; col < 2 * ic + 2 && col < p.cols; ++col) {
+                const u32 i = (k * p.rows + row) * p.cols + col;
+                s += b[i] - wind_apply(p, i, k, row, col, kx, ky, kz, diag, x);
+            }
         cb[ci] = s;
     }
 }
 
-// x += P xc (bilinear across columns) on cells with diag != 0.
+// x += x_coarse of the parent column (piecewise constant) on cells with diag != 0.
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_prolong_f32(const WindParams p, const float* __restrict__ diag,
-                     const float* __restrict__ cdiag, const float* __restrict__ xc,
-                     float* __restrict__ x) {
+                     const float* __restrict__ xc, float* __restrict__ x) {
     const u32 plane = p.rows * p.cols;
     WIND_GRID_STRIDE(i, p.n) {
         if (diag[i] == 0.0f) continue;
         const u32 k = i / plane, rc = i - k * plane;
         const u32 row = rc / p.cols, col = rc - row * p.cols;
-        u32 ci[4];
-        float w[4];
-        wind_pweights(p, cdiag, row, col, k, ci, w);
-        float s = 0.0f;
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (w[j] != 0.0f) s += w[j] * xc[ci[j]];
-        x[i] += s;
+        x[i] += xc[(k * p.crows + row / 2) * p.ccols + col / 2];
     }
 }
 

@@ -19,8 +19,7 @@ pub(crate) struct DevLevel {
     diag: CudaSlice<f32>,
     pub(crate) x: CudaSlice<f32>,
     pub(crate) b: CudaSlice<f32>,
-    /// Scratch: the line solves' right-hand sides, the restriction's residual, the coarsest
-    /// level's Thomas super-diagonal.
+    /// Scratch: the line solves' right-hand sides; the coarsest level's Thomas super-diagonal.
     cp: CudaSlice<f32>,
     /// The columns' Thomas factors (`wind_factor_f32`): 1/pivot and super-diagonal/pivot.
     ip: CudaSlice<f32>,
@@ -53,7 +52,6 @@ struct Kernels {
     rhs: CudaFunction,
     thomas: CudaFunction,
     coarsest: CudaFunction,
-    resid: CudaFunction,
     restrict: CudaFunction,
     prolong: CudaFunction,
 }
@@ -104,7 +102,6 @@ impl Hierarchy {
             rhs: gpu.function(MODULE, "wind_line_rhs_f32")?,
             thomas: gpu.function(MODULE, "wind_thomas_f32")?,
             coarsest: gpu.function(MODULE, "wind_coarsest_f32")?,
-            resid: gpu.function(MODULE, "wind_resid_f32")?,
             restrict: gpu.function(MODULE, "wind_restrict_f32")?,
             prolong: gpu.function(MODULE, "wind_prolong_f32")?,
         };
@@ -248,48 +245,35 @@ impl Hierarchy {
         Ok(())
     }
 
-    /// levels[l+1].b = Pᵀ (b − A'x) of level l: the residual into level l's line scratch,
-    /// then the transpose of the bilinear prolongation.
+    /// levels[l+1].b = Σ over 2 × 2 children of (b − A'x) on level l.
     fn restrict(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
         let (fine, coarse) = self.levels.split_at_mut(l + 1);
-        let (f, c) = (&mut fine[l], &mut coarse[0]);
-        let pf = f.params();
-        let mut lb = gpu.stream().launch_builder(&self.k.resid);
-        lb.arg(&pf)
-            .arg(&f.kx)
-            .arg(&f.ky)
-            .arg(&f.kz)
-            .arg(&f.diag)
-            .arg(&f.x)
-            .arg(&f.b)
-            .arg(&mut f.cp);
-        // SAFETY: wind_resid_f32(WindParams, const float* kx, ky, kz, diag, x, b, float* r): cell
-        // i < n reads its faces (kx < nz·rows·(cols+1), ky < nz·(rows+1)·cols, kz <
-        // (nz+1)·rows·cols, sizes the level's constructor checked) and x of its neighbours
-        // within the level, and writes r[i] (cp, n floats).
-        unsafe { lb.launch(cfg_1d(pf.n as usize)) }.map_err(launch_err("wind_resid_f32"))?;
+        let (f, c) = (&fine[l], &mut coarse[0]);
         let p = WindParams {
             crows: c.rows as u32,
             ccols: c.cols as u32,
             n: c.n() as u32,
             ..f.params()
         };
+        let cfg = cfg_1d(c.n());
         let mut lb = gpu.stream().launch_builder(&self.k.restrict);
         lb.arg(&p)
+            .arg(&f.kx)
+            .arg(&f.ky)
+            .arg(&f.kz)
             .arg(&f.diag)
-            .arg(&c.diag)
-            .arg(&f.cp)
+            .arg(&f.x)
+            .arg(&f.b)
             .arg(&mut c.b);
-        // SAFETY: wind_restrict_f32(WindParams, const float* diag, cdiag, r, float* cb): coarse
-        // cell ci < crows·ccols·nz (the coarse level's size) reads cdiag of itself and its
-        // neighbours (inside the coarse level), and diag and r of fine cells rows
-        // [2jr−1, 2jr+3) ∩ [0, rows), cols likewise, the same layer (inside the fine level, with
-        // crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉, checked), and writes cb[ci].
-        unsafe { lb.launch(cfg_1d(p.n as usize)) }.map_err(launch_err("wind_restrict_f32"))?;
+        // SAFETY: wind_restrict_f32(WindParams, fine const float* kx, ky, kz, diag, x, b, float*
+        // cb): coarse cell ci < crows·ccols·nz (the coarse level's size) sums its children
+        // (row < rows, col < cols, checked: crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉) read within the
+        // fine level's arrays, and writes cb[ci].
+        unsafe { lb.launch(cfg) }.map_err(launch_err("wind_restrict_f32"))?;
         Ok(())
     }
 
-    /// levels[l].x += P levels[l+1].x (bilinear across columns), where diag ≠ 0.
+    /// levels[l].x += levels[l+1].x of the parent column, where diag ≠ 0.
     fn prolong(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
         let (fine, coarse) = self.levels.split_at_mut(l + 1);
         let (f, c) = (&mut fine[l], &coarse[0]);
@@ -300,11 +284,10 @@ impl Hierarchy {
         };
         let n = f.n();
         let mut lb = gpu.stream().launch_builder(&self.k.prolong);
-        lb.arg(&p).arg(&f.diag).arg(&c.diag).arg(&c.x).arg(&mut f.x);
-        // SAFETY: wind_prolong_f32(WindParams, const float* diag, cdiag, xc, float* x): fine cell
-        // i < n reads diag[i], x[i], and cdiag and xc of its parent and the parent's neighbours
-        // (indices clamped to the coarse level, crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉), and writes
-        // x[i].
+        lb.arg(&p).arg(&f.diag).arg(&c.x).arg(&mut f.x);
+        // SAFETY: wind_prolong_f32(WindParams, const float* diag, const float* xc, float* x):
+        // fine cell i < n reads diag[i], x[i] and xc at its parent (k, row/2, col/2), inside the
+        // coarse level (crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉), and writes x[i].
         unsafe { lb.launch(cfg_1d(n)) }.map_err(launch_err("wind_prolong_f32"))?;
         Ok(())
     }

@@ -104,12 +104,13 @@ pub const SOR_BYTES_PER_CELL_SWEEP: f64 = 88.0;
 pub const RESIDUAL_BYTES_PER_CELL: f64 = 64.0;
 
 /// Nominal bytes per finest cell of one f32 V-cycle with `smooth` sweeps before and after the
-/// coarse correction: (2·smooth·68 + 50) per cell of a level, and the levels sum to 4/3 of the
+/// coarse correction: (2·smooth·68 + 42) per cell of a level, and the levels sum to 4/3 of the
 /// finest (horizontal semicoarsening). A sweep (both colours) is 40 bytes of right-hand side
 /// (b, four faces, four neighbours, g written) and 28 of column solve (g, kz, 1/pivot read, x
-/// written; x, super-diagonal read, x written); residual 28, restriction 9, prolongation 13.
+/// written; x, super-diagonal read, x written); the fused residual and restriction and the
+/// prolongation 42.
 pub fn vcycle_bytes_per_cell(smooth: usize) -> f64 {
-    (136.0 * smooth as f64 + 50.0) * 4.0 / 3.0
+    (136.0 * smooth as f64 + 42.0) * 4.0 / 3.0
 }
 
 /// Nominal bytes per finest cell of one iteration of `method` (SOR: one sweep plus a residual

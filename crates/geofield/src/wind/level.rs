@@ -8,7 +8,11 @@
 //!
 //! Coarse levels halve the columns and rows (horizontal semicoarsening, every layer kept): a
 //! coarse face's conductance is the sum of the fine conductances it covers, halved on x and y
-//! faces (the distance between centres doubles), so closed walls stay closed.
+//! faces (the distance between centres doubles), so closed walls stay closed. On the domain's
+//! boundary faces the factor is (s + 1)/(2s + 1) instead of ½ (s: the fine level's column width
+//! in finest columns), so that φ = 0 stays half a finest column outside the boundary on every
+//! level, where the finest level puts it; halving moved it outward level by level, and the
+//! V-cycle converged at ~0.4 per cycle on 512² × 128 instead of ~0.1.
 
 use rayon::prelude::*;
 
@@ -301,123 +305,42 @@ impl Level {
             });
     }
 
-    /// The coarse cells and weights the (bilinear, cell-centred) prolongation draws fine cell
-    /// (row, col, k) from: 3/4 from the parent column and 1/4 from the coarse neighbour on the
-    /// child's side, per axis (9/16, 3/16, 3/16, 1/16). A neighbour beyond the domain is the
-    /// open boundary's φ = 0 (its weight dropped); a solid neighbour mirrors the parent (no
-    /// flux), its weight moved onto the cell it stands in for. `None` entries carry no weight.
-    /// The restriction is this map's transpose, which keeps the V-cycle symmetric.
-    #[inline]
-    fn prolong_weights(
-        &self,
-        coarse: &Level,
-        row: usize,
-        col: usize,
-        k: usize,
-    ) -> [(usize, f64); 4] {
-        let (cr, cc, nz) = (coarse.rows, coarse.cols, self.nz);
-        let (jr, ic) = (row / 2, col / 2);
-        let side = |f: usize, c: usize, n: usize| -> Option<usize> {
-            if f.is_multiple_of(2) {
-                c.checked_sub(1)
-            } else if c + 1 < n {
-                Some(c + 1)
-            } else {
-                None
-            }
-        };
-        let fluid = |r: usize, c: usize| coarse.diag[(r * cc + c) * nz + k] != 0.0;
-        let idx = |r: usize, c: usize| (r * cc + c) * nz + k;
-        let nbx = side(col, ic, cc);
-        let nby = side(row, jr, cr);
-        // Interpolation along x on coarse row r: (index, weight) for the parent and the side.
-        let along_x = |r: usize| -> [(usize, f64); 2] {
-            match nbx {
-                None => [(idx(r, ic), 0.75), (usize::MAX, 0.0)],
-                Some(n) if fluid(r, n) => [(idx(r, ic), 0.75), (idx(r, n), 0.25)],
-                Some(_) => [(idx(r, ic), 1.0), (usize::MAX, 0.0)],
-            }
-        };
-        let own = along_x(jr);
-        match nby {
-            None => [
-                (own[0].0, 0.75 * own[0].1),
-                (own[1].0, 0.75 * own[1].1),
-                (usize::MAX, 0.0),
-                (usize::MAX, 0.0),
-            ],
-            Some(n) if fluid(n, ic) => {
-                let o = along_x(n);
-                [
-                    (own[0].0, 0.75 * own[0].1),
-                    (own[1].0, 0.75 * own[1].1),
-                    (o[0].0, 0.25 * o[0].1),
-                    (o[1].0, 0.25 * o[1].1),
-                ]
-            }
-            Some(_) => [own[0], own[1], (usize::MAX, 0.0), (usize::MAX, 0.0)],
-        }
-    }
-
-    /// coarse_b = Pᵀ fine_r: the transpose of [`Level::prolong_add`]'s bilinear map, gathered
-    /// per coarse cell from the fine columns within one column of its children.
+    /// Sum each 2×2 block of columns of the fine residual into the coarse right-hand side.
     pub fn restrict(&self, fine_r: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
-        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
-        let cc = coarse.cols;
+        let nz = self.nz;
+        let (cols, cc) = (self.cols, coarse.cols);
         coarse_b
             .par_chunks_mut(cc * nz)
             .enumerate()
             .for_each(|(jr, line)| {
                 line.fill(0.0);
-                let r0 = (2 * jr).saturating_sub(1);
-                let r1 = (2 * jr + 3).min(rows);
-                for ic in 0..cc {
-                    let c0 = (2 * ic).saturating_sub(1);
-                    let c1 = (2 * ic + 3).min(cols);
-                    for k in 0..nz {
-                        let target = (jr * cc + ic) * nz + k;
-                        if coarse.diag[target] == 0.0 {
-                            continue;
+                for row in [2 * jr, 2 * jr + 1] {
+                    if row >= self.rows {
+                        continue;
+                    }
+                    for col in 0..cols {
+                        let dst = &mut line[(col / 2) * nz..(col / 2 + 1) * nz];
+                        let src = &fine_r[(row * cols + col) * nz..(row * cols + col + 1) * nz];
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d += s;
                         }
-                        let mut s = 0.0;
-                        for row in r0..r1 {
-                            for col in c0..c1 {
-                                let f = (row * cols + col) * nz + k;
-                                if self.diag[f] == 0.0 {
-                                    continue;
-                                }
-                                for (i, w) in self.prolong_weights(coarse, row, col, k) {
-                                    if i == target {
-                                        s += w * fine_r[f];
-                                    }
-                                }
-                            }
-                        }
-                        line[ic * nz + k] = s;
                     }
                 }
             });
     }
 
-    /// φ_fine += P φ_coarse (bilinear across columns, [`Level::prolong_weights`]) on fluid
-    /// cells.
+    /// φ_fine += φ_coarse of the parent column (piecewise constant).
     pub fn prolong_add(&self, coarse: &Level, coarse_x: &[f64], phi: &mut [f64]) {
-        let (cols, nz) = (self.cols, self.nz);
+        let (cols, nz, cc) = (self.cols, self.nz, coarse.cols);
         phi.par_chunks_mut(cols * nz)
             .enumerate()
             .for_each(|(row, line)| {
                 for col in 0..cols {
+                    let p = ((row / 2) * cc + col / 2) * nz;
                     for k in 0..nz {
-                        if self.diag[(row * cols + col) * nz + k] == 0.0 {
-                            continue;
+                        if self.diag[(row * cols + col) * nz + k] != 0.0 {
+                            line[col * nz + k] += coarse_x[p + k];
                         }
-                        let mut s = 0.0;
-                        for (i, w) in self.prolong_weights(coarse, row, col, k) {
-                            if w != 0.0 {
-                                s += w * coarse_x[i];
-                            }
-                        }
-                        line[col * nz + k] += s;
                     }
                 }
             });

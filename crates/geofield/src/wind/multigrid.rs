@@ -3,13 +3,13 @@
 //!
 //! Multigrid: z-line Gauss–Seidel smoothing (each column solved exactly, columns in a
 //! checkerboard), horizontal semicoarsening ([`Level::coarsen`]) down to at most 2 × 2
-//! columns, corrections prolonged bilinearly across columns (cell-centred, 9/16 3/16 3/16
-//! 1/16; φ = 0 beyond the open boundary, mirrored at solid cells) and residuals restricted by
-//! that map's transpose ([`Level::prolong_add`], [`Level::restrict`]). Piecewise-constant
-//! prolongation converged at ~0.4 per cycle on 512² × 128; bilinear at ~0.1–0.15. Coarse
-//! boundary faces keep φ = 0 half a finest column outside the domain (see `coarsen`).
-//! Pre-smoothing runs the colours (0, 1) and post-smoothing (1, 0), and the restriction is the
-//! prolongation's transpose, so the cycle is a symmetric operator and can precondition CG. Line smoothing in z is what makes this robust
+//! columns, residuals summed over 2 × 2 blocks, corrections prolonged piecewise constant.
+//! Coarse boundary faces keep φ = 0 half a finest column outside the domain on every level
+//! ([`Level::coarsen`]): with plain halving that point drifted outward level by level, and
+//! 512² × 128 converged at ~0.4 per cycle; now ~0.05–0.1. (Bilinear prolongation with its
+//! transpose as the restriction was tried too and converged more slowly than this.)
+//! Pre-smoothing runs the colours (0, 1) and post-smoothing (1, 0), so the cycle is a
+//! symmetric operator and can precondition CG. Line smoothing in z is what makes this robust
 //! when Δz ≪ Δx (vertical coupling (αΔx/Δz)² times the horizontal).
 //!
 //! The stop test is on the divergence: max over fluid cells of |r'_c| / V_c ≤ threshold, where

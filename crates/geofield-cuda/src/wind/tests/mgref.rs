@@ -95,51 +95,13 @@ pub(super) fn line(l: &HostLevel, x: &mut [f64], b: &[f64], colour: usize) {
     }
 }
 
-/// The bilinear prolongation's (coarse index, weight) for fine cell (k, row, col): per axis
-/// 3/4 the parent, 1/4 the coarse neighbour on the child's side; beyond the domain φ = 0
-/// (weight dropped), a solid neighbour mirrors the parent (geofield's `prolong_weights`).
-fn weights(f: &HostLevel, c: &HostLevel, k: usize, row: usize, col: usize) -> Vec<(usize, f64)> {
-    let _ = f;
-    let side = |fine: usize, parent: usize, n: usize| -> Option<usize> {
-        if fine.is_multiple_of(2) {
-            parent.checked_sub(1)
-        } else {
-            (parent + 1 < n).then_some(parent + 1)
-        }
-    };
-    let (jr, ic) = (row / 2, col / 2);
-    let fluid = |r: usize, cc: usize| c.diag[idx(c, k, r, cc)] != 0.0;
-    let nbx = side(col, ic, c.cols);
-    let along_x = |r: usize| -> Vec<(usize, f64)> {
-        match nbx {
-            None => vec![(idx(c, k, r, ic), 0.75)],
-            Some(n) if fluid(r, n) => vec![(idx(c, k, r, ic), 0.75), (idx(c, k, r, n), 0.25)],
-            Some(_) => vec![(idx(c, k, r, ic), 1.0)],
-        }
-    };
-    let scaled = |v: Vec<(usize, f64)>, s: f64| v.into_iter().map(move |(i, w)| (i, w * s));
-    match side(row, jr, c.rows) {
-        None => scaled(along_x(jr), 0.75).collect(),
-        Some(n) if fluid(n, ic) => scaled(along_x(jr), 0.75)
-            .chain(scaled(along_x(n), 0.25))
-            .collect(),
-        Some(_) => along_x(jr),
-    }
-}
-
-/// Coarse b = Pᵀ r (fluid fine cells only).
+/// Coarse b = Σ of the 2 × 2 children's residuals.
 fn restrict(f: &HostLevel, r: &[f64], c: &HostLevel) -> Vec<f64> {
     let mut cb = vec![0.0; c.rows * c.cols * c.nz];
     for k in 0..f.nz {
         for row in 0..f.rows {
             for col in 0..f.cols {
-                let i = idx(f, k, row, col);
-                if f.diag[i] == 0.0 {
-                    continue;
-                }
-                for (j, w) in weights(f, c, k, row, col) {
-                    cb[j] += w * r[i];
-                }
+                cb[idx(c, k, row / 2, col / 2)] += r[idx(f, k, row, col)];
             }
         }
     }
@@ -152,10 +114,7 @@ fn prolong(f: &HostLevel, c: &HostLevel, xc: &[f64], x: &mut [f64]) {
             for col in 0..f.cols {
                 let i = idx(f, k, row, col);
                 if f.diag[i] != 0.0 {
-                    x[i] += weights(f, c, k, row, col)
-                        .iter()
-                        .map(|&(j, w)| w * xc[j])
-                        .sum::<f64>();
+                    x[i] += xc[idx(c, k, row / 2, col / 2)];
                 }
             }
         }

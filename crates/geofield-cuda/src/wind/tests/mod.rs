@@ -40,7 +40,6 @@ const KERNELS: &[&str] = &[
     "wind_line_rhs_f32",
     "wind_thomas_f32",
     "wind_coarsest_f32",
-    "wind_resid_f32",
     "wind_restrict_f32",
     "wind_prolong_f32",
     "wind_op_f64",
