@@ -89,6 +89,23 @@ impl Gpu {
         &self.ctx
     }
 
+    /// An error unless `need_bytes` of device memory are free (a clear refusal before a
+    /// large allocation, rather than an out-of-memory failure halfway through).
+    pub fn ensure_free(&self, what: &str, need_bytes: u64) -> Result<(), CudaError> {
+        let (free, _) = self
+            .ctx
+            .mem_get_info()
+            .doing("reading the free device memory")?;
+        if need_bytes > free as u64 {
+            return Err(CudaError::DeviceMemory {
+                what: what.to_string(),
+                need_gb: need_bytes as f64 / 1e9,
+                free_gb: free as f64 / 1e9,
+            });
+        }
+        Ok(())
+    }
+
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }

@@ -108,6 +108,17 @@ pub enum CudaError {
         detail: String,
     },
 
+    /// A problem larger than the device memory that is free (checked before allocating).
+    #[error(
+        "{what} needs about {need_gb:.1} GB of GPU memory, but the GPU has {free_gb:.1} GB free: \
+         use --backend cpu, a coarser grid, or a GPU with more memory"
+    )]
+    DeviceMemory {
+        what: String,
+        need_gb: f64,
+        free_gb: f64,
+    },
+
     /// The device computed something other than the known answer (probe kernel).
     #[error("the probe kernel ran but returned {got} instead of {expected}: the GPU is not usable")]
     WrongResult { expected: i32, got: i32 },

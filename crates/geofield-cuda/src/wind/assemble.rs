@@ -17,6 +17,11 @@ use crate::error::{CudaError, invalid};
 
 const K: &str = "wind_assemble";
 
+/// Device bytes per finest cell of an assembled problem: the f64 finest operator, 1/V and b'
+/// (48), the solver's f64 vectors x, r, p, Ap (32), the f32 levels' operators, vectors and
+/// Thomas factors (36 × 4/3), and the f64 coarse faces alive during the assembly (~10).
+pub const SHERMAN_BYTES_PER_CELL: f64 = 140.0;
+
 /// Sherman's problem as the grid describes it, in the device layout ([k][row][col]; x faces
 /// [k][row][col+1], y faces [k][row+1][col] with face r the north edge of row r, z faces
 /// [k][row][col] for k ≤ nz with face k the bottom of layer k).
@@ -92,6 +97,10 @@ impl GpuSherman {
             return Err(invalid(K, "too many coarsest sweeps"));
         }
         let (rows, cols, nz) = (grid.rows, grid.cols, grid.nz);
+        gpu.ensure_free(
+            &format!("Sherman's problem on {rows} × {cols} × {nz} cells"),
+            (SHERMAN_BYTES_PER_CELL * n as f64) as u64,
+        )?;
         let _held = gpu.hold();
         let mut fine = FineOp {
             rows,

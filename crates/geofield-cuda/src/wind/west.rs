@@ -149,8 +149,13 @@ impl GpuWest {
         v: &[f32],
         w: &[f32],
     ) -> Result<Self, CudaError> {
-        let (_n, nu, nv, nw) = inp.check()?;
+        let (n, nu, nv, nw) = inp.check()?;
         check_faces(u, v, w, (nu, nv, nw))?;
+        // f32 faces (12), D0 in f32 and f64 (12), u8 transparencies (3), per cell.
+        gpu.ensure_free(
+            &format!("WEST on {} × {} × {} cells", inp.rows, inp.cols, inp.nz),
+            28 * n as u64,
+        )?;
         let mut params = WindParams::level(inp.rows, inp.cols, inp.nz, 1.0 / inp.dx_m);
         params.omega = inp.omega;
         params.omega_f = inp.omega as f32;

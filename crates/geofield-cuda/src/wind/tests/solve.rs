@@ -268,3 +268,21 @@ fn device_assembly_matches_the_host_hierarchy() {
         }
     }
 }
+
+/// A problem larger than the free device memory is refused before anything is allocated, with
+/// a message that says how much it needs and what to do.
+#[test]
+fn too_large_for_the_device_is_refused_up_front() {
+    let Some(gpu) = test_gpu() else { return };
+    let e = gpu.ensure_free("a test problem", u64::MAX).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, crate::error::CudaError::DeviceMemory { .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("a test problem needs about") && msg.contains("--backend cpu"),
+        "{msg}"
+    );
+    gpu.ensure_free("one byte", 1).unwrap();
+}
