@@ -34,7 +34,14 @@ pub const MODULES: &[(&str, &str)] = &[
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     ("flock", include_str!("../kernels/flock.cu")),
     ("kriging", include_str!("../kernels/kriging.cu")),
-    ("wind", include_str!("../kernels/wind.cu")),
+    (
+        "wind",
+        concat!(
+            include_str!("../kernels/wind.cu"),
+            include_str!("../kernels/wind_multigrid.cu"),
+            include_str!("../kernels/wind_solve.cu")
+        ),
+    ),
 ];
 
 /// The source of a registered module.

@@ -1,4 +1,4 @@
-//! The mass-consistent wind field on the GPU: safe wrappers over `kernels/wind.cu`, with the
+//! The mass-consistent wind field on the GPU: safe wrappers over `kernels/wind*.cu`, with the
 //! state resident on the device between launches (geofield's `wind::cuda` is the glue).
 //!
 //! - [`GpuWest`]: the paper's divergence minimisation (Pinheiro et al. 2017, Fig. 2) in velocity

@@ -1,4 +1,4 @@
-//! CUDA glue of the wind solvers (kernels in `geofield-cuda/kernels/wind.cu`, wrappers in
+//! CUDA glue of the wind solvers (kernels in `geofield-cuda/kernels/wind*.cu`, wrappers in
 //! `geofield_cuda::wind`).
 //!
 //! - WEST ([`west`]): the faces go to the device as f32 corrections to the first guess, with
