@@ -25,15 +25,32 @@ pub const COMMON_SOURCE: &str = include_str!("../kernels/common.cuh");
 pub(crate) const PROBE_SOURCE: &str =
     "extern \"C\" __global__ void geofield_probe(int* out, int x) { out[0] = 2 * x + 1; }\n";
 
-/// Every kernel module: (name, source). Modules are compiled on first use per device
+/// Every kernel module: (name, source). A module longer than one file is its parts
+/// concatenated; each part after the first starts with `#line 2 "part.cu"`, so NVRTC's
+/// messages name the part and its line. Modules are compiled on first use per device
 /// ([`crate::Gpu::module`]); tests compile all of them with [`compile_check`].
 pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
     ("dispersal", include_str!("../kernels/dispersal.cu")),
     ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
-    ("flock", include_str!("../kernels/flock.cu")),
-    ("kriging", include_str!("../kernels/kriging.cu")),
+    (
+        "flock",
+        concat!(
+            include_str!("../kernels/flock.cu"),
+            include_str!("../kernels/flock_grid.cu"),
+            include_str!("../kernels/flock_search.cu"),
+            include_str!("../kernels/flock_step.cu")
+        ),
+    ),
+    (
+        "kriging",
+        concat!(
+            include_str!("../kernels/kriging.cu"),
+            include_str!("../kernels/kriging_global.cu"),
+            include_str!("../kernels/kriging_local.cu")
+        ),
+    ),
     (
         "wind",
         concat!(
