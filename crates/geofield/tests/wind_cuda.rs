@@ -19,7 +19,6 @@
 use geofield::Backend;
 use geofield::wind::{
     self, Levels, Model, Solver, WindField, WindGrid, WindOptions, cuda,
-    multigrid::Problem,
     ops::{self, Coeffs},
 };
 
@@ -216,12 +215,22 @@ fn timing_api() {
         assert!(t.bandwidth_share >= 0.0 && t.bandwidth_share.is_finite());
     }
     let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
-    let problem = Problem::new(&g, &coeffs, &div0);
     let (max0, _) = ops::divergence_stats(&g, &div0);
     for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
         let omega = wind::sor::optimal_omega(&g, 1.0);
-        let t =
-            cuda::time_sherman(&gpu, &problem, solver, omega, 5000, 1e-6 * max0, 10, 2).unwrap();
+        let t = cuda::time_sherman(
+            &gpu,
+            &g,
+            &coeffs,
+            &div0,
+            solver,
+            omega,
+            5000,
+            1e-6 * max0,
+            10,
+            2,
+        )
+        .unwrap();
         eprintln!("{t:?}");
         assert!(t.converged && t.final_div_per_s <= 1e-6 * max0);
         assert!(t.median_s > 0.0 && t.bytes_per_s > 0.0);

@@ -82,6 +82,8 @@ pub struct Case {
     pub grid: WindGrid,
     pub coeffs: Coeffs,
     pub u0: (Vec<f64>, Vec<f64>, Vec<f64>),
+    /// Divergence of the first guess, cell order.
+    pub div0: Vec<f64>,
     pub problem: Problem,
     pub max_div0: f64,
 }
@@ -98,6 +100,7 @@ pub fn case(name: String, grid: WindGrid, stations: &[wind::Station]) -> Result<
         grid,
         coeffs,
         u0: (g.u, g.v, g.w),
+        div0,
         problem,
         max_div0,
     })

@@ -58,7 +58,7 @@ pub fn rows(
         (Solver::Sor, "sor (optimal omega)"),
     ] {
         let t = time_sherman(
-            gpu, &c.problem, solver, omega, 20_000, threshold, 10, a.repeats,
+            gpu, &c.grid, &c.coeffs, &c.div0, solver, omega, 20_000, threshold, 10, a.repeats,
         )?;
         let r = Row {
             case: c.name.clone(),

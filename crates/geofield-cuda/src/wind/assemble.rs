@@ -76,8 +76,6 @@ fn check(g: &ShermanGrid) -> Result<usize, CudaError> {
 
 /// One level's f64 faces and diagonal on the device.
 struct Faces64 {
-    rows: usize,
-    cols: usize,
     kx: CudaSlice<f64>,
     ky: CudaSlice<f64>,
     kz: CudaSlice<f64>,
@@ -159,8 +157,6 @@ impl GpuSherman {
         while fr.max(fc) > 2 {
             let (rc, cc) = (fr.div_ceil(2), fc.div_ceil(2));
             let mut c = Faces64 {
-                rows: rc,
-                cols: cc,
                 kx: gpu.zeros::<f64>(nz * rc * (cc + 1), "coarse x conductances")?,
                 ky: gpu.zeros::<f64>(nz * (rc + 1) * cc, "coarse y conductances")?,
                 kz: gpu.zeros::<f64>((nz + 1) * rc * cc, "coarse z conductances")?,
@@ -204,7 +200,6 @@ impl GpuSherman {
                 unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_coarsen_f64"))?;
             }
             ops.push(to_f32_op(gpu, nz, &c.kx, &c.ky, &c.kz, &c.diag, rc, cc)?);
-            debug_assert_eq!((c.rows, c.cols), (rc, cc));
             prev = Some(c);
             (fr, fc) = (rc, cc);
             scale *= 2.0;

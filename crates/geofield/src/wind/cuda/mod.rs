@@ -12,8 +12,8 @@
 //!   device, which assembles the finest operator, 1/V, b' and every coarse level with the
 //!   CPU's arithmetic (`geofield_cuda::wind::ShermanGrid`; the host never builds the levels).
 //!   The solvers are those of the CPU (same cycle, checks and stop rule) with f64 CG,
-//!   residuals and SOR and an f32 V-cycle. φ comes back in cell order. [`device_problem`]
-//!   (the CPU's levels transposed and uploaded) serves the bench's timings and the tests.
+//!   residuals and SOR and an f32 V-cycle. φ comes back in cell order. The bench times the
+//!   same assembled problem ([`time_sherman`]).
 //!
 //! `report.solve_seconds` is device time (CUDA events around the sweeps or the solve, including
 //! the convergence checks' readbacks, excluding uploads and the final download).
@@ -24,14 +24,13 @@ use std::sync::Arc;
 
 use geofield_cuda::Gpu;
 use geofield_cuda::wind::{
-    CycleShape, DeviceTimer, GpuSherman, GpuWest, HostLevel, Method, ShermanGrid, ShermanInputs,
-    StopRule, SweepVariant, WestInputs,
+    CycleShape, DeviceTimer, GpuSherman, GpuWest, Method, ShermanGrid, StopRule, SweepVariant,
+    WestInputs,
 };
 
 use super::SolveReport;
 use super::grid::WindGrid;
-use super::level::Level;
-use super::multigrid::{COARSEST_SWEEPS, Problem, SMOOTH, SolveRun};
+use super::multigrid::{COARSEST_SWEEPS, SMOOTH, SolveRun};
 use super::ops::{self, Coeffs};
 use super::params::{Solver, WindOptions};
 use super::west::SweepRun;
@@ -171,65 +170,33 @@ pub fn west(
     Ok(out)
 }
 
-/// A level in the device layout: cells and faces [k][row][col].
-pub fn device_level(l: &Level) -> HostLevel {
-    use rayon::prelude::*;
-    let (rows, cols, nz) = (l.rows, l.cols, l.nz);
-    let mut kx = vec![0.0; nz * rows * (cols + 1)];
-    let mut ky = vec![0.0; nz * (rows + 1) * cols];
-    let mut kz = vec![0.0; (nz + 1) * rows * cols];
-    // Transposes, one output plane per task (the input is read with stride nz).
-    kx.par_chunks_mut(rows * (cols + 1))
-        .enumerate()
-        .for_each(|(k, plane)| {
-            for (j, x) in plane.iter_mut().enumerate() {
-                *x = l.kx[j * nz + k];
-            }
-        });
-    ky.par_chunks_mut((rows + 1) * cols)
-        .enumerate()
-        .for_each(|(k, plane)| {
-            for (j, y) in plane.iter_mut().enumerate() {
-                *y = l.ky[j * nz + k];
-            }
-        });
-    kz.par_chunks_mut(rows * cols)
-        .enumerate()
-        .for_each(|(k, plane)| {
-            for (rc, z) in plane.iter_mut().enumerate() {
-                *z = l.kz[rc * (nz + 1) + k];
-            }
-        });
-    HostLevel {
-        rows,
-        cols,
-        nz,
-        kx,
-        ky,
-        kz,
-        diag: l.to_cells(&l.diag),
-    }
-}
-
-/// The device problem of `problem` with the CPU's cycle.
-pub(crate) fn device_problem(
+/// Sherman's problem on the device, assembled there from the grid's coefficients and the
+/// first guess's divergence `div0` (cell order) with the CPU's cycle shape.
+pub(crate) fn assemble(
     gpu: &Arc<Gpu>,
-    problem: &Problem,
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    div0: &[f64],
 ) -> Result<GpuSherman, GeofieldError> {
-    let fine = &problem.levels[0];
-    let levels: Vec<HostLevel> = problem.levels.iter().map(device_level).collect();
-    let inv_vol = fine.to_cells(&problem.inv_vol);
-    let b = fine.to_cells(&problem.b);
+    let dz: Vec<f64> = (0..grid.nz).map(|k| grid.dz_m(k)).collect();
+    let inputs = ShermanGrid {
+        rows: grid.rows(),
+        cols: grid.cols(),
+        nz: grid.nz,
+        dx_m: grid.dx_m(),
+        dz_m: &dz,
+        dzc_m: &coeffs.dzc_m,
+        cu: &coeffs.cu,
+        cv: &coeffs.cv,
+        cw: &coeffs.cw,
+        ground_k: &grid.ground_k,
+        div0,
+    };
     let shape = CycleShape {
         smooth: SMOOTH,
         coarsest_sweeps: COARSEST_SWEEPS,
     };
-    let inputs = ShermanInputs {
-        levels: &levels,
-        inv_vol: &inv_vol,
-        b: &b,
-    };
-    Ok(GpuSherman::new(gpu, &inputs, shape)?)
+    Ok(GpuSherman::assemble(gpu, &inputs, shape)?)
 }
 
 pub(crate) fn method(solver: Solver, omega: f64) -> Method {
@@ -258,25 +225,7 @@ pub fn sherman(
 ) -> Result<SolveRun, GeofieldError> {
     // Host-side breakdown of the GPU solve, appended to the report's steps.
     let t = std::time::Instant::now();
-    let dz: Vec<f64> = (0..grid.nz).map(|k| grid.dz_m(k)).collect();
-    let inputs = ShermanGrid {
-        rows: grid.rows(),
-        cols: grid.cols(),
-        nz: grid.nz,
-        dx_m: grid.dx_m(),
-        dz_m: &dz,
-        dzc_m: &coeffs.dzc_m,
-        cu: &coeffs.cu,
-        cv: &coeffs.cv,
-        cw: &coeffs.cw,
-        ground_k: &grid.ground_k,
-        div0,
-    };
-    let shape = CycleShape {
-        smooth: SMOOTH,
-        coarsest_sweeps: COARSEST_SWEEPS,
-    };
-    let mut dev = GpuSherman::assemble(gpu, &inputs, shape)?;
+    let mut dev = assemble(gpu, grid, coeffs, div0)?;
     let prepared = t.elapsed().as_secs_f64();
     let stop = StopRule {
         max_iterations: opts.max_iterations,

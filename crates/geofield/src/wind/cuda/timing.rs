@@ -8,10 +8,10 @@ use geofield_cuda::wind::{
     self as gw, DeviceTimer, GpuWest, StopRule, SweepVariant, WEST_BYTES_PER_CELL_SWEEP,
 };
 
-use super::{WestCoeffs, device_problem, method};
+use super::{WestCoeffs, assemble, method};
 use crate::GeofieldError;
 use crate::wind::grid::WindGrid;
-use crate::wind::multigrid::{Problem, SMOOTH};
+use crate::wind::multigrid::SMOOTH;
 use crate::wind::ops::{self, Coeffs};
 use crate::wind::params::Solver;
 
@@ -131,12 +131,15 @@ pub fn time_west(
     })
 }
 
-/// Times `solver` on `problem` to `threshold` (s⁻¹) or `max_iterations`: one warm-up solve,
-/// then `repeats` solves, each from φ = 0.
+/// Times `solver` on Sherman's problem of `grid` (assembled on the device as `geofield wind`
+/// does, from the coefficients and the first guess's divergence `div0`) to `threshold` (s⁻¹)
+/// or `max_iterations`: one warm-up solve, then `repeats` solves, each from φ = 0.
 #[allow(clippy::too_many_arguments)]
 pub fn time_sherman(
     gpu: &Arc<Gpu>,
-    problem: &Problem,
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    div0: &[f64],
     solver: Solver,
     omega: f64,
     max_iterations: usize,
@@ -144,7 +147,7 @@ pub fn time_sherman(
     check_every: usize,
     repeats: usize,
 ) -> Result<ShermanTiming, GeofieldError> {
-    let mut dev = device_problem(gpu, problem)?;
+    let mut dev = assemble(gpu, grid, coeffs, div0)?;
     let m = method(solver, omega);
     let stop = StopRule {
         max_iterations,
