@@ -8,9 +8,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use geofield::dispersal::{self, DisperseOptions, Method, Precision, Sources};
 use geofield::synth::{self, DbhModel, Pattern};
-use geofield::{BackendChoice, backend};
+use geofield::backend;
 use geofield_core::{Extent, GridSpec, Raster, RasterData};
 
+use crate::ctx::{Ctx, Global};
 use crate::{cmd_synth, inputs, output};
 
 #[derive(Args)]
@@ -18,9 +19,6 @@ pub struct DemoArgs {
     /// Folder for the outputs (created if missing).
     #[arg(long, default_value = "geofield-demo")]
     pub out: PathBuf,
-    /// auto | cpu | cuda | cuda:N.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
 }
 
 struct Step {
@@ -29,11 +27,11 @@ struct Step {
     result: String,
 }
 
-pub fn run(a: &DemoArgs) -> Result<()> {
+pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Json, Global::Crs])?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create folder {}", a.out.display()))?;
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
+    let sel = backend::select(ctx.backend_choice()?)?;
     let be = sel.backend.clone();
     println!(
         "geofield demo: backend {} ({})",

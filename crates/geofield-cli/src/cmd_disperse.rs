@@ -8,8 +8,9 @@ use clap::{Args, ValueEnum};
 use geofield::dispersal::{
     self, DisperseOptions, ErrorMetrics, Method, Precision, Sources, SpeciesReport,
 };
-use geofield::{BackendChoice, backend};
 
+use crate::ctx::Ctx;
+use crate::outputs::{Kind, Outputs};
 use crate::{inputs, output, progress};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -58,8 +59,8 @@ pub struct DisperseArgs {
     /// PNG colour scale.
     #[arg(long, default_value = "linear", value_parser = ["linear", "log"])]
     pub png_scale: String,
-    /// PNG colour map: viridis, magma or cividis.
-    #[arg(long, default_value = "viridis")]
+    /// PNG colour map.
+    #[arg(long, default_value = "viridis", value_parser = crate::output::COLORMAPS)]
     pub colormap: String,
     /// exact: every tree to every cell; multires: the 2012 paper's quadtree method; cutoff: sum
     /// within a radius guaranteed by --tolerance; auto: the cheaper of exact and cutoff.
@@ -74,27 +75,15 @@ pub struct DisperseArgs {
     /// Output precision (the GPU computes in f32 with compensated accumulation either way).
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: PrecisionArg,
-    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     /// Also run the exact method and report the errors of the chosen one against it.
     #[arg(long)]
     pub compare_exact: bool,
-    /// Write the summary as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
     /// Trees of species missing from the species file are an error (default: skipped, reported).
     #[arg(long)]
     pub strict: bool,
     /// Multi-resolution opening rule: a (rho_q = rho 2^(q-1), default) or b (rho at every level).
     #[arg(long, value_enum, default_value = "a")]
     pub multires_variant: VariantArg,
-    /// CRS of the coordinates as EPSG:CODE, written into the GeoTIFF.
-    #[arg(long)]
-    pub crs: Option<String>,
-    /// No progress bars.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(serde::Serialize)]
@@ -116,21 +105,28 @@ struct Summary<'a> {
     outputs: Vec<String>,
 }
 
-pub fn parse_crs(s: &Option<String>) -> Result<Option<u16>> {
-    match s {
-        None => Ok(None),
-        Some(t) => {
-            let code = t.trim().to_ascii_uppercase();
-            let code = code.strip_prefix("EPSG:").unwrap_or(&code);
-            Ok(Some(code.parse::<u16>().with_context(|| {
-                format!("--crs {t:?}: expected EPSG:CODE, e.g. EPSG:26910")
-            })?))
+pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
+    let start = Instant::now();
+    let mut outs = Outputs::new();
+    outs.input("--trees", &a.trees);
+    outs.input("--species", &a.species);
+    outs.plan("--out", &a.out, Kind::Raster)?;
+    outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    if a.png.is_none() {
+        for (set, flag) in [
+            (a.png_layout != "panels", "--png-layout"),
+            (a.png_scale != "linear", "--png-scale"),
+            (a.colormap != "viridis", "--colormap"),
+        ] {
+            if set {
+                bail!("{flag} styles the map: give --png");
+            }
         }
     }
-}
-
-pub fn run(a: &DisperseArgs) -> Result<()> {
-    let start = Instant::now();
+    if a.multires_variant == VariantArg::B && !matches!(a.method, MethodArg::Multires) {
+        bail!("--multires-variant applies to --method multires only");
+    }
     let precision = match a.precision {
         PrecisionArg::F32 => Precision::F32,
         PrecisionArg::F64 => Precision::F64,
@@ -147,18 +143,11 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
             a.tolerance
         );
     }
-    let crs = parse_crs(&a.crs)?;
+    let crs = ctx.crs_epsg()?;
     let extent = inputs::parse_extent(&a.extent)?;
     let species = inputs::read_species(&a.species)?;
     let out_bytes = if precision == Precision::F32 { 4 } else { 8 };
     let grid = inputs::grid_for(&extent, a.cell_size_m, species.len(), out_bytes)?;
-    output::preflight(&a.out, true)?;
-    if let Some(p) = &a.png {
-        output::preflight(p, false)?;
-    }
-    if let Some(p) = &a.json {
-        output::preflight(p, false)?;
-    }
     let (stand, stand_report) = inputs::read_trees(&a.trees, &species, &extent, a.strict)?;
     if stand_report.unknown_species > 0 {
         eprintln!(
@@ -181,11 +170,15 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
             }
         );
     }
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(r) = &sel.fallback_reason {
-        eprintln!("note: using the CPU backend: {r}");
+    if stand_report.trees_per_species.iter().all(|&n| n == 0) {
+        bail!(
+            "{}: no trees of the species in {} ({} rows read): the maps would be all zero",
+            a.trees.display(),
+            a.species.display(),
+            stand_report.rows
+        );
     }
+    let sel = ctx.open_backend()?;
     let be = sel.backend.clone();
     if let geofield::Backend::Cuda(g) = &be {
         // One species at a time on the device: its f64 output plus as much again for partials.
@@ -200,7 +193,7 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
         torus: a.torus,
         multires_variant_b: a.multires_variant == VariantArg::B,
     };
-    let pb = progress::bar(species.len() as u64, a.quiet, "dispersal");
+    let pb = progress::bar(species.len() as u64, ctx.quiet(), "dispersal");
     let mut bands = Vec::new();
     let mut reports = Vec::new();
     let mut compare = a.compare_exact.then(Vec::new);
@@ -231,47 +224,50 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
     let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
     let raster = dispersal::bands_to_raster(&grid, names, bands, precision)?;
     let units = "seeds m-2 yr-1";
-    let mut outputs: Vec<String> =
-        output::write_raster(&a.out, &raster, units, "expected seed density", crs)?
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+    let mut written = outs.write(&a.out, |p| {
+        output::write_raster(p, &raster, units, "expected seed density", crs)
+    })?;
     if let Some(p) = &a.png {
         let title = format!("Seed density, {} ({})", method_label(&reports), be.label());
-        output::write_png(
-            p,
-            &raster,
-            &title,
-            units,
-            a.png_layout == "blend",
-            a.png_scale == "log",
-            &a.colormap,
-        )?;
-        outputs.push(p.display().to_string());
+        written.push(outs.write_one(p, |s| {
+            output::write_png(
+                s,
+                &raster,
+                &title,
+                units,
+                a.png_layout == "blend",
+                a.png_scale == "log",
+                &a.colormap,
+            )
+        })?);
     }
     print_summary(&grid, &be, &stand_report, &reports, compare.as_deref());
-    let summary = Summary {
-        command: "disperse",
-        version: env!("CARGO_PKG_VERSION"),
-        cells: grid.n_cells(),
-        cols: grid.cols,
-        rows: grid.rows,
-        cell_size_m: grid.cell_size_m,
-        backend: be.label(),
-        device: be.device_name(),
-        backend_fallback_reason: sel.fallback_reason.clone(),
-        options: opts,
-        trees: &stand_report,
-        species: &reports,
-        compare_exact: compare,
-        seconds_total: start.elapsed().as_secs_f64(),
-        outputs: outputs.clone(),
-    };
-    if let Some(p) = &a.json {
-        output::write_json(p, &summary)?;
-        outputs.push(p.display().to_string());
+    if let Some(p) = ctx.json() {
+        let summary = Summary {
+            command: "disperse",
+            version: env!("CARGO_PKG_VERSION"),
+            cells: grid.n_cells(),
+            cols: grid.cols,
+            rows: grid.rows,
+            cell_size_m: grid.cell_size_m,
+            backend: be.label(),
+            device: be.device_name(),
+            backend_fallback_reason: sel.fallback_reason.clone(),
+            options: opts,
+            trees: &stand_report,
+            species: &reports,
+            compare_exact: compare,
+            seconds_total: start.elapsed().as_secs_f64(),
+            outputs: written.iter().map(|p| p.display().to_string()).collect(),
+        };
+        written.push(outs.write_json(p, &summary)?);
     }
-    println!("wrote {}", outputs.join(", "));
+    outs.commit()?;
+    println!(
+        "wrote {} ({:.2} s in all)",
+        output::joined(&written),
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

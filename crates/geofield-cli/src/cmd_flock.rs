@@ -8,11 +8,14 @@ use clap::{Args, ValueEnum};
 use geofield::flock::{
     self, Flock, FlockIndex, FlockParams, FlockState, FlockStats, NeighborMode, Start,
 };
-use geofield::{BackendChoice, backend};
 use geofield_io::{FlockFrame, FlockView, NpyData};
 use serde::Serialize;
 
-use crate::output;
+use crate::ctx::{Ctx, Global};
+use crate::outputs::{Kind, Outputs};
+
+/// Agents when neither --agents nor --init gives them.
+const DEFAULT_AGENTS: usize = 10_240;
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 pub enum IndexArg {
@@ -39,9 +42,9 @@ pub enum StartArg {
 
 #[derive(Args, Debug)]
 pub struct FlockArgs {
-    /// Number of agents (ignored with --init).
-    #[arg(long, default_value_t = 10_240)]
-    pub agents: usize,
+    /// Number of agents [default: 10240] (not with --init, which gives them).
+    #[arg(long)]
+    pub agents: Option<usize>,
     /// Steps of 1/60 s to simulate.
     #[arg(long, default_value_t = 600)]
     pub steps: usize,
@@ -55,14 +58,15 @@ pub struct FlockArgs {
     /// Neighbour radius (OpenSteer's 9).
     #[arg(long, default_value_t = 9.0)]
     pub radius: f32,
-    #[arg(long, value_enum, default_value = "dense")]
-    pub start: StartArg,
+    /// How agents start [default: dense] (not with --init).
+    #[arg(long, value_enum)]
+    pub start: Option<StartArg>,
     /// World radius (default: the paper's density, 40,960 agents in radius 200; at least 50).
     #[arg(long)]
     pub world_radius: Option<f32>,
-    /// Seed of the start.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the start [default: 1] (not with --init).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Start from a saved state: .npy of shape (N, 6), positions and velocities (f32 or f64).
     #[arg(long)]
     pub init: Option<PathBuf>,
@@ -72,7 +76,7 @@ pub struct FlockArgs {
     /// Write a PNG frame every --every steps into this folder (created if missing).
     #[arg(long)]
     pub frames: Option<PathBuf>,
-    /// Steps between frames (default: steps/100, at least 1).
+    /// Steps between frames (default: steps/100, at least 1; with --frames or --gif).
     #[arg(long)]
     pub every: Option<usize>,
     /// An animated GIF of the frames.
@@ -81,15 +85,6 @@ pub struct FlockArgs {
     /// Frame size in pixels (square).
     #[arg(long, default_value_t = 640)]
     pub frame_size: u32,
-    /// Statistics and timings as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
-    /// Only the final summary.
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 #[derive(Serialize)]
@@ -107,7 +102,7 @@ struct Report {
     device: String,
     params: FlockParams,
     start: String,
-    seed: u64,
+    seed: Option<u64>,
     /// Wall time of the steps alone (frames and statistics excluded), seconds.
     step_seconds: f64,
     steps_per_s: f64,
@@ -154,30 +149,52 @@ pub fn params_from(a: &FlockArgs, agents: usize) -> Result<FlockParams> {
     Ok(p)
 }
 
-pub fn run(a: &FlockArgs) -> Result<()> {
-    for p in [&a.out, &a.gif, &a.json].into_iter().flatten() {
-        output::preflight(p, false)?;
-    }
+pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let quiet = ctx.quiet();
     if a.frame_size < 64 || a.frame_size > 4096 {
         bail!("--frame-size {} must be 64 to 4096 pixels", a.frame_size);
     }
     if a.every == Some(0) {
         bail!("--every must be at least 1");
     }
+    if a.every.is_some() && a.frames.is_none() && a.gif.is_none() {
+        bail!("--every sets the steps between frames: give --frames and/or --gif");
+    }
+    if a.init.is_some() {
+        for (given, flag) in [
+            (a.agents.is_some(), "--agents"),
+            (a.seed.is_some(), "--seed"),
+            (a.start.is_some(), "--start"),
+        ] {
+            if given {
+                bail!("{flag} has no effect with --init (the saved state gives the agents)");
+            }
+        }
+    }
+    let mut outs = Outputs::new();
+    if let Some(p) = &a.init {
+        outs.input("--init", p);
+    }
+    outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
+    outs.plan_opt("--gif", a.gif.as_deref(), Kind::File)?;
+    outs.plan_opt("--frames", a.frames.as_deref(), Kind::Folder)?;
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let state = match &a.init {
         Some(p) => read_state(p)?,
         None => {
-            if a.agents == 0 {
+            let agents = a.agents.unwrap_or(DEFAULT_AGENTS);
+            if agents == 0 {
                 bail!("--agents must be at least 1");
             }
             let world = a
                 .world_radius
-                .unwrap_or_else(|| flock::default_world_radius(a.agents));
-            let start = match a.start {
+                .unwrap_or_else(|| flock::default_world_radius(agents));
+            let start = match a.start.unwrap_or(StartArg::Dense) {
                 StartArg::Dense => Start::Dense,
                 StartArg::Uniform => Start::Uniform,
             };
-            FlockState::init(a.agents, start, world, a.seed)
+            FlockState::init(agents, start, world, a.seed.unwrap_or(1))
         }
     };
     let n = state.len();
@@ -185,18 +202,11 @@ pub fn run(a: &FlockArgs) -> Result<()> {
         bail!("the flock has no agents");
     }
     let params = params_from(a, n)?;
-    if let Some(d) = &a.frames {
-        std::fs::create_dir_all(d)
-            .with_context(|| format!("cannot create the frames folder {}", d.display()))?;
-    }
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(r) = &sel.fallback_reason
-        && !a.quiet
-    {
-        eprintln!("note: using the CPU backend: {r}");
-    }
-    let be = sel.backend;
+    let frames_dir = match &a.frames {
+        Some(d) => Some(outs.folder(d)?),
+        None => None,
+    };
+    let be = ctx.open_backend()?.backend;
     let world = params.constants.world_radius;
     let initial = flock::stats(&state, world);
     let mut fl = Flock::new(&be, params, state)?;
@@ -210,7 +220,7 @@ pub fn run(a: &FlockArgs) -> Result<()> {
         pitch_deg: 20.0,
         title: Some(format!("geofield flock: {n} boids")),
     };
-    if !a.quiet {
+    if !quiet {
         println!(
             "{n} boids, world radius {world:.1}, {} within r = {}, {} index, {}",
             match params.mode {
@@ -230,7 +240,7 @@ pub fn run(a: &FlockArgs) -> Result<()> {
     let mut snapshot = |fl: &Flock, done: usize, step_seconds: f64| -> Result<()> {
         let st = fl.state()?;
         let s = flock::stats(&st, world);
-        if !a.quiet {
+        if !quiet {
             println!(
                 "step {:>6}: polarisation {:.3}, mean nearest-neighbour distance {:.3}, mean speed {:.2}{}",
                 done,
@@ -251,10 +261,10 @@ pub fn run(a: &FlockArgs) -> Result<()> {
                 s.polarisation
             );
             let frame = geofield_io::render_flock(&st.pos, &st.fwd, &view, &caption);
-            if let Some(d) = &a.frames {
-                let p = d.join(format!("frame_{done:06}.png"));
-                geofield_io::write_frame_png(&p, &frame)?;
-                frame_files.push(p.display().to_string());
+            if let (Some(staged), Some(d)) = (&frames_dir, &a.frames) {
+                let name = format!("frame_{done:06}.png");
+                geofield_io::write_frame_png(&staged.join(&name), &frame)?;
+                frame_files.push(d.join(&name).display().to_string());
             }
             if a.gif.is_some() {
                 frames.push(frame);
@@ -299,41 +309,44 @@ pub fn run(a: &FlockArgs) -> Result<()> {
         "polarisation {:.3} (start {:.3}), mean nearest-neighbour distance {:.3} (start {:.3})",
         fin.polarisation, initial.polarisation, fin.mean_nn_distance, initial.mean_nn_distance
     );
+    let mut written = Vec::new();
     if let Some(p) = &a.out {
-        geofield_io::write_npy_f32(p, &[n, 6], &st.to_rows())?;
-        println!("wrote {}", p.display());
+        written.push(outs.write_one(p, |s| {
+            Ok(geofield_io::write_npy_f32(s, &[n, 6], &st.to_rows())?)
+        })?);
     }
     if let Some(p) = &a.gif {
         let delay = 4; // centiseconds: 25 frames per second
-        geofield_io::write_gif(p, &frames, delay)?;
-        println!("wrote {} ({} frames)", p.display(), frames.len());
+        written.push(outs.write_one(p, |s| Ok(geofield_io::write_gif(s, &frames, delay)?))?);
     }
-    if let Some(d) = &a.frames {
-        println!("wrote {} frames into {}", frame_files.len(), d.display());
-    }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         let r = Report {
             agents: n,
             steps: a.steps,
             backend: be.label(),
             device: be.device_name(),
             params,
-            start: if a.init.is_some() {
-                "file".into()
-            } else {
-                format!("{:?}", a.start).to_lowercase()
+            start: match (&a.init, a.start.unwrap_or(StartArg::Dense)) {
+                (Some(p), _) => format!("file {}", p.display()),
+                (None, s) => format!("{s:?}").to_lowercase(),
             },
-            seed: a.seed,
+            seed: a.init.is_none().then(|| a.seed.unwrap_or(1)),
             step_seconds,
             steps_per_s: sps,
             agent_steps_per_s: sps * n as f64,
             initial,
             r#final: fin,
             samples,
-            frames: frame_files,
+            frames: frame_files.clone(),
         };
-        output::write_json(p, &r)?;
-        println!("wrote {}", p.display());
+        written.push(outs.write_json(p, &r)?);
+    }
+    outs.commit()?;
+    if !written.is_empty() {
+        println!("wrote {}", crate::output::joined(&written));
+    }
+    if let Some(d) = &a.frames {
+        println!("wrote {} frames into {}", frame_files.len(), d.display());
     }
     Ok(())
 }

@@ -3,6 +3,8 @@
 use anyhow::Result;
 use clap::Args;
 
+use crate::ctx::{Ctx, Global};
+
 #[derive(Args)]
 pub struct InfoArgs {
     /// Device ordinal to probe.
@@ -10,7 +12,8 @@ pub struct InfoArgs {
     device: usize,
 }
 
-pub fn run(a: &InfoArgs) -> Result<()> {
+pub fn run(a: &InfoArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Backend, Global::Json, Global::Crs])?;
     println!("geofield {}", env!("CARGO_PKG_VERSION"));
     println!(
         "CPU backend: available, {} threads (rayon)",

@@ -6,10 +6,10 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::neighbors::{self, IndexKind, KnnQuery};
-use geofield::{BackendChoice, backend};
 use geofield_io::{CsvTable, NpyData};
 
-use crate::output;
+use crate::ctx::{Ctx, Global};
+use crate::outputs::{Kind, Outputs};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum IndexArg {
@@ -35,19 +35,33 @@ pub struct KnnArgs {
     pub radius: Option<f64>,
     #[arg(long, value_enum, default_value = "auto")]
     pub index: IndexArg,
-    /// Uniform grid cell size (default: from the point density).
+    /// Uniform grid cell size (with --index uniform; default: from the point density).
     #[arg(long)]
     pub cell_size: Option<f64>,
     /// Neighbour indices, (queries x k) int64, -1 where fewer than k exist.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Neighbour distances, (queries x k) f64, NaN where absent.
+    /// Neighbour distances, (queries x k) f64, NaN where absent. At least one of --out and
+    /// --distances is needed. (On CUDA both grids are built on the device.)
     #[arg(long)]
     pub distances: Option<PathBuf>,
-    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND). On CUDA both grids are built on the
-    /// device; `auto` there is brute force up to 256 points, else the uniform grid.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
+}
+
+#[derive(serde::Serialize)]
+struct Summary {
+    command: &'static str,
+    version: &'static str,
+    points: String,
+    queries: Option<String>,
+    point_count: usize,
+    query_count: usize,
+    dimensions: usize,
+    k: usize,
+    radius: Option<f64>,
+    backend: String,
+    device: String,
+    seconds: f64,
+    outputs: Vec<String>,
 }
 
 /// Coordinates as read: the search runs in this precision.
@@ -121,10 +135,22 @@ fn read_points(path: &Path) -> Result<Coords> {
     }
 }
 
-pub fn run(a: &KnnArgs) -> Result<()> {
-    for p in [&a.out, &a.distances].into_iter().flatten() {
-        output::preflight(p, false)?;
+pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    if a.out.is_none() && a.distances.is_none() {
+        bail!("nothing to write: give --out (indices) and/or --distances");
     }
+    if a.cell_size.is_some() && !matches!(a.index, IndexArg::Uniform) {
+        bail!("--cell-size applies to --index uniform only");
+    }
+    let mut outs = Outputs::new();
+    outs.input("--points", &a.points);
+    if let Some(q) = &a.queries {
+        outs.input("--queries", q);
+    }
+    outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
+    outs.plan_opt("--distances", a.distances.as_deref(), Kind::File)?;
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let points = read_points(&a.points)?;
     let queries = a.queries.as_deref().map(read_points).transpose()?;
     if let Some(q) = &queries
@@ -149,12 +175,7 @@ pub fn run(a: &KnnArgs) -> Result<()> {
         IndexArg::Dynamic => IndexKind::Dynamic { max_per_leaf: 32 },
         IndexArg::Auto => IndexKind::Auto,
     };
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(r) = &sel.fallback_reason {
-        eprintln!("note: using the CPU backend: {r}");
-    }
-    let be = sel.backend;
+    let be = ctx.open_backend()?.backend;
     let start = Instant::now();
     let dim = points.dim();
     let result = match (&points, &queries) {
@@ -182,12 +203,35 @@ pub fn run(a: &KnnArgs) -> Result<()> {
         nq as f64 / secs.max(1e-12)
     );
     let shape = [nq, a.k];
+    let mut written = Vec::new();
     if let Some(p) = &a.out {
-        geofield_io::write_npy_i64(p, &shape, &result.indices)?;
+        written.push(outs.write_one(p, |s| {
+            Ok(geofield_io::write_npy_i64(s, &shape, &result.indices)?)
+        })?);
     }
     if let Some(p) = &a.distances {
         let d: Vec<f64> = result.dist2.iter().map(|&d2| d2.sqrt()).collect();
-        geofield_io::write_npy_f64(p, &shape, &d)?;
+        written.push(outs.write_one(p, |s| Ok(geofield_io::write_npy_f64(s, &shape, &d)?))?);
     }
+    if let Some(p) = ctx.json() {
+        let summary = Summary {
+            command: "knn",
+            version: env!("CARGO_PKG_VERSION"),
+            points: a.points.display().to_string(),
+            queries: a.queries.as_ref().map(|q| q.display().to_string()),
+            point_count: points.len(),
+            query_count: nq,
+            dimensions: dim,
+            k: a.k,
+            radius: a.radius,
+            backend: be.label(),
+            device: be.device_name(),
+            seconds: secs,
+            outputs: written.iter().map(|p| p.display().to_string()).collect(),
+        };
+        written.push(outs.write_json(p, &summary)?);
+    }
+    outs.commit()?;
+    println!("wrote {}", crate::output::joined(&written));
     Ok(())
 }

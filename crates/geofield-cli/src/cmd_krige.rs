@@ -7,11 +7,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::kriging::{self, KrigeOptions, Neighbourhood, Precision, Variogram};
-use geofield::{BackendChoice, backend};
 use geofield_core::{Raster, RasterData};
 
 use crate::krige_in::{FitReport, options, read_samples, variograms};
 use crate::krige_out::{print_summary, write_cv, write_map, write_section, write_voxels};
+use crate::ctx::Ctx;
+use crate::outputs::{Kind, Outputs};
 use crate::{inputs, output, progress};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
@@ -70,9 +71,11 @@ pub struct KrigeArgs {
     /// surfaces share one kriging system (the paper's case).
     #[arg(long, requires = "fit")]
     pub fit_pooled: bool,
-    /// With --fit: lag bins and the largest lag (metres).
-    #[arg(long, default_value_t = 15)]
-    pub lags: usize,
+    /// With --fit: the number of lag bins of the empirical variogram [default: 15].
+    #[arg(long)]
+    pub lags: Option<usize>,
+    /// With --fit: the largest separation binned, in metres (default: a third of the samples'
+    /// bounding-box diagonal).
     #[arg(long)]
     pub max_lag: Option<f64>,
     /// Output extent XMIN,YMIN,XMAX,YMAX in metres (a whole number of cells each way).
@@ -125,9 +128,6 @@ pub struct KrigeArgs {
     /// output).
     #[arg(long, value_enum, default_value = "auto")]
     pub precision: PrecisionArg,
-    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     /// Map of the predictions with the samples marked.
     #[arg(long)]
     pub png: Option<PathBuf>,
@@ -135,8 +135,8 @@ pub struct KrigeArgs {
     /// computing the variance) with the samples marked.
     #[arg(long)]
     pub sd_png: Option<PathBuf>,
-    /// PNG colour map: viridis, magma or cividis.
-    #[arg(long, default_value = "viridis")]
+    /// Colour map of --png.
+    #[arg(long, default_value = "viridis", value_parser = crate::output::COLORMAPS)]
     pub colormap: String,
     /// The value columns are stratum surfaces (elevations), top to bottom: crossings are
     /// resolved by clipping each surface to the one above.
@@ -145,24 +145,15 @@ pub struct KrigeArgs {
     /// With --strata: a voxel model of layer indices for ParaView (needs --dz-m).
     #[arg(long, requires = "strata")]
     pub model_vti: Option<PathBuf>,
-    /// Voxel height in metres.
-    #[arg(long)]
+    /// With --model-vti: the voxel height in metres.
+    #[arg(long, requires = "model_vti")]
     pub dz_m: Option<f64>,
     /// With --strata: a vertical cross-section coloured by layer (along --section-row).
     #[arg(long, requires = "strata")]
     pub section_png: Option<PathBuf>,
-    /// Grid row of the section (default: the middle row).
-    #[arg(long)]
+    /// With --section-png: the grid row of the section, 0 = north (default: the middle row).
+    #[arg(long, requires = "section_png")]
     pub section_row: Option<usize>,
-    /// CRS of the coordinates as EPSG:CODE, written into GeoTIFFs.
-    #[arg(long)]
-    pub crs: Option<String>,
-    /// Summary as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(serde::Serialize)]
@@ -201,19 +192,44 @@ struct Summary {
     outputs: Vec<String>,
 }
 
-pub fn run(a: &KrigeArgs) -> Result<()> {
+pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     let start = Instant::now();
-    let crs = crate::cmd_disperse::parse_crs(&a.crs)?;
+    let crs = ctx.crs_epsg()?;
     if a.model_vti.is_some() && a.dz_m.is_none() {
         bail!("--model-vti needs --dz-m (the voxel height in metres)");
     }
+    if let Some(dz) = a.dz_m
+        && !(dz.is_finite() && dz > 0.0)
+    {
+        bail!("--dz-m {dz}: the voxel height must be a positive number of metres");
+    }
+    if a.fit.is_none() {
+        for (given, flag) in [(a.lags.is_some(), "--lags"), (a.max_lag.is_some(), "--max-lag")] {
+            if given {
+                bail!("{flag} sets the bins of the variogram fit: give --fit MODEL");
+            }
+        }
+    }
+    if a.png.is_none() && a.colormap != "viridis" {
+        bail!("--colormap styles --png: give --png");
+    }
+    let mut outs = Outputs::new();
+    outs.input("--samples", &a.samples);
+    outs.plan("--out", &a.out, Kind::Raster)?;
+    outs.plan_opt("--variance", a.variance.as_deref(), Kind::Raster)?;
+    for (flag, p) in [
+        ("--png", &a.png),
+        ("--sd-png", &a.sd_png),
+        ("--cv", &a.cv),
+        ("--model-vti", &a.model_vti),
+        ("--section-png", &a.section_png),
+    ] {
+        outs.plan_opt(flag, p.as_deref(), Kind::File)?;
+    }
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let extent = inputs::parse_extent(&a.extent)?;
     let h = a.values.len();
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(r) = &sel.fallback_reason {
-        eprintln!("note: using the CPU backend: {r}");
-    }
+    let sel = ctx.open_backend()?;
     let be = sel.backend.clone();
     let opts = options(a, be.is_cuda())?;
     let out_bytes = if opts.precision == Precision::F32 {
@@ -224,22 +240,13 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
     let want_variance = a.variance.is_some() || a.sd_png.is_some();
     let bands = h * if want_variance { 2 } else { 1 };
     let grid = inputs::grid_for(&extent, a.cell_size_m, bands, out_bytes)?;
-    output::preflight(&a.out, true)?;
-    if let Some(p) = &a.variance {
-        output::preflight(p, true)?;
-    }
-    for p in [
-        &a.png,
-        &a.sd_png,
-        &a.cv,
-        &a.json,
-        &a.model_vti,
-        &a.section_png,
-    ]
-    .into_iter()
-    .flatten()
+    if let Some(r) = a.section_row
+        && r >= grid.rows
     {
-        output::preflight(p, false)?;
+        bail!(
+            "--section-row {r} is outside the grid: rows 0 (north) to {}",
+            grid.rows - 1
+        );
     }
     let set = read_samples(&a.samples, &a.x, &a.y, &a.values)?;
     let (vgs, fits) = variograms(a, &set)?;
@@ -250,6 +257,9 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             f.variogram,
             f.wrss
         );
+        for w in &f.warnings {
+            eprintln!("warning: {}: {w}", f.surfaces.join(", "));
+        }
     }
     // Global kriging holds C and its factor (2 n² f64, 3 n² while factoring): refuse up front
     // what would not fit rather than abort on allocation.
@@ -280,7 +290,7 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             );
         }
     }
-    let pb = progress::bar(1000, a.quiet, "kriging");
+    let pb = progress::bar(1000, ctx.quiet(), "kriging");
     let t1 = Instant::now();
     let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
     let mut pred = kriging::krige_grid_with(
@@ -295,6 +305,8 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
     )?;
     let seconds_grid = t1.elapsed().as_secs_f64();
     pb.finish_and_clear();
+    pred.check_finite(&set, &opts)
+        .with_context(|| format!("kriging the samples of {}", a.samples.display()))?;
     let crossings = a
         .strata
         .then(|| kriging::strata::resolve_crossings(&mut pred.values));
@@ -308,24 +320,19 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
         Ok(Raster::new(grid, names, data)?)
     };
     let est = to_raster(&pred.values, names.clone())?;
-    let mut outputs: Vec<String> =
-        output::write_raster(&a.out, &est, "", "kriging prediction", crs)?
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+    let mut written = outs.write(&a.out, |p| {
+        output::write_raster(p, &est, "", "kriging prediction", crs)
+    })?;
     if let (Some(p), Some(v)) = (&a.variance, &pred.variance) {
         let r = to_raster(v, names.clone())?;
-        outputs.extend(
-            output::write_raster(p, &r, "", "kriging variance", crs)?
-                .iter()
-                .map(|p| p.display().to_string()),
-        );
+        written.extend(outs.write(p, |s| {
+            output::write_raster(s, &r, "", "kriging variance", crs)
+        })?);
     }
     let mut cv_summary = vec![];
     if let Some(p) = &a.cv {
         let cv = kriging::cross_validate(&set, &groups)?;
-        write_cv(p, &set, &cv)?;
-        outputs.push(p.display().to_string());
+        written.push(outs.write_one(p, |s| write_cv(s, &set, &cv))?);
         for c in &cv {
             cv_summary.push(CvSummary {
                 surface: c.surface.clone(),
@@ -347,8 +354,7 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             },
             pred.evaluated
         );
-        write_map(p, &est, &title, &set, &a.colormap)?;
-        outputs.push(p.display().to_string());
+        written.push(outs.write_one(p, |s| write_map(s, &est, &title, &set, &a.colormap))?);
     }
     if let (Some(p), Some(v)) = (&a.sd_png, &pred.variance) {
         let sd: Vec<Vec<f64>> = v
@@ -356,23 +362,23 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             .map(|b| b.iter().map(|x| x.sqrt()).collect())
             .collect();
         let r = to_raster(&sd, names.clone())?;
-        write_map(
-            p,
-            &r,
-            "kriging standard deviation (wells marked)",
-            &set,
-            "magma",
-        )?;
-        outputs.push(p.display().to_string());
+        written.push(outs.write_one(p, |s| {
+            write_map(
+                s,
+                &r,
+                "kriging standard deviation (wells marked)",
+                &set,
+                "magma",
+            )
+        })?);
     }
-    if let Some(p) = &a.model_vti {
-        let dz = a.dz_m.unwrap_or(1.0);
-        write_voxels(p, &pred.values, &grid, dz, &names)?;
-        outputs.push(p.display().to_string());
+    if let (Some(p), Some(dz)) = (&a.model_vti, a.dz_m) {
+        written.push(outs.write_one(p, |s| write_voxels(s, &pred.values, &grid, dz, &names))?);
     }
     if let Some(p) = &a.section_png {
-        write_section(p, &pred.values, &grid, a.section_row, &names, &set)?;
-        outputs.push(p.display().to_string());
+        written.push(outs.write_one(p, |s| {
+            write_section(s, &pred.values, &grid, a.section_row, &names, &set)
+        })?);
     }
     print_summary(
         &grid,
@@ -384,7 +390,7 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
         crossings.as_deref(),
         &cv_summary,
     );
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         let s = Summary {
             command: "krige",
             version: env!("CARGO_PKG_VERSION"),
@@ -407,11 +413,11 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
             seconds_factor,
             seconds_grid,
             seconds_total: start.elapsed().as_secs_f64(),
-            outputs: outputs.clone(),
+            outputs: written.iter().map(|p| p.display().to_string()).collect(),
         };
-        output::write_json(p, &s)?;
-        outputs.push(p.display().to_string());
+        written.push(outs.write_json(p, &s)?);
     }
-    println!("wrote {}", outputs.join(", "));
+    outs.commit()?;
+    println!("wrote {}", output::joined(&written));
     Ok(())
 }

@@ -10,6 +10,8 @@ use geofield::synth::{self, DbhModel, Pattern, StationSpec, TerrainKind, Terrain
 use geofield::wind::{Stability, Station};
 use geofield_core::{Raster, RasterData};
 
+use crate::ctx::{Ctx, Global};
+use crate::outputs::{Kind, Outputs};
 use crate::{inputs, output};
 
 #[derive(Subcommand)]
@@ -62,14 +64,13 @@ pub struct TerrainArgs {
     /// domain.
     #[arg(long)]
     pub width_m: Option<f64>,
-    /// South-west corner of the grid (m).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub x_min_m: f64,
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub y_min_m: f64,
-    /// CRS of the coordinates as EPSG:CODE, written into the GeoTIFF.
-    #[arg(long)]
-    pub crs: Option<String>,
+    /// West edge of the grid (m) [default: 0; with a UTM --crs, the grid is centred on the
+    /// zone's central meridian, easting 500000].
+    #[arg(long, allow_negative_numbers = true)]
+    pub x_min_m: Option<f64>,
+    /// South edge of the grid (m) [default: 0; with a UTM --crs, northing 5000000].
+    #[arg(long, allow_negative_numbers = true)]
+    pub y_min_m: Option<f64>,
     /// Number of stations: the first upwind of the centre with exactly the given wind, the
     /// others at random with +-10 % speed and +-10 degrees direction.
     #[arg(long, default_value_t = 1)]
@@ -146,16 +147,44 @@ pub struct ForestArgs {
     pub species_out: Option<PathBuf>,
 }
 
-pub fn run(c: &SynthCommand) -> Result<()> {
+pub fn run(c: &SynthCommand, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Backend, Global::Json])?;
     match c {
-        SynthCommand::Forest(a) => forest(a),
-        SynthCommand::Wells(a) => wells(a),
-        SynthCommand::Terrain(a) => terrain(a),
+        SynthCommand::Forest(a) => {
+            ctx.refuse_unused(&[Global::Crs])?;
+            forest(a)
+        }
+        SynthCommand::Wells(a) => {
+            ctx.refuse_unused(&[Global::Crs])?;
+            wells(a)
+        }
+        SynthCommand::Terrain(a) => terrain(a, ctx),
     }
 }
 
-fn terrain(a: &TerrainArgs) -> Result<()> {
-    let crs = crate::cmd_disperse::parse_crs(&a.crs)?;
+/// Whether `epsg` is a UTM zone (WGS 84, ETRS89 or NAD83 variants), whose valid eastings centre
+/// on 500000 m.
+fn is_utm(epsg: u16) -> bool {
+    matches!(epsg, 32601..=32660 | 32701..=32760 | 25828..=25838 | 26901..=26923 | 3154..=3160)
+}
+
+fn terrain(a: &TerrainArgs, ctx: &Ctx) -> Result<()> {
+    let crs = ctx.crs_epsg()?;
+    let width_m = a.cols as f64 * a.cell_size_m;
+    let (x_min_m, y_min_m) = match (a.x_min_m, a.y_min_m, crs) {
+        (x, y, Some(code)) if is_utm(code) => (
+            x.unwrap_or((500_000.0 - 0.5 * width_m).round()),
+            y.unwrap_or(5_000_000.0),
+        ),
+        (None, None, Some(code)) => {
+            eprintln!(
+                "warning: the DEM's south-west corner is (0, 0) in EPSG:{code}; give --x-min-m \
+                 and --y-min-m to place it where that CRS is valid"
+            );
+            (0.0, 0.0)
+        }
+        (x, y, _) => (x.unwrap_or(0.0), y.unwrap_or(0.0)),
+    };
     let stability: Option<Stability> = match &a.stability {
         Some(s) => Some(s.parse().map_err(anyhow::Error::msg)?),
         None => None,
@@ -169,10 +198,9 @@ fn terrain(a: &TerrainArgs) -> Result<()> {
             a.out.display()
         );
     }
-    output::preflight(&a.out, true)?;
-    if let Some(p) = &a.stations {
-        output::preflight(p, false)?;
-    }
+    let mut outs = Outputs::new();
+    outs.plan("--out", &a.out, Kind::Raster)?;
+    outs.plan_opt("--stations", a.stations.as_deref(), Kind::File)?;
     if a.cols.saturating_mul(a.rows) > 400_000_000 {
         bail!("--cols x --rows is more than this tool writes (400 million cells)");
     }
@@ -186,8 +214,8 @@ fn terrain(a: &TerrainArgs) -> Result<()> {
         cols: a.cols,
         rows: a.rows,
         cell_size_m: a.cell_size_m,
-        x_min_m: a.x_min_m,
-        y_min_m: a.y_min_m,
+        x_min_m,
+        y_min_m,
         base_m: a.base_m,
         height_m: a.height_m,
         width_m: a.width_m,
@@ -217,10 +245,11 @@ fn terrain(a: &TerrainArgs) -> Result<()> {
         .to_possible_value()
         .map_or_else(|| "?".to_string(), |v| v.get_name().to_string());
     let description = format!("synthetic terrain ({kind})");
-    output::write_raster(&a.out, &raster, "m", &description, crs)?;
+    outs.write(&a.out, |p| output::write_raster(p, &raster, "m", &description, crs))?;
     if let Some(p) = &a.stations {
-        write_stations_csv(p, &stations)?;
+        outs.write_one(p, |s| write_stations_csv(s, &stations))?;
     }
+    outs.commit()?;
     println!(
         "wrote a {} x {} DEM of {} m cells ({kind}, {:.1}..{:.1} m) to {}{}",
         grid.cols,
@@ -280,10 +309,12 @@ fn wells(a: &WellsArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&a.partial) {
         bail!("--partial must be in [0, 1], got {}", a.partial);
     }
-    output::preflight(&a.out, false)?;
+    let mut outs = Outputs::new();
+    outs.plan("--out", &a.out, Kind::File)?;
     let strata = synth::Strata::new(&extent, a.surfaces, a.seed);
     let (xs, ys, z) = strata.wells(a.wells, a.seed, a.partial);
-    write_wells_csv(&a.out, &xs, &ys, &z)?;
+    outs.write_one(&a.out, |p| write_wells_csv(p, &xs, &ys, &z))?;
+    outs.commit()?;
     println!(
         "wrote {} wells through {} surfaces to {}",
         a.wells,
@@ -327,10 +358,9 @@ fn forest(a: &ForestArgs) -> Result<()> {
             a.trees
         );
     }
-    output::preflight(&a.out, false)?;
-    if let Some(p) = &a.species_out {
-        output::preflight(p, false)?;
-    }
+    let mut outs = Outputs::new();
+    outs.plan("--out", &a.out, Kind::File)?;
+    outs.plan_opt("--species-out", a.species_out.as_deref(), Kind::File)?;
     let pattern = match a.pattern {
         PatternArg::Uniform => Pattern::Uniform,
         PatternArg::Clustered => Pattern::Clustered,
@@ -342,11 +372,14 @@ fn forest(a: &ForestArgs) -> Result<()> {
     let species = synth::sbs_species();
     let stand = synth::forest(a.trees, &extent, a.seed, pattern, dbh, &synth::SBS_SHARES);
     let names: Vec<&str> = species.iter().map(|s| s.name.as_str()).collect();
-    write_stand_csv(&a.out, &stand, &names)?;
+    outs.write_one(&a.out, |p| write_stand_csv(p, &stand, &names))?;
     if let Some(p) = &a.species_out {
         let text = inputs::species_toml(&species);
-        geofield_io::write_atomic(p, |w| w.write_all(text.as_bytes()))?;
+        outs.write_one(p, |s| {
+            Ok(geofield_io::write_atomic(s, |w| w.write_all(text.as_bytes()))?)
+        })?;
     }
+    outs.commit()?;
     println!(
         "wrote {} stems to {}{}",
         stand.len(),

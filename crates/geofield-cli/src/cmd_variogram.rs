@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 use geofield::kriging::{self, Estimator, LagSpec, Model};
 use geofield_io::{CsvTable, XyChart};
 
-use crate::output;
+use crate::ctx::{Ctx, Global};
+use crate::outputs::{Kind, Outputs};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum EstimatorArg {
@@ -38,21 +39,20 @@ pub struct VariogramArgs {
     pub no_nugget: bool,
     #[arg(long, value_enum, default_value = "matheron")]
     pub estimator: EstimatorArg,
-    /// Number of lag bins.
+    /// Number of lag bins, of equal width from 0 to the largest lag.
     #[arg(long, default_value_t = 15)]
     pub lags: usize,
-    /// Largest separation (default: a third of the bounding-box diagonal).
+    /// Largest separation binned, in the coordinates' units (default: a third of the samples'
+    /// bounding-box diagonal).
     #[arg(long)]
     pub max_lag: Option<f64>,
     /// Directional variogram: AZIMUTH,TOLERANCE in degrees (azimuth clockwise from north).
     #[arg(long, value_delimiter = ',')]
     pub direction: Option<Vec<f64>>,
-    /// Chart of the bins (labelled with their pair counts) and the fitted model.
+    /// Chart of the bins (labelled with their pair counts) and the fitted model. (The bins and
+    /// the fit as JSON: the global --json.)
     #[arg(long)]
     pub png: Option<PathBuf>,
-    /// The bins and the fit as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -64,10 +64,12 @@ struct Report<'a> {
     fit: Option<&'a kriging::Fit>,
 }
 
-pub fn run(a: &VariogramArgs) -> Result<()> {
-    for p in [&a.png, &a.json].into_iter().flatten() {
-        output::preflight(p, false)?;
-    }
+pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Backend, Global::Crs])?;
+    let mut outs = Outputs::new();
+    outs.input("--samples", &a.samples);
+    outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let model = a.model.as_deref().map(Model::parse).transpose()?;
     let mut t = CsvTable::read(&a.samples)?;
     let (cx, cy, cv) = (t.column(&a.x)?, t.column(&a.y)?, t.column(&a.values)?);
@@ -118,7 +120,11 @@ pub fn run(a: &VariogramArgs) -> Result<()> {
         .transpose()?;
     if let Some(f) = &fitted {
         println!("fit: {} (weighted RSS {:.4e})", f.variogram, f.wrss);
+        for w in f.warnings(&bins) {
+            eprintln!("warning: {w}");
+        }
     }
+    let mut written = Vec::new();
     if let Some(p) = &a.png {
         let hmax = bins.last().map_or(1.0, |b| b.hi);
         let chart = XyChart {
@@ -141,10 +147,9 @@ pub fn run(a: &VariogramArgs) -> Result<()> {
                     .collect()
             }),
         };
-        geofield_io::write_xy_chart_png(p, &chart)?;
-        println!("wrote {}", p.display());
+        written.push(outs.write_one(p, |s| Ok(geofield_io::write_xy_chart_png(s, &chart)?))?);
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         let r = Report {
             samples: a.samples.display().to_string(),
             values: &a.values,
@@ -152,8 +157,11 @@ pub fn run(a: &VariogramArgs) -> Result<()> {
             bins: &bins,
             fit: fitted.as_ref(),
         };
-        output::write_json(p, &r)?;
-        println!("wrote {}", p.display());
+        written.push(outs.write_json(p, &r)?);
+    }
+    outs.commit()?;
+    if !written.is_empty() {
+        println!("wrote {}", crate::output::joined(&written));
     }
     Ok(())
 }

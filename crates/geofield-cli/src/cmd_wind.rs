@@ -8,12 +8,13 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::wind::{self, Model, Profile, Solver, Stability, Top, WindGrid, WindOptions};
-use geofield::{BackendChoice, BackendSelection, backend};
+use geofield::{BackendSelection, backend};
 
 use crate::wind_in::{check_memory, levels, read_dem, read_stations};
-use crate::wind_out::Staging;
+use crate::ctx::Ctx;
+use crate::outputs::{Kind, Outputs};
 use crate::wind_report::{Summary, print_summary, write_map, write_rasters};
-use crate::{output, progress, wind_out};
+use crate::{progress, wind_out};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 pub enum ModelArg {
@@ -120,15 +121,6 @@ pub struct WindArgs {
     /// Map: speed at --height-agl-m over hillshaded terrain, arrows, stations.
     #[arg(long)]
     pub png: Option<PathBuf>,
-    /// Report as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// auto | cpu | cuda | cuda:N (env GEOFIELD_BACKEND).
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
-    /// No progress indicator.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 /// Kind of 3-D output, by extension.
@@ -175,34 +167,7 @@ fn options(a: &WindArgs) -> Result<WindOptions> {
             a.height_agl_m
         );
     }
-    if a.profile == ProfileArg::Log && !(a.roughness_m.is_finite() && a.roughness_m > 0.0) {
-        bail!(
-            "--roughness-m must be a positive number of metres, got {}",
-            a.roughness_m
-        );
-    }
-    if !(a.tolerance.is_finite() && a.tolerance > 0.0 && a.tolerance < 1.0) {
-        bail!("--tolerance must be in (0, 1), got {}", a.tolerance);
-    }
-    if a.iterations == 0 {
-        bail!("--iterations must be at least 1");
-    }
-    if let Some(w) = a.omega
-        && !(w.is_finite() && w > 0.0 && w < 2.0)
-    {
-        bail!("--omega must be in (0, 2), got {w}");
-    }
-    if let Some(al) = a.alpha
-        && !(al.is_finite() && al > 0.0)
-    {
-        bail!("--alpha must be a positive number, got {al}");
-    }
-    if let Some(r) = a.radius_m
-        && !(r.is_finite() && r > 0.0)
-    {
-        bail!("--radius-m must be a positive number of metres, got {r}");
-    }
-    Ok(WindOptions {
+    let opts = WindOptions {
         model: match a.model {
             ModelArg::Sherman => Model::Sherman,
             ModelArg::West => Model::West,
@@ -228,23 +193,25 @@ fn options(a: &WindArgs) -> Result<WindOptions> {
         radius_m: a.radius_m,
         top: if a.lid { Top::Lid } else { Top::Open },
         ..WindOptions::default()
-    })
+    };
+    wind::check_options(&opts)?;
+    Ok(opts)
 }
 
-pub fn run(a: &WindArgs) -> Result<()> {
+pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     let start = Instant::now();
     let format = field_format(a)?;
     let opts = options(a)?;
-    if let Some(out) = &a.out {
-        output::preflight(out, false)?;
-    }
-    for p in [&a.speed_out, &a.direction_out].into_iter().flatten() {
-        output::preflight(p, true)?;
-    }
-    for p in [&a.png, &a.json].into_iter().flatten() {
-        output::preflight(p, false)?;
-    }
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
+    let mut outs = Outputs::new();
+    outs.input("--dem", &a.dem);
+    outs.input("--stations", &a.stations);
+    outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
+    outs.plan_opt("--speed-out", a.speed_out.as_deref(), Kind::Raster)?;
+    outs.plan_opt("--direction-out", a.direction_out.as_deref(), Kind::Raster)?;
+    outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    let crs_flag = ctx.crs_epsg()?;
+    let choice = ctx.backend_choice()?;
     // Opening a GPU (driver, context, kernels) takes tenths of a second: it runs in the
     // background while the inputs are read and the first guess is built on the CPU.
     let opening = std::thread::spawn(move || {
@@ -255,6 +222,14 @@ pub fn run(a: &WindArgs) -> Result<()> {
 
     let mut dem = read_dem(&a.dem, a.cell_size_m)?;
     let stations = read_stations(&a.stations)?;
+    // The DEM's CRS, or --crs for a DEM that carries none; the two must agree.
+    dem.crs_epsg = match (dem.crs_epsg, crs_flag) {
+        (Some(d), Some(c)) if d != c => bail!(
+            "--crs EPSG:{c} differs from the CRS of {} (EPSG:{d}); leave --crs out",
+            a.dem.display()
+        ),
+        (d, c) => d.or(c),
+    };
     let (levels, nz) = levels(a.levels_m.as_deref(), a.nz, a.dz_m);
     check_memory(dem.plan.cols, dem.plan.rows, nz)?;
     let grid = WindGrid::new(dem.plan, std::mem::take(&mut dem.terrain_m), &levels)
@@ -273,7 +248,7 @@ pub fn run(a: &WindArgs) -> Result<()> {
     }
     let seconds_read = start.elapsed().as_secs_f64();
 
-    let spinner = progress::spinner(a.quiet, "solving");
+    let spinner = progress::spinner(ctx.quiet(), "solving");
     let t0 = Instant::now();
     let mut report_progress = |iteration: usize, max_div: f64| {
         spinner.set_message(format!(
@@ -296,8 +271,8 @@ pub fn run(a: &WindArgs) -> Result<()> {
         &mut report_progress,
     );
     spinner.finish_and_clear();
-    if let Some(r) = opened.as_ref().and_then(|s| s.fallback_reason.as_ref()) {
-        eprintln!("note: using the CPU backend: {r}");
+    if let Some(sel) = &opened {
+        ctx.report_backend(sel);
     }
     let (field, be) = field.with_context(|| {
         format!(
@@ -325,7 +300,7 @@ pub fn run(a: &WindArgs) -> Result<()> {
 
     let t1 = Instant::now();
     let (speed, direction) = wind::sample::at_height_agl(&field, a.height_agl_m)?;
-    let mut staging = Staging::default();
+    let staging = &mut outs;
     let mut outputs: Vec<PathBuf> = Vec::new();
     if let (Some(out), Some(format)) = (&a.out, format) {
         let cells = match format {
@@ -342,7 +317,7 @@ pub fn run(a: &WindArgs) -> Result<()> {
         })?);
     }
     outputs.extend(write_rasters(
-        &mut staging,
+        staging,
         a,
         &field,
         &speed,
@@ -356,7 +331,7 @@ pub fn run(a: &WindArgs) -> Result<()> {
         })?);
     }
     print_summary(&field, &stations, &be, seconds_read, seconds_compute);
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         let mut names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
         names.push(p.display().to_string());
         let summary = Summary::new(
@@ -374,12 +349,9 @@ pub fn run(a: &WindArgs) -> Result<()> {
             ],
             names,
         );
-        outputs.extend(staging.write(p, |s| {
-            output::write_json(s, &summary)?;
-            Ok(vec![s.to_path_buf()])
-        })?);
+        outputs.push(staging.write_json(p, &summary)?);
     }
-    staging.commit()?;
+    outs.commit()?;
     println!(
         "wrote {}",
         outputs

@@ -67,7 +67,11 @@ pub(crate) struct FitReport {
     pub(crate) surfaces: Vec<String>,
     pub(crate) variogram: Variogram,
     pub(crate) wrss: f64,
+    pub(crate) warnings: Vec<String>,
 }
+
+/// Lag bins of a variogram fit when --lags is not given.
+const DEFAULT_LAGS: usize = 15;
 
 /// The variograms: the one given, or fitted per column (or pooled).
 pub(crate) fn variograms(
@@ -91,7 +95,7 @@ pub(crate) fn variograms(
     };
     let model = Model::parse(m)?;
     let spec = LagSpec {
-        lags: a.lags,
+        lags: a.lags.unwrap_or(DEFAULT_LAGS),
         max_lag: a.max_lag,
         direction: None,
     };
@@ -103,6 +107,7 @@ pub(crate) fn variograms(
             surfaces: set.surfaces.iter().map(|s| s.name.clone()).collect(),
             variogram: f.variogram.clone(),
             wrss: f.wrss,
+            warnings: f.warnings(&pooled),
         };
         return Ok((vec![f.variogram], vec![rep]));
     }
@@ -115,6 +120,7 @@ pub(crate) fn variograms(
             surfaces: vec![s.name.clone()],
             variogram: f.variogram.clone(),
             wrss: f.wrss,
+            warnings: f.warnings(bins),
         });
         out.push(f.variogram);
     }

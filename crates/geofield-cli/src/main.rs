@@ -11,10 +11,12 @@ mod cmd_krige;
 mod cmd_synth;
 mod cmd_variogram;
 mod cmd_wind;
+mod ctx;
 mod inputs;
 mod krige_in;
 mod krige_out;
 mod output;
+mod outputs;
 mod progress;
 mod wind_in;
 mod wind_out;
@@ -22,7 +24,7 @@ mod wind_report;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// GPU-accelerated spatial simulation of the environment: seed dispersal maps, exact k
 /// nearest neighbours, boids flocks, kriging and wind fields over terrain, on CUDA GPUs or plain
@@ -30,6 +32,8 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "geofield", version, about, long_about = None, propagate_version = true)]
 struct Cli {
+    #[command(flatten)]
+    global: ctx::GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -73,7 +77,10 @@ fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -81,23 +88,66 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    outputs::install_signal_cleanup();
+    // The deepest subcommand's matches carry the global options and where their values came from.
+    let (mut leaf, mut names) = (&matches, Vec::new());
+    while let Some((name, m)) = leaf.subcommand() {
+        names.push(name.to_string());
+        leaf = m;
+    }
+    let ctx = ctx::Ctx::new(cli.global, names.join(" "), leaf);
     let result = match cli.command {
-        Command::Info(a) => cmd_info::run(&a),
-        Command::Demo(a) => cmd_demo::run(&a),
-        Command::Disperse(a) => cmd_disperse::run(&a),
-        Command::Knn(a) => cmd_knn::run(&a),
-        Command::Flock(a) => cmd_flock::run(&a),
-        Command::Krige(a) => cmd_krige::run(&a),
-        Command::Variogram(a) => cmd_variogram::run(&a),
-        Command::Wind(a) => cmd_wind::run(&a),
-        Command::Synth(c) => cmd_synth::run(&c),
-        Command::Bench(c) => bench::run(&c),
+        Command::Info(a) => cmd_info::run(&a, &ctx),
+        Command::Demo(a) => cmd_demo::run(&a, &ctx),
+        Command::Disperse(a) => cmd_disperse::run(&a, &ctx),
+        Command::Knn(a) => cmd_knn::run(&a, &ctx),
+        Command::Flock(a) => cmd_flock::run(&a, &ctx),
+        Command::Krige(a) => cmd_krige::run(&a, &ctx),
+        Command::Variogram(a) => cmd_variogram::run(&a, &ctx),
+        Command::Wind(a) => cmd_wind::run(&a, &ctx),
+        Command::Synth(c) => cmd_synth::run(&c, &ctx),
+        Command::Bench(c) => bench::run(&c, &ctx),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", render_error(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The command-line flag of a library parameter name (`dz_m` -> `--dz-m`), where one sets it.
+fn flag_of(name: &str) -> Option<String> {
+    let flag = match name {
+        "max_iterations" => "iterations",
+        "abs_tolerance_per_s" | "min_height_agl_m" => return None,
+        other => other,
+    };
+    Some(format!("--{}", flag.replace('_', "-")))
+}
+
+/// The error and its causes, joined by ": " like anyhow's `{:#}`, with library parameter names
+/// shown as the flags that set them, and a cause left out where the message before it already
+/// ends with it (an OS error repeated by a wrapper).
+fn render_error(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = match cause.downcast_ref::<geofield::GeofieldError>() {
+            Some(geofield::GeofieldError::InvalidParameter {
+                name,
+                value,
+                expected,
+            }) => match flag_of(name) {
+                Some(flag) => format!("{flag} {value}: expected {expected}"),
+                None => cause.to_string(),
+            },
+            _ => cause.to_string(),
+        };
+        if parts.last().is_some_and(|p| p.ends_with(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    parts.join(": ")
 }

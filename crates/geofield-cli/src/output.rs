@@ -3,38 +3,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use geofield_core::Raster;
-use geofield_io::{Colormap, Layout, RasterFormat, RasterMeta, RenderOptions, Scale};
+use geofield_io::{Colormap, Layout, RasterMeta, RenderOptions, Scale};
 
-/// Fail early if `path` has an unsupported extension (when `raster`) or its folder is missing or
-/// not writable.
-pub fn preflight(path: &Path, raster: bool) -> Result<()> {
-    if raster {
-        RasterFormat::from_path(path)?;
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: folder {} does not exist",
-            path.display(),
-            dir.display()
-        );
-    }
-    if path.is_dir() {
-        bail!("cannot write {}: it is a folder", path.display());
-    }
-    tempfile::NamedTempFile::new_in(dir).with_context(|| {
-        format!(
-            "cannot write {}: folder {} is not writable",
-            path.display(),
-            dir.display()
-        )
-    })?;
-    Ok(())
+/// Check a single output path (a bench's `--json`) before measuring; see [`crate::outputs`].
+pub fn preflight(path: &Path) -> Result<()> {
+    crate::outputs::Outputs::new().plan("--json", path, crate::outputs::Kind::File)
 }
 
 /// Write the raster (GeoTIFF, ESRI ASCII or NPY by extension); returns the files written.
@@ -54,6 +29,9 @@ pub fn write_raster(
     Ok(geofield_io::write_raster(path, raster, &meta)?)
 }
 
+/// The colour maps a PNG can use (clap's list for `--colormap`).
+pub const COLORMAPS: [&str; 3] = ["viridis", "magma", "cividis"];
+
 /// Render the raster's bands to a PNG.
 pub fn write_png(
     path: &Path,
@@ -64,7 +42,8 @@ pub fn write_png(
     log: bool,
     colormap: &str,
 ) -> Result<()> {
-    let colormap = Colormap::from_name(colormap).unwrap_or(Colormap::Viridis);
+    let colormap = Colormap::from_name(colormap)
+        .with_context(|| format!("unknown colour map {colormap:?}: {}", COLORMAPS.join(", ")))?;
     let opts = RenderOptions {
         title: title.to_string(),
         units: units.to_string(),
@@ -89,4 +68,13 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     geofield_io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
     Ok(())
+}
+
+/// The paths, comma separated, for a "wrote ..." line.
+pub fn joined(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

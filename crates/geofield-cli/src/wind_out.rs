@@ -1,6 +1,6 @@
 //! Outputs of `geofield wind`: the 3-D field as `.npz`, `.nc` or `.vti`, the speed and
 //! direction rasters at a height above ground, the map. Every file is staged next to its
-//! target and renamed into place only when all of them were written ([`Staging`]), so a failed
+//! target and renamed into place only when all of them were written (`outputs::Outputs`), so a failed
 //! run leaves no output at all.
 //!
 //! Layouts:
@@ -16,71 +16,15 @@
 //! - `.vti`: the same cells, x east, y north, z up (uniform layers only): `wind` (u, v, w; zero
 //!   in solid cells, so that stream tracers stop there), `speed` (NaN in solid cells), `solid`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use geofield::wind::sample::CellFields;
 use geofield::wind::{Stability, WindField};
 use geofield_io::{NcAttr, NcData, NcFile, NcVar, NpzArray, NpzData, VtkArray, VtkImage};
 
 /// Fill value of the NetCDF fields in solid cells.
 pub(crate) const NC_FILL: f32 = -9999.0;
-
-/// Files written into temporary folders next to their targets, renamed together by
-/// [`Staging::commit`]; dropped without commit, they vanish.
-#[derive(Default)]
-pub(crate) struct Staging {
-    dirs: Vec<tempfile::TempDir>,
-    moves: Vec<(PathBuf, PathBuf)>,
-}
-
-impl Staging {
-    /// A folder next to `target` to write it into.
-    fn dir_for(&mut self, target: &Path) -> Result<PathBuf> {
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let d = tempfile::Builder::new()
-            .prefix(".geofield-wind-")
-            .tempdir_in(&parent)
-            .with_context(|| format!("cannot write {}", target.display()))?;
-        let path = d.path().to_path_buf();
-        self.dirs.push(d);
-        Ok(path)
-    }
-
-    /// Run `write` on the staged path of `target`; it returns the files it wrote there, which
-    /// go to `target`'s folder under the same names.
-    pub(crate) fn write(
-        &mut self,
-        target: &Path,
-        write: impl FnOnce(&Path) -> Result<Vec<PathBuf>>,
-    ) -> Result<Vec<PathBuf>> {
-        let dir = self.dir_for(target)?;
-        let name = target
-            .file_name()
-            .with_context(|| format!("{} is not a file name", target.display()))?;
-        let written = write(&dir.join(name))?;
-        let final_dir = target.parent().unwrap_or(Path::new(""));
-        let mut out = Vec::with_capacity(written.len());
-        for w in written {
-            let f = final_dir.join(w.file_name().unwrap_or(name));
-            self.moves.push((w, f.clone()));
-            out.push(f);
-        }
-        Ok(out)
-    }
-
-    /// Rename every staged file onto its target.
-    pub(crate) fn commit(self) -> Result<()> {
-        for (from, to) in &self.moves {
-            std::fs::rename(from, to)
-                .with_context(|| format!("cannot move the finished {} into place", to.display()))?;
-        }
-        Ok(())
-    }
-}
 
 /// Cell order (k, row, col) with row 0 north → (k, j, i) with j = 0 south, as NetCDF with an
 /// increasing y and VTK image data want; `f` maps a cell index to the value.

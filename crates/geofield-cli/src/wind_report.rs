@@ -11,7 +11,7 @@ use geofield_io::{Colormap, RasterMeta, WindMap};
 
 use crate::cmd_wind::WindArgs;
 use crate::wind_in::Dem;
-use crate::wind_out::Staging;
+use crate::outputs::Outputs;
 
 /// Everything `--json` writes.
 #[derive(serde::Serialize)]
@@ -167,7 +167,7 @@ fn raster(field: &WindField, name: &str, values: &[f64]) -> Result<Raster> {
 
 /// `--speed-out` and `--direction-out`, with the DEM's CRS and units, like WindNinja's grids.
 pub(crate) fn write_rasters(
-    staging: &mut Staging,
+    staging: &mut Outputs,
     a: &WindArgs,
     field: &WindField,
     speed: &[f64],

@@ -1,13 +1,13 @@
 //! `geofield bench dispersal`: the paper's Table 2 scales (5e2 cells x 1e2 trees up to 5e5 x
 //! 1e5, 4 SBS-like species, trees uniform) or the 10.24 km landscape (1.05e8 cells, 3.1 M trees).
 
-use std::path::PathBuf;
 
+use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision, Sources};
 use geofield::synth::{self, DbhModel, Pattern};
-use geofield::{Backend, BackendChoice, backend};
+use geofield::Backend;
 use geofield_core::{Extent, GridSpec};
 
 use super::{BenchEnv, Stats, measure};
@@ -27,9 +27,6 @@ pub enum Scale {
 pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "paper")]
     pub scale: Scale,
-    /// auto | cpu | cuda | cuda:N.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     /// Cutoff tolerances to run (each is one method row).
     #[arg(long, value_delimiter = ',', default_values_t = vec![1e-5, 1e-6])]
     pub tolerances: Vec<f64>,
@@ -48,8 +45,6 @@ pub struct BenchArgs {
     /// Pair budget of the f64 CPU reference window used for the errors.
     #[arg(long, default_value_t = 1e9)]
     pub reference_pairs: f64,
-    #[arg(long)]
-    pub json: Option<PathBuf>,
     /// Output precision of the fast methods.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: crate::cmd_disperse::PrecisionArg,
@@ -127,14 +122,11 @@ fn cases(scale: Scale) -> Vec<Case> {
     }
 }
 
-pub fn run(a: &BenchArgs) -> Result<()> {
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(r) = &sel.fallback_reason {
-        eprintln!("note: using the CPU backend: {r}");
-    }
-    if let Some(p) = &a.json {
-        output::preflight(p, false)?;
+pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let sel = ctx.open_backend()?;
+    if let Some(p) = ctx.json() {
+        output::preflight(p)?;
     }
     let be = sel.backend;
     let env = BenchEnv::new(&be);
@@ -232,7 +224,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             methods,
         });
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         let scale = match a.scale {
             Scale::Quick => "quick",
             Scale::Paper => "paper",

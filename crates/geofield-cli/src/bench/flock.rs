@@ -8,13 +8,13 @@
 //! (state read and written, grid build, neighbour reads; `shared/notes/neighbors-boids.md` §5.2)
 //! against the device's nominal DRAM bandwidth.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::Args;
 use geofield::flock::{self, Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start};
-use geofield::{Backend, BackendChoice, backend};
+use geofield::Backend;
 
 use super::{BenchEnv, Stats};
 use crate::cmd_flock::{IndexArg, ModeArg, StartArg};
@@ -25,9 +25,6 @@ const BYTES_PER_AGENT_STEP: f64 = 200.0;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// auto | cpu | cuda | cuda:N.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     /// Agent counts (default 1,024 to 2^20; on the CPU up to 2^18).
     #[arg(long, value_delimiter = ',')]
     pub agents: Vec<usize>,
@@ -44,8 +41,6 @@ pub struct BenchArgs {
     pub repeats: usize,
     #[arg(long, default_value_t = 3)]
     pub warmup_steps: usize,
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -101,11 +96,11 @@ fn one(be: &Backend, params: FlockParams, state: FlockState, a: &BenchArgs) -> R
     Ok((chunk, Stats::of(samples), phases))
 }
 
-pub fn run(a: &BenchArgs) -> Result<()> {
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(p) = &a.json {
-        output::preflight(p, false)?;
+pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let sel = ctx.open_backend()?;
+    if let Some(p) = ctx.json() {
+        output::preflight(p)?;
     }
     let be = sel.backend;
     let env = BenchEnv::new(&be);
@@ -217,7 +212,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             }
         }
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         output::write_json(
             p,
             &Report {

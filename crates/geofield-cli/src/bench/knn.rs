@@ -7,13 +7,13 @@
 //! the host's cores as the CPU reference.
 
 use std::num::NonZero;
-use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::neighbors::{self, IndexKind, KnnQuery};
-use geofield::{Backend, BackendChoice, backend};
+use geofield::Backend;
 use geofield_cuda::Gpu;
 use geofield_cuda::neighbors::{self as gn, DeviceIndex, GpuCoord};
 use kiddo::SquaredEuclidean;
@@ -35,9 +35,6 @@ pub enum Set {
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// auto | cpu | cuda | cuda:N.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     /// log2 of the point counts (default 10, 14, 18, 20).
     #[arg(long, value_delimiter = ',', default_values_t = vec![10, 14, 18, 20])]
     pub log2_n: Vec<u32>,
@@ -49,8 +46,6 @@ pub struct BenchArgs {
     pub repeats: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -105,11 +100,11 @@ fn points(set: Set, n: usize, seed: u64) -> Vec<f64> {
     v
 }
 
-pub fn run(a: &BenchArgs) -> Result<()> {
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(p) = &a.json {
-        output::preflight(p, false)?;
+pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let sel = ctx.open_backend()?;
+    if let Some(p) = ctx.json() {
+        output::preflight(p)?;
     }
     if a.k == 0 || a.k > neighbors::K_MAX {
         bail!("--k must be 1..={}", neighbors::K_MAX);
@@ -200,7 +195,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             rows.push(row);
         }
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         output::write_json(p, &Report { env, k: a.k, rows })?;
         println!("wrote {}", p.display());
     }

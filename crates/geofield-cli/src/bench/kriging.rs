@@ -16,15 +16,15 @@
 //! nodes), and on GPU rows the share of the special-function limit (2 SFU results per pair:
 //! sqrt and exp, 16 per SM per clock).
 
-use std::path::PathBuf;
 
+use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::kriging::{
     self, Group, KrigeOptions, Model, Neighbourhood, Precision, SampleSet, System, Variogram,
     paper::{self, PaperMode},
 };
-use geofield::{Backend, BackendChoice, backend};
+use geofield::Backend;
 use geofield_core::{Extent, GridSpec};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -41,9 +41,6 @@ pub enum Case {
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// auto | cpu | cuda | cuda:N.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     #[arg(long, value_delimiter = ',', value_enum, default_values_t = vec![Case::Paper, Case::Large])]
     pub cases: Vec<Case>,
     /// Zoom factors of the paper's case.
@@ -63,8 +60,6 @@ pub struct BenchArgs {
     pub repeats: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
-    #[arg(long)]
-    pub json: Option<PathBuf>,
     /// On a GPU backend, skip the host CPU's rows (the paper's per-node elimination and the
     /// CPU dual), keeping only the f64 reference used for the errors.
     #[arg(long)]
@@ -190,11 +185,11 @@ fn max_err(got: &[Vec<f64>], want: &[Vec<f64>], spread: f64) -> f64 {
     e / spread
 }
 
-pub fn run(a: &BenchArgs) -> Result<()> {
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
-    if let Some(p) = &a.json {
-        output::preflight(p, false)?;
+pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let sel = ctx.open_backend()?;
+    if let Some(p) = ctx.json() {
+        output::preflight(p)?;
     }
     if a.zoom.iter().any(|&z| z == 0 || z > 100) {
         bail!("--zoom factors must be in 1..=100");
@@ -219,7 +214,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             }
         }
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         output::write_json(p, &Report { env, rows })?;
         println!("wrote {}", p.display());
     }

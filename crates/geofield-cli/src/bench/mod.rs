@@ -32,13 +32,13 @@ pub enum BenchCommand {
     Wind(wind::BenchArgs),
 }
 
-pub fn run(c: &BenchCommand) -> Result<()> {
+pub fn run(c: &BenchCommand, ctx: &crate::ctx::Ctx) -> Result<()> {
     match c {
-        BenchCommand::Dispersal(a) => dispersal::run(a),
-        BenchCommand::Knn(a) => knn::run(a),
-        BenchCommand::Flock(a) => flock::run(a),
-        BenchCommand::Kriging(a) => kriging::run(a),
-        BenchCommand::Wind(a) => wind::run(a),
+        BenchCommand::Dispersal(a) => dispersal::run(a, ctx),
+        BenchCommand::Knn(a) => knn::run(a, ctx),
+        BenchCommand::Flock(a) => flock::run(a, ctx),
+        BenchCommand::Kriging(a) => kriging::run(a, ctx),
+        BenchCommand::Wind(a) => wind::run(a, ctx),
     }
 }
 

@@ -8,9 +8,9 @@
 //! memory bandwidth the kernel's bytes per cell update imply. The paper's Table 2 (GTX 680,
 //! R64, 2000 iterations: 15.15 s; i7-2700K: 449.29 s) is in docs/benchmarks.md beside these.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::Args;
 use geofield::wind::{
@@ -19,16 +19,13 @@ use geofield::wind::{
     ops::{self, Coeffs},
     west::{self, WestOperator},
 };
-use geofield::{Backend, BackendChoice, backend};
+use geofield::Backend;
 
 use super::{BenchEnv, Stats};
 use crate::output;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// auto | cpu | cuda | cuda:N.
-    #[arg(long, env = "GEOFIELD_BACKEND", default_value = "auto")]
-    pub backend: String,
     /// Refinements of the family (R1 = 64 × 64 × 32 … R64 = 512 × 512 × 32).
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 4, 16, 64])]
     pub r: Vec<usize>,
@@ -47,8 +44,6 @@ pub struct BenchArgs {
     pub cpu_max_slow_r: usize,
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize, Clone, Debug)]
@@ -199,9 +194,9 @@ fn repeat(
     Ok((Stats::of(times), last.0, last.1, last.2))
 }
 
-pub fn run(a: &BenchArgs) -> Result<()> {
-    let choice: BackendChoice = a.backend.parse().map_err(anyhow::Error::msg)?;
-    let sel = backend::select(choice)?;
+pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let sel = ctx.open_backend()?;
     let be = sel.backend;
     let env = BenchEnv::new(&be);
     println!(
@@ -273,7 +268,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             super::wind_gpu::rows(&be, &c, a, threshold, &mut rows)?;
         }
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = ctx.json() {
         output::write_json(
             p,
             &Report {

@@ -34,6 +34,11 @@ pub(super) fn hill(dir: &Path) -> (PathBuf, PathBuf) {
         "3",
         "--crs",
         "EPSG:32633",
+        // The tests' stations and expectations sit relative to (0, 0).
+        "--x-min-m",
+        "0",
+        "--y-min-m",
+        "0",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     (dem, st)

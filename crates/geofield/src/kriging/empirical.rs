@@ -226,6 +226,37 @@ pub struct Fit {
     pub wrss: f64,
 }
 
+/// How far beyond the largest lag a fitted range may reach before the fit is suspect: the bins
+/// then only see the rising part of the model, so sill and range trade off against each other
+/// and neither is determined by the data.
+pub const RANGE_BEYOND_LAGS_FACTOR: f64 = 2.0;
+
+impl Fit {
+    /// Warnings about the fit against the `bins` it was fitted to: a practical range more than
+    /// [`RANGE_BEYOND_LAGS_FACTOR`] times the largest lag.
+    pub fn warnings(&self, bins: &[LagBin]) -> Vec<String> {
+        let Some(largest) = bins.iter().map(|b| b.hi).reduce(f64::max) else {
+            return Vec::new();
+        };
+        self.variogram
+            .structures
+            .iter()
+            .filter(|s| s.model.is_bounded() && s.range > RANGE_BEYOND_LAGS_FACTOR * largest)
+            .map(|s| {
+                format!(
+                    "the fitted {} range {:.4e} m is {:.1}x the largest lag ({:.4e} m): the bins \
+                     do not reach the sill, so sill and range are poorly determined; raise the \
+                     largest lag or fix the range",
+                    s.model.name(),
+                    s.range,
+                    s.range / largest,
+                    largest
+                )
+            })
+            .collect()
+    }
+}
+
 /// The empirical variogram of every surface of `set` over the samples where it is present, all
 /// on the same bins: without a `max_lag`, a third of the whole set's bounding-box diagonal.
 pub fn surface_bins(

@@ -204,6 +204,41 @@ pub struct Prediction {
     pub device_seconds: Option<f64>,
 }
 
+impl Prediction {
+    /// An error unless every prediction and variance is finite, except the NaN that local
+    /// kriging leaves where a node has fewer samples within reach than the kind needs
+    /// ([`Neighbourhood::Local`]). The error names the surface, the node and the largest sample
+    /// value of that surface (values near the f64 limit overflow the weighted sums).
+    pub fn check_finite(&self, set: &SampleSet, opts: &KrigeOptions) -> Result<(), GeofieldError> {
+        let nan_allowed = matches!(opts.neighbourhood, Neighbourhood::Local { .. });
+        let bad = |v: f64| v.is_infinite() || (v.is_nan() && !nan_allowed);
+        let predictions = self.values.iter().enumerate().map(|(h, b)| ("prediction", h, b));
+        let variances = self
+            .variance
+            .iter()
+            .flat_map(|v| v.iter().enumerate().map(|(h, b)| ("variance", h, b)));
+        for (what, h, band) in predictions.chain(variances) {
+            if let Some(node) = band.iter().position(|&v| bad(v)) {
+                let surface = set.surfaces.get(h);
+                let largest = surface
+                    .map(|s| s.values.iter().fold(0.0f64, |m, v| m.max(v.abs())))
+                    .unwrap_or(f64::NAN);
+                return Err(GeofieldError::NonFinite {
+                    what: format!(
+                        "kriging {what} of {} at node {node}",
+                        surface.map_or("?", |s| s.name.as_str())
+                    ),
+                    cause: format!(
+                        "the largest |sample value| is {largest:.3e}; values that large overflow \
+                         the kriging sums: rescale the values"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Kriging at world points (`px`, `py`).
 pub fn krige_points(
     backend: &Backend,

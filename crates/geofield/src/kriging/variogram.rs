@@ -107,12 +107,20 @@ impl Model {
                 GeofieldError::Invalid(format!("model `{s}`: {what} `{a}` is not a number"))
             })
         };
+        let none = |m: Model| -> Result<Model, GeofieldError> {
+            match arg {
+                Some(a) => Err(GeofieldError::Invalid(format!(
+                    "model `{s}`: `{name}` takes no parameter (got `{a}`)"
+                ))),
+                None => Ok(m),
+            }
+        };
         let m = match name {
-            "exponential" | "exp" => Model::Exponential,
-            "gaussian" | "gau" => Model::Gaussian,
-            "spherical" | "sph" => Model::Spherical,
-            "cubic" => Model::Cubic,
-            "linear" | "lin" => Model::Linear,
+            "exponential" | "exp" => none(Model::Exponential)?,
+            "gaussian" | "gau" => none(Model::Gaussian)?,
+            "spherical" | "sph" => none(Model::Spherical)?,
+            "cubic" => none(Model::Cubic)?,
+            "linear" | "lin" => none(Model::Linear)?,
             "stable" => Model::Stable {
                 alpha: num("alpha")?,
             },

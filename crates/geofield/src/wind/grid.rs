@@ -34,36 +34,55 @@ impl Levels {
         match self {
             Levels::Uniform { nz, dz_m } => {
                 if *nz == 0 {
-                    return Err(GeofieldError::Invalid("--nz must be at least 1".into()));
+                    return Err(invalid("nz", "0", "at least 1 layer"));
                 }
                 if !(dz_m.is_finite() && *dz_m > 0.0) {
-                    return Err(GeofieldError::Invalid(format!(
-                        "--dz-m must be a positive number of metres, got {dz_m}"
-                    )));
+                    return Err(invalid(
+                        "dz_m",
+                        &dz_m.to_string(),
+                        "a positive layer thickness in metres",
+                    ));
+                }
+                let top = *nz as f64 * dz_m;
+                if !top.is_finite() {
+                    return Err(invalid(
+                        "dz_m",
+                        &dz_m.to_string(),
+                        &format!("a thickness whose {nz} layers reach a finite height"),
+                    ));
                 }
                 Ok((0..=*nz).map(|k| k as f64 * dz_m).collect())
             }
             Levels::Tops(tops) => {
                 if tops.is_empty() {
-                    return Err(GeofieldError::Invalid(
-                        "--levels-m needs at least one layer top".into(),
-                    ));
+                    return Err(invalid("levels_m", "[]", "at least one layer top"));
                 }
                 let mut faces = vec![0.0];
                 for (i, &t) in tops.iter().enumerate() {
                     let below = faces[faces.len() - 1];
                     if !(t.is_finite() && t > below) {
-                        return Err(GeofieldError::Invalid(format!(
-                            "--levels-m: layer top {} ({t} m) is not above the one below ({below} m); \
-                             give strictly increasing heights above the domain bottom",
-                            i + 1
-                        )));
+                        return Err(invalid(
+                            "levels_m",
+                            &format!("{t} (layer top {})", i + 1),
+                            &format!(
+                                "strictly increasing finite heights above the domain bottom \
+                                 (the one below is {below} m)"
+                            ),
+                        ));
                     }
                     faces.push(t);
                 }
                 Ok(faces)
             }
         }
+    }
+}
+
+fn invalid(name: &str, value: &str, expected: &str) -> GeofieldError {
+    GeofieldError::InvalidParameter {
+        name: name.into(),
+        value: value.into(),
+        expected: expected.into(),
     }
 }
 

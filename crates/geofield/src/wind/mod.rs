@@ -121,47 +121,85 @@ pub struct IgnoredStation {
 
 use crate::{Backend, GeofieldError};
 
-fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
-    let bad = |m: String| Err(GeofieldError::Invalid(m));
+/// Check the options on their own (before any input is read): every field in its domain, and
+/// no option that the chosen model and solver would ignore. [`compute_deferred`] calls it too.
+pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
+    let bad = |name: &str, value: f64, expected: &str| {
+        Err(GeofieldError::InvalidParameter {
+            name: name.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+        })
+    };
     if !(opts.tolerance.is_finite() && opts.tolerance > 0.0 && opts.tolerance < 1.0) {
-        return bad(format!(
-            "--tolerance must be in (0, 1), got {}",
-            opts.tolerance
-        ));
+        return bad("tolerance", opts.tolerance, "a number in (0, 1)");
     }
     if !(opts.abs_tolerance_per_s.is_finite() && opts.abs_tolerance_per_s >= 0.0) {
-        return bad(format!(
-            "the absolute tolerance must be ≥ 0 s⁻¹, got {}",
-            opts.abs_tolerance_per_s
-        ));
+        return bad(
+            "abs_tolerance_per_s",
+            opts.abs_tolerance_per_s,
+            "a rate ≥ 0 s⁻¹",
+        );
     }
     if opts.max_iterations == 0 {
-        return bad("--iterations must be at least 1".into());
+        return bad("max_iterations", 0.0, "at least 1");
     }
-    if let Some(w) = opts.omega
-        && !(w.is_finite() && w > 0.0 && w < 2.0)
-    {
-        return bad(format!("--omega must be in (0, 2), got {w}"));
+    if let Some(w) = opts.omega {
+        if !(w.is_finite() && w > 0.0 && w < 2.0) {
+            return bad("omega", w, "a relaxation factor in (0, 2)");
+        }
+        if opts.model == Model::Sherman && opts.solver != Solver::Sor {
+            return bad(
+                "omega",
+                w,
+                "no value with the multigrid and MG-CG solvers (omega is the relaxation factor \
+                 of SOR and WEST)",
+            );
+        }
     }
     if let Some(a) = opts.alpha
         && !(a.is_finite() && a > 0.0)
     {
-        return bad(format!("--alpha must be a positive number, got {a}"));
+        return bad("alpha", a, "a positive number");
     }
     if !(opts.min_height_agl_m.is_finite() && opts.min_height_agl_m > 0.0) {
-        return bad(format!(
-            "the minimum profile height must be positive, got {} m",
-            opts.min_height_agl_m
-        ));
+        return bad(
+            "min_height_agl_m",
+            opts.min_height_agl_m,
+            "a positive height in metres",
+        );
     }
     if let Some(r) = opts.radius_m
         && !(r.is_finite() && r > 0.0)
     {
-        return bad(format!(
-            "--radius-m must be a positive number of metres, got {r}"
-        ));
+        return bad("radius_m", r, "a positive distance in metres");
+    }
+    if let Profile::Log { roughness_m } = opts.profile
+        && !(roughness_m.is_finite() && roughness_m > 0.0)
+    {
+        return bad("roughness_m", roughness_m, "a positive length in metres");
     }
     Ok(())
+}
+
+/// The error for a wind field that is not finite, naming what in the inputs is extreme: the
+/// fastest station and the height of the domain.
+fn non_finite(what: &str, grid: &WindGrid, stations: &[Station]) -> GeofieldError {
+    let fastest = stations
+        .iter()
+        .max_by(|a, b| a.speed_m_per_s.total_cmp(&b.speed_m_per_s));
+    let top = grid.z_faces_m.last().copied().unwrap_or(f64::NAN);
+    let bottom = grid.z_faces_m.first().copied().unwrap_or(f64::NAN);
+    GeofieldError::NonFinite {
+        what: what.into(),
+        cause: format!(
+            "{}; the layers span {bottom:.4e} to {top:.4e} m",
+            fastest.map_or("no station".to_string(), |s| format!(
+                "the fastest station, {}, reports {:.4e} m/s",
+                s.id, s.speed_m_per_s
+            ))
+        ),
+    }
 }
 
 /// Prepares `backend` for a wind solve: on a GPU, loads (compiling on first use) the wind
@@ -231,6 +269,9 @@ pub fn compute_deferred(
     let (mut u, mut v, mut w) = (guess.u, guess.v, guess.w);
     let div0 = ops::divergence(&grid, &u, &v, &w);
     let (max_div0, _) = ops::divergence_stats(&grid, &div0);
+    if !max_div0.is_finite() || u.iter().chain(&v).any(|x| !x.is_finite()) {
+        return Err(non_finite("first-guess wind field", &grid, stations));
+    }
     // Rounding floor: divergences below ~1000 ulps of the largest first-guess flux per cell
     // width are rounding noise (a uniform flow's face averages give ~1e-17 s⁻¹), not signal.
     let u_max = u.iter().chain(&v).map(|x| x.abs()).fold(0.0f64, f64::max);
@@ -357,6 +398,9 @@ pub fn compute_deferred(
     }
     let (max_div, rms_div) = ops::divergence_stats(&grid, &ops::divergence(&grid, &u, &v, &w));
     lap("check", &mut steps);
+    if !max_div.is_finite() || u.iter().chain(&v).chain(&w).any(|x| !x.is_finite()) {
+        return Err(non_finite("solved wind field", &grid, stations));
+    }
     report.max_div_per_s = max_div;
     report.rms_div_per_s = rms_div;
     // The backend may have raised the threshold (f32 WEST on the GPU: its rounding floor).

@@ -306,6 +306,8 @@ fn parsing_and_bad_parameters_are_clear_errors() {
         ("stable:3", "alpha = 3"),
         ("power:2", "exponent = 2"),
         ("matern:0", "nu = 0"),
+        ("exponential:2", "takes no parameter"),
+        ("linear:1", "takes no parameter"),
     ] {
         let e = Model::parse(bad).unwrap_err().to_string();
         assert!(e.contains(needle), "{bad}: {e}");

@@ -1,0 +1,181 @@
+//! The options every command shares (`--backend`, `--quiet`, `--json`, `--crs`) and the one place
+//! that opens the backend and prints why the CPU is used.
+//!
+//! The shared options are clap `global` arguments of the top-level command, so they may be given
+//! before or after the subcommand (`geofield -q knn ...` or `geofield knn ... -q`). A command that
+//! has no use for one of them refuses it when it was given on the command line
+//! ([`Ctx::refuse_unused`]); a value from the environment (`GEOFIELD_BACKEND`) is not an error.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use clap::parser::ValueSource;
+use geofield::{BackendChoice, BackendSelection, backend};
+
+/// Options shared by every command.
+#[derive(Args, Clone, Debug)]
+pub struct GlobalArgs {
+    /// auto | cpu | cuda | cuda:N: where to compute (auto: the GPU when one works, else the
+    /// CPU, with a note saying why).
+    #[arg(
+        long,
+        global = true,
+        env = "GEOFIELD_BACKEND",
+        default_value = "auto",
+        help_heading = "Global options"
+    )]
+    pub backend: String,
+    /// No progress output and no notes; results, warnings and errors are still printed.
+    #[arg(long, short, global = true, help_heading = "Global options")]
+    pub quiet: bool,
+    /// Write the run's summary (for `bench`: every measured row, as it is measured) as JSON.
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Global options")]
+    pub json: Option<PathBuf>,
+    /// CRS of the coordinates as EPSG:CODE (e.g. EPSG:32633), written into every georeferenced
+    /// output.
+    #[arg(long, global = true, value_name = "EPSG:CODE", help_heading = "Global options")]
+    pub crs: Option<String>,
+}
+
+/// One global option as named on the command line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Global {
+    Backend,
+    Json,
+    Crs,
+}
+
+impl Global {
+    fn id(self) -> &'static str {
+        match self {
+            Global::Backend => "backend",
+            Global::Json => "json",
+            Global::Crs => "crs",
+        }
+    }
+}
+
+/// What a command runs with: the shared options, and which of them the user gave explicitly.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    pub args: GlobalArgs,
+    /// The subcommand's name, for messages (`knn`, `bench wind`).
+    pub command: String,
+    explicit: Vec<Global>,
+}
+
+impl Ctx {
+    /// The context of the subcommand whose matches are `m` (global arguments propagate to it).
+    pub fn new(args: GlobalArgs, command: String, m: &clap::ArgMatches) -> Self {
+        let explicit = [Global::Backend, Global::Json, Global::Crs]
+            .into_iter()
+            .filter(|g| m.value_source(g.id()) == Some(ValueSource::CommandLine))
+            .collect();
+        Ctx {
+            args,
+            command,
+            explicit,
+        }
+    }
+
+    /// A context with the defaults, for library-style callers (the demo's steps, tests).
+    #[cfg(test)]
+    pub fn plain(command: &str) -> Self {
+        Ctx {
+            args: GlobalArgs {
+                backend: "auto".into(),
+                quiet: true,
+                json: None,
+                crs: None,
+            },
+            command: command.into(),
+            explicit: Vec::new(),
+        }
+    }
+
+    pub fn quiet(&self) -> bool {
+        self.args.quiet
+    }
+
+    pub fn json(&self) -> Option<&std::path::Path> {
+        self.args.json.as_deref()
+    }
+
+    /// Refuse the shared options in `unused` when the user gave them explicitly: this command
+    /// would ignore them.
+    pub fn refuse_unused(&self, unused: &[Global]) -> Result<()> {
+        for g in unused {
+            if self.explicit.contains(g) {
+                bail!(
+                    "--{} has no effect on `geofield {}`; leave it out",
+                    g.id(),
+                    self.command
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The backend the user asked for, parsed.
+    pub fn backend_choice(&self) -> Result<BackendChoice> {
+        self.args
+            .backend
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("--backend: {e}"))
+    }
+
+    /// Open the backend, printing the reason when `auto` falls back to the CPU.
+    pub fn open_backend(&self) -> Result<BackendSelection> {
+        let sel = backend::select(self.backend_choice()?)?;
+        self.report_backend(&sel);
+        Ok(sel)
+    }
+
+    /// Print the CPU-fallback note of a selection made elsewhere (e.g. in a background thread).
+    pub fn report_backend(&self, sel: &BackendSelection) {
+        if let Some(r) = &sel.fallback_reason {
+            self.note(&format!("using the CPU backend: {r}"));
+        }
+    }
+
+    /// An informational line on stderr, suppressed by `--quiet`.
+    pub fn note(&self, msg: &str) {
+        if !self.args.quiet {
+            eprintln!("note: {msg}");
+        }
+    }
+
+    /// The CRS as an EPSG code, if given.
+    pub fn crs_epsg(&self) -> Result<Option<u16>> {
+        parse_crs(self.args.crs.as_deref())
+    }
+}
+
+/// Parse `EPSG:CODE` (or a bare code).
+pub fn parse_crs(s: Option<&str>) -> Result<Option<u16>> {
+    let Some(t) = s else { return Ok(None) };
+    let code = t.trim().to_ascii_uppercase();
+    let code = code.strip_prefix("EPSG:").unwrap_or(&code);
+    let n = code
+        .parse::<u16>()
+        .ok()
+        .filter(|&n| n > 0)
+        .with_context(|| format!("--crs {t:?}: expected EPSG:CODE, e.g. EPSG:32633"))?;
+    Ok(Some(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crs_codes_parse_and_bad_ones_are_refused() {
+        assert_eq!(parse_crs(Some("EPSG:32633")).unwrap(), Some(32633));
+        assert_eq!(parse_crs(Some(" epsg:4326 ")).unwrap(), Some(4326));
+        assert_eq!(parse_crs(None).unwrap(), None);
+        for bad in ["EPSG:", "EPSG:0", "UTM33", "EPSG:99999999"] {
+            assert!(parse_crs(Some(bad)).is_err(), "{bad}");
+        }
+    }
+}
