@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use geofield::backend;
 use geofield::dispersal::{self, DisperseOptions, Method, Precision, Sources};
 use geofield::synth::{self, DbhModel, Pattern};
-use geofield::backend;
 use geofield_core::{Extent, GridSpec, Raster, RasterData};
 
 use crate::ctx::{Ctx, Global};

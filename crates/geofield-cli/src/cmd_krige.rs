@@ -9,9 +9,9 @@ use clap::{Args, ValueEnum};
 use geofield::kriging::{self, KrigeOptions, Neighbourhood, Precision, Variogram};
 use geofield_core::{Raster, RasterData};
 
+use crate::ctx::Ctx;
 use crate::krige_in::{FitReport, options, read_samples, variograms};
 use crate::krige_out::{print_summary, write_cv, write_map, write_section, write_voxels};
-use crate::ctx::Ctx;
 use crate::outputs::{Kind, Outputs};
 use crate::{inputs, output, progress};
 
@@ -204,7 +204,10 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
         bail!("--dz-m {dz}: the voxel height must be a positive number of metres");
     }
     if a.fit.is_none() {
-        for (given, flag) in [(a.lags.is_some(), "--lags"), (a.max_lag.is_some(), "--max-lag")] {
+        for (given, flag) in [
+            (a.lags.is_some(), "--lags"),
+            (a.max_lag.is_some(), "--max-lag"),
+        ] {
             if given {
                 bail!("{flag} sets the bins of the variogram fit: give --fit MODEL");
             }

@@ -245,7 +245,9 @@ fn terrain(a: &TerrainArgs, ctx: &Ctx) -> Result<()> {
         .to_possible_value()
         .map_or_else(|| "?".to_string(), |v| v.get_name().to_string());
     let description = format!("synthetic terrain ({kind})");
-    outs.write(&a.out, |p| output::write_raster(p, &raster, "m", &description, crs))?;
+    outs.write(&a.out, |p| {
+        output::write_raster(p, &raster, "m", &description, crs)
+    })?;
     if let Some(p) = &a.stations {
         outs.write_one(p, |s| write_stations_csv(s, &stations))?;
     }
@@ -376,7 +378,9 @@ fn forest(a: &ForestArgs) -> Result<()> {
     if let Some(p) = &a.species_out {
         let text = inputs::species_toml(&species);
         outs.write_one(p, |s| {
-            Ok(geofield_io::write_atomic(s, |w| w.write_all(text.as_bytes()))?)
+            Ok(geofield_io::write_atomic(s, |w| {
+                w.write_all(text.as_bytes())
+            })?)
         })?;
     }
     outs.commit()?;

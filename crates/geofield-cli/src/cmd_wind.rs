@@ -10,9 +10,9 @@ use clap::{Args, ValueEnum};
 use geofield::wind::{self, Model, Profile, Solver, Stability, Top, WindGrid, WindOptions};
 use geofield::{BackendSelection, backend};
 
-use crate::wind_in::{check_memory, levels, read_dem, read_stations};
 use crate::ctx::Ctx;
 use crate::outputs::{Kind, Outputs};
+use crate::wind_in::{check_memory, levels, read_dem, read_stations};
 use crate::wind_report::{Summary, print_summary, write_map, write_rasters};
 use crate::{progress, wind_out};
 

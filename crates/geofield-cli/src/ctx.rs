@@ -30,11 +30,21 @@ pub struct GlobalArgs {
     #[arg(long, short, global = true, help_heading = "Global options")]
     pub quiet: bool,
     /// Write the run's summary (for `bench`: every measured row, as it is measured) as JSON.
-    #[arg(long, global = true, value_name = "FILE", help_heading = "Global options")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "Global options"
+    )]
     pub json: Option<PathBuf>,
     /// CRS of the coordinates as EPSG:CODE (e.g. EPSG:32633), written into every georeferenced
     /// output.
-    #[arg(long, global = true, value_name = "EPSG:CODE", help_heading = "Global options")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "EPSG:CODE",
+        help_heading = "Global options"
+    )]
     pub crs: Option<String>,
 }
 

@@ -119,6 +119,12 @@ fn main() -> ExitCode {
 
 /// The command-line flag of a library parameter name (`dz_m` -> `--dz-m`), where one sets it.
 fn flag_of(name: &str) -> Option<String> {
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return None;
+    }
     let flag = match name {
         "max_iterations" => "iterations",
         "abs_tolerance_per_s" | "min_height_agl_m" => return None,

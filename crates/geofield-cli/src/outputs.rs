@@ -42,7 +42,20 @@ pub fn install_signal_cleanup() {
         // Hold the lock until exit, so that no new staging folder appears after the cleanup.
         let live = LIVE_STAGING.lock().unwrap_or_else(|e| e.into_inner());
         for d in live.iter() {
-            let _ = std::fs::remove_dir_all(d);
+            // The main thread may be writing into the folder right now: move it away first (new
+            // writes then fail), and retry while a write that was already under way lands.
+            let doomed = d.with_extension("interrupted");
+            let gone = if std::fs::rename(d, &doomed).is_ok() {
+                doomed
+            } else {
+                d.clone()
+            };
+            for _ in 0..50 {
+                if std::fs::remove_dir_all(&gone).is_ok() || !gone.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
         eprintln!("interrupted: no output was written");
         std::process::exit(130);
@@ -147,10 +160,7 @@ impl Outputs {
         }
         let dir = parent_of(path);
         if !dir.is_dir() {
-            bail!(
-                "{flag} {shown}: folder {} does not exist",
-                dir.display()
-            );
+            bail!("{flag} {shown}: folder {} does not exist", dir.display());
         }
         match (std::fs::metadata(path), kind) {
             (Ok(m), Kind::Folder) if !m.is_dir() => {
@@ -165,9 +175,8 @@ impl Outputs {
             ),
             _ => {}
         }
-        tempfile::NamedTempFile::new_in(dir).with_context(|| {
-            format!("{flag} {shown}: folder {} is not writable", dir.display())
-        })?;
+        tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("{flag} {shown}: folder {} is not writable", dir.display()))?;
         let id = Identity::of_target(path);
         if let Some(id) = &id {
             self.refuse_clash(flag, path, id)?;
@@ -362,7 +371,10 @@ mod tests {
         let mut o = Outputs::new();
         o.input("--points", &input);
         let e = o.plan("--out", &input, Kind::File).unwrap_err().to_string();
-        assert!(e.contains("--points") && e.contains("overwrite an input"), "{e}");
+        assert!(
+            e.contains("--points") && e.contains("overwrite an input"),
+            "{e}"
+        );
         // The same file through another spelling of its path.
         let other = dir.path().join(".").join("pts.npy");
         assert!(o.plan("--out", &other, Kind::File).is_err());
@@ -372,7 +384,10 @@ mod tests {
         assert!(o.plan("--out", &link, Kind::File).is_err());
         let a = dir.path().join("a.npy");
         o.plan("--out", &a, Kind::File).unwrap();
-        let e = o.plan("--distances", &a, Kind::File).unwrap_err().to_string();
+        let e = o
+            .plan("--distances", &a, Kind::File)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("same file"), "{e}");
     }
 
@@ -419,7 +434,10 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(names.iter().all(|n| !n.starts_with(".geofield")), "{names:?}");
+        assert!(
+            names.iter().all(|n| !n.starts_with(".geofield")),
+            "{names:?}"
+        );
     }
 
     #[test]

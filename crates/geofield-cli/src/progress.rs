@@ -10,6 +10,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// At most one plain line per this interval for steps that report often (a solver's iterations).
 const LINE_INTERVAL: Duration = Duration::from_secs(2);
 
+/// No plain lines during a step's first second.
+const QUIET_START: Duration = Duration::from_secs(1);
+
 /// Where progress goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -50,6 +53,10 @@ impl Progress {
     }
 
     fn line(&self, text: &str) {
+        // Short steps need no progress report.
+        if self.start.elapsed() < QUIET_START {
+            return;
+        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,

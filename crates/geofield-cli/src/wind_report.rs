@@ -10,8 +10,8 @@ use geofield_core::{Raster, RasterData};
 use geofield_io::{Colormap, RasterMeta, WindMap};
 
 use crate::cmd_wind::WindArgs;
-use crate::wind_in::Dem;
 use crate::outputs::Outputs;
+use crate::wind_in::Dem;
 
 /// Everything `--json` writes.
 #[derive(serde::Serialize)]

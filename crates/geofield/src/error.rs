@@ -25,3 +25,30 @@ pub enum GeofieldError {
     #[error("not supported: {0}")]
     Unsupported(String),
 }
+
+/// A number as a message shows it: plain where short (`10`, `0.25`), in exponent form where the
+/// plain form would be long (`1e308`, `2.5e-9`), so that no message prints hundreds of digits.
+pub fn shown(v: f64) -> String {
+    let a = v.abs();
+    if v.is_finite() && a != 0.0 && !(1e-4..1e9).contains(&a) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(shown(10.0), "10");
+        assert_eq!(shown(0.25), "0.25");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(1e308), "1e308");
+        assert_eq!(shown(-2.5e-9), "-2.5e-9");
+        assert_eq!(shown(f64::NAN), "NaN");
+        assert!(shown(f64::MAX).len() < 30);
+    }
+}

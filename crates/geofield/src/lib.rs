@@ -22,4 +22,4 @@ pub mod synth;
 pub mod wind;
 
 pub use backend::{Backend, BackendChoice, BackendSelection};
-pub use error::GeofieldError;
+pub use error::{GeofieldError, shown};

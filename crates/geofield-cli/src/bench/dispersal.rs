@@ -1,13 +1,12 @@
 //! `geofield bench dispersal`: the paper's Table 2 scales (5e2 cells x 1e2 trees up to 5e5 x
 //! 1e5, 4 SBS-like species, trees uniform) or the 10.24 km landscape (1.05e8 cells, 3.1 M trees).
 
-
 use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use geofield::Backend;
 use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision, Sources};
 use geofield::synth::{self, DbhModel, Pattern};
-use geofield::Backend;
 use geofield_core::{Extent, GridSpec};
 
 use super::{BenchEnv, Stats, measure};

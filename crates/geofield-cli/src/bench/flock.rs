@@ -13,8 +13,8 @@ use std::time::Instant;
 use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::Args;
-use geofield::flock::{self, Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start};
 use geofield::Backend;
+use geofield::flock::{self, Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start};
 
 use super::{BenchEnv, Stats};
 use crate::cmd_flock::{IndexArg, ModeArg, StartArg};

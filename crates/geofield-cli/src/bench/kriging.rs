@@ -16,15 +16,14 @@
 //! nodes), and on GPU rows the share of the special-function limit (2 SFU results per pair:
 //! sqrt and exp, 16 per SM per clock).
 
-
 use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
+use geofield::Backend;
 use geofield::kriging::{
     self, Group, KrigeOptions, Model, Neighbourhood, Precision, SampleSet, System, Variogram,
     paper::{self, PaperMode},
 };
-use geofield::Backend;
 use geofield_core::{Extent, GridSpec};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};

@@ -13,13 +13,13 @@ use std::time::Instant;
 use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::Args;
+use geofield::Backend;
 use geofield::wind::{
     self, Solver, Top, WindGrid, WindOptions,
     multigrid::{self, Problem},
     ops::{self, Coeffs},
     west::{self, WestOperator},
 };
-use geofield::Backend;
 
 use super::{BenchEnv, Stats};
 use crate::output;

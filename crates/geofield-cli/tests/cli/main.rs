@@ -48,6 +48,7 @@ mod disperse;
 mod flock;
 mod knn;
 mod krige;
+mod refusals;
 mod variogram;
 mod wind;
 mod wind_errors;

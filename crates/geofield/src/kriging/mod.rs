@@ -212,7 +212,11 @@ impl Prediction {
     pub fn check_finite(&self, set: &SampleSet, opts: &KrigeOptions) -> Result<(), GeofieldError> {
         let nan_allowed = matches!(opts.neighbourhood, Neighbourhood::Local { .. });
         let bad = |v: f64| v.is_infinite() || (v.is_nan() && !nan_allowed);
-        let predictions = self.values.iter().enumerate().map(|(h, b)| ("prediction", h, b));
+        let predictions = self
+            .values
+            .iter()
+            .enumerate()
+            .map(|(h, b)| ("prediction", h, b));
         let variances = self
             .variance
             .iter()

@@ -39,7 +39,7 @@ impl Levels {
                 if !(dz_m.is_finite() && *dz_m > 0.0) {
                     return Err(invalid(
                         "dz_m",
-                        &dz_m.to_string(),
+                        &crate::error::shown(*dz_m),
                         "a positive layer thickness in metres",
                     ));
                 }
@@ -47,7 +47,7 @@ impl Levels {
                 if !top.is_finite() {
                     return Err(invalid(
                         "dz_m",
-                        &dz_m.to_string(),
+                        &crate::error::shown(*dz_m),
                         &format!("a thickness whose {nz} layers reach a finite height"),
                     ));
                 }

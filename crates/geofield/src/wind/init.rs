@@ -48,6 +48,10 @@ pub struct FirstGuess {
     pub domain_class: Stability,
 }
 
+/// Station speeds at or above this are refused: a mass-consistent (incompressible) model holds
+/// only at Mach numbers well below 1, and 340 m/s is the speed of sound near the ground.
+pub const MAX_STATION_SPEED_M_PER_S: f64 = 340.0;
+
 /// Split stations into used and ignored; an error when none is usable.
 pub fn usable_stations(
     grid: &WindGrid,
@@ -68,6 +72,16 @@ pub fn usable_stations(
                  and the height > 0 (got x {}, y {}, height {}, speed {}, direction {})",
                 s.id, s.x_m, s.y_m, s.height_agl_m, s.speed_m_per_s, s.direction_deg
             )));
+        }
+        if s.speed_m_per_s >= MAX_STATION_SPEED_M_PER_S {
+            return Err(GeofieldError::InvalidParameter {
+                name: format!("speed_m_per_s of station {:?}", s.id),
+                value: crate::error::shown(s.speed_m_per_s),
+                expected: format!(
+                    "a wind speed below {MAX_STATION_SPEED_M_PER_S} m/s: the model treats air as \
+                     incompressible, which holds far below the speed of sound"
+                ),
+            });
         }
         if ext.contains(s.x_m, s.y_m) {
             used.push(s.clone());

@@ -127,7 +127,7 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
     let bad = |name: &str, value: f64, expected: &str| {
         Err(GeofieldError::InvalidParameter {
             name: name.into(),
-            value: value.to_string(),
+            value: crate::error::shown(value),
             expected: expected.into(),
         })
     };

@@ -279,3 +279,32 @@ fn surfaces_share_bins_and_pool_by_pairs() {
     }
     assert!(any);
 }
+
+#[test]
+fn a_fitted_range_far_beyond_the_largest_lag_warns() {
+    let bins: Vec<LagBin> = (0..10)
+        .map(|i| LagBin {
+            lo: 10.0 * i as f64,
+            hi: 10.0 * (i + 1) as f64,
+            distance: 10.0 * i as f64 + 5.0,
+            gamma: 1.0,
+            pairs: 10,
+        })
+        .collect();
+    let fit = |range: f64| Fit {
+        variogram: Variogram::new(Model::Exponential, 1.0, range, 0.0).unwrap(),
+        wrss: 0.0,
+    };
+    // Largest lag 100 m: a range of 2x that is the limit.
+    assert!(fit(150.0).warnings(&bins).is_empty());
+    assert!(fit(200.0).warnings(&bins).is_empty());
+    let w = fit(500.0).warnings(&bins);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("5.0x the largest lag"), "{w:?}");
+    // Unbounded models have no range to check.
+    let power = Fit {
+        variogram: Variogram::new(Model::Power { exponent: 1.5 }, 1.0, 1e6, 0.0).unwrap(),
+        wrss: 0.0,
+    };
+    assert!(power.warnings(&bins).is_empty());
+}
