@@ -120,10 +120,12 @@ impl Kernel {
         }
     }
 
-    /// The distance where K peaks (0 except for the lognormal, X0 e^(−Xb²)).
+    /// The distance where K peaks: 0, except for the lognormal, whose
+    /// K(d) = exp(−½ (ln(d/X0)/Xb)²) peaks at d = X0 (K = 1 there). (X0 e^(−Xb²) is the mode of
+    /// the lognormal density in d, which has an extra 1/d; SORTIE's kernel K has not.)
     pub fn mode_m(&self) -> f64 {
         match *self {
-            Kernel::Lognormal { x0, xb } => x0 * (-xb * xb).exp(),
+            Kernel::Lognormal { x0, .. } => x0,
             _ => 0.0,
         }
     }
@@ -331,6 +333,28 @@ mod tests {
                 "{k:?}: numeric {num} analytic {} rel {rel}",
                 k.eta_analytic()
             );
+        }
+    }
+
+    #[test]
+    fn the_kernel_peaks_at_its_mode() {
+        for k in [
+            Kernel::Weibull {
+                d: 0.01,
+                theta: 1.5,
+            },
+            Kernel::Lognormal { x0: 10.0, xb: 0.5 },
+            Kernel::Lognormal { x0: 3.0, xb: 1.2 },
+            Kernel::TwoDt { u: 50.0, p: 1.7 },
+        ] {
+            let m = k.mode_m();
+            assert_eq!(k.eval(m), k.peak(), "{k:?}");
+            // A scan of distances finds nothing above the peak, and K falls off on both sides.
+            for i in 1..2000 {
+                let d = 0.05 * f64::from(i);
+                assert!(k.eval(d) <= k.eval(m), "{k:?} at {d}");
+            }
+            assert!(k.eval(m + 0.5) < k.eval(m), "{k:?}");
         }
     }
 

@@ -300,9 +300,10 @@ pub fn knn<T: Coord>(
 }
 
 /// [`knn`] on a backend: the CPU path for [`Backend::Cpu`]; for [`Backend::Cuda`] the GPU
-/// kernels, which return the same rows bit for bit. On the GPU, [`IndexKind::Brute`] runs the
-/// brute-force kernel and every other kind the uniform-grid kernel (the GPU dynamic grid is future
-/// work; `Dynamic`'s leaf size is then ignored, `Uniform`'s cell size honoured).
+/// kernels, which return the same rows bit for bit. On the GPU every index is built on the
+/// device: [`IndexKind::Brute`] the brute-force kernel, [`IndexKind::Uniform`] the uniform grid
+/// searched shell by shell, [`IndexKind::Dynamic`] the dynamic grid (Morton-ordered cells
+/// searched as an implicit tree with the given leaf size); see [`cuda`].
 pub fn knn_on<T: Coord + geofield_cuda::neighbors::GpuCoord>(
     backend: &Backend,
     points: &[T],

@@ -39,8 +39,9 @@
 //! with the optimal ω. Stop rule: max over fluid cells of |div u| ≤ tol × max |div u0|.
 //!
 //! On `Backend::Cuda` the same sweeps and solvers run on the GPU ([`cuda`]): WEST on f32
-//! corrections to the first guess, Sherman with the CPU's own multigrid levels (f32 V-cycle,
-//! f64 CG, residuals and SOR).
+//! corrections to the first guess; Sherman's problem assembled on the device from the grid's
+//! coefficients (the same operator and levels as the CPU's), an f32 V-cycle, f64 CG, residuals
+//! and SOR.
 //!
 //! References: Sherman, J. Appl. Meteor. 17 (1978) 312–319,
 //! doi:10.1175/1520-0450(1978)017<0312:AMCMFW>2.0.CO;2; the project note `notes/wind-field.md`.
