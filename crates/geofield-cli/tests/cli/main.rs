@@ -49,6 +49,7 @@ mod flock;
 mod knn;
 mod krige;
 mod refusals;
+mod tour;
 mod variogram;
 mod wind;
 mod wind_errors;
