@@ -72,7 +72,7 @@ mod west;
 
 pub use assemble::ShermanGrid;
 pub use sherman::{
-    CycleShape, DeviceSolve, GpuSherman, HostLevel, Method, ShermanInputs, StopRule,
+    CycleShape, DeviceSolve, GpuSherman, Method, StopRule,
 };
 pub use west::{Faces, GpuWest, SweepVariant, WestInputs};
 
