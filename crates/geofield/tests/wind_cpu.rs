@@ -49,6 +49,44 @@ fn single_station_gives_its_wind_with_the_profile() {
     assert!(guess.stability.iter().all(|&s| s == Stability::E));
 }
 
+/// The log law against values: with `Profile::Log { z0 }` a station measuring S at z_r = 10 m
+/// gives u(z) = S ln(z/z0) / ln(z_r/z0) at every cell centre of its column (written here from
+/// the law, not from the code), for a westerly station (u only) and a southerly one (v only).
+#[test]
+fn single_station_gives_the_log_law() {
+    let p = plan(6, 5, 30.0);
+    let g = WindGrid::new(
+        p,
+        vec![0.0; p.n_cells()],
+        &Levels::Uniform { nz: 6, dz_m: 5.0 },
+    )
+    .unwrap();
+    for z0 in [0.03, 0.5] {
+        let o = WindOptions {
+            profile: Profile::Log { roughness_m: z0 },
+            ..Default::default()
+        };
+        let coeffs = Coeffs::new(&g, 1.0, o.top);
+        // From the west at 4 m/s: u = +4 at 10 m; from the south at 3 m/s: v = +3 at 10 m.
+        let west = wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 4.0, 270.0)], &o)
+            .unwrap();
+        let south = wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 3.0, 180.0)], &o)
+            .unwrap();
+        for k in 0..g.nz {
+            // Cell centres 2.5, 7.5, …, 27.5 m above the flat ground.
+            let z = 2.5 + 5.0 * k as f64;
+            assert!((g.z_centre_m(k) - z).abs() < 1e-12);
+            let law = |s: f64| s * (z / z0).ln() / (10.0 / z0).ln();
+            // u at an interior x face (row 2, face 3) and v at an interior y face (face 2, col 3).
+            let u = west.u[(k * 5 + 2) * 7 + 3];
+            let v = south.v[(k * 6 + 2) * 6 + 3];
+            assert!((u - law(4.0)).abs() <= 1e-12 * law(4.0).abs(), "z0 {z0} z {z}: u {u} vs {}", law(4.0));
+            assert!((v - law(3.0)).abs() <= 1e-12 * law(3.0).abs(), "z0 {z0} z {z}: v {v} vs {}", law(3.0));
+            assert!(west.v[(k * 6 + 2) * 6 + 3].abs() < 1e-12);
+        }
+    }
+}
+
 #[test]
 fn converged_field_does_not_depend_on_the_solver() {
     let g = hill_grid();
