@@ -51,6 +51,7 @@ mod krige;
 mod variogram;
 mod wind;
 mod wind_errors;
+mod outputs;
 
 #[test]
 fn info_reports_backends() {
