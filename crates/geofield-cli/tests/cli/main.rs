@@ -52,6 +52,7 @@ mod variogram;
 mod wind;
 mod wind_errors;
 mod outputs;
+mod smoke;
 
 #[test]
 fn info_reports_backends() {
