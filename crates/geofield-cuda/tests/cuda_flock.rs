@@ -67,7 +67,10 @@ fn flock_rejects_bad_input() {
     let good = config(7, 50.0, FlockSearch::Grid);
     good.validate().unwrap();
     let Some(gpu) = test_gpu() else { return };
-    assert_eq!(GpuFlock::new(&gpu, good, &line_state(10)).unwrap().len(), 10);
+    assert_eq!(
+        GpuFlock::new(&gpu, good, &line_state(10)).unwrap().len(),
+        10
+    );
     let mut s = line_state(10);
     s.pos[3][1] = f32::NAN;
     assert!(GpuFlock::new(&gpu, good, &s).is_err());

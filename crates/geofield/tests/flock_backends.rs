@@ -152,10 +152,12 @@ fn nearest_mode_one_step_matches_cpu_bitwise() {
             for index in [FlockIndex::Uniform, FlockIndex::Dynamic, FlockIndex::Brute] {
                 let mut p = FlockParams::new(*r);
                 p.index = index;
-                let (dc, sc) = detail(&Backend::Cpu, p, &s);
-                let (dg, sg) = detail(g, p, &s);
+                let (dc, sc) = detail(&Backend::Cpu, p, s);
+                let (dg, sg) = detail(g, p, s);
                 let bad = (0..s.len())
-                    .filter(|&i| dc.neighbors[i * 7..(i + 1) * 7] != dg.neighbors[i * 7..(i + 1) * 7])
+                    .filter(|&i| {
+                        dc.neighbors[i * 7..(i + 1) * 7] != dg.neighbors[i * 7..(i + 1) * 7]
+                    })
                     .collect::<Vec<_>>();
                 if let Some(&i) = bad.first() {
                     panic!(
@@ -196,8 +198,8 @@ fn radius_mode_one_step_agrees_with_cpu() {
                 let mut p = FlockParams::new(*r);
                 p.mode = NeighborMode::Radius;
                 p.index = index;
-                let (dc, sc) = detail(&Backend::Cpu, p, &s);
-                let (dg, sg) = detail(g, p, &s);
+                let (dc, sc) = detail(&Backend::Cpu, p, s);
+                let (dg, sg) = detail(g, p, s);
                 assert_eq!(dc.counts, dg.counts, "{name} {index:?}");
                 let tol = 1e-5 * 28.0;
                 for i in 0..s.len() {
@@ -224,7 +226,11 @@ fn flock_is_deterministic_and_keeps_the_invariants() {
     for_each_backend(|g| {
         let r = 40.0;
         // The CPU's many steps are slow: a tenth of the device's flock.
-        let n = if matches!(g, Backend::Cpu) { 2000 } else { 20_000 };
+        let n = if matches!(g, Backend::Cpu) {
+            2000
+        } else {
+            20_000
+        };
         let s0 = FlockState::init(n, Start::Dense, r, 9);
         for (mode, index) in [
             (NeighborMode::Nearest { k: 7 }, FlockIndex::Uniform),

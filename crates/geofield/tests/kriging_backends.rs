@@ -53,7 +53,11 @@ fn wells(n: usize, h: usize, seed: u64, missing: bool) -> SampleSet {
 /// The prediction grid: 25 m cells on the device; on the CPU, whose backend run repeats its
 /// reference run, 100 m cells keep the test short.
 fn grid(be: &Backend) -> GridSpec {
-    let cell = if matches!(be, Backend::Cpu) { 100.0 } else { 25.0 };
+    let cell = if matches!(be, Backend::Cpu) {
+        100.0
+    } else {
+        25.0
+    };
     GridSpec::from_extent(
         Extent::new(4.2e5 - 100.0, 5.1e6 - 100.0, 4.2e5 + 2100.0, 5.1e6 + 1600.0).unwrap(),
         cell,

@@ -24,7 +24,6 @@ use geofield_cuda::neighbors::{DeviceGrid, DeviceIndex, GpuCoord, bench_device, 
 mod backends;
 use backends::{Rng, for_each_backend, gpu};
 
-
 fn uniform<T: Coord>(n: usize, dim: usize, scale: f64, seed: u64) -> Vec<T> {
     let mut r = Rng::new(seed);
     (0..n * dim)
@@ -224,7 +223,11 @@ fn sweep<T: Coord + GpuCoord>(be: &Backend, label: &str, pts: &[T], dim: usize, 
 fn all_sets<T: Coord + GpuCoord>(be: &Backend) {
     // The CPU's reference is its own brute force (O(n²) per case): a quarter of the points keeps
     // its run short; the device runs the full size.
-    let n = if matches!(be, Backend::Cpu) { 1500 } else { 6000 };
+    let n = if matches!(be, Backend::Cpu) {
+        1500
+    } else {
+        6000
+    };
     for dim in [2usize, 3] {
         let u = uniform::<T>(n, dim, 100.0, 1 + dim as u64);
         // Radii giving ~3 and ~30 neighbours on average.

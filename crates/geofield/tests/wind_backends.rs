@@ -24,11 +24,12 @@ use geofield::wind::{
 };
 
 mod wind_common;
-use wind_common::{agreement_bound, hill_grid, max_diff, plan, poisson_reach_m, station, stations_for};
+use wind_common::{
+    agreement_bound, hill_grid, max_diff, plan, poisson_reach_m, station, stations_for,
+};
 
 mod backends;
 use backends::{for_each_backend, gpu};
-
 
 fn opts(model: Model, solver: Solver, tol: f64) -> WindOptions {
     WindOptions {
@@ -91,7 +92,7 @@ fn sherman_solvers_match_the_cpu() {
             let dev = wind::compute(g.clone(), &st, &o, be).unwrap();
             let (rc, rd) = (&cpu.report, &dev.report);
             // Each field is within poisson_reach · (its max |div|) of the exact one (wind_common).
-        let tol = agreement_bound(&g, rc.max_div_per_s, rd.max_div_per_s);
+            let tol = agreement_bound(&g, rc.max_div_per_s, rd.max_div_per_s);
             let d = field_diff(&cpu, &dev);
             eprintln!(
                 "{solver:?}: cpu {} iterations, gpu {} in {:.2e} s, |gpu - cpu| = {d:.2e} m/s (tol {tol:.2e})",
@@ -200,14 +201,23 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
             let f = wind::compute(g.clone(), &st, &o, be).unwrap();
             let r = &f.report;
             assert_eq!(r.iterations, 50, "{profile:?}: the sweeps ran");
-            let u_max = guess.u.iter().chain(&guess.v).fold(0.0f64, |m, x| m.max(x.abs()));
-            let tol = reach * (r.max_div0_per_s + r.max_div_per_s)
-                + 50.0 * f64::EPSILON * u_max;
+            let u_max = guess
+                .u
+                .iter()
+                .chain(&guess.v)
+                .fold(0.0f64, |m, x| m.max(x.abs()));
+            let tol = reach * (r.max_div0_per_s + r.max_div_per_s) + 50.0 * f64::EPSILON * u_max;
             let d = max_diff(&f.u, &guess.u)
                 .max(max_diff(&f.v, &guess.v))
                 .max(max_diff(&f.w, &guess.w));
-            eprintln!("WEST {profile:?}: d0 {:.1e} s⁻¹, |u − u0| {d:.1e} m/s (tol {tol:.1e})", r.max_div0_per_s);
-            assert!(d <= tol, "WEST {profile:?}: moved by {d} m/s, tolerance {tol}");
+            eprintln!(
+                "WEST {profile:?}: d0 {:.1e} s⁻¹, |u − u0| {d:.1e} m/s (tol {tol:.1e})",
+                r.max_div0_per_s
+            );
+            assert!(
+                d <= tol,
+                "WEST {profile:?}: moved by {d} m/s, tolerance {tol}"
+            );
             // Sherman through compute: no iteration is needed, the field is the first guess.
             for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
                 let o = WindOptions {
@@ -234,7 +244,11 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
         let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
         let (d0, _) = ops::divergence_stats(&g, &div0);
         let problem = Problem::new(&g, &coeffs, &div0);
-        let u_max = guess.u.iter().chain(&guess.v).fold(0.0f64, |m, x| m.max(x.abs()));
+        let u_max = guess
+            .u
+            .iter()
+            .chain(&guess.v)
+            .fold(0.0f64, |m, x| m.max(x.abs()));
         for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
             let omega = wind::sor::optimal_omega(&g, 1.0);
             let run = multigrid::solve(&problem, solver, omega, 30, 0.0, 1, |_, _| {}).unwrap();
@@ -257,7 +271,10 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
             if d0 > 0.0 {
                 assert_eq!(run.iterations, 30, "{solver:?} {profile:?}: the sweeps ran");
             }
-            assert!(d <= tol, "{solver:?} {profile:?}: moved by {d} m/s, tolerance {tol}");
+            assert!(
+                d <= tol,
+                "{solver:?} {profile:?}: moved by {d} m/s, tolerance {tol}"
+            );
         }
     }
 }

@@ -68,10 +68,10 @@ fn single_station_gives_the_log_law() {
         };
         let coeffs = Coeffs::new(&g, 1.0, o.top);
         // From the west at 4 m/s: u = +4 at 10 m; from the south at 3 m/s: v = +3 at 10 m.
-        let west = wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 4.0, 270.0)], &o)
-            .unwrap();
-        let south = wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 3.0, 180.0)], &o)
-            .unwrap();
+        let west =
+            wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 4.0, 270.0)], &o).unwrap();
+        let south =
+            wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 3.0, 180.0)], &o).unwrap();
         for k in 0..g.nz {
             // Cell centres 2.5, 7.5, …, 27.5 m above the flat ground.
             let z = 2.5 + 5.0 * k as f64;
@@ -80,8 +80,16 @@ fn single_station_gives_the_log_law() {
             // u at an interior x face (row 2, face 3) and v at an interior y face (face 2, col 3).
             let u = west.u[(k * 5 + 2) * 7 + 3];
             let v = south.v[(k * 6 + 2) * 6 + 3];
-            assert!((u - law(4.0)).abs() <= 1e-12 * law(4.0).abs(), "z0 {z0} z {z}: u {u} vs {}", law(4.0));
-            assert!((v - law(3.0)).abs() <= 1e-12 * law(3.0).abs(), "z0 {z0} z {z}: v {v} vs {}", law(3.0));
+            assert!(
+                (u - law(4.0)).abs() <= 1e-12 * law(4.0).abs(),
+                "z0 {z0} z {z}: u {u} vs {}",
+                law(4.0)
+            );
+            assert!(
+                (v - law(3.0)).abs() <= 1e-12 * law(3.0).abs(),
+                "z0 {z0} z {z}: v {v} vs {}",
+                law(3.0)
+            );
             assert!(west.v[(k * 6 + 2) * 6 + 3].abs() < 1e-12);
         }
     }
@@ -112,16 +120,15 @@ fn converged_field_does_not_depend_on_the_solver() {
             .max(max_diff(&f.v, &reference.v))
             .max(max_diff(&f.w, &reference.w));
         // Each field is within poisson_reach · (its max |div|) of the exact one (wind_common).
-        let bound = agreement_bound(
-            &g,
-            f.report.max_div_per_s,
-            reference.report.max_div_per_s,
-        );
+        let bound = agreement_bound(&g, f.report.max_div_per_s, reference.report.max_div_per_s);
         eprintln!(
             "{model:?} {solver:?}: {} iterations, max diff {d:.2e} m/s (bound {bound:.2e})",
             f.report.iterations
         );
-        assert!(d <= bound, "{model:?} {solver:?}: {d} m/s apart, bound {bound}");
+        assert!(
+            d <= bound,
+            "{model:?} {solver:?}: {d} m/s apart, bound {bound}"
+        );
     }
 }
 

@@ -48,11 +48,11 @@ mod disperse;
 mod flock;
 mod knn;
 mod krige;
+mod outputs;
+mod smoke;
 mod variogram;
 mod wind;
 mod wind_errors;
-mod outputs;
-mod smoke;
 
 #[test]
 fn info_reports_backends() {

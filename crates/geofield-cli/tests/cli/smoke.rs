@@ -95,7 +95,10 @@ fn every_bench_runs_at_a_tiny_scale() {
         "rows",
         &["median"],
     );
-    assert!(rows.iter().all(|r| r["agrees"] == true), "kNN rows agree: {rows:?}");
+    assert!(
+        rows.iter().all(|r| r["agrees"] == true),
+        "kNN rows agree: {rows:?}"
+    );
     bench_rows(
         &[
             "flock",
@@ -111,13 +114,29 @@ fn every_bench_runs_at_a_tiny_scale() {
     );
     bench_rows(
         &[
-            "kriging", "--cases", "paper", "--zoom", "1", "--repeats", "1", "--warmup", "0",
+            "kriging",
+            "--cases",
+            "paper",
+            "--zoom",
+            "1",
+            "--repeats",
+            "1",
+            "--warmup",
+            "0",
         ],
         "rows",
         &["median", "nodes_per_s"],
     );
     bench_rows(
-        &["dispersal", "--scale", "quick", "--repeats", "1", "--warmup", "0"],
+        &[
+            "dispersal",
+            "--scale",
+            "quick",
+            "--repeats",
+            "1",
+            "--warmup",
+            "0",
+        ],
         "cases",
         &["median"],
     );

@@ -12,8 +12,6 @@ use super::{MODULE, cfg_1d, cfg_planes, cfg_reduce, launch_err};
 use crate::context::Gpu;
 use crate::error::{CudaError, DriverResultExt};
 
-
-
 /// The V-cycle's shape: sweeps (both colours) before and after the coarse correction, and on
 /// the coarsest level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +39,6 @@ pub struct StopRule {
     pub threshold_per_s: f64,
     pub check_every: usize,
 }
-
 
 /// What a solve did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,7 +94,6 @@ pub struct GpuSherman {
     pub(crate) red: Reducer,
     k: Kernels,
 }
-
 
 impl GpuSherman {
     /// The solver around a problem already on the device (sizes checked by the caller).
