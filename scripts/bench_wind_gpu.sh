@@ -14,7 +14,7 @@ for step in "$@"; do
     tests)
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
       for t in .gpu/tests/geofield_cuda-*; do timeout 300 "$t" wind --test-threads=1 || status=1; done
-      for t in .gpu/tests/wind_cuda-*; do timeout 300 "$t" --test-threads=1 --nocapture || status=1; done ;;
+      for t in .gpu/tests/wind_backends-*; do timeout 300 "$t" --test-threads=1 --nocapture || status=1; done ;;
     bench)
       timeout 400 $g bench wind --backend cuda --cpu-max-slow-r 0 --repeats 3 --json "$out/wind_bench.json" || status=1 ;;
     e2e)

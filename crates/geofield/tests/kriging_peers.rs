@@ -7,8 +7,8 @@
 //! (variances).
 //!
 //! Meuse (GPL) is not in the repository: `GEOFIELD_MEUSE` names its `meuse.txt`
-//! (`scripts/fetch_meuse.sh` fetches it; `.ci/run` does so). Without it the Meuse half prints a
-//! notice and is skipped, unless `GEOFIELD_REQUIRE_MEUSE=1`.
+//! (`scripts/fetch_meuse.sh` fetches it; `.ci/run` does so and fails when it cannot). Without it
+//! the Meuse half prints a notice and is skipped, unless `GEOFIELD_REQUIRE_MEUSE=1` (as in CI).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use geofield::Backend;

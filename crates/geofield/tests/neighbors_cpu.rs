@@ -10,29 +10,8 @@
 
 use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn};
 
-/// splitmix64: tiny, seeded, reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let u = self.unit().max(1e-300);
-        let v = self.unit();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
+mod backends;
+use backends::Rng;
 
 #[derive(Debug, Clone, Copy)]
 enum Family {
@@ -54,7 +33,7 @@ const FAMILIES: [Family; 4] = [
 ];
 
 fn generate(family: Family, n: usize, dim: usize, seed: u64) -> Vec<f64> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut out = Vec::with_capacity(n * dim);
     match family {
         Family::Uniform => {

@@ -3,7 +3,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::params::WindParams;
-use super::sherman::{CycleShape, HostLevel};
+use super::sherman::CycleShape;
 use super::{MODULE, THREADS, cfg_1d, cfg_planes, launch_err};
 use crate::context::Gpu;
 use crate::error::{CudaError, DriverResultExt};
@@ -63,34 +63,7 @@ pub(crate) struct Hierarchy {
     k: Kernels,
 }
 
-fn to_f32(v: &[f64]) -> Vec<f32> {
-    use rayon::prelude::*;
-    v.par_iter().map(|&x| x as f32).collect()
-}
-
 impl Hierarchy {
-    /// Uploads the levels (already checked by the caller) as f32.
-    pub(crate) fn new(
-        gpu: &Gpu,
-        levels: &[HostLevel],
-        shape: CycleShape,
-    ) -> Result<Self, CudaError> {
-        let mut ops = Vec::with_capacity(levels.len());
-        for (l, h) in levels.iter().enumerate() {
-            let what = |a: &str| format!("level {l} {a}");
-            ops.push(LevelOp {
-                rows: h.rows,
-                cols: h.cols,
-                nz: h.nz,
-                kx: gpu.upload(&to_f32(&h.kx), &what("x conductances"))?,
-                ky: gpu.upload(&to_f32(&h.ky), &what("y conductances"))?,
-                kz: gpu.upload(&to_f32(&h.kz), &what("z conductances"))?,
-                diag: gpu.upload(&to_f32(&h.diag), &what("diagonal"))?,
-            });
-        }
-        Self::from_device(gpu, ops, shape)
-    }
-
     /// The hierarchy of operators already on the device (finest first): work vectors
     /// allocated, each level's column factors computed.
     pub(crate) fn from_device(

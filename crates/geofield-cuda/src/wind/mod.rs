@@ -71,9 +71,7 @@ mod solve;
 mod west;
 
 pub use assemble::ShermanGrid;
-pub use sherman::{
-    CycleShape, DeviceSolve, GpuSherman, HostLevel, Method, ShermanInputs, StopRule,
-};
+pub use sherman::{CycleShape, DeviceSolve, GpuSherman, Method, StopRule};
 pub use west::{Faces, GpuWest, SweepVariant, WestInputs};
 
 pub(crate) const MODULE: &str = "wind";

@@ -8,24 +8,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use super::hierarchy::Hierarchy;
 use super::params::{DIR_NEXT, DIR_RESTART, OP_APPLY_DOT, OP_RESID_MAX, WindParams};
 use super::reduce::{Reducer, SLOT_DIV, SLOT_PAP};
-use super::{MODULE, cfg_1d, cfg_planes, cfg_reduce, check_dims, check_finite, launch_err};
+use super::{MODULE, cfg_1d, cfg_planes, cfg_reduce, launch_err};
 use crate::context::Gpu;
-use crate::error::{CudaError, DriverResultExt, invalid};
-
-const K: &str = "wind_sherman";
-
-/// One multigrid level in the device layout (module docs): conductances K (m) of the x, y and z
-/// faces and the diagonal Σ K (0 for solid cells) of A'φ_c = Σ_f K_f (φ_c − φ_nb).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HostLevel {
-    pub rows: usize,
-    pub cols: usize,
-    pub nz: usize,
-    pub kx: Vec<f64>,
-    pub ky: Vec<f64>,
-    pub kz: Vec<f64>,
-    pub diag: Vec<f64>,
-}
+use crate::error::{CudaError, DriverResultExt};
 
 /// The V-cycle's shape: sweeps (both colours) before and after the coarse correction, and on
 /// the coarsest level.
@@ -53,15 +38,6 @@ pub struct StopRule {
     pub max_iterations: usize,
     pub threshold_per_s: f64,
     pub check_every: usize,
-}
-
-/// The problem: levels finest first (each ⌈rows/2⌉ × ⌈cols/2⌉ of the previous, same layers),
-/// 1/V per cell (0 for solid cells) and b' = V·div u0, both in cell layout.
-#[derive(Clone, Copy, Debug)]
-pub struct ShermanInputs<'a> {
-    pub levels: &'a [HostLevel],
-    pub inv_vol: &'a [f64],
-    pub b: &'a [f64],
 }
 
 /// What a solve did.
@@ -119,64 +95,7 @@ pub struct GpuSherman {
     k: Kernels,
 }
 
-fn check_level(l: usize, h: &HostLevel) -> Result<(), CudaError> {
-    let n = check_dims(K, h.rows, h.cols, h.nz)?;
-    let (rows, cols, nz) = (h.rows, h.cols, h.nz);
-    check_finite(K, &format!("level {l} kx"), &h.kx, nz * rows * (cols + 1))?;
-    check_finite(K, &format!("level {l} ky"), &h.ky, nz * (rows + 1) * cols)?;
-    check_finite(K, &format!("level {l} kz"), &h.kz, (nz + 1) * rows * cols)?;
-    check_finite(K, &format!("level {l} diag"), &h.diag, n)
-}
-
 impl GpuSherman {
-    /// Checks and uploads the problem: every level as f32, the finest also as f64.
-    pub fn new(gpu: &Arc<Gpu>, inp: &ShermanInputs, shape: CycleShape) -> Result<Self, CudaError> {
-        let Some(fine) = inp.levels.first() else {
-            return Err(invalid(K, "no multigrid level"));
-        };
-        for (l, h) in inp.levels.iter().enumerate() {
-            check_level(l, h)?;
-            if l > 0 {
-                let up = &inp.levels[l - 1];
-                if (h.rows, h.cols, h.nz) != (up.rows.div_ceil(2), up.cols.div_ceil(2), up.nz) {
-                    return Err(invalid(
-                        K,
-                        format!(
-                            "level {l} is {}×{}×{}, expected ⌈half⌉ of level {} ({}×{}×{})",
-                            h.rows,
-                            h.cols,
-                            h.nz,
-                            l - 1,
-                            up.rows,
-                            up.cols,
-                            up.nz
-                        ),
-                    ));
-                }
-            }
-        }
-        if shape.coarsest_sweeps > u32::MAX as usize {
-            return Err(invalid(K, "too many coarsest sweeps"));
-        }
-        let n = fine.rows * fine.cols * fine.nz;
-        check_finite(K, "inv_vol", inp.inv_vol, n)?;
-        check_finite(K, "b", inp.b, n)?;
-        let _held = gpu.hold();
-        let fine_op = FineOp {
-            rows: fine.rows,
-            cols: fine.cols,
-            nz: fine.nz,
-            kx: gpu.upload(&fine.kx, "the x conductances")?,
-            ky: gpu.upload(&fine.ky, "the y conductances")?,
-            kz: gpu.upload(&fine.kz, "the z conductances")?,
-            diag: gpu.upload(&fine.diag, "the diagonal")?,
-            b: gpu.upload(inp.b, "the right-hand side")?,
-            inv_vol: gpu.upload(inp.inv_vol, "the inverse volumes")?,
-        };
-        let mg = Hierarchy::new(gpu, inp.levels, shape)?;
-        Self::from_device(gpu, fine_op, mg)
-    }
-
     /// The solver around a problem already on the device (sizes checked by the caller).
     pub(crate) fn from_device(
         gpu: &Arc<Gpu>,

@@ -7,7 +7,7 @@ use super::DeviceTimer;
 use super::reduce::{SLOT_DIV, SLOT_PAP, SLOT_RZ};
 use super::sherman::{DeviceSolve, GpuSherman, Method, StopRule};
 use crate::context::Gpu;
-use crate::error::{CudaError, DriverResultExt, invalid};
+use crate::error::{CudaError, invalid};
 
 impl GpuSherman {
     /// Solves from φ = 0 until max |div| ≤ `stop.threshold_per_s` or the iteration cap;
@@ -157,74 +157,5 @@ impl GpuSherman {
             cur = next;
         }
         Ok(())
-    }
-
-    /// One f32 V-cycle from x = 0 on `b` (finest cell layout); returns x. For tests.
-    #[doc(hidden)]
-    pub fn vcycle(&mut self, b: &[f32]) -> Result<Vec<f32>, CudaError> {
-        let n = self.n();
-        if b.len() != n {
-            return Err(invalid(
-                "wind_vcycle",
-                format!("b has {} values, expected {n}", b.len()),
-            ));
-        }
-        let gpu = Arc::clone(&self.gpu);
-        let _held = gpu.hold();
-        gpu.stream()
-            .memcpy_htod(b, &mut self.mg.levels[0].b)
-            .doing("copying the V-cycle right-hand side")?;
-        self.mg.cycle(&gpu)?;
-        gpu.download(&self.mg.levels[0].x, n, "the V-cycle result")
-    }
-
-    /// One colour of z-line relaxation on level `level` from `x` with right-hand side `b`;
-    /// returns the new x. For tests.
-    #[doc(hidden)]
-    pub fn line_relax(
-        &mut self,
-        level: usize,
-        colour: u32,
-        x: &[f32],
-        b: &[f32],
-    ) -> Result<Vec<f32>, CudaError> {
-        let Some(lv) = self.mg.levels.get(level) else {
-            return Err(invalid("wind_line", format!("no level {level}")));
-        };
-        let n = lv.n();
-        if x.len() != n || b.len() != n || colour > 1 {
-            return Err(invalid(
-                "wind_line",
-                "x and b must have the level's size, colour 0 or 1",
-            ));
-        }
-        let gpu = Arc::clone(&self.gpu);
-        let _held = gpu.hold();
-        let lv = &mut self.mg.levels[level];
-        let s = gpu.stream();
-        s.memcpy_htod(x, &mut lv.x).doing("copying x")?;
-        s.memcpy_htod(b, &mut lv.b).doing("copying b")?;
-        self.mg.line(&gpu, level, colour)?;
-        gpu.download(&self.mg.levels[level].x, n, "the relaxed x")
-    }
-
-    /// (b − A'φ, max |b − A'φ|/V) on the finest level in f64. For tests.
-    #[doc(hidden)]
-    pub fn residual_of(&mut self, phi: &[f64]) -> Result<(Vec<f64>, f64), CudaError> {
-        let n = self.n();
-        if phi.len() != n {
-            return Err(invalid(
-                "wind_op",
-                format!("phi has {} values, expected {n}", phi.len()),
-            ));
-        }
-        let gpu = Arc::clone(&self.gpu);
-        let _held = gpu.hold();
-        gpu.stream()
-            .memcpy_htod(phi, &mut self.x)
-            .doing("copying the potential")?;
-        self.residual(&gpu)?;
-        let d = self.red.read(&gpu)?[SLOT_DIV as usize];
-        Ok((gpu.download(&self.r, n, "the residual")?, d))
     }
 }

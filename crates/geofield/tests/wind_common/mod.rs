@@ -68,3 +68,26 @@ pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
 }
+
+/// The largest distance (m) by which a residual left in the potential equation can move the
+/// velocity, per s⁻¹ of residual: |δu| ≤ `poisson_reach_m(g)` · max |r|.
+///
+/// Derivation: a solver stopped at max |div u| ≤ r leaves u = u* + ∇ψ with Δψ = ρ, |ρ| ≤ r (the
+/// exact field u* is divergence-free, and the solver's correction is a gradient). With the
+/// free-space Green's function, |∇ψ(x)| ≤ ∫ |ρ(y)| / (4π |x − y|²) dy ≤ r · R, where R is the
+/// radius of the ball with the volume of the domain (the integrand is largest near x, so the
+/// integral over any region of volume V is at most the one over the ball of volume V around x).
+/// The ground is a no-flux wall, whose mirror image doubles the volume; the open sides and top
+/// (ψ = 0) are images of opposite sign, which can at most double the gradient next to them. So
+/// |δu| ≤ 2R · r with R = (3 · 2V / 4π)^(1/3). (For the hill grid, 2R ≈ 900 m against its
+/// 1200 m largest extent; residuals of both signs cancel, so fields usually differ by far less.)
+pub fn poisson_reach_m(g: &WindGrid) -> f64 {
+    let volume = g.plan.width_m() * g.plan.height_m() * (g.top_m() - g.z_faces_m[0]);
+    2.0 * (3.0 * 2.0 * volume / (4.0 * std::f64::consts::PI)).cbrt()
+}
+
+/// The bound on the distance between two fields solved from the same first guess whose largest
+/// divergences are `r_a` and `r_b` (s⁻¹): each is within [`poisson_reach_m`] · r of the exact one.
+pub fn agreement_bound(g: &WindGrid, r_a: f64, r_b: f64) -> f64 {
+    poisson_reach_m(g) * (r_a + r_b)
+}

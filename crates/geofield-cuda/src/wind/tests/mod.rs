@@ -1,19 +1,10 @@
-//! Tests of the wind kernels against host references written here (f32 WEST sweeps in the
-//! kernel's arithmetic, f64 divergence, an f64 z-line multigrid on the same layout, f64 CG).
-//!
-//! Host-only: the parameter block's size and the NVRTC compile of the module (when libnvrtc
-//! loads). GPU tests use [`test_gpu`] (skip without a GPU, fail with GEOFIELD_REQUIRE_GPU=1),
-//! on seeded random problems at several sizes including odd ones, a single row and nz = 1.
+//! The wind kernels' contract: the parameter blocks' sizes, the NVRTC compile of the module
+//! (every kernel present, no spills) and the up-front memory check. The solvers' results are
+//! tested against the CPU library through the public API (`crates/geofield/tests/wind_backends.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod mgref;
-mod multigrid;
-mod reference;
-mod solve;
-mod west;
-
 use super::params::PARAM_SIZES;
-use crate::{compile_with_log, module_source, nvrtc_present};
+use crate::{compile_with_log, module_source, nvrtc_present, test_gpu};
 
 #[test]
 fn param_struct_sizes() {
@@ -85,4 +76,22 @@ fn wind_module_compiles_with_nvrtc() {
             .collect();
         assert!(spills.is_empty(), "wind/{arch} spills: {spills:?}");
     }
+}
+
+/// A problem larger than the free device memory is refused before anything is allocated, with
+/// a message that says how much it needs and what to do.
+#[test]
+fn too_large_for_the_device_is_refused_up_front() {
+    let Some(gpu) = test_gpu() else { return };
+    let e = gpu.ensure_free("a test problem", u64::MAX).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, crate::error::CudaError::DeviceMemory { .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("a test problem needs about") && msg.contains("--backend cpu"),
+        "{msg}"
+    );
+    gpu.ensure_free("one byte", 1).unwrap();
 }

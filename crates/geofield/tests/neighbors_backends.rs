@@ -1,8 +1,9 @@
-//! GPU kNN against the CPU: identical indices and identical d² bits, row by row.
+//! kNN on every backend against the CPU: identical indices and identical d² bits, row by row.
 //!
-//! Skips (with a notice) without a GPU; with `GEOFIELD_REQUIRE_GPU=1` a missing GPU fails.
-//! Run on the GPU machine:
-//! `GEOFIELD_REQUIRE_GPU=1 cargo test --release -p geofield --test neighbors_cuda -- --nocapture --test-threads=1`
+//! Each test body runs on the CPU and, with a GPU, on CUDA (`backends::for_each_backend`: the
+//! CUDA run skips with a notice without a GPU, fails with `GEOFIELD_REQUIRE_GPU=1`); the sets too
+//! large for the CPU's brute force and the device-only checks run on CUDA alone. On the GPU:
+//! `GEOFIELD_REQUIRE_GPU=1 cargo test --release -p geofield --test neighbors_backends -- --nocapture --test-threads=1`
 //!
 //! The reference is the CPU's brute force when Q·N is small enough, else the CPU's uniform grid
 //! (tested identical to brute force in `neighbors_cpu.rs`). A mismatch prints the first differing
@@ -20,27 +21,11 @@ use geofield::Backend;
 use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn, knn_on};
 use geofield_cuda::neighbors::{DeviceGrid, DeviceIndex, GpuCoord, bench_device, knn_brute};
 
-fn gpu() -> Option<Backend> {
-    geofield_cuda::test_gpu().map(Backend::Cuda)
-}
-
-/// Deterministic generator (SplitMix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod backends;
+use backends::{Rng, for_each_backend, gpu};
 
 fn uniform<T: Coord>(n: usize, dim: usize, scale: f64, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     (0..n * dim)
         .map(|_| T::from_f64(r.unit() * scale))
         .collect()
@@ -48,12 +33,12 @@ fn uniform<T: Coord>(n: usize, dim: usize, scale: f64, seed: u64) -> Vec<T> {
 
 /// A few tight clusters (spread 1e-3 of the box) plus 5 % background.
 fn clustered<T: Coord>(n: usize, dim: usize, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let centres: Vec<f64> = (0..8 * dim).map(|_| r.unit() * 100.0).collect();
     let mut v = Vec::with_capacity(n * dim);
     for _ in 0..n {
         let bg = r.unit() < 0.05;
-        let c = (r.next() % 8) as usize;
+        let c = (r.next_u64() % 8) as usize;
         for a in 0..dim {
             let x = if bg {
                 r.unit() * 100.0
@@ -68,9 +53,9 @@ fn clustered<T: Coord>(n: usize, dim: usize, seed: u64) -> Vec<T> {
 
 /// Integer lattice 0..m per axis: many exact duplicates and equal distances.
 fn lattice<T: Coord>(n: usize, dim: usize, m: u64, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     (0..n * dim)
-        .map(|_| T::from_f64((r.next() % m) as f64))
+        .map(|_| T::from_f64((r.next_u64() % m) as f64))
         .collect()
 }
 
@@ -203,7 +188,7 @@ fn case<T: Coord + GpuCoord>(
         let got = knn_on(be, points, queries, dim, &q, kind)
             .unwrap_or_else(|e| panic!("{label} {kind:?}: {e}"));
         assert_same(
-            &format!("{label} gpu {kind:?} vs cpu {ref_kind:?}"),
+            &format!("{label} {} {kind:?} vs cpu {ref_kind:?}", be.label()),
             &want,
             &got,
         );
@@ -236,8 +221,14 @@ fn sweep<T: Coord + GpuCoord>(be: &Backend, label: &str, pts: &[T], dim: usize, 
 }
 
 fn all_sets<T: Coord + GpuCoord>(be: &Backend) {
+    // The CPU's reference is its own brute force (O(n²) per case): a quarter of the points keeps
+    // its run short; the device runs the full size.
+    let n = if matches!(be, Backend::Cpu) {
+        1500
+    } else {
+        6000
+    };
     for dim in [2usize, 3] {
-        let n = 6000;
         let u = uniform::<T>(n, dim, 100.0, 1 + dim as u64);
         // Radii giving ~3 and ~30 neighbours on average.
         let vol_per_pt = 100f64.powi(dim as i32) / n as f64;
@@ -253,72 +244,76 @@ fn all_sets<T: Coord + GpuCoord>(be: &Backend) {
 }
 
 #[test]
-fn cuda_knn_matches_cpu_f32() {
-    let Some(be) = gpu() else { return };
-    all_sets::<f32>(&be);
+fn knn_matches_cpu_f32() {
+    for_each_backend(|be| {
+        all_sets::<f32>(be);
+    });
 }
 
 #[test]
-fn cuda_knn_matches_cpu_f64() {
-    let Some(be) = gpu() else { return };
-    all_sets::<f64>(&be);
+fn knn_matches_cpu_f64() {
+    for_each_backend(|be| {
+        all_sets::<f64>(be);
+    });
 }
 
 #[test]
-fn cuda_knn_tiny_sets() {
-    let Some(be) = gpu() else { return };
-    fn tiny<T: Coord + GpuCoord>(be: &Backend) {
-        for dim in [2usize, 3] {
-            for k in [1usize, 7, 64] {
-                for n in [0usize, 1, 2, k, k + 1] {
-                    let pts = lattice::<T>(n, dim, 3, 5 + n as u64);
-                    let qs = uniform::<T>(5, dim, 3.0, 17);
-                    for r in [None, Some(1.0)] {
-                        case(be, "tiny", &pts, None, dim, k, r, true);
-                        case(be, "tiny", &pts, None, dim, k, r, false);
-                        case(be, "tiny", &pts, Some(&qs), dim, k, r, false);
-                        case(be, "tiny/no queries", &pts, Some(&[]), dim, k, r, false);
+fn knn_tiny_sets() {
+    for_each_backend(|be| {
+        fn tiny<T: Coord + GpuCoord>(be: &Backend) {
+            for dim in [2usize, 3] {
+                for k in [1usize, 7, 64] {
+                    for n in [0usize, 1, 2, k, k + 1] {
+                        let pts = lattice::<T>(n, dim, 3, 5 + n as u64);
+                        let qs = uniform::<T>(5, dim, 3.0, 17);
+                        for r in [None, Some(1.0)] {
+                            case(be, "tiny", &pts, None, dim, k, r, true);
+                            case(be, "tiny", &pts, None, dim, k, r, false);
+                            case(be, "tiny", &pts, Some(&qs), dim, k, r, false);
+                            case(be, "tiny/no queries", &pts, Some(&[]), dim, k, r, false);
+                        }
                     }
                 }
             }
         }
-    }
-    tiny::<f32>(&be);
-    tiny::<f64>(&be);
+        tiny::<f32>(be);
+        tiny::<f64>(be);
+    });
 }
 
 /// Coordinates so small that d² is subnormal (f32: ~1e-42; f64: ~1e-310): a flush-to-zero or a
 /// fused multiply-add anywhere would change d² bits or the neighbour order.
 #[test]
-fn cuda_knn_subnormal_distances_and_cell_sizes() {
-    let Some(be) = gpu() else { return };
-    for dim in [2usize, 3] {
-        let p32 = uniform::<f32>(3000, dim, 1e-20, 21);
-        let p64 = uniform::<f64>(3000, dim, 1e-154, 22);
-        for k in [1usize, 7, 64] {
-            case(&be, "subnormal", &p32, None, dim, k, None, true);
-            case(&be, "subnormal", &p64, None, dim, k, None, true);
-            case(&be, "subnormal", &p32, None, dim, k, Some(3e-21), true);
+fn knn_subnormal_distances_and_cell_sizes() {
+    for_each_backend(|be| {
+        for dim in [2usize, 3] {
+            let p32 = uniform::<f32>(3000, dim, 1e-20, 21);
+            let p64 = uniform::<f64>(3000, dim, 1e-154, 22);
+            for k in [1usize, 7, 64] {
+                case(be, "subnormal", &p32, None, dim, k, None, true);
+                case(be, "subnormal", &p64, None, dim, k, None, true);
+                case(be, "subnormal", &p32, None, dim, k, Some(3e-21), true);
+            }
+            // Odd cell sizes: tiny cells (many shells) and one huge cell.
+            let u = uniform::<f32>(4000, dim, 10.0, 23);
+            let q = KnnQuery {
+                k: 7,
+                radius: None,
+                exclude_self: true,
+            };
+            let want = knn(&u, None, dim, &q, IndexKind::Brute).unwrap();
+            for h in [0.05, 0.37, 1e6] {
+                let kind = IndexKind::Uniform { cell_size: Some(h) };
+                let got = knn_on(be, &u, None, dim, &q, kind).unwrap();
+                assert_same(&format!("cell size {h} dim {dim}"), &want, &got);
+            }
+            for leaf in [2usize, 64, 5000] {
+                let kind = IndexKind::Dynamic { max_per_leaf: leaf };
+                let got = knn_on(be, &u, None, dim, &q, kind).unwrap();
+                assert_same(&format!("leaf {leaf} dim {dim}"), &want, &got);
+            }
         }
-        // Odd cell sizes: tiny cells (many shells) and one huge cell.
-        let u = uniform::<f32>(4000, dim, 10.0, 23);
-        let q = KnnQuery {
-            k: 7,
-            radius: None,
-            exclude_self: true,
-        };
-        let want = knn(&u, None, dim, &q, IndexKind::Brute).unwrap();
-        for h in [0.05, 0.37, 1e6] {
-            let kind = IndexKind::Uniform { cell_size: Some(h) };
-            let got = knn_on(&be, &u, None, dim, &q, kind).unwrap();
-            assert_same(&format!("cell size {h} dim {dim}"), &want, &got);
-        }
-        for leaf in [2usize, 64, 5000] {
-            let kind = IndexKind::Dynamic { max_per_leaf: leaf };
-            let got = knn_on(&be, &u, None, dim, &q, kind).unwrap();
-            assert_same(&format!("leaf {leaf} dim {dim}"), &want, &got);
-        }
-    }
+    });
 }
 
 /// Up to 2e5 points against the CPU's uniform grid.
@@ -338,45 +333,46 @@ fn cuda_knn_large_sets() {
 }
 
 #[test]
-fn cuda_knn_invalid_inputs_are_errors() {
-    let Some(be) = gpu() else { return };
-    let q = |k| KnnQuery {
-        k,
-        radius: None,
-        exclude_self: true,
-    };
-    let pts = [0.0f32, 1.0, 2.0, 3.0];
-    for kind in [
-        IndexKind::Brute,
-        IndexKind::Uniform { cell_size: None },
-        IndexKind::Dynamic { max_per_leaf: 8 },
-    ] {
-        assert!(knn_on(&be, &pts, None, 2, &q(0), kind).is_err());
-        assert!(knn_on(&be, &pts, None, 2, &q(65), kind).is_err());
-        assert!(knn_on(&be, &pts, None, 4, &q(1), kind).is_err());
-        assert!(knn_on(&be, &pts[..3], None, 2, &q(1), kind).is_err());
-        assert!(knn_on(&be, &[0.0, f32::NAN], None, 2, &q(1), kind).is_err());
-        assert!(knn_on(&be, &pts, Some(&[1.0, 2.0, 3.0]), 2, &q(1), kind).is_err());
-        let neg = KnnQuery {
-            k: 1,
-            radius: Some(-1.0),
-            exclude_self: false,
+fn knn_invalid_inputs_are_errors() {
+    for_each_backend(|be| {
+        let q = |k| KnnQuery {
+            k,
+            radius: None,
+            exclude_self: true,
         };
-        assert!(knn_on(&be, &pts, None, 2, &neg, kind).is_err());
-    }
-    assert!(
-        knn_on(
-            &be,
-            &[0.0f64, 0.0, 1e9, 1e9],
-            None,
-            2,
-            &q(1),
-            IndexKind::Uniform {
-                cell_size: Some(1e-3)
-            }
-        )
-        .is_err()
-    );
+        let pts = [0.0f32, 1.0, 2.0, 3.0];
+        for kind in [
+            IndexKind::Brute,
+            IndexKind::Uniform { cell_size: None },
+            IndexKind::Dynamic { max_per_leaf: 8 },
+        ] {
+            assert!(knn_on(be, &pts, None, 2, &q(0), kind).is_err());
+            assert!(knn_on(be, &pts, None, 2, &q(65), kind).is_err());
+            assert!(knn_on(be, &pts, None, 4, &q(1), kind).is_err());
+            assert!(knn_on(be, &pts[..3], None, 2, &q(1), kind).is_err());
+            assert!(knn_on(be, &[0.0, f32::NAN], None, 2, &q(1), kind).is_err());
+            assert!(knn_on(be, &pts, Some(&[1.0, 2.0, 3.0]), 2, &q(1), kind).is_err());
+            let neg = KnnQuery {
+                k: 1,
+                radius: Some(-1.0),
+                exclude_self: false,
+            };
+            assert!(knn_on(be, &pts, None, 2, &neg, kind).is_err());
+        }
+        assert!(
+            knn_on(
+                be,
+                &[0.0f64, 0.0, 1e9, 1e9],
+                None,
+                2,
+                &q(1),
+                IndexKind::Uniform {
+                    cell_size: Some(1e-3)
+                }
+            )
+            .is_err()
+        );
+    });
 }
 
 /// The device build is a counting sort: every point stored once, cells contiguous, each point

@@ -1,0 +1,210 @@
+//! Every dispersal method on every backend against the CPU library, and the exact and cutoff
+//! sums also against the f64 oracle of `common.rs` written from the model's definition.
+//!
+//! Each test body runs on the CPU and, with a GPU, on CUDA (`backends::for_each_backend`: the
+//! CUDA run skips with a notice without a GPU, fails with GEOFIELD_REQUIRE_GPU=1).
+//!
+//! Tolerances: the device sums in f32 with hardware transcendental approximations (a few ulps
+//! each, three chained for a general θ): per cell ≤ 1e-5 relative, and ≤ 2e-6 of the band's
+//! maximum (the kernels' accuracy contract, `geofield_cuda::dispersal`); on the CPU the
+//! backend's result is the oracle's own and must agree exactly.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
+
+mod common;
+
+use common::*;
+use geofield::Backend;
+use geofield::dispersal::{self, DisperseOptions, Method, Precision};
+use geofield::synth::{self, DbhModel, Pattern};
+use geofield_core::Extent;
+
+mod backends;
+use backends::for_each_backend;
+
+fn both(
+    be: &Backend,
+    g: &geofield_core::GridSpec,
+    sp: &[dispersal::Species],
+    st: &dispersal::Stand,
+    o: DisperseOptions,
+) -> (dispersal::Dispersal, dispersal::Dispersal) {
+    let c = dispersal::disperse(&Backend::Cpu, g, sp, st, &o).unwrap();
+    let d = dispersal::disperse(be, g, sp, st, &o).unwrap();
+    (c, d)
+}
+
+#[test]
+fn exact_matches_cpu_every_shape() {
+    for_each_backend(|gpu| {
+        let shapes = all_shapes();
+        for (cols, rows, n, seed, torus) in [
+            (1, 1, 20, 1, false),
+            (37, 29, 0, 2, false),
+            (150, 97, 800, 3, false),
+            (120, 90, 600, 4, true),
+        ] {
+            let g = grid(
+                5000.0,
+                8000.0,
+                5000.0 + cols as f64,
+                8000.0 + rows as f64,
+                1.0,
+            );
+            let st = stand(
+                n,
+                (4950.0, 7950.0, 5050.0 + cols as f64, 8050.0 + rows as f64),
+                seed,
+                Pattern::Uniform,
+                shapes.len(),
+            );
+            for precision in [Precision::F64, Precision::F32] {
+                let o = DisperseOptions {
+                    method: Method::Exact,
+                    precision,
+                    torus,
+                    ..Default::default()
+                };
+                let (c, d) = both(gpu, &g, &shapes, &st, o);
+                for (i, sp) in shapes.iter().enumerate() {
+                    let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
+                    eprintln!(
+                        "exact {} {cols}x{rows} n={n} torus={torus} {precision:?}: {m:?}",
+                        sp.name
+                    );
+                    assert!(m.max_abs_over_max <= 2e-6, "{}: {m:?}", sp.name);
+                    assert!(m.max_rel <= 1e-5, "{}: {m:?}", sp.name);
+                    // Against the definition: the CPU's f64 sum is within 1e-12 of the oracle
+                    // (`dispersal_cpu.rs`), so the backend is within its contract plus that.
+                    let want = oracle(&g, sp, i as u32, &st, torus);
+                    let e = max_rel_to_max(&d.raster.band_f64(i), &want);
+                    assert!(e <= 2e-6 + 1e-12, "{} vs the oracle: {e}", sp.name);
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn cutoff_matches_cpu_and_meets_tolerance() {
+    for_each_backend(|gpu| {
+        let shapes = all_shapes();
+        for pattern in [Pattern::Uniform, Pattern::Clustered] {
+            let g = grid(0.0, 0.0, 250.0, 170.0, 1.0);
+            let st = stand(
+                2500,
+                (-60.0, -60.0, 310.0, 230.0),
+                41,
+                pattern,
+                shapes.len(),
+            );
+            let o = DisperseOptions {
+                method: Method::Cutoff,
+                tolerance: 1e-5,
+                ..Default::default()
+            };
+            let (c, d) = both(gpu, &g, &shapes, &st, o);
+            for (i, sp) in shapes.iter().enumerate() {
+                let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
+                eprintln!(
+                    "cutoff {} {pattern:?}: R = {:?}: {m:?}",
+                    sp.name, c.reports[i].radius_m
+                );
+                assert!(m.max_abs_over_max <= 2e-6, "{}: {m:?}", sp.name);
+                let want = oracle(&g, sp, i as u32, &st, false);
+                let e = max_rel_to_max(&d.raster.band_f64(i), &want);
+                assert!(e <= 1e-5 + 2e-6, "{}: gpu cutoff vs oracle {e}", sp.name);
+            }
+        }
+        // Torus through periodic images.
+        let sp = synth::sbs_species();
+        let e = Extent::new(0.0, 0.0, 300.0, 300.0).unwrap();
+        let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
+        let st = synth::forest(
+            2700,
+            &e,
+            43,
+            Pattern::Uniform,
+            DbhModel::Realistic,
+            &synth::SBS_SHARES,
+        );
+        let o = DisperseOptions {
+            method: Method::Cutoff,
+            torus: true,
+            ..Default::default()
+        };
+        let (c, d) = both(gpu, &g, &sp, &st, o);
+        for i in 0..sp.len() {
+            let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
+            assert!(m.max_abs_over_max <= 2e-6, "torus {}: {m:?}", sp[i].name);
+        }
+    });
+}
+
+#[test]
+fn multires_matches_cpu() {
+    for_each_backend(|gpu| {
+        let sp = synth::sbs_species();
+        let e = Extent::new(0.0, 0.0, 200.0, 150.0).unwrap();
+        let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
+        let mut st = synth::forest(
+            900,
+            &e,
+            51,
+            Pattern::Uniform,
+            DbhModel::Uniform15to60,
+            &synth::SBS_SHARES,
+        );
+        // Trees outside the plot are summed exactly on both backends.
+        st.x_m.push(-20.0);
+        st.y_m.push(75.0);
+        st.dbh_cm.push(45.0);
+        st.species.push(1);
+        for variant_b in [false, true] {
+            let o = DisperseOptions {
+                method: Method::Multires,
+                multires_variant_b: variant_b,
+                ..Default::default()
+            };
+            let (c, d) = both(gpu, &g, &sp, &st, o);
+            for i in 0..sp.len() {
+                let m = dispersal::compare(&d.raster.band_f64(i), &c.raster.band_f64(i));
+                eprintln!("multires {} b={variant_b}: {m:?}", sp[i].name);
+                assert!(m.max_abs_over_max <= 1e-5, "{}: {m:?}", sp[i].name);
+            }
+        }
+    });
+}
+
+#[test]
+fn results_are_deterministic() {
+    for_each_backend(|gpu| {
+        let sp = synth::sbs_species();
+        let e = Extent::new(0.0, 0.0, 128.0, 128.0).unwrap();
+        let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
+        let st = synth::forest(
+            500,
+            &e,
+            61,
+            Pattern::Clustered,
+            DbhModel::Realistic,
+            &synth::SBS_SHARES,
+        );
+        for method in [Method::Exact, Method::Cutoff, Method::Multires] {
+            let o = DisperseOptions {
+                method,
+                ..Default::default()
+            };
+            let a = dispersal::disperse(gpu, &g, &sp, &st, &o).unwrap();
+            let b = dispersal::disperse(gpu, &g, &sp, &st, &o).unwrap();
+            assert_eq!(
+                a.raster.data, b.raster.data,
+                "{method:?} not bitwise reproducible"
+            );
+        }
+    });
+}
