@@ -9,8 +9,7 @@ use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision
 use geofield::synth::{self, DbhModel, Pattern};
 use geofield_core::{Extent, GridSpec};
 
-use super::{BenchEnv, Stats, measure};
-use crate::output;
+use super::{BenchEnv, JsonRows, Stats, measure};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
 pub enum Scale {
@@ -83,10 +82,9 @@ struct CaseResult {
 }
 
 #[derive(serde::Serialize)]
-struct Report {
-    env: BenchEnv,
-    scale: String,
-    cases: Vec<CaseResult>,
+struct Head<'a> {
+    env: &'a BenchEnv,
+    scale: &'static str,
 }
 
 struct Case {
@@ -124,11 +122,14 @@ fn cases(scale: Scale) -> Vec<Case> {
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs])?;
     let sel = ctx.open_backend()?;
-    if let Some(p) = ctx.json() {
-        output::preflight(p)?;
-    }
     let be = sel.backend;
     let env = BenchEnv::new(&be);
+    let scale = match a.scale {
+        Scale::Quick => "quick",
+        Scale::Paper => "paper",
+        Scale::Landscape => "landscape",
+    };
+    let mut json = JsonRows::new(ctx, &Head { env: &env, scale }, "cases")?;
     println!(
         "geofield bench dispersal on {} ({}), commit {}",
         env.backend, env.device, env.commit
@@ -178,7 +179,16 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             r0 + nwin
         );
         println!("{}", header());
-        let mut methods = Vec::new();
+        // The case is in the JSON from its first method on (rows written as measured).
+        results.push(CaseResult {
+            name: case.name.clone(),
+            cols: case.cols,
+            rows: case.rows,
+            cells: grid.n_cells(),
+            trees: case.trees,
+            reference_rows: (r0, r0 + nwin),
+            methods: Vec::new(),
+        });
         let want = |m: &str| a.methods.iter().any(|x| x.eq_ignore_ascii_case(m));
         let mut runs: Vec<(Method, Option<f64>)> = Vec::new();
         if want("exact") {
@@ -207,38 +217,19 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             match r {
                 Ok(m) => {
                     print_row(&m);
-                    methods.push(m);
+                    if let Some(c) = results.last_mut() {
+                        c.methods.push(m);
+                    }
+                    json.sync(&results)?;
                 }
                 Err(e) => println!("{:<18} not run: {e:#}", label(method, tol)),
             }
         }
-        print_ratios(&methods);
-        results.push(CaseResult {
-            name: case.name,
-            cols: case.cols,
-            rows: case.rows,
-            cells: grid.n_cells(),
-            trees: case.trees,
-            reference_rows: (r0, r0 + nwin),
-            methods,
-        });
+        if let Some(c) = results.last() {
+            print_ratios(&c.methods);
+        }
     }
-    if let Some(p) = ctx.json() {
-        let scale = match a.scale {
-            Scale::Quick => "quick",
-            Scale::Paper => "paper",
-            Scale::Landscape => "landscape",
-        };
-        output::write_json(
-            p,
-            &Report {
-                env,
-                scale: scale.into(),
-                cases: results,
-            },
-        )?;
-        println!("\nwrote {}", p.display());
-    }
+    json.finish(&results)?;
     Ok(())
 }
 

@@ -16,9 +16,8 @@ use clap::Args;
 use geofield::Backend;
 use geofield::flock::{self, Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start};
 
-use super::{BenchEnv, Stats};
+use super::{BenchEnv, JsonRows, Stats};
 use crate::cmd_flock::{IndexArg, ModeArg, StartArg};
-use crate::output;
 
 /// Modelled DRAM traffic of one agent-step, bytes (the note's §5.2 estimate).
 const BYTES_PER_AGENT_STEP: f64 = 200.0;
@@ -62,11 +61,10 @@ struct Row {
 }
 
 #[derive(serde::Serialize)]
-struct Report {
-    env: BenchEnv,
+struct Head<'a> {
+    env: &'a BenchEnv,
     bytes_per_agent_step_model: f64,
     peak_bandwidth_bytes_per_s: Option<f64>,
-    rows: Vec<Row>,
 }
 
 /// Steps per sample, per-step stats and the phases of one profiled step.
@@ -99,9 +97,6 @@ fn one(be: &Backend, params: FlockParams, state: FlockState, a: &BenchArgs) -> R
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs])?;
     let sel = ctx.open_backend()?;
-    if let Some(p) = ctx.json() {
-        output::preflight(p)?;
-    }
     let be = sel.backend;
     let env = BenchEnv::new(&be);
     let peak = match &be {
@@ -110,6 +105,15 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         }
         _ => None,
     };
+    let mut json = JsonRows::new(
+        ctx,
+        &Head {
+            env: &env,
+            bytes_per_agent_step_model: BYTES_PER_AGENT_STEP,
+            peak_bandwidth_bytes_per_s: peak,
+        },
+        "rows",
+    )?;
     let agents = if a.agents.is_empty() {
         let mut v = vec![1024, 10_240, 65_536, 262_144];
         if be.is_cuda() {
@@ -208,21 +212,11 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                             .join(", ")
                     );
                     rows.push(row);
+                    json.sync(&rows)?;
                 }
             }
         }
     }
-    if let Some(p) = ctx.json() {
-        output::write_json(
-            p,
-            &Report {
-                env,
-                bytes_per_agent_step_model: BYTES_PER_AGENT_STEP,
-                peak_bandwidth_bytes_per_s: peak,
-                rows,
-            },
-        )?;
-        println!("wrote {}", p.display());
-    }
+    json.finish(&rows)?;
     Ok(())
 }

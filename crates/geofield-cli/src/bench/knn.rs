@@ -24,8 +24,7 @@ use rand_pcg::Pcg64;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use super::{BenchEnv, Stats, measure};
-use crate::output;
+use super::{BenchEnv, JsonRows, Stats, measure};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
 pub enum Set {
@@ -72,10 +71,9 @@ struct Row {
 }
 
 #[derive(serde::Serialize)]
-struct Report {
-    env: BenchEnv,
+struct Head<'a> {
+    env: &'a BenchEnv,
     k: usize,
-    rows: Vec<Row>,
 }
 
 fn points(set: Set, n: usize, seed: u64) -> Vec<f64> {
@@ -103,14 +101,12 @@ fn points(set: Set, n: usize, seed: u64) -> Vec<f64> {
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs])?;
     let sel = ctx.open_backend()?;
-    if let Some(p) = ctx.json() {
-        output::preflight(p)?;
-    }
     if a.k == 0 || a.k > neighbors::K_MAX {
         bail!("--k must be 1..={}", neighbors::K_MAX);
     }
     let be = sel.backend;
     let env = BenchEnv::new(&be);
+    let mut json = JsonRows::new(ctx, &Head { env: &env, k: a.k }, "rows")?;
     println!(
         "geofield bench knn ({}-NN, self excluded, build included) on {} ({}), commit {}",
         a.k, env.backend, env.device, env.commit
@@ -140,6 +136,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             } else {
                 cpu_rows(a, set_name, &pts, &q, &mut reference, &mut rows)?;
             }
+            json.sync(&rows)?;
             // kiddo: immutable kd-tree (its fastest), k + 1 neighbours with the point itself dropped.
             let arr: Vec<[f64; 2]> = pts.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
             let kq = NonZero::new(a.k + 1).unwrap_or(NonZero::<usize>::MIN);
@@ -193,12 +190,10 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             }
             println!("{:<10} {:>9} vs kiddo:{line}", set_name, n);
             rows.push(row);
+            json.sync(&rows)?;
         }
     }
-    if let Some(p) = ctx.json() {
-        output::write_json(p, &Report { env, k: a.k, rows })?;
-        println!("wrote {}", p.display());
-    }
+    json.finish(&rows)?;
     Ok(())
 }
 

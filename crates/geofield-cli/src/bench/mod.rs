@@ -42,6 +42,63 @@ pub fn run(c: &BenchCommand, ctx: &crate::ctx::Ctx) -> Result<()> {
     }
 }
 
+/// The `--json` file of a bench, rewritten (atomically) whenever a row is added, so that a run
+/// stopped half-way keeps every row it measured. The file is one object: the bench's head fields
+/// and its rows under `key`.
+pub struct JsonRows {
+    path: Option<std::path::PathBuf>,
+    head: serde_json::Map<String, serde_json::Value>,
+    key: &'static str,
+    written: Option<usize>,
+}
+
+impl JsonRows {
+    /// `head` must serialise to an object; nothing is written without `--json`.
+    pub fn new(
+        ctx: &crate::ctx::Ctx,
+        head: &impl serde::Serialize,
+        key: &'static str,
+    ) -> Result<Self> {
+        let path = ctx.json().map(std::path::Path::to_path_buf);
+        if let Some(p) = &path {
+            crate::output::preflight(p)?;
+        }
+        let head = match serde_json::to_value(head)? {
+            serde_json::Value::Object(m) => m,
+            _ => anyhow::bail!("a bench's JSON head must be an object"),
+        };
+        Ok(JsonRows {
+            path,
+            head,
+            key,
+            written: None,
+        })
+    }
+
+    /// Write the file with `rows` unless it already holds as many.
+    pub fn sync<T: serde::Serialize>(&mut self, rows: &[T]) -> Result<()> {
+        let Some(p) = &self.path else { return Ok(()) };
+        if self.written == Some(rows.len()) {
+            return Ok(());
+        }
+        let mut doc = self.head.clone();
+        doc.insert(self.key.to_string(), serde_json::to_value(rows)?);
+        crate::output::write_json(p, &doc)?;
+        self.written = Some(rows.len());
+        Ok(())
+    }
+
+    /// The final write, and a line saying where it went.
+    pub fn finish<T: serde::Serialize>(mut self, rows: &[T]) -> Result<()> {
+        self.written = None;
+        self.sync(rows)?;
+        if let Some(p) = &self.path {
+            println!("wrote {}", p.display());
+        }
+        Ok(())
+    }
+}
+
 /// Median and spread of repeated measurements, in seconds.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Stats {

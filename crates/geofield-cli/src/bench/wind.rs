@@ -21,8 +21,7 @@ use geofield::wind::{
     west::{self, WestOperator},
 };
 
-use super::{BenchEnv, Stats};
-use crate::output;
+use super::{BenchEnv, JsonRows, Stats};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -65,10 +64,9 @@ pub struct Row {
 }
 
 #[derive(serde::Serialize)]
-struct Report {
-    env: BenchEnv,
+struct Head<'a> {
+    env: &'a BenchEnv,
     tolerance: f64,
-    rows: Vec<Row>,
 }
 
 /// Everything a case needs before the solve.
@@ -206,6 +204,14 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
     if !(a.tolerance > 0.0 && a.tolerance < 1.0) {
         bail!("--tolerance must be in (0, 1)");
     }
+    let mut json = JsonRows::new(
+        ctx,
+        &Head {
+            env: &env,
+            tolerance: a.tolerance,
+        },
+        "rows",
+    )?;
     let mut cases = Vec::new();
     for &r in &a.r {
         let (grid, st) = wind::cases::hill_case(r, 32, 10.0)?;
@@ -239,6 +245,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                 let rw = row(&c, "west fixed", "cpu", it, s, ratio, conv);
                 print_row(&rw);
                 rows.push(rw);
+                json.sync(&rows)?;
             }
         }
         if slow_ok {
@@ -246,10 +253,12 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             let rw = row(&c, "west to tolerance", "cpu", it, s, ratio, conv);
             print_row(&rw);
             rows.push(rw);
+            json.sync(&rows)?;
             let (s, it, ratio, conv) = repeat(1, || cpu_solve(&c, Solver::Sor, threshold))?;
             let rw = row(&c, "sor (optimal omega)", "cpu", it, s, ratio, conv);
             print_row(&rw);
             rows.push(rw);
+            json.sync(&rows)?;
         }
         if !be.is_cuda() || r <= 16 {
             for (solver, label) in [(Solver::Multigrid, "multigrid"), (Solver::MgCg, "mgcg")] {
@@ -262,21 +271,13 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                 let rw = row(&c, label, "cpu", it, s, ratio, conv);
                 print_row(&rw);
                 rows.push(rw);
+                json.sync(&rows)?;
             }
         }
         if let Backend::Cuda(_) = &be {
             super::wind_gpu::rows(&be, &c, a, threshold, &mut rows)?;
         }
     }
-    if let Some(p) = ctx.json() {
-        output::write_json(
-            p,
-            &Report {
-                env,
-                tolerance: a.tolerance,
-                rows,
-            },
-        )?;
-    }
+    json.finish(&rows)?;
     Ok(())
 }

@@ -159,3 +159,42 @@ fn every_bench_runs_at_a_tiny_scale() {
     );
     assert!(rows.len() >= 2, "{rows:?}");
 }
+
+/// A bench stopped half-way (SIGKILL, no clean-up at all) leaves a valid `--json` holding every
+/// row it measured: the file is rewritten whole, atomically, after each row.
+#[cfg(unix)]
+#[test]
+fn a_killed_bench_keeps_the_rows_it_measured() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("b.json");
+    let mut child = Command::new(super::binary())
+        .args([
+            "bench",
+            "knn",
+            "--log2-n",
+            "8,9,10,11,12,13,22,22,22",
+            "--repeats",
+            "1",
+            "--backend",
+            "cpu",
+            "--json",
+            s(&json),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !json.exists() {
+        assert!(start.elapsed().as_secs() < 120, "no row was written");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = v["rows"].as_array().cloned().unwrap_or_default();
+    assert!(!rows.is_empty() && v["env"].is_object(), "{v}");
+    // The run was cut short: not every size was measured.
+    assert!(!rows.iter().any(|r| r["n"] == 1 << 22), "{v}");
+}
