@@ -22,6 +22,7 @@
 pub mod ascii_grid;
 pub mod ascii_grid_in;
 pub mod atomic;
+pub mod crs;
 pub mod csv_input;
 mod error;
 pub mod geotiff;

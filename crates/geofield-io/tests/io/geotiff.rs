@@ -46,6 +46,7 @@ fn four_band_f32_with_georeferencing_names_units_and_nodata() {
         nodata: Some(-9999.0),
         units: Some("seeds/m^2".into()),
         description: Some("seed density".into()),
+        ..Default::default()
     };
     assert_eq!(
         write_raster(&p, &r, &meta).unwrap(),

@@ -51,6 +51,7 @@ fn geotiff_round_trip_f32_and_f64_all_bands_and_metadata() {
                 nodata,
                 units: Some("m".into()),
                 description: Some("test DEM".into()),
+                ..Default::default()
             };
             write_raster(&p, raster, &meta).unwrap();
             let (got, got_meta) = read_raster(&p).unwrap();
