@@ -248,7 +248,7 @@ fn encode_levels<T: Sample>(values: &[T], raster: &Raster, nodata: Option<f64>) 
     let mut levels = vec![Level {
         cols,
         rows,
-        tiles: compress_image(values, cols, rows, bands),
+        tiles: compress_image(values, cols, rows, bands, nodata),
     }];
     let mut current: Option<Vec<T>> = None;
     while cols > TILE_SIZE || rows > TILE_SIZE {
@@ -257,7 +257,7 @@ fn encode_levels<T: Sample>(values: &[T], raster: &Raster, nodata: Option<f64>) 
         levels.push(Level {
             cols: c2,
             rows: r2,
-            tiles: compress_image(&half, c2, r2, bands),
+            tiles: compress_image(&half, c2, r2, bands, nodata),
         });
         (cols, rows) = (c2, r2);
         current = Some(half);
@@ -302,8 +302,16 @@ fn downsample<T: Sample>(
     (out, c2, r2)
 }
 
-/// Cut an image into tiles and compress them (in parallel), in file order.
-fn compress_image<T: Sample>(values: &[T], cols: usize, rows: usize, bands: usize) -> Vec<Vec<u8>> {
+/// Cut an image into tiles and compress them (in parallel), in file order. NaN cells are stored
+/// as the nodata value when it is finite, so that readers mask them.
+fn compress_image<T: Sample>(
+    values: &[T],
+    cols: usize,
+    rows: usize,
+    bands: usize,
+    nodata: Option<f64>,
+) -> Vec<Vec<u8>> {
+    let nan_as = nodata.filter(|v| v.is_finite()).map(T::from_f64);
     let (across, down) = (cols.div_ceil(TILE_SIZE), rows.div_ceil(TILE_SIZE));
     (0..bands * across * down)
         .into_par_iter()
@@ -311,18 +319,20 @@ fn compress_image<T: Sample>(values: &[T], cols: usize, rows: usize, bands: usiz
             let band = i / (across * down);
             let (tr, tc) = ((i % (across * down)) / across, i % across);
             let plane = &values[band * cols * rows..(band + 1) * cols * rows];
-            compress_tile(plane, cols, rows, tr * TILE_SIZE, tc * TILE_SIZE)
+            compress_tile(plane, cols, rows, tr * TILE_SIZE, tc * TILE_SIZE, nan_as)
         })
         .collect()
 }
 
-/// One tile: pixels padded with zeros, the floating-point predictor, then DEFLATE (zlib).
+/// One tile: pixels padded with zeros (NaN as `nan_as` when given), the floating-point
+/// predictor, then DEFLATE (zlib).
 fn compress_tile<T: Sample>(
     plane: &[T],
     cols: usize,
     rows: usize,
     row0: usize,
     col0: usize,
+    nan_as: Option<T>,
 ) -> Vec<u8> {
     let row_bytes = TILE_SIZE * T::BYTES;
     let mut raw = Vec::with_capacity(TILE_SIZE * row_bytes);
@@ -333,7 +343,10 @@ fn compress_tile<T: Sample>(
         for c in 0..TILE_SIZE {
             let (row, col) = (row0 + r, col0 + c);
             let v = if row < rows && col < cols {
-                plane[row * cols + col]
+                match (plane[row * cols + col], nan_as) {
+                    (v, Some(fill)) if v.is_nan() => fill,
+                    (v, _) => v,
+                }
             } else {
                 T::zero()
             };
