@@ -231,8 +231,14 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
     let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
     let raster = dispersal::bands_to_raster(&grid, names, bands, precision)?;
     let units = "seeds m-2 yr-1";
+    let method = [
+        ("method", method_label(&reports)),
+        ("tolerance", opts.tolerance.to_string()),
+        ("trees", a.trees.display().to_string()),
+        ("species", a.species.display().to_string()),
+    ];
     let mut outputs: Vec<String> =
-        output::write_raster(&a.out, &raster, units, "expected seed density", crs)?
+        output::write_raster_with(&a.out, &raster, units, "expected seed density", crs, &method)?
             .iter()
             .map(|p| p.display().to_string())
             .collect();

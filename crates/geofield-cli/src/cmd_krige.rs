@@ -154,9 +154,13 @@ pub struct KrigeArgs {
     /// Grid row of the section (default: the middle row).
     #[arg(long)]
     pub section_row: Option<usize>,
-    /// CRS of the coordinates as EPSG:CODE, written into GeoTIFFs.
+    /// CRS of the coordinates as EPSG:CODE, written into GeoTIFFs (and .prj beside .asc).
     #[arg(long)]
     pub crs: Option<String>,
+    /// Units of the sample values, written on every prediction band (the variance gets their
+    /// square); default "m" with --strata, else "unknown".
+    #[arg(long)]
+    pub units: Option<String>,
     /// Summary as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -308,15 +312,25 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
         Ok(Raster::new(grid, names, data)?)
     };
     let est = to_raster(&pred.values, names.clone())?;
+    let units = a
+        .units
+        .clone()
+        .unwrap_or_else(|| if a.strata { "m" } else { "unknown" }.to_string());
+    let var_units = if units.chars().all(|c| c.is_ascii_alphabetic()) {
+        format!("{units}2")
+    } else {
+        format!("({units})2")
+    };
+    let method = provenance(a, &vgs);
     let mut outputs: Vec<String> =
-        output::write_raster(&a.out, &est, "", "kriging prediction", crs)?
+        output::write_raster_with(&a.out, &est, &units, "kriging prediction", crs, &method)?
             .iter()
             .map(|p| p.display().to_string())
             .collect();
     if let (Some(p), Some(v)) = (&a.variance, &pred.variance) {
         let r = to_raster(v, names.clone())?;
         outputs.extend(
-            output::write_raster(p, &r, "", "kriging variance", crs)?
+            output::write_raster_with(p, &r, &var_units, "kriging variance", crs, &method)?
                 .iter()
                 .map(|p| p.display().to_string()),
         );
@@ -367,7 +381,7 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
     }
     if let Some(p) = &a.model_vti {
         let dz = a.dz_m.unwrap_or(1.0);
-        write_voxels(p, &pred.values, &grid, dz, &names)?;
+        write_voxels(p, &pred.values, &grid, dz, &names, crs)?;
         outputs.push(p.display().to_string());
     }
     if let Some(p) = &a.section_png {
@@ -414,4 +428,33 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
     }
     println!("wrote {}", outputs.join(", "));
     Ok(())
+}
+
+/// The method and its parameters, for the outputs' provenance.
+fn provenance(a: &KrigeArgs, vgs: &[geofield::kriging::Variogram]) -> Vec<(&'static str, String)> {
+    let mut m = vec![
+        ("method", format!("{:?} kriging", a.kind).to_lowercase()),
+        (
+            "variograms",
+            vgs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
+        ),
+        ("samples", a.samples.display().to_string()),
+        ("value_columns", a.values.join(",")),
+    ];
+    if let Some(k) = a.neighbors {
+        m.push(("neighbors", k.to_string()));
+    }
+    if let Some(r) = a.radius {
+        m.push(("radius_m", r.to_string()));
+    }
+    if let Some(an) = &a.anisotropy {
+        m.push(("anisotropy", an.clone()));
+    }
+    if let Some(d) = a.drift {
+        m.push(("drift", format!("{d:?}").to_lowercase()));
+    }
+    if let Some(mean) = a.mean {
+        m.push(("mean", mean.to_string()));
+    }
+    m
 }

@@ -37,7 +37,9 @@ pub fn preflight(path: &Path, raster: bool) -> Result<()> {
     Ok(())
 }
 
-/// Write the raster (GeoTIFF, ESRI ASCII or NPY by extension); returns the files written.
+/// Write the raster (GeoTIFF, ESRI ASCII or NPY by extension) with the provenance of this run
+/// ([`provenance`]); returns the files written. A georeferenced format written without a CRS
+/// gets a warning ([`warn_if_no_crs`]).
 pub fn write_raster(
     path: &Path,
     raster: &Raster,
@@ -45,13 +47,126 @@ pub fn write_raster(
     description: &str,
     crs_epsg: Option<u16>,
 ) -> Result<Vec<std::path::PathBuf>> {
+    write_raster_with(path, raster, units, description, crs_epsg, &[])
+}
+
+/// As [`write_raster`], recording the method and its parameters (`method` first) in the
+/// provenance.
+pub fn write_raster_with(
+    path: &Path,
+    raster: &Raster,
+    units: &str,
+    description: &str,
+    crs_epsg: Option<u16>,
+    method: &[(&str, String)],
+) -> Result<Vec<std::path::PathBuf>> {
     let meta = RasterMeta {
         crs_epsg,
         nodata: None,
         units: Some(units.to_string()),
         description: Some(description.to_string()),
+        provenance: provenance(method),
     };
-    Ok(geofield_io::write_raster(path, raster, &meta)?)
+    let written = geofield_io::write_raster(path, raster, &meta)?;
+    warn_if_no_crs(path, crs_epsg);
+    Ok(written)
+}
+
+/// One line on stderr when `path` is a georeferenced raster format written without a CRS.
+pub fn warn_if_no_crs(path: &Path, crs_epsg: Option<u16>) {
+    let georeferenced =
+        RasterFormat::from_path(path).is_ok_and(geofield_io::raster_out::format_is_georeferenced);
+    if crs_epsg.is_none() && georeferenced {
+        eprintln!(
+            "warning: {} has no coordinate reference system (GIS tools will not place it); \
+             declare one with --crs EPSG:CODE",
+            path.display()
+        );
+    }
+}
+
+/// Provenance items for an output: `geofield_version`, `command_line`, `created` (UTC), then
+/// `method` items as given.
+pub fn provenance(method: &[(&str, String)]) -> Vec<(String, String)> {
+    let mut items = vec![
+        (
+            "geofield_version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+        ("command_line".to_string(), command_line()),
+        ("created".to_string(), utc_now()),
+    ];
+    items.extend(method.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    items
+}
+
+/// The CF `history` line of this run: the UTC time, then the command line.
+pub fn history() -> String {
+    format!("{} {}", utc_now(), command_line())
+}
+
+/// This process's command line, arguments with spaces or quotes in single quotes.
+pub fn command_line() -> String {
+    std::env::args_os()
+        .map(|a| {
+            let a = a.to_string_lossy().into_owned();
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$\\".contains(c)) {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The current time in UTC as ISO 8601 (`2026-11-24T10:37:28Z`).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    iso8601(secs)
+}
+
+/// Seconds since 1970-01-01 as an ISO 8601 UTC time (proleptic Gregorian calendar).
+fn iso8601(secs: u64) -> String {
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (mut year, mut day) = (1970u64, days);
+    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    loop {
+        let len = if leap(year) { 366 } else { 365 };
+        if day < len {
+            break;
+        }
+        day -= len;
+        year += 1;
+    }
+    let months = [31, if leap(year) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let mut month = 0;
+    while month < 11 && day >= months[month] {
+        day -= months[month];
+        month += 1;
+    }
+    format!(
+        "{year:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        month + 1,
+        day + 1,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso8601_dates() {
+        assert_eq!(super::iso8601(0), "1970-01-01T00:00:00Z");
+        // 2000-02-29 12:34:56 UTC (a leap day of a year divisible by 400).
+        assert_eq!(super::iso8601(951_827_696), "2000-02-29T12:34:56Z");
+        // 2026-11-24 10:37:28 UTC.
+        assert_eq!(super::iso8601(1_795_516_648), "2026-11-24T10:37:28Z");
+    }
 }
 
 /// Render the raster's bands to a PNG.
