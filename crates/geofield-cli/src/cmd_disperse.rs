@@ -238,7 +238,15 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
         ("species", a.species.display().to_string()),
     ];
     let mut outputs: Vec<String> =
-        output::write_raster_with(&a.out, &raster, units, "expected seed density", crs, &method)?
+        output::write_raster_with(
+            &a.out,
+            &raster,
+            units,
+            "expected seed density",
+            crs,
+            &method,
+            false,
+        )?
             .iter()
             .map(|p| p.display().to_string())
             .collect();

@@ -322,15 +322,17 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
         format!("({units})2")
     };
     let method = provenance(a, &vgs);
+    // Local kriging leaves NaN where a node has no sample within --radius.
+    let local = a.neighbors.is_some();
     let mut outputs: Vec<String> =
-        output::write_raster_with(&a.out, &est, &units, "kriging prediction", crs, &method)?
+        output::write_raster_with(&a.out, &est, &units, "kriging prediction", crs, &method, local)?
             .iter()
             .map(|p| p.display().to_string())
             .collect();
     if let (Some(p), Some(v)) = (&a.variance, &pred.variance) {
         let r = to_raster(v, names.clone())?;
         outputs.extend(
-            output::write_raster_with(p, &r, &var_units, "kriging variance", crs, &method)?
+            output::write_raster_with(p, &r, &var_units, "kriging variance", crs, &method, local)?
                 .iter()
                 .map(|p| p.display().to_string()),
         );

@@ -47,11 +47,12 @@ pub fn write_raster(
     description: &str,
     crs_epsg: Option<u16>,
 ) -> Result<Vec<std::path::PathBuf>> {
-    write_raster_with(path, raster, units, description, crs_epsg, &[])
+    write_raster_with(path, raster, units, description, crs_epsg, &[], false)
 }
 
 /// As [`write_raster`], recording the method and its parameters (`method` first) in the
-/// provenance.
+/// provenance; `may_hold_nan` declares NaN as nodata even when this raster has none (a
+/// raster holding NaN declares it anyway).
 pub fn write_raster_with(
     path: &Path,
     raster: &Raster,
@@ -59,10 +60,11 @@ pub fn write_raster_with(
     description: &str,
     crs_epsg: Option<u16>,
     method: &[(&str, String)],
+    may_hold_nan: bool,
 ) -> Result<Vec<std::path::PathBuf>> {
     let meta = RasterMeta {
         crs_epsg,
-        nodata: None,
+        nodata: may_hold_nan.then_some(f64::NAN),
         units: Some(units.to_string()),
         description: Some(description.to_string()),
         provenance: provenance(method),
