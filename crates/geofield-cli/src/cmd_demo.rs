@@ -403,7 +403,7 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
         &names,
         Some(DEMO_CRS),
     )
-        .is_ok()
+    .is_ok()
     {
         written.push("strata.vti");
     }

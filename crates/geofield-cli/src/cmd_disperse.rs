@@ -237,19 +237,18 @@ pub fn run(a: &DisperseArgs) -> Result<()> {
         ("trees", a.trees.display().to_string()),
         ("species", a.species.display().to_string()),
     ];
-    let mut outputs: Vec<String> =
-        output::write_raster_with(
-            &a.out,
-            &raster,
-            units,
-            "expected seed density",
-            crs,
-            &method,
-            false,
-        )?
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+    let mut outputs: Vec<String> = output::write_raster_with(
+        &a.out,
+        &raster,
+        units,
+        "expected seed density",
+        crs,
+        &method,
+        false,
+    )?
+    .iter()
+    .map(|p| p.display().to_string())
+    .collect();
     if let Some(p) = &a.png {
         let title = format!("Seed density, {} ({})", method_label(&reports), be.label());
         output::write_png(

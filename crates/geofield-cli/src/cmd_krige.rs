@@ -324,11 +324,18 @@ pub fn run(a: &KrigeArgs) -> Result<()> {
     let method = provenance(a, &vgs);
     // Local kriging leaves NaN where a node has no sample within --radius.
     let local = a.neighbors.is_some();
-    let mut outputs: Vec<String> =
-        output::write_raster_with(&a.out, &est, &units, "kriging prediction", crs, &method, local)?
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+    let mut outputs: Vec<String> = output::write_raster_with(
+        &a.out,
+        &est,
+        &units,
+        "kriging prediction",
+        crs,
+        &method,
+        local,
+    )?
+    .iter()
+    .map(|p| p.display().to_string())
+    .collect();
     if let (Some(p), Some(v)) = (&a.variance, &pred.variance) {
         let r = to_raster(v, names.clone())?;
         outputs.extend(
@@ -438,7 +445,10 @@ fn provenance(a: &KrigeArgs, vgs: &[geofield::kriging::Variogram]) -> Vec<(&'sta
         ("method", format!("{:?} kriging", a.kind).to_lowercase()),
         (
             "variograms",
-            vgs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
+            vgs.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join("; "),
         ),
         ("samples", a.samples.display().to_string()),
         ("value_columns", a.values.join(",")),

@@ -168,7 +168,10 @@ pub(crate) fn write_voxels(
                 ("history".to_string(), crate::output::history()),
                 (
                     "layer".to_string(),
-                    format!("0 above {}; i under surface i-1", names.first().map_or("", |s| s)),
+                    format!(
+                        "0 above {}; i under surface i-1",
+                        names.first().map_or("", |s| s)
+                    ),
                 ),
             ];
             if let Some(e) = crs_epsg {

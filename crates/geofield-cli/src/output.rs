@@ -134,7 +134,7 @@ pub fn utc_now() -> String {
 fn iso8601(secs: u64) -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (mut year, mut day) = (1970u64, days);
-    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     loop {
         let len = if leap(year) { 366 } else { 365 };
         if day < len {
@@ -143,7 +143,20 @@ fn iso8601(secs: u64) -> String {
         day -= len;
         year += 1;
     }
-    let months = [31, if leap(year) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let months = [
+        31,
+        if leap(year) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     let mut month = 0;
     while month < 11 && day >= months[month] {
         day -= months[month];
@@ -157,18 +170,6 @@ fn iso8601(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn iso8601_dates() {
-        assert_eq!(super::iso8601(0), "1970-01-01T00:00:00Z");
-        // 2000-02-29 12:34:56 UTC (a leap day of a year divisible by 400).
-        assert_eq!(super::iso8601(951_827_696), "2000-02-29T12:34:56Z");
-        // 2026-11-24 10:37:28 UTC.
-        assert_eq!(super::iso8601(1_795_516_648), "2026-11-24T10:37:28Z");
-    }
 }
 
 /// Render the raster's bands to a PNG.
@@ -206,4 +207,16 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     geofield_io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso8601_dates() {
+        assert_eq!(super::iso8601(0), "1970-01-01T00:00:00Z");
+        // 2000-02-29 12:34:56 UTC (a leap day of a year divisible by 400).
+        assert_eq!(super::iso8601(951_827_696), "2000-02-29T12:34:56Z");
+        // 2026-11-24 10:37:28 UTC.
+        assert_eq!(super::iso8601(1_795_516_648), "2026-11-24T10:37:28Z");
+    }
 }

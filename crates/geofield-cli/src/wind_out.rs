@@ -121,28 +121,28 @@ pub(crate) fn write_npz(path: &Path, field: &WindField, crs_epsg: Option<u16>) -
     let (x0, y1, cell) = ([g.plan.x_min_m], [g.plan.y_max_m], [g.plan.cell_size_m]);
     let epsg = crs_epsg.map(|c| [i32::from(c)]);
     let mut arrays = vec![
-            ("u", NpzArray::new(&[nz, rows, cols + 1], NpzData::F32(&u))),
-            ("v", NpzArray::new(&[nz, rows + 1, cols], NpzData::F32(&v))),
-            ("w", NpzArray::new(&[nz + 1, rows, cols], NpzData::F32(&w))),
-            (
-                "solid",
-                NpzArray::new(&[nz, rows, cols], NpzData::U8(&solid)),
-            ),
-            (
-                "z_faces_m",
-                NpzArray::new(&[nz + 1], NpzData::F64(&g.z_faces_m)),
-            ),
-            (
-                "terrain_m",
-                NpzArray::new(&[rows, cols], NpzData::F64(&g.terrain_m)),
-            ),
-            (
-                "stability",
-                NpzArray::new(&[rows, cols], NpzData::U8(&stability)),
-            ),
-            ("x_min_m", NpzArray::new(&[], NpzData::F64(&x0))),
-            ("y_max_m", NpzArray::new(&[], NpzData::F64(&y1))),
-            ("cell_size_m", NpzArray::new(&[], NpzData::F64(&cell))),
+        ("u", NpzArray::new(&[nz, rows, cols + 1], NpzData::F32(&u))),
+        ("v", NpzArray::new(&[nz, rows + 1, cols], NpzData::F32(&v))),
+        ("w", NpzArray::new(&[nz + 1, rows, cols], NpzData::F32(&w))),
+        (
+            "solid",
+            NpzArray::new(&[nz, rows, cols], NpzData::U8(&solid)),
+        ),
+        (
+            "z_faces_m",
+            NpzArray::new(&[nz + 1], NpzData::F64(&g.z_faces_m)),
+        ),
+        (
+            "terrain_m",
+            NpzArray::new(&[rows, cols], NpzData::F64(&g.terrain_m)),
+        ),
+        (
+            "stability",
+            NpzArray::new(&[rows, cols], NpzData::U8(&stability)),
+        ),
+        ("x_min_m", NpzArray::new(&[], NpzData::F64(&x0))),
+        ("y_max_m", NpzArray::new(&[], NpzData::F64(&y1))),
+        ("cell_size_m", NpzArray::new(&[], NpzData::F64(&cell))),
     ];
     if let Some(e) = &epsg {
         arrays.push(("crs_epsg", NpzArray::new(&[], NpzData::I32(e))));
@@ -240,7 +240,11 @@ pub(crate) fn write_nc(
         flip(&cells.w),
         flip(&cells.speed),
     );
-    let plane = |v: &[f64]| south_up(rows, cols, 1, |i| to_f32(v.get(i).copied().unwrap_or(f64::NAN)));
+    let plane = |v: &[f64]| {
+        south_up(rows, cols, 1, |i| {
+            to_f32(v.get(i).copied().unwrap_or(f64::NAN))
+        })
+    };
     let (speed_2d, direction_2d) = (plane(meta.speed), plane(meta.direction));
     let terrain = south_up(rows, cols, 1, |i| g.terrain_m[i] as f32);
     let classes = south_up(rows, cols, 1, |i| {
@@ -344,7 +348,10 @@ pub(crate) fn write_nc(
             data: NcData::F64(&height),
             attrs: attrs(&[
                 ("standard_name", text("height")),
-                ("long_name", text("height above ground of wind_speed and wind_from_direction")),
+                (
+                    "long_name",
+                    text("height above ground of wind_speed and wind_from_direction"),
+                ),
                 ("units", text("m")),
                 ("positive", text("up")),
                 ("axis", text("Z")),

@@ -201,7 +201,10 @@ pub(crate) fn write_rasters(
                 ("height_agl_m", h.to_string()),
                 ("alpha", field.report.alpha.to_string()),
                 ("iterations", field.report.iterations.to_string()),
-                ("max_divergence_per_s", field.report.max_div_per_s.to_string()),
+                (
+                    "max_divergence_per_s",
+                    field.report.max_div_per_s.to_string(),
+                ),
             ]),
         };
         out.extend(staging.write(path, |p| Ok(geofield_io::write_raster(p, &r, &meta)?))?);

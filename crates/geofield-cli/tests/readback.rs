@@ -39,7 +39,12 @@ fn run(dir: &Path, args: &[&str]) {
         .env("GEOFIELD_BACKEND", "cpu")
         .output()
         .expect("run geofield");
-    assert!(o.status.success(), "geofield {}: {}", args.join(" "), text(&o));
+    assert!(
+        o.status.success(),
+        "geofield {}: {}",
+        args.join(" "),
+        text(&o)
+    );
 }
 
 const MODULES: &str = "import numpy, rasterio, rio_cogeo, netCDF4, xarray, vtk";
@@ -81,9 +86,29 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
     run(
         d,
         &[
-            "synth", "terrain", "--kind", "gaussian-hill", "--out", "dem.tif", "--stations",
-            "st.csv", "--cols", "24", "--rows", "20", "--cell-size-m", "30", "--height-m", "80",
-            "--station-count", "3", "--x-min-m", "500000", "--y-min-m", "5200000", "--crs",
+            "synth",
+            "terrain",
+            "--kind",
+            "gaussian-hill",
+            "--out",
+            "dem.tif",
+            "--stations",
+            "st.csv",
+            "--cols",
+            "24",
+            "--rows",
+            "20",
+            "--cell-size-m",
+            "30",
+            "--height-m",
+            "80",
+            "--station-count",
+            "3",
+            "--x-min-m",
+            "500000",
+            "--y-min-m",
+            "5200000",
+            "--crs",
             "EPSG:32633",
         ],
     );
@@ -91,60 +116,150 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
         run(
             d,
             &[
-                "wind", "--dem", "dem.tif", "--stations", "st.csv", "--out", out, "--nz", "16",
-                "--dz-m", "10", "--speed-out", "wind_speed.tif", "--direction-out",
-                "wind_dir.tif", "-q",
-            ],
-        );
-    }
-    run(
-        d,
-        &[
-            "synth", "forest", "--trees", "300", "--extent", ext, "--seed", "3", "--out",
-            "trees.csv", "--species-out", "species.toml",
-        ],
-    );
-    for out in ["seeds.tif", "seeds.asc", "seeds.npy"] {
-        run(
-            d,
-            &[
-                "disperse", "--trees", "trees.csv", "--species", "species.toml", "--extent", ext,
-                "--cell-size-m", "2", "--out", out, "--crs", "EPSG:32633", "-q",
-            ],
-        );
-    }
-    run(
-        d,
-        &[
-            "synth", "wells", "--wells", "25", "--surfaces", "2", "--extent", wells_ext, "--out",
-            "wells.csv",
-        ],
-    );
-    // Local kriging with a radius that leaves nodes without samples (NaN).
-    for (out, var) in [("krige.tif", "krige_var.tif"), ("krige.asc", "krige_var.asc")] {
-        run(
-            d,
-            &[
-                "krige", "--samples", "wells.csv", "--values", "s01,s02", "--extent", wells_ext,
-                "--cell-size-m", "50", "--fit", "exponential", "--neighbors", "8", "--radius",
-                "120", "--out", out, "--variance", var, "--crs", "EPSG:32633", "--units", "m",
+                "wind",
+                "--dem",
+                "dem.tif",
+                "--stations",
+                "st.csv",
+                "--out",
+                out,
+                "--nz",
+                "16",
+                "--dz-m",
+                "10",
+                "--speed-out",
+                "wind_speed.tif",
+                "--direction-out",
+                "wind_dir.tif",
                 "-q",
             ],
         );
     }
     run(
         d,
-        &["knn", "--points", "wells.csv", "--k", "4", "--out", "knn.npy"],
+        &[
+            "synth",
+            "forest",
+            "--trees",
+            "300",
+            "--extent",
+            ext,
+            "--seed",
+            "3",
+            "--out",
+            "trees.csv",
+            "--species-out",
+            "species.toml",
+        ],
     );
+    for out in ["seeds.tif", "seeds.asc", "seeds.npy"] {
+        run(
+            d,
+            &[
+                "disperse",
+                "--trees",
+                "trees.csv",
+                "--species",
+                "species.toml",
+                "--extent",
+                ext,
+                "--cell-size-m",
+                "2",
+                "--out",
+                out,
+                "--crs",
+                "EPSG:32633",
+                "-q",
+            ],
+        );
+    }
     run(
         d,
-        &["flock", "--agents", "50", "--steps", "5", "--out", "flock.npy", "--quiet"],
+        &[
+            "synth",
+            "wells",
+            "--wells",
+            "25",
+            "--surfaces",
+            "2",
+            "--extent",
+            wells_ext,
+            "--out",
+            "wells.csv",
+        ],
+    );
+    // Local kriging with a radius that leaves nodes without samples (NaN).
+    for (out, var) in [
+        ("krige.tif", "krige_var.tif"),
+        ("krige.asc", "krige_var.asc"),
+    ] {
+        run(
+            d,
+            &[
+                "krige",
+                "--samples",
+                "wells.csv",
+                "--values",
+                "s01,s02",
+                "--extent",
+                wells_ext,
+                "--cell-size-m",
+                "50",
+                "--fit",
+                "exponential",
+                "--neighbors",
+                "8",
+                "--radius",
+                "120",
+                "--out",
+                out,
+                "--variance",
+                var,
+                "--crs",
+                "EPSG:32633",
+                "--units",
+                "m",
+                "-q",
+            ],
+        );
+    }
+    run(
+        d,
+        &[
+            "knn",
+            "--points",
+            "wells.csv",
+            "--k",
+            "4",
+            "--out",
+            "knn.npy",
+        ],
     );
     run(
         d,
         &[
-            "variogram", "--samples", "wells.csv", "--values", "s01", "--model", "exponential",
-            "--json", "variogram.json",
+            "flock",
+            "--agents",
+            "50",
+            "--steps",
+            "5",
+            "--out",
+            "flock.npy",
+            "--quiet",
+        ],
+    );
+    run(
+        d,
+        &[
+            "variogram",
+            "--samples",
+            "wells.csv",
+            "--values",
+            "s01",
+            "--model",
+            "exponential",
+            "--json",
+            "variogram.json",
         ],
     );
     run(d, &["demo", "--out", "demo", "--backend", "cpu"]);

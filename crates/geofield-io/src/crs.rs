@@ -41,60 +41,94 @@ pub fn cf_grid_mapping(code: u16) -> Option<Vec<(String, NcAttr)>> {
     } else {
         match projection {
             Some("Transverse_Mercator") => {
-                put(&mut attrs, "longitude_of_central_meridian",
+                put(
+                    &mut attrs,
+                    "longitude_of_central_meridian",
                     param("central_meridian"),
                 );
-                put(&mut attrs, "latitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "latitude_of_projection_origin",
                     param("latitude_of_origin"),
                 );
-                put(&mut attrs, "scale_factor_at_central_meridian", param("scale_factor"));
+                put(
+                    &mut attrs,
+                    "scale_factor_at_central_meridian",
+                    param("scale_factor"),
+                );
                 Some("transverse_mercator")
             }
             Some("Lambert_Conformal_Conic_1SP") => {
                 put(&mut attrs, "standard_parallel", param("latitude_of_origin"));
-                put(&mut attrs, "latitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "latitude_of_projection_origin",
                     param("latitude_of_origin"),
                 );
-                put(&mut attrs, "longitude_of_central_meridian",
+                put(
+                    &mut attrs,
+                    "longitude_of_central_meridian",
                     param("central_meridian"),
                 );
-                put(&mut attrs, "scale_factor_at_projection_origin", param("scale_factor"));
+                put(
+                    &mut attrs,
+                    "scale_factor_at_projection_origin",
+                    param("scale_factor"),
+                );
                 Some("lambert_conformal_conic")
             }
             Some("Lambert_Conformal_Conic_2SP") => {
                 two_parallels(&mut attrs, wkt);
-                put(&mut attrs, "latitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "latitude_of_projection_origin",
                     param("latitude_of_origin"),
                 );
-                put(&mut attrs, "longitude_of_central_meridian",
+                put(
+                    &mut attrs,
+                    "longitude_of_central_meridian",
                     param("central_meridian"),
                 );
                 Some("lambert_conformal_conic")
             }
             Some("Albers_Conic_Equal_Area") => {
                 two_parallels(&mut attrs, wkt);
-                put(&mut attrs, "latitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "latitude_of_projection_origin",
                     param("latitude_of_center"),
                 );
-                put(&mut attrs, "longitude_of_central_meridian",
+                put(
+                    &mut attrs,
+                    "longitude_of_central_meridian",
                     param("longitude_of_center"),
                 );
                 Some("albers_conical_equal_area")
             }
             Some("Lambert_Azimuthal_Equal_Area") => {
-                put(&mut attrs, "latitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "latitude_of_projection_origin",
                     param("latitude_of_center"),
                 );
-                put(&mut attrs, "longitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "longitude_of_projection_origin",
                     param("longitude_of_center"),
                 );
                 Some("lambert_azimuthal_equal_area")
             }
             Some("Mercator_1SP") => {
-                put(&mut attrs, "longitude_of_projection_origin",
+                put(
+                    &mut attrs,
+                    "longitude_of_projection_origin",
                     param("central_meridian"),
                 );
-                put(&mut attrs, "scale_factor_at_projection_origin", param("scale_factor"));
+                put(
+                    &mut attrs,
+                    "scale_factor_at_projection_origin",
+                    param("scale_factor"),
+                );
                 Some("mercator")
             }
             _ => None,

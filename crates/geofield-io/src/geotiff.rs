@@ -499,7 +499,11 @@ fn plan(levels: &[Level], tags: &MainTags, big: bool) -> Layout {
         prefix.extend_from_slice(&0u32.to_le_bytes());
     }
     prefix.extend_from_slice(
-        format!("GDAL_STRUCTURAL_METADATA_SIZE={:06} bytes\n", GHOST_BODY.len()).as_bytes(),
+        format!(
+            "GDAL_STRUCTURAL_METADATA_SIZE={:06} bytes\n",
+            GHOST_BODY.len()
+        )
+        .as_bytes(),
     );
     prefix.extend_from_slice(GHOST_BODY.as_bytes());
     if prefix.len() % 2 == 1 {
@@ -783,10 +787,7 @@ mod tests {
     fn predictor_matches_its_definition() {
         // Two f32 values, 1.0 (0x3f800000) and 2.0 (0x40000000): planes by significance
         // [3f 40 | 80 00 | 00 00 | 00 00], then differences from the previous byte.
-        let le: Vec<u8> = [1.0f32, 2.0]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
+        let le: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
         let mut out = vec![0; 8];
         floating_point_predictor(&le, &mut out, 4);
         let planes = [0x3fu8, 0x40, 0x80, 0x00, 0, 0, 0, 0];

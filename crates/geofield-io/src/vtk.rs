@@ -47,8 +47,8 @@ use std::io::Write;
 use std::path::Path;
 
 use flate2::Compression;
-use rayon::prelude::*;
 use flate2::write::ZlibEncoder;
+use rayon::prelude::*;
 
 use crate::IoError;
 use crate::atomic::write_atomic;
@@ -315,7 +315,8 @@ pub fn write_vti(path: &Path, image: &VtkImage) -> Result<(), IoError> {
                 escape(name),
                 array.components()
             ));
-            let block = compress(array).map_err(|e| invalid(format!("VTK array \"{name}\": {e}")))?;
+            let block =
+                compress(array).map_err(|e| invalid(format!("VTK array \"{name}\": {e}")))?;
             offset = offset
                 .checked_add(block.len() as u64)
                 .ok_or_else(too_large)?;

@@ -87,9 +87,11 @@ fn several_bands_give_one_file_each() {
 #[test]
 fn prj_sidecars_hold_the_wkt_when_the_crs_is_known() {
     let dir = tempfile::tempdir().unwrap();
-    let r = raster_f32(grid(3, 2, 1.0, 500_000.0, 5_200_000.0), &["a", "b"], |b, r, c| {
-        (b + r + c) as f32
-    });
+    let r = raster_f32(
+        grid(3, 2, 1.0, 500_000.0, 5_200_000.0),
+        &["a", "b"],
+        |b, r, c| (b + r + c) as f32,
+    );
     let meta = RasterMeta {
         crs_epsg: Some(32633),
         ..Default::default()

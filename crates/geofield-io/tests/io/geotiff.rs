@@ -251,7 +251,10 @@ fn cloud_optimized_layout_tiles_predictor_and_overviews() {
         DecodingResult::F64(v) => {
             assert_eq!(v.len(), expected.len());
             for (i, (a, b)) in v.iter().zip(expected).enumerate() {
-                assert!(a == b || (a.is_nan() && b.is_nan()), "value {i}: {a} vs {b}");
+                assert!(
+                    a == b || (a.is_nan() && b.is_nan()),
+                    "value {i}: {a} vs {b}"
+                );
             }
         }
         other => panic!("expected f64 data, got {other:?}"),

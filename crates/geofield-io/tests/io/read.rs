@@ -67,7 +67,8 @@ fn geotiff_round_trip_f32_and_f64_all_bands_and_metadata() {
             assert_eq!(got_meta.units.as_deref(), Some("m"));
             assert_eq!(got_meta.description.as_deref(), Some("test DEM"));
             // Without a declared nodata, a raster holding NaN is written with nodata = NaN.
-            let has_nan = (0..raster.n_bands()).any(|b| raster.band_f64(b).iter().any(|v| v.is_nan()));
+            let has_nan =
+                (0..raster.n_bands()).any(|b| raster.band_f64(b).iter().any(|v| v.is_nan()));
             let nodata = nodata.or(has_nan.then_some(f64::NAN));
             match (got_meta.nodata, nodata) {
                 (Some(a), Some(b)) => assert!(same(a, b), "{a} vs {b}"),

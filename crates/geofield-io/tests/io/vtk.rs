@@ -54,9 +54,8 @@ fn split(bytes: &[u8]) -> (String, &[u8]) {
 /// count, block size, partial last block size, compressed sizes.
 fn block(data: &[u8], offset: usize) -> (u64, Vec<u8>, usize) {
     use std::io::Read;
-    let word = |i: usize| {
-        u64::from_le_bytes(data[offset + 8 * i..offset + 8 * i + 8].try_into().unwrap())
-    };
+    let word =
+        |i: usize| u64::from_le_bytes(data[offset + 8 * i..offset + 8 * i + 8].try_into().unwrap());
     let (n_blocks, block_size, last) = (word(0) as usize, word(1), word(2));
     assert_eq!(block_size, geofield_io::vtk::BLOCK_BYTES as u64);
     let mut at = offset + 8 * (3 + n_blocks);
@@ -67,7 +66,11 @@ fn block(data: &[u8], offset: usize) -> (u64, Vec<u8>, usize) {
         flate2::read::ZlibDecoder::new(&data[at..at + size])
             .read_to_end(&mut part)
             .unwrap();
-        let want = if b + 1 == n_blocks && last != 0 { last } else { block_size };
+        let want = if b + 1 == n_blocks && last != 0 {
+            last
+        } else {
+            block_size
+        };
         assert_eq!(part.len() as u64, want, "block {b}");
         out.extend(part);
         at += size;
@@ -307,13 +310,19 @@ fn large_arrays_span_several_blocks_and_field_data_is_text() {
         cells: [40, 25, 40],
         cell_data: vec![("s".into(), VtkArray::F32(&v))],
         point_data: vec![],
-        field_data: vec![("crs".into(), "EPSG:26910".into()), ("units_s".into(), "m s-1".into())],
+        field_data: vec![
+            ("crs".into(), "EPSG:26910".into()),
+            ("units_s".into(), "m s-1".into()),
+        ],
     };
     write_vti(&p, &image).unwrap();
     let bytes = std::fs::read(&p).unwrap();
     let (xml, data) = split(&bytes);
     assert_eq!(u64::from_le_bytes(data[..8].try_into().unwrap()), 3);
-    assert_eq!(u64::from_le_bytes(data[16..24].try_into().unwrap()), 160_000 - 2 * 65_536);
+    assert_eq!(
+        u64::from_le_bytes(data[16..24].try_into().unwrap()),
+        160_000 - 2 * 65_536
+    );
     let (n, raw, _) = block(data, 0);
     assert_eq!(n, 160_000);
     let back: Vec<f32> = raw
