@@ -70,18 +70,18 @@ pub fn write_raster_with(
         provenance: provenance(method),
     };
     let written = geofield_io::write_raster(path, raster, &meta)?;
-    warn_if_no_crs(path, crs_epsg);
+    warn_if_no_crs(path, crs_epsg, "declare one with --crs EPSG:CODE");
     Ok(written)
 }
 
-/// One line on stderr when `path` is a georeferenced raster format written without a CRS.
-pub fn warn_if_no_crs(path: &Path, crs_epsg: Option<u16>) {
+/// One line on stderr when `path` is a georeferenced raster format written without a CRS;
+/// `hint` says how to give it one.
+pub fn warn_if_no_crs(path: &Path, crs_epsg: Option<u16>, hint: &str) {
     let georeferenced =
         RasterFormat::from_path(path).is_ok_and(geofield_io::raster_out::format_is_georeferenced);
     if crs_epsg.is_none() && georeferenced {
         eprintln!(
-            "warning: {} has no coordinate reference system (GIS tools will not place it); \
-             declare one with --crs EPSG:CODE",
+            "warning: {} has no coordinate reference system (GIS tools will not place it); {hint}",
             path.display()
         );
     }

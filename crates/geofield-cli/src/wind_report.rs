@@ -208,7 +208,11 @@ pub(crate) fn write_rasters(
             ]),
         };
         out.extend(staging.write(path, |p| Ok(geofield_io::write_raster(p, &r, &meta)?))?);
-        crate::output::warn_if_no_crs(path, crs_epsg);
+        crate::output::warn_if_no_crs(
+            path,
+            crs_epsg,
+            "the DEM declares none (assign one, e.g. gdal_edit.py -a_srs EPSG:CODE)",
+        );
     }
     Ok(out)
 }
