@@ -122,9 +122,9 @@ pub fn parse_crs(s: &Option<String>) -> Result<Option<u16>> {
         Some(t) => {
             let code = t.trim().to_ascii_uppercase();
             let code = code.strip_prefix("EPSG:").unwrap_or(&code);
-            let code = code.parse::<u16>().with_context(|| {
-                format!("--crs {t:?}: expected EPSG:CODE, e.g. EPSG:26910")
-            })?;
+            let code = code
+                .parse::<u16>()
+                .with_context(|| format!("--crs {t:?}: expected EPSG:CODE, e.g. EPSG:26910"))?;
             if geofield_io::crs::epsg_wkt(code).is_none() {
                 eprintln!(
                     "warning: --crs EPSG:{code} is not in geofield's EPSG table: GeoTIFFs record \

@@ -24,6 +24,51 @@ pub fn epsg_wkt(code: u16) -> Option<&'static str> {
     crs_definitions::from_code(code).map(|d| d.wkt)
 }
 
+/// The EPSG code a WKT names for the whole system: its last `AUTHORITY["EPSG","N"]` (WKT 1, as
+/// GDAL writes) or `ID["EPSG",N]` (WKT 2), which closes the outermost element. `None` for WKT
+/// without one (e.g. ESRI-flavoured WKT) or a code above 65535.
+pub fn epsg_from_wkt(wkt: &str) -> Option<u16> {
+    // The last AUTHORITY / ID element directly inside the outermost one (bracket depth 1,
+    // outside quotes).
+    let (mut depth, mut quoted, mut found) = (0usize, false, None);
+    for (i, c) in wkt.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '[' | '(' if !quoted => {
+                if depth == 1 {
+                    let head = wkt[..i].trim_end();
+                    let keyword = head
+                        .strip_suffix("AUTHORITY")
+                        .or_else(|| head.strip_suffix("ID"));
+                    if keyword.is_some_and(|h| h.trim_end().ends_with(',')) {
+                        found = Some(i + 1);
+                    }
+                }
+                depth += 1;
+            }
+            ']' | ')' if !quoted => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let body = &wkt[found?..];
+    let body = &body[..body.find([']', ')'])?];
+    let (auth, code) = body.split_once(',')?;
+    if auth.trim().trim_matches('"') != "EPSG" {
+        return None;
+    }
+    code.trim().trim_matches('"').parse().ok()
+}
+
+/// The EPSG code of a `.prj` sidecar at `path` ([`epsg_from_wkt`]); `None` when the file is
+/// missing, larger than 64 KiB, not UTF-8 or names no code.
+pub fn epsg_of_prj(path: &std::path::Path) -> Option<u16> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > 1 << 16 {
+        return None;
+    }
+    epsg_from_wkt(&std::fs::read_to_string(path).ok()?)
+}
+
 /// Whether EPSG `code` is a geographic (longitude/latitude) system; `None` for an unknown code.
 pub fn is_geographic(code: u16) -> Option<bool> {
     epsg_wkt(code).map(|w| w.starts_with("GEOGCS"))
@@ -244,6 +289,35 @@ mod tests {
             Some(&NcAttr::F64(vec![10_000_000.0]))
         );
         assert!(matches!(get(&a, "crs_wkt"), Some(NcAttr::Text(w)) if w.contains("UTM zone 33N")));
+    }
+
+    #[test]
+    fn epsg_code_of_a_wkt() {
+        assert_eq!(epsg_from_wkt(epsg_wkt(32633).unwrap()), Some(32633));
+        assert_eq!(epsg_from_wkt(epsg_wkt(4326).unwrap()), Some(4326));
+        assert_eq!(
+            epsg_from_wkt("PROJCRS[\"x\",BASEGEOGCRS[\"y\"],\n    ID[\"EPSG\",25832]]\n"),
+            Some(25832)
+        );
+        // ESRI WKT has no authority; an inner authority is not the system's.
+        assert_eq!(
+            epsg_from_wkt("PROJCS[\"WGS_1984_UTM_Zone_33N\",UNIT[\"Meter\",1.0]]"),
+            None
+        );
+        assert_eq!(
+            epsg_from_wkt(
+                "PROJCS[\"x\",UNIT[\"metre\",1,AUTHORITY[\"EPSG\",\"9001\"]],AXIS[\"E\",EAST]]"
+            ),
+            None
+        );
+        assert_eq!(
+            epsg_from_wkt("PROJCS[\"x\",UNIT[\"metre\",1,AUTHORITY[\"EPSG\",\"9001\"]]]"),
+            None
+        );
+        assert_eq!(
+            epsg_from_wkt("PROJCS[\"x\",AUTHORITY[\"EPSG\",\"999999\"]]"),
+            None
+        );
     }
 
     #[test]

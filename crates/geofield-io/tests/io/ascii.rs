@@ -116,3 +116,22 @@ fn prj_sidecars_hold_the_wkt_when_the_crs_is_known() {
     assert_eq!(plain.len(), 2);
     assert!(!dir.path().join("h_a.prj").exists());
 }
+
+#[test]
+fn a_prj_sidecar_gives_the_crs_when_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = raster_f64(grid(2, 2, 5.0, 500_000.0, 6_000_010.0), &["z"], |_, r, c| {
+        (r + c) as f64
+    });
+    let p = dir.path().join("dem.asc");
+    let meta = RasterMeta {
+        crs_epsg: Some(26910),
+        ..Default::default()
+    };
+    write_raster(&p, &r, &meta).unwrap();
+    let (_, got) = geofield_io::read_raster(&p).unwrap();
+    assert_eq!(got.crs_epsg, Some(26910));
+    // Without the sidecar, no CRS.
+    std::fs::remove_file(dir.path().join("dem.prj")).unwrap();
+    assert_eq!(geofield_io::read_raster(&p).unwrap().1.crs_epsg, None);
+}
