@@ -135,6 +135,49 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
             ],
         );
     }
+    // The same DEM as ESRI ASCII: its .prj carries the CRS to the wind outputs.
+    run(
+        d,
+        &[
+            "synth",
+            "terrain",
+            "--kind",
+            "gaussian-hill",
+            "--out",
+            "dem_asc.asc",
+            "--cols",
+            "24",
+            "--rows",
+            "20",
+            "--cell-size-m",
+            "30",
+            "--height-m",
+            "80",
+            "--x-min-m",
+            "500000",
+            "--y-min-m",
+            "5200000",
+            "--crs",
+            "EPSG:32633",
+        ],
+    );
+    run(
+        d,
+        &[
+            "wind",
+            "--dem",
+            "dem_asc.asc",
+            "--stations",
+            "st.csv",
+            "--nz",
+            "16",
+            "--dz-m",
+            "10",
+            "--speed-out",
+            "wind_speed_from_asc.tif",
+            "-q",
+        ],
+    );
     run(
         d,
         &[

@@ -163,6 +163,10 @@ def check_wind(d):
     p = lambda f: os.path.join(d, f)  # noqa: E731
     speed_tif = check_geotiff(p("wind_speed.tif"), RUN_EPSG, DEM, values=(0.0, 100.0))
     dir_tif = check_geotiff(p("wind_dir.tif"), RUN_EPSG, DEM, values=(0.0, 360.0))
+    # The run on the .asc DEM: the CRS came from its .prj, the values are the same.
+    check_asc(p("dem_asc.asc"), RUN_EPSG, DEM)
+    from_asc = check_geotiff(p("wind_speed_from_asc.tif"), RUN_EPSG, DEM)
+    check(np.allclose(from_asc, speed_tif, rtol=1e-5), "wind over dem_asc.asc differs from wind over dem.tif")
 
     # NetCDF: CF attributes, the grid mapping, and GDAL's georeferencing.
     nc = netCDF4.Dataset(p("wind.nc"))

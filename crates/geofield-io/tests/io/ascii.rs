@@ -120,9 +120,11 @@ fn prj_sidecars_hold_the_wkt_when_the_crs_is_known() {
 #[test]
 fn a_prj_sidecar_gives_the_crs_when_read_back() {
     let dir = tempfile::tempdir().unwrap();
-    let r = raster_f64(grid(2, 2, 5.0, 500_000.0, 6_000_010.0), &["z"], |_, r, c| {
-        (r + c) as f64
-    });
+    let r = raster_f64(
+        grid(2, 2, 5.0, 500_000.0, 6_000_010.0),
+        &["z"],
+        |_, r, c| (r + c) as f64,
+    );
     let p = dir.path().join("dem.asc");
     let meta = RasterMeta {
         crs_epsg: Some(26910),
