@@ -354,7 +354,6 @@ pub(crate) fn write_nc(
                 ),
                 ("units", text("m")),
                 ("positive", text("up")),
-                ("axis", text("Z")),
             ]),
         },
     ];
