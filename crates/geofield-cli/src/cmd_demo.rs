@@ -27,6 +27,11 @@ struct Step {
     result: String,
 }
 
+/// The one CRS of every demo output: NAD83 / UTM zone 10N. The demo's coordinates (eastings
+/// from 500 000 m, northings from 6 000 000 m) lie on the zone's central meridian (123 W) at
+/// about 54 N, in British Columbia's sub-boreal spruce zone that the synthetic stand imitates.
+pub const DEMO_CRS: u16 = 26910;
+
 pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Json, Global::Crs])?;
     std::fs::create_dir_all(&a.out)
@@ -142,7 +147,7 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
         &out.raster,
         "seeds m-2 yr-1",
         "expected seed density",
-        Some(26910),
+        Some(DEMO_CRS),
     )?;
     output::write_png(
         &a.out.join("seeds.png"),
@@ -187,7 +192,7 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
         println!("{:<24} {:>9.3}  {}", s.what, s.seconds, s.result);
     }
     println!(
-        "\noutputs in {}/ (open seeds.tif in QGIS; EPSG:26910 is assumed for the synthetic coordinates)",
+        "\noutputs in {}/ (open seeds.tif in QGIS; every output is in EPSG:{DEMO_CRS}, NAD83 / UTM zone 10N)",
         a.out.display()
     );
     Ok(())
@@ -362,7 +367,7 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
         &est,
         "m",
         "kriged stratum surfaces",
-        Some(32610),
+        Some(DEMO_CRS),
     )?;
     if let Some(var) = &pred.variance {
         let data: Vec<f32> = var.iter().flatten().map(|&v| v as f32).collect();
@@ -372,7 +377,7 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
             &r,
             "m2",
             "kriging variance",
-            Some(32610),
+            Some(DEMO_CRS),
         )?;
     }
     crate::krige_out::write_map(
@@ -388,8 +393,15 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
         "strata.png",
         "variogram.png",
     ];
-    if crate::krige_out::write_voxels(&a.out.join("strata.vti"), &pred.values, &grid, 2.0, &names)
-        .is_ok()
+    if crate::krige_out::write_voxels(
+        &a.out.join("strata.vti"),
+        &pred.values,
+        &grid,
+        2.0,
+        &names,
+        Some(DEMO_CRS),
+    )
+    .is_ok()
     {
         written.push("strata.vti");
     }
@@ -481,7 +493,14 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
     let t = Instant::now();
     let cells = wind::sample::cell_centred(&field)?;
     let (speed, direction) = wind::sample::at_height_agl(&field, 10.0)?;
-    crate::wind_out::write_nc(&a.out.join("wind.nc"), &field, &cells, Some(26910))?;
+    let meta = crate::wind_out::FieldMeta {
+        crs_epsg: Some(DEMO_CRS),
+        history: output::history(),
+        height_agl_m: 10.0,
+        speed: &speed,
+        direction: &direction,
+    };
+    crate::wind_out::write_nc(&a.out.join("wind.nc"), &field, &cells, &meta)?;
     crate::wind_report::write_map(
         &a.out.join("wind.png"),
         &field,
@@ -496,7 +515,7 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
         &speed_raster,
         "m s-1",
         "wind speed 10 m above ground (geofield demo)",
-        Some(26910),
+        Some(DEMO_CRS),
     )?;
     steps.push(Step {
         what: "write wind outputs".into(),

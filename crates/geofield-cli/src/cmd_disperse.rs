@@ -224,8 +224,22 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
     let raster = dispersal::bands_to_raster(&grid, names, bands, precision)?;
     let units = "seeds m-2 yr-1";
+    let method = [
+        ("method", method_label(&reports)),
+        ("tolerance", opts.tolerance.to_string()),
+        ("trees", a.trees.display().to_string()),
+        ("species", a.species.display().to_string()),
+    ];
     let mut written = outs.write(&a.out, |p| {
-        output::write_raster(p, &raster, units, "expected seed density", crs)
+        output::write_raster_with(
+            p,
+            &raster,
+            units,
+            "expected seed density",
+            crs,
+            &method,
+            false,
+        )
     })?;
     if let Some(p) = &a.png {
         let title = format!("Seed density, {} ({})", method_label(&reports), be.label());

@@ -154,6 +154,10 @@ pub struct KrigeArgs {
     /// With --section-png: the grid row of the section, 0 = north (default: the middle row).
     #[arg(long, requires = "section_png")]
     pub section_row: Option<usize>,
+    /// Units of the sample values, written on every prediction band (the variance gets their
+    /// square); default "m" with --strata, else "unknown".
+    #[arg(long)]
+    pub units: Option<String>,
 }
 
 #[derive(serde::Serialize)]
@@ -323,13 +327,25 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
         Ok(Raster::new(grid, names, data)?)
     };
     let est = to_raster(&pred.values, names.clone())?;
+    let units = a
+        .units
+        .clone()
+        .unwrap_or_else(|| if a.strata { "m" } else { "unknown" }.to_string());
+    let var_units = if units.chars().all(|c| c.is_ascii_alphabetic()) {
+        format!("{units}2")
+    } else {
+        format!("({units})2")
+    };
+    let method = provenance(a, &vgs);
+    // Local kriging leaves NaN where a node has no sample within --radius.
+    let local = a.neighbors.is_some();
     let mut written = outs.write(&a.out, |p| {
-        output::write_raster(p, &est, "", "kriging prediction", crs)
+        output::write_raster_with(p, &est, &units, "kriging prediction", crs, &method, local)
     })?;
     if let (Some(p), Some(v)) = (&a.variance, &pred.variance) {
         let r = to_raster(v, names.clone())?;
         written.extend(outs.write(p, |s| {
-            output::write_raster(s, &r, "", "kriging variance", crs)
+            output::write_raster_with(s, &r, &var_units, "kriging variance", crs, &method, local)
         })?);
     }
     let mut cv_summary = vec![];
@@ -376,7 +392,7 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
         })?);
     }
     if let (Some(p), Some(dz)) = (&a.model_vti, a.dz_m) {
-        written.push(outs.write_one(p, |s| write_voxels(s, &pred.values, &grid, dz, &names))?);
+        written.push(outs.write_one(p, |s| write_voxels(s, &pred.values, &grid, dz, &names, crs))?);
     }
     if let Some(p) = &a.section_png {
         written.push(outs.write_one(p, |s| {
@@ -423,4 +439,36 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     outs.commit()?;
     println!("wrote {}", output::joined(&written));
     Ok(())
+}
+
+/// The method and its parameters, for the outputs' provenance.
+fn provenance(a: &KrigeArgs, vgs: &[geofield::kriging::Variogram]) -> Vec<(&'static str, String)> {
+    let mut m = vec![
+        ("method", format!("{:?} kriging", a.kind).to_lowercase()),
+        (
+            "variograms",
+            vgs.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        ("samples", a.samples.display().to_string()),
+        ("value_columns", a.values.join(",")),
+    ];
+    if let Some(k) = a.neighbors {
+        m.push(("neighbors", k.to_string()));
+    }
+    if let Some(r) = a.radius {
+        m.push(("radius_m", r.to_string()));
+    }
+    if let Some(an) = &a.anisotropy {
+        m.push(("anisotropy", an.clone()));
+    }
+    if let Some(d) = a.drift {
+        m.push(("drift", format!("{d:?}").to_lowercase()));
+    }
+    if let Some(mean) = a.mean {
+        m.push(("mean", mean.to_string()));
+    }
+    m
 }

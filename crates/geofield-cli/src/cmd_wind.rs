@@ -14,7 +14,7 @@ use crate::ctx::Ctx;
 use crate::outputs::{Kind, Outputs};
 use crate::wind_in::{check_memory, levels, read_dem, read_stations};
 use crate::wind_report::{Summary, print_summary, write_map, write_rasters};
-use crate::{progress, wind_out};
+use crate::{output, progress, wind_out};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 pub enum ModelArg {
@@ -307,11 +307,18 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
             FieldFormat::Npz => None,
             FieldFormat::Nc | FieldFormat::Vti => Some(wind::sample::cell_centred(&field)?),
         };
+        let meta = wind_out::FieldMeta {
+            crs_epsg: dem.crs_epsg,
+            history: output::history(),
+            height_agl_m: a.height_agl_m,
+            speed: &speed,
+            direction: &direction,
+        };
         outputs.extend(staging.write(out, |p| {
             match (format, &cells) {
-                (FieldFormat::Nc, Some(c)) => wind_out::write_nc(p, &field, c, dem.crs_epsg)?,
-                (FieldFormat::Vti, Some(c)) => wind_out::write_vti(p, &field, c)?,
-                _ => wind_out::write_npz(p, &field)?,
+                (FieldFormat::Nc, Some(c)) => wind_out::write_nc(p, &field, c, &meta)?,
+                (FieldFormat::Vti, Some(c)) => wind_out::write_vti(p, &field, c, &meta)?,
+                _ => wind_out::write_npz(p, &field, dem.crs_epsg)?,
             }
             Ok(vec![p.to_path_buf()])
         })?);

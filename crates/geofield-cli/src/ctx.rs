@@ -156,9 +156,18 @@ impl Ctx {
         }
     }
 
-    /// The CRS as an EPSG code, if given.
+    /// The CRS as an EPSG code, if given; a warning when geofield has no definition of it.
     pub fn crs_epsg(&self) -> Result<Option<u16>> {
-        parse_crs(self.args.crs.as_deref())
+        let code = parse_crs(self.args.crs.as_deref())?;
+        if let Some(c) = code
+            && geofield_io::crs::epsg_wkt(c).is_none()
+        {
+            eprintln!(
+                "warning: --crs EPSG:{c} is not in geofield's EPSG table: GeoTIFFs record the \
+                 code, but no .prj or NetCDF grid mapping can be written for it"
+            );
+        }
+        Ok(code)
     }
 }
 

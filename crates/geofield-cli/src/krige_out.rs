@@ -140,6 +140,7 @@ pub(crate) fn write_voxels(
     grid: &GridSpec,
     dz: f64,
     names: &[String],
+    crs_epsg: Option<u16>,
 ) -> Result<()> {
     let max_voxels = inputs::available_memory_bytes()
         .map_or(1 << 31, |m| (m / 4) as usize)
@@ -162,6 +163,25 @@ pub(crate) fn write_voxels(
         cells: [cols, rows, m.nz],
         cell_data: vec![("layer".to_string(), geofield_io::VtkArray::U8(&layer))],
         point_data: vec![],
+        field_data: {
+            let mut f = vec![
+                ("history".to_string(), crate::output::history()),
+                (
+                    "layer".to_string(),
+                    format!(
+                        "0 above {}; i under surface i-1",
+                        names.first().map_or("", |s| s)
+                    ),
+                ),
+            ];
+            if let Some(e) = crs_epsg {
+                f.push(("crs".to_string(), format!("EPSG:{e}")));
+                if let Some(wkt) = geofield_io::crs::epsg_wkt(e) {
+                    f.push(("crs_wkt".to_string(), wkt.to_string()));
+                }
+            }
+            f
+        },
     };
     geofield_io::write_vti(path, &image)
         .with_context(|| format!("voxel model of {} surfaces", names.len()))?;

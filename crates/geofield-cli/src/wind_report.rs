@@ -196,8 +196,23 @@ pub(crate) fn write_rasters(
                 "{what} at {h} m above ground ({})",
                 field.report.method
             )),
+            provenance: crate::output::provenance(&[
+                ("method", field.report.method.clone()),
+                ("height_agl_m", h.to_string()),
+                ("alpha", field.report.alpha.to_string()),
+                ("iterations", field.report.iterations.to_string()),
+                (
+                    "max_divergence_per_s",
+                    field.report.max_div_per_s.to_string(),
+                ),
+            ]),
         };
         out.extend(staging.write(path, |p| Ok(geofield_io::write_raster(p, &r, &meta)?))?);
+        crate::output::warn_if_no_crs(
+            path,
+            crs_epsg,
+            "the DEM declares none (assign one, e.g. gdal_edit.py -a_srs EPSG:CODE)",
+        );
     }
     Ok(out)
 }

@@ -46,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         nodata: Some(-9999.0),
         units: Some("seeds/m^2".into()),
         description: Some("geofield io demo".into()),
+        ..Default::default()
     };
     for name in ["demo.tif", "demo.npy", "demo.asc"] {
         for p in write_raster(&out.join(name), &raster, &meta)? {

@@ -7,6 +7,11 @@
 //!
 //! NaN cells are written as the nodata value: `RasterMeta::nodata` when it is finite, otherwise
 //! [`DEFAULT_NODATA`] (and the header then declares it).
+//!
+//! When `RasterMeta::crs_epsg` names a system the registry knows ([`crate::crs::epsg_wkt`]),
+//! each grid gets a `.prj` sidecar of the same stem holding its WKT (one line, no newline), the
+//! file GDAL, QGIS and ArcGIS read a grid's CRS from. The grids and their sidecars are written
+//! as one all-or-nothing group.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,17 +26,27 @@ use crate::raster_out::{RasterMeta, check_shape, format_f32, format_f64};
 pub const DEFAULT_NODATA: f64 = -9999.0;
 
 /// Write every band of `raster` as an ESRI ASCII grid. A single band goes to `path`; several go
-/// to `<stem>_<band name>.asc` beside it (see [`band_file_paths`]). Returns the files written;
-/// either all of them are written or none.
+/// to `<stem>_<band name>.asc` beside it (see [`band_file_paths`]), each with a `.prj` when the
+/// CRS is known. Returns the files written (grids first, then sidecars); either all of them are
+/// written or none.
 pub fn write_ascii_grids(
     path: &Path,
     raster: &Raster,
     meta: &RasterMeta,
 ) -> Result<Vec<PathBuf>, IoError> {
     check_shape(path, raster)?;
-    let paths = band_file_paths(path, &raster.band_names);
+    let grids = band_file_paths(path, &raster.band_names);
+    let wkt = meta.crs_epsg.and_then(crate::crs::epsg_wkt);
+    let mut paths = grids.clone();
+    if wkt.is_some() {
+        paths.extend(grids.iter().map(|p| p.with_extension("prj")));
+    }
     let n_cells = raster.grid.n_cells();
-    write_atomic_many(&paths, |band, w| {
+    write_atomic_many(&paths, |i, w| {
+        if i >= grids.len() {
+            return w.write_all(wkt.unwrap_or_default().as_bytes());
+        }
+        let band = i;
         let range = band * n_cells..(band + 1) * n_cells;
         match &raster.data {
             RasterData::F32(v) => {

@@ -11,6 +11,9 @@
 //!
 //! Then `nrows * ncols` numbers separated by any white space, row by row from the north edge
 //! (row 0 of a [`GridSpec`]). Errors name the file and the 1-based line.
+//!
+//! A `.prj` beside the grid (as [`crate::ascii_grid`] writes) gives [`RasterMeta::crs_epsg`]
+//! when its WKT names an EPSG code ([`crate::crs::epsg_from_wkt`]).
 
 use std::path::Path;
 
@@ -25,7 +28,9 @@ pub fn read_ascii_grid(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_ascii_grid(path, &text)
+    let (raster, mut meta) = parse_ascii_grid(path, &text)?;
+    meta.crs_epsg = crate::crs::epsg_of_prj(&path.with_extension("prj"));
+    Ok((raster, meta))
 }
 
 /// A header value and the line it came from.

@@ -136,6 +136,7 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         nodata,
         units,
         description,
+        ..RasterMeta::default()
     };
     Ok((raster, meta))
 }

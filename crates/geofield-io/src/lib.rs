@@ -3,8 +3,8 @@
 //! - [`csv_input`]: CSV tables with a header row, streamed record by record, with errors that
 //!   name file, line and column.
 //! - [`atomic`]: outputs written to a temporary file and renamed into place when complete.
-//! - [`raster_out`]: rasters to GeoTIFF (`.tif`), ESRI ASCII grid (`.asc`) or NumPy (`.npy`) by
-//!   extension; [`npy`] also reads and writes plain arrays, and [`npz`] archives of named arrays
+//! - [`raster_out`]: rasters to Cloud-Optimized GeoTIFF (`.tif`, [`geotiff`]), ESRI ASCII grid
+//!   (`.asc`, with a `.prj` sidecar when the CRS is known) or NumPy (`.npy`) by extension; [`npy`] also reads and writes plain arrays, and [`npz`] archives of named arrays
 //!   ([`write_npz`], as `numpy.savez`).
 //! - [`raster_in`]: rasters from GeoTIFF or ESRI ASCII grid by extension ([`read_raster`]),
 //!   with their georeferencing, band names and nodata.
@@ -12,7 +12,9 @@
 //!   with optional point markers), vertical cross-sections of layered models
 //!   ([`write_section_png`]), and point-cloud pictures of a 3-D flock ([`render_flock`]) as PNG
 //!   or animated GIF.
-//! - [`vtk`]: 3-D fields as VTK XML image data (`.vti`) for ParaView ([`write_vti`]).
+//! - [`crs`]: coordinate reference systems by EPSG code: WKT and CF grid-mapping attributes.
+//! - [`vtk`]: 3-D fields as VTK XML image data (`.vti`, zlib-compressed) for ParaView
+//!   ([`write_vti`]).
 //! - [`netcdf`]: dimensions, attributes and variables as NetCDF-3 (`.nc`) for xarray and ncview
 //!   ([`write_netcdf`]).
 //!
@@ -22,6 +24,7 @@
 pub mod ascii_grid;
 pub mod ascii_grid_in;
 pub mod atomic;
+pub mod crs;
 pub mod csv_input;
 mod error;
 pub mod geotiff;

@@ -50,6 +50,11 @@
 //!   NFC normalisation, which is the caller's job.
 //!
 //! The file is written atomically ([`write_atomic`]): a failed write leaves nothing behind.
+//!
+//! This module writes whatever dimensions, variables and attributes it is given; the CF
+//! conventions are the caller's. For georeferencing, [`crate::crs::cf_grid_mapping`] gives the
+//! attributes of a CF grid-mapping variable (conventionally a scalar `crs`, named by each
+//! field's `grid_mapping` attribute), which GDAL and QGIS read.
 
 use std::io::Write;
 use std::path::Path;

@@ -2,8 +2,8 @@
 //!
 //! | extension | format | bands |
 //! | --- | --- | --- |
-//! | `.tif`, `.tiff` | GeoTIFF, georeferenced, band names and units in GDAL metadata | one file, N bands |
-//! | `.asc` | ESRI ASCII grid | one file per band (`<stem>_<band>.asc` when N > 1) |
+//! | `.tif`, `.tiff` | Cloud-Optimized GeoTIFF ([`geotiff`]: tiled, DEFLATE with the floating-point predictor, overviews), georeferenced, band names, units and provenance in GDAL metadata | one file, N bands |
+//! | `.asc` | ESRI ASCII grid, with a `.prj` (WKT) beside each file when the CRS is known | one file per band (`<stem>_<band>.asc` when N > 1), plus `<file stem>.prj` |
 //! | `.npy` | NumPy array of shape (bands, rows, cols) in the raster's precision | one file |
 
 use std::path::{Path, PathBuf};
@@ -18,14 +18,28 @@ pub const SUPPORTED_RASTER_EXTENSIONS: &str = ".tif, .tiff, .asc, .npy";
 /// Metadata written alongside a raster where the format can hold it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RasterMeta {
-    /// EPSG code of the projected coordinate reference system (GeoTIFF only).
+    /// EPSG code of the coordinate reference system: GeoTIFF GeoKeys, and the `.prj` sidecar
+    /// (WKT, see [`crate::crs`]) of ESRI ASCII grids.
     pub crs_epsg: Option<u16>,
-    /// Value that marks missing data (GeoTIFF `GDAL_NODATA`, ASCII `NODATA_value`).
+    /// Value that marks missing data (GeoTIFF `GDAL_NODATA`, ASCII `NODATA_value`). Without
+    /// one, a GeoTIFF that holds NaN declares `nan` and an ESRI ASCII grid
+    /// [`crate::ascii_grid::DEFAULT_NODATA`].
     pub nodata: Option<f64>,
-    /// Units of the values, e.g. "seeds/m^2" (GeoTIFF band unit type).
+    /// Units of the values, e.g. "seeds m-2" (GeoTIFF band unit type, on every band).
     pub units: Option<String>,
     /// A one-line description of the whole raster (GeoTIFF ImageDescription).
     pub description: Option<String>,
+    /// Provenance as key/value items, e.g. `("geofield_version", "0.1.0")`, `("command_line",
+    /// ...)`, `("method", "ordinary kriging")` and the method's parameters (GeoTIFF dataset
+    /// metadata items in `GDAL_METADATA`).
+    pub provenance: Vec<(String, String)>,
+}
+
+/// Whether a file of `format` records where the raster lies (GeoTIFF and ESRI ASCII do; NPY
+/// holds only the values). A caller writing such a file with no [`RasterMeta::crs_epsg`] may
+/// want to warn that the coordinates have no declared system.
+pub fn format_is_georeferenced(format: RasterFormat) -> bool {
+    !matches!(format, RasterFormat::Npy)
 }
 
 /// Raster file formats, chosen by extension.

@@ -1,24 +1,33 @@
 //! VTK XML image data (`.vti`) for ParaView: a regular 3-D grid with arrays on its cells and on
 //! its points.
 //!
-//! File layout (VTK XML file formats, "ImageData" with an appended raw section):
+//! File layout (VTK XML file formats, "ImageData" with a zlib-compressed appended section):
 //!
 //! ```text
 //! <?xml version="1.0"?>
-//! <VTKFile type="ImageData" version="1.0" byte_order="LittleEndian" header_type="UInt64">
+//! <VTKFile type="ImageData" version="1.0" byte_order="LittleEndian" header_type="UInt64"
+//!          compressor="vtkZLibDataCompressor">
 //!   <ImageData WholeExtent="0 nx 0 ny 0 nz" Origin="x y z" Spacing="dx dy dz">
+//!     <FieldData> <DataArray type="String" Name=".." NumberOfTuples="1" format="ascii"> .. </DataArray> ... </FieldData>
 //!     <Piece Extent="0 nx 0 ny 0 nz">
 //!       <PointData> <DataArray type=".." Name=".." NumberOfComponents=".." format="appended" offset=".."/> ... </PointData>
 //!       <CellData> ... </CellData>
 //!     </Piece>
 //!   </ImageData>
 //!   <AppendedData encoding="raw">
-//!    _[UInt64 byte count][bytes][UInt64 byte count][bytes]...
+//!    _[header][zlib blocks][header][zlib blocks]...
 //!   </AppendedData>
 //! </VTKFile>
 //! ```
 //!
-//! Each array's `offset` counts bytes from the one after the `_` to its byte count. Values are
+//! Each array's `offset` counts bytes from the one after the `_` to its header. The header is
+//! VTK's compression header in UInt64: the number of blocks, the uncompressed block size
+//! ([`BLOCK_BYTES`]), the uncompressed size of the last block when it is partial (else 0), and
+//! the compressed size of each block; then each block's bytes as a zlib stream.
+//!
+//! `field_data` (whole-dataset metadata such as units and the CRS) is written as VTK string
+//! arrays of one tuple each in ASCII form (the characters' codes, then 0), which ParaView shows
+//! under "Field Data" and `vtkImageData.GetFieldData()` returns. Values are
 //! little-endian whatever the host. The image has `nx x ny x nz` cells of `Spacing` metres and
 //! `(nx+1)(ny+1)(nz+1)` points, the first point at `Origin`; point `(i, j, k)` is at
 //! `origin + (i dx, j dy, k dz)`. Arrays are in VTK order, x fastest, then y, then z:
@@ -36,6 +45,10 @@
 
 use std::io::Write;
 use std::path::Path;
+
+use flate2::Compression;
+use flate2::write::ZlibEncoder;
+use rayon::prelude::*;
 
 use crate::IoError;
 use crate::atomic::write_atomic;
@@ -58,7 +71,7 @@ pub enum VtkArray<'a> {
     F64x3(&'a [f64]),
 }
 
-impl VtkArray<'_> {
+impl<'a> VtkArray<'a> {
     /// Components per tuple (1 or 3).
     pub fn components(&self) -> usize {
         match self {
@@ -101,6 +114,18 @@ impl VtkArray<'_> {
         }
     }
 
+    /// The values in `range` (of values, not tuples), as an array of the same kind.
+    fn slice(&self, range: std::ops::Range<usize>) -> VtkArray<'a> {
+        match *self {
+            VtkArray::U8(v) => VtkArray::U8(&v[range]),
+            VtkArray::I32(v) => VtkArray::I32(&v[range]),
+            VtkArray::F32(v) => VtkArray::F32(&v[range]),
+            VtkArray::F64(v) => VtkArray::F64(&v[range]),
+            VtkArray::F32x3(v) => VtkArray::F32x3(&v[range]),
+            VtkArray::F64x3(v) => VtkArray::F64x3(&v[range]),
+        }
+    }
+
     /// Write the values little-endian.
     fn write_le(&self, w: &mut dyn Write) -> std::io::Result<()> {
         match self {
@@ -111,6 +136,9 @@ impl VtkArray<'_> {
         }
     }
 }
+
+/// Uncompressed size of each compressed block of an array (VTK's own default is 32 KiB).
+pub const BLOCK_BYTES: usize = 1 << 16;
 
 /// Values per chunk converted to bytes before writing.
 const CHUNK_VALUES: usize = 8192;
@@ -146,6 +174,9 @@ pub struct VtkImage<'a> {
     /// Arrays with one tuple per point (`(nx+1)(ny+1)(nz+1)`), index
     /// `i + (nx+1) * (j + (ny+1) * k)`.
     pub point_data: Vec<(String, VtkArray<'a>)>,
+    /// Whole-dataset text items (name, value), e.g. `("crs", "EPSG:32633")`, `("units_speed",
+    /// "m s-1")`, written as one-tuple string arrays in `<FieldData>`.
+    pub field_data: Vec<(String, String)>,
 }
 
 impl VtkImage<'_> {
@@ -193,17 +224,18 @@ pub fn write_vti(path: &Path, image: &VtkImage) -> Result<(), IoError> {
     let n_cells = image.n_cells().ok_or_else(too_large)?;
     let n_points = image.n_points().ok_or_else(too_large)?;
 
-    // Check every array and lay out the appended section.
+    // Check every array, compress it and lay out the appended section.
     let sections = [
         ("PointData", "point", &image.point_data, n_points),
         ("CellData", "cell", &image.cell_data, n_cells),
     ];
     let mut offset: u64 = 0;
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
     let mut xml = String::new();
     xml.push_str("<?xml version=\"1.0\"?>\n");
     xml.push_str(
         "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" \
-         header_type=\"UInt64\">\n",
+         header_type=\"UInt64\" compressor=\"vtkZLibDataCompressor\">\n",
     );
     let extent = format!("0 {nx} 0 {ny} 0 {nz}");
     let triple = |v: [f64; 3]| v.map(format_f64).join(" ");
@@ -212,6 +244,27 @@ pub fn write_vti(path: &Path, image: &VtkImage) -> Result<(), IoError> {
         triple(image.origin),
         triple(image.spacing)
     ));
+    if !image.field_data.is_empty() {
+        xml.push_str("    <FieldData>\n");
+        for (name, value) in &image.field_data {
+            if name.is_empty() {
+                return Err(invalid("a VTK field data item has an empty name".into()));
+            }
+            let mut codes: Vec<String> = value
+                .bytes()
+                .filter(|&b| b != 0)
+                .map(|b| b.to_string())
+                .collect();
+            codes.push("0".into());
+            xml.push_str(&format!(
+                "      <DataArray type=\"String\" Name=\"{}\" NumberOfTuples=\"1\" \
+                 format=\"ascii\">\n        {}\n      </DataArray>\n",
+                escape(name),
+                codes.join(" ")
+            ));
+        }
+        xml.push_str("    </FieldData>\n");
+    }
     xml.push_str(&format!("    <Piece Extent=\"{extent}\">\n"));
     for (tag, kind, arrays, tuples) in sections {
         let mut seen: Vec<&str> = Vec::with_capacity(arrays.len());
@@ -262,9 +315,12 @@ pub fn write_vti(path: &Path, image: &VtkImage) -> Result<(), IoError> {
                 escape(name),
                 array.components()
             ));
-            offset = byte_count(array)
-                .and_then(|n| offset.checked_add(8)?.checked_add(n))
+            let block =
+                compress(array).map_err(|e| invalid(format!("VTK array \"{name}\": {e}")))?;
+            offset = offset
+                .checked_add(block.len() as u64)
                 .ok_or_else(too_large)?;
+            blocks.push(block);
         }
         xml.push_str(&format!("      </{tag}>\n"));
     }
@@ -272,19 +328,49 @@ pub fn write_vti(path: &Path, image: &VtkImage) -> Result<(), IoError> {
 
     write_atomic(path, |w| {
         w.write_all(xml.as_bytes())?;
-        for (_, array) in image.point_data.iter().chain(&image.cell_data) {
-            let n = byte_count(array).unwrap_or(u64::MAX);
-            w.write_all(&n.to_le_bytes())?;
-            array.write_le(w)?;
+        for b in &blocks {
+            w.write_all(b)?;
         }
         w.write_all(b"\n  </AppendedData>\n</VTKFile>\n")
     })
 }
 
-/// Bytes of an array's values; `None` on overflow.
-fn byte_count(array: &VtkArray) -> Option<u64> {
-    let n = array.len().checked_mul(array.value_bytes())?;
-    u64::try_from(n).ok()
+/// An array as VTK's compressed form: the UInt64 header (block count, block size, partial
+/// last block size, compressed sizes) followed by the zlib stream of each block.
+/// Blocks are compressed in parallel, each from its own slice of the values (no copy of the
+/// whole array).
+fn compress(array: &VtkArray) -> std::io::Result<Vec<u8>> {
+    // BLOCK_BYTES is a multiple of every value size, so blocks hold whole values.
+    let per_block = BLOCK_BYTES / array.value_bytes();
+    let n_blocks = array.len().div_ceil(per_block);
+    let blocks: Vec<Vec<u8>> = (0..n_blocks)
+        .into_par_iter()
+        .map(|b| {
+            let part = array.slice(b * per_block..((b + 1) * per_block).min(array.len()));
+            let mut raw = Vec::with_capacity(BLOCK_BYTES);
+            part.write_le(&mut raw)?;
+            let mut enc = ZlibEncoder::new(Vec::new(), Compression::default());
+            enc.write_all(&raw)?;
+            enc.finish()
+        })
+        .collect::<std::io::Result<_>>()?;
+    let mut out = Vec::new();
+    let raw_len = array.len() * array.value_bytes();
+    let header = [
+        blocks.len() as u64,
+        BLOCK_BYTES as u64,
+        (raw_len % BLOCK_BYTES) as u64,
+    ];
+    for v in header
+        .into_iter()
+        .chain(blocks.iter().map(|b| b.len() as u64))
+    {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for b in &blocks {
+        out.extend_from_slice(b);
+    }
+    Ok(out)
 }
 
 /// `text` with the XML special characters escaped, for an attribute value.
@@ -315,6 +401,7 @@ mod tests {
             cells,
             cell_data: vec![],
             point_data: vec![],
+            field_data: vec![],
         };
         assert_eq!(image([4, 3, 2]).n_cells(), Some(24));
         assert_eq!(image([4, 3, 2]).n_points(), Some(60));

@@ -178,7 +178,13 @@ fn wind_writes_every_format_with_the_documented_shapes() {
     assert_eq!(j["stations_used"], 3);
     assert_eq!(j["report"]["converged"], true);
     assert!(j["report"]["max_div_per_s"].as_f64() <= j["report"]["threshold_per_s"].as_f64());
-    assert_eq!(j["outputs"].as_array().unwrap().len(), 5);
+    // npz, speed.tif, dir.asc and its .prj (the DEM's CRS), the map, the report.
+    assert_eq!(j["outputs"].as_array().unwrap().len(), 6);
+    assert!(d.join("dir.prj").exists());
+    let NpyData::I32(epsg) = &get(&a, "crs_epsg").data else {
+        panic!("crs_epsg is i32")
+    };
+    assert_eq!(epsg, &[32633], "the DEM's CRS carried to the npz");
 
     // NetCDF and VTK image data.
     let nc = d.join("w.nc");

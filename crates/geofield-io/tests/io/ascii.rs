@@ -83,3 +83,57 @@ fn several_bands_give_one_file_each() {
         "no nodata line without nodata: {second}"
     );
 }
+
+#[test]
+fn prj_sidecars_hold_the_wkt_when_the_crs_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = raster_f32(
+        grid(3, 2, 1.0, 500_000.0, 5_200_000.0),
+        &["a", "b"],
+        |b, r, c| (b + r + c) as f32,
+    );
+    let meta = RasterMeta {
+        crs_epsg: Some(32633),
+        ..Default::default()
+    };
+    let files = write_raster(&dir.path().join("g.asc"), &r, &meta).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["g_a.asc", "g_b.asc", "g_a.prj", "g_b.prj"]);
+    for prj in &files[2..] {
+        let wkt = std::fs::read_to_string(prj).unwrap();
+        assert!(
+            wkt.starts_with("PROJCS[\"WGS 84 / UTM zone 33N\"")
+                && wkt.contains("PARAMETER[\"central_meridian\",15]")
+                && wkt.ends_with("AUTHORITY[\"EPSG\",\"32633\"]]"),
+            "{wkt}"
+        );
+    }
+    // No CRS, no sidecar.
+    let plain = write_raster(&dir.path().join("h.asc"), &r, &RasterMeta::default()).unwrap();
+    assert_eq!(plain.len(), 2);
+    assert!(!dir.path().join("h_a.prj").exists());
+}
+
+#[test]
+fn a_prj_sidecar_gives_the_crs_when_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = raster_f64(
+        grid(2, 2, 5.0, 500_000.0, 6_000_010.0),
+        &["z"],
+        |_, r, c| (r + c) as f64,
+    );
+    let p = dir.path().join("dem.asc");
+    let meta = RasterMeta {
+        crs_epsg: Some(26910),
+        ..Default::default()
+    };
+    write_raster(&p, &r, &meta).unwrap();
+    let (_, got) = geofield_io::read_raster(&p).unwrap();
+    assert_eq!(got.crs_epsg, Some(26910));
+    // Without the sidecar, no CRS.
+    std::fs::remove_file(dir.path().join("dem.prj")).unwrap();
+    assert_eq!(geofield_io::read_raster(&p).unwrap().1.crs_epsg, None);
+}

@@ -15,11 +15,50 @@ fn open(p: &Path) -> Decoder<BufReader<File>> {
     Decoder::new(BufReader::new(File::open(p).unwrap())).unwrap()
 }
 
-/// Every band of the image, planes concatenated.
+/// Every band of the current image, planes concatenated, read tile by tile with the `tiff`
+/// crate's chunk decoder (its whole-image reader does not assemble tiled planar images).
 fn read_all(d: &mut Decoder<BufReader<File>>) -> DecodingResult {
-    let mut out = DecodingResult::U8(vec![]);
-    d.read_image_to_buffer(&mut out).unwrap();
-    out
+    let (w, h) = d.dimensions().unwrap();
+    let (w, h) = (w as usize, h as usize);
+    let (tw, th) = d.chunk_dimensions();
+    let (tw, th) = (tw as usize, th as usize);
+    let planes = d.get_tag_u32(Tag::SamplesPerPixel).unwrap() as usize;
+    let (across, down) = (w.div_ceil(tw), h.div_ceil(th));
+    let mut out32 = vec![f32::NAN; planes * w * h];
+    let mut out64 = vec![f64::NAN; planes * w * h];
+    let mut is64 = false;
+    for p in 0..planes {
+        for t in 0..across * down {
+            let (r0, c0) = ((t / across) * th, (t % across) * tw);
+            let (cw, ch) = (tw.min(w - c0), th.min(h - r0));
+            let chunk = d.read_chunk((p * across * down + t) as u32).unwrap();
+            let n = match &chunk {
+                DecodingResult::F32(v) => v.len(),
+                DecodingResult::F64(v) => v.len(),
+                _ => 0,
+            };
+            // Rows of edge tiles decode to their part inside the image (extra rows ignored).
+            assert!(n >= cw * ch, "{n} values for a {cw} x {ch} tile");
+            for r in 0..ch {
+                for c in 0..cw {
+                    let at = p * w * h + (r0 + r) * w + c0 + c;
+                    match &chunk {
+                        DecodingResult::F32(v) => out32[at] = v[r * cw + c],
+                        DecodingResult::F64(v) => {
+                            is64 = true;
+                            out64[at] = v[r * cw + c];
+                        }
+                        other => panic!("unexpected sample type {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+    if is64 {
+        DecodingResult::F64(out64)
+    } else {
+        DecodingResult::F32(out32)
+    }
 }
 
 fn ascii_tag(d: &mut Decoder<BufReader<File>>, tag: u16) -> String {
@@ -46,6 +85,7 @@ fn four_band_f32_with_georeferencing_names_units_and_nodata() {
         nodata: Some(-9999.0),
         units: Some("seeds/m^2".into()),
         description: Some("seed density".into()),
+        ..Default::default()
     };
     assert_eq!(
         write_raster(&p, &r, &meta).unwrap(),
@@ -138,30 +178,100 @@ fn f64_band_without_crs_declares_metres() {
 }
 
 #[test]
-fn many_strips_per_band_read_back_exactly() {
+fn cloud_optimized_layout_tiles_predictor_and_overviews() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("big.tif");
-    // 700 cols of f64 = 5600 B per row: 187 rows per 1 MiB strip, so 3 strips per band.
+    // 700 x 450 cells: 3 x 2 tiles of 256 per band; overviews 350 x 225 (2 x 1 tiles) and
+    // 175 x 113 (one tile), where the halving stops.
     let g = grid(700, 450, 1.0, 0.0, 450.0);
-    let r = raster_f64(g, &["a", "b"], |b, r, c| ((b * 450 + r) * 700 + c) as f64);
-    write_raster(
-        &p,
-        &r,
-        &RasterMeta {
-            nodata: Some(f64::NAN),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let r = raster_f64(g, &["a", "b"], |b, r, c| {
+        if b == 1 && r == 7 && c == 9 {
+            f64::NAN
+        } else {
+            ((b * 450 + r) * 700 + c) as f64
+        }
+    });
+    let meta = RasterMeta {
+        provenance: vec![("method".into(), "test & check".into())],
+        ..Default::default()
+    };
+    write_raster(&p, &r, &meta).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    // GDAL's ghost header right after the 8-byte TIFF header, the first IFD after it.
+    let ghost = "GDAL_STRUCTURAL_METADATA_SIZE=000140 bytes\nLAYOUT=IFDS_BEFORE_DATA\n";
+    assert_eq!(&bytes[8..8 + ghost.len()], ghost.as_bytes());
+    let first_ifd = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+    assert_eq!(first_ifd, 192, "8 + 43 + 140 bytes, rounded up to a word");
+
     let mut d = open(&p);
-    assert_eq!(d.strip_count().unwrap(), 6);
-    assert_eq!(d.get_tag_u32(Tag::RowsPerStrip).unwrap(), 187);
-    assert_eq!(ascii_tag(&mut d, 42113), "nan");
+    let mut sizes = Vec::new();
+    let mut first_tile = Vec::new();
+    loop {
+        let (w, h) = d.dimensions().unwrap();
+        sizes.push((w, h));
+        assert_eq!(d.get_tag_u32(Tag::TileWidth).unwrap(), 256);
+        assert_eq!(d.get_tag_u32(Tag::TileLength).unwrap(), 256);
+        assert_eq!(d.get_tag_u32(Tag::Compression).unwrap(), 8, "DEFLATE");
+        assert_eq!(d.get_tag_u32(Tag::Predictor).unwrap(), 3, "floating point");
+        assert_eq!(d.get_tag_u32(Tag::PlanarConfiguration).unwrap(), 2);
+        let offsets = d.get_tag_u64_vec(Tag::TileOffsets).unwrap();
+        let counts = d.get_tag_u64_vec(Tag::TileByteCounts).unwrap();
+        let tiles = 2 * (w as usize).div_ceil(256) * (h as usize).div_ceil(256);
+        assert_eq!(offsets.len(), tiles);
+        // Each tile is framed: its byte count before it, its last 4 bytes repeated after it.
+        for (&o, &n) in offsets.iter().zip(&counts) {
+            let (o, n) = (o as usize, n as usize);
+            assert_eq!(&bytes[o - 4..o], &(n as u32).to_le_bytes());
+            assert_eq!(&bytes[o + n..o + n + 4], &bytes[o + n - 4..o + n]);
+        }
+        first_tile.push(offsets[0]);
+        if sizes.len() > 1 {
+            assert_eq!(d.get_tag_u32(Tag::NewSubfileType).unwrap(), 1);
+        }
+        assert_eq!(ascii_tag(&mut d, 42113), "nan", "NaN declared as nodata");
+        if !d.more_images() {
+            break;
+        }
+        d.next_image().unwrap();
+    }
+    assert_eq!(sizes, [(700, 450), (350, 225), (175, 113)]);
+    // Tile data after every IFD, the smallest overview's first and the full image's last.
+    assert!(first_tile[2] < first_tile[1] && first_tile[1] < first_tile[0]);
+
+    let mut d = open(&p);
+    let xml = ascii_tag(&mut d, 42112);
+    assert!(
+        xml.contains("<Item name=\"method\">test &amp; check</Item>"),
+        "{xml}"
+    );
     let RasterData::F64(expected) = &r.data else {
         unreachable!()
     };
     match read_all(&mut d) {
-        DecodingResult::F64(v) => assert!(v == *expected, "data differs"),
+        DecodingResult::F64(v) => {
+            assert_eq!(v.len(), expected.len());
+            for (i, (a, b)) in v.iter().zip(expected).enumerate() {
+                assert!(
+                    a == b || (a.is_nan() && b.is_nan()),
+                    "value {i}: {a} vs {b}"
+                );
+            }
+        }
+        other => panic!("expected f64 data, got {other:?}"),
+    }
+    // The first overview's cell (0, 0) of band 0 is the mean of cells (0..2, 0..2):
+    // (0 + 1 + 700 + 701) / 4 = 350.5.
+    d.next_image().unwrap();
+    match read_all(&mut d) {
+        DecodingResult::F64(v) => {
+            assert_eq!(v.len(), 2 * 350 * 225);
+            assert_eq!(v[0], 350.5);
+            // Band 1's cell (3, 4) covers the NaN at (7, 9): the mean of the other three.
+            let base = (450 * 700) as f64;
+            let at = |r: f64, c: f64| base + r * 700.0 + c;
+            let want = (at(6.0, 8.0) + at(6.0, 9.0) + at(7.0, 8.0)) / 3.0;
+            assert_eq!(v[350 * 225 + 3 * 350 + 4], want);
+        }
         other => panic!("expected f64 data, got {other:?}"),
     }
 }

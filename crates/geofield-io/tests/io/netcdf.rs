@@ -474,3 +474,69 @@ fn bad_files_are_errors_naming_the_culprit_and_leave_nothing() {
     // Nothing was left behind.
     assert!(crate::dir_entries(dir.path()).is_empty());
 }
+
+#[test]
+fn cf_grid_mapping_variable_round_trips() {
+    // A scalar `crs` with the attributes of EPSG:26910 (NAD83 / UTM zone 10N), and a field
+    // that names it, as CF-1.8 asks and GDAL reads.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mapped.nc");
+    let gm = geofield_io::crs::cf_grid_mapping(26910).unwrap();
+    let (x, y) = ([500_015.0, 500_045.0], [6_000_015.0]);
+    let file = NcFile {
+        dims: vec![("y".into(), 1), ("x".into(), 2)],
+        global_attrs: vec![("Conventions".into(), text("CF-1.8"))],
+        vars: vec![
+            coord("x", &x, "X"),
+            coord("y", &y, "Y"),
+            NcVar {
+                name: "crs".into(),
+                dims: vec![],
+                data: NcData::I32(&[0]),
+                attrs: gm,
+            },
+            NcVar {
+                name: "t".into(),
+                dims: vec!["y".into(), "x".into()],
+                data: NcData::F32(&[1.0, 2.0]),
+                attrs: vec![("grid_mapping".into(), text("crs"))],
+            },
+        ],
+    };
+    write_netcdf(&p, &file).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let h = read_header(&bytes);
+    let crs = h.var("crs");
+    let a = &crs.attrs;
+    assert_eq!(
+        attr(a, "grid_mapping_name"),
+        &Val::Text("transverse_mercator".into())
+    );
+    // Zone 10: central meridian 6 * 10 - 183 = -123 degrees; GRS 1980 ellipsoid.
+    assert_eq!(
+        attr(a, "longitude_of_central_meridian"),
+        &Val::Double(vec![-123.0])
+    );
+    assert_eq!(
+        attr(a, "scale_factor_at_central_meridian"),
+        &Val::Double(vec![0.9996])
+    );
+    assert_eq!(attr(a, "false_easting"), &Val::Double(vec![500_000.0]));
+    assert_eq!(attr(a, "semi_major_axis"), &Val::Double(vec![6_378_137.0]));
+    assert_eq!(
+        attr(a, "inverse_flattening"),
+        &Val::Double(vec![298.257222101])
+    );
+    let (Val::Text(wkt), Val::Text(sr)) = (attr(a, "crs_wkt"), attr(a, "spatial_ref")) else {
+        panic!("crs_wkt and spatial_ref are text")
+    };
+    assert!(
+        wkt.starts_with("PROJCS[\"NAD83 / UTM zone 10N\"") && wkt == sr,
+        "{wkt}"
+    );
+    assert!(h.shape(crs).is_empty(), "crs is a scalar");
+    assert_eq!(
+        attr(&h.var("t").attrs, "grid_mapping"),
+        &Val::Text("crs".into())
+    );
+}

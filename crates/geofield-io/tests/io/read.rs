@@ -51,6 +51,7 @@ fn geotiff_round_trip_f32_and_f64_all_bands_and_metadata() {
                 nodata,
                 units: Some("m".into()),
                 description: Some("test DEM".into()),
+                ..Default::default()
             };
             write_raster(&p, raster, &meta).unwrap();
             let (got, got_meta) = read_raster(&p).unwrap();
@@ -65,6 +66,10 @@ fn geotiff_round_trip_f32_and_f64_all_bands_and_metadata() {
             assert_eq!(got_meta.crs_epsg, Some(32633));
             assert_eq!(got_meta.units.as_deref(), Some("m"));
             assert_eq!(got_meta.description.as_deref(), Some("test DEM"));
+            // Without a declared nodata, a raster holding NaN is written with nodata = NaN.
+            let has_nan =
+                (0..raster.n_bands()).any(|b| raster.band_f64(b).iter().any(|v| v.is_nan()));
+            let nodata = nodata.or(has_nan.then_some(f64::NAN));
             match (got_meta.nodata, nodata) {
                 (Some(a), Some(b)) => assert!(same(a, b), "{a} vs {b}"),
                 (a, b) => assert_eq!(a, b),

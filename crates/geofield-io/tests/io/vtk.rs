@@ -49,10 +49,33 @@ fn split(bytes: &[u8]) -> (String, &[u8]) {
     (header, &bytes[underscore + 1..])
 }
 
-/// The block at `offset` of the appended data: its byte count and bytes.
-fn block(data: &[u8], offset: usize) -> (u64, &[u8]) {
-    let n = u64::from_le_bytes(data[offset..offset + 8].try_into().unwrap());
-    (n, &data[offset + 8..offset + 8 + n as usize])
+/// The compressed array at `offset` of the appended data: its uncompressed byte count, the
+/// bytes (inflated block by block) and the offset just after it. Checks VTK's header: block
+/// count, block size, partial last block size, compressed sizes.
+fn block(data: &[u8], offset: usize) -> (u64, Vec<u8>, usize) {
+    use std::io::Read;
+    let word =
+        |i: usize| u64::from_le_bytes(data[offset + 8 * i..offset + 8 * i + 8].try_into().unwrap());
+    let (n_blocks, block_size, last) = (word(0) as usize, word(1), word(2));
+    assert_eq!(block_size, geofield_io::vtk::BLOCK_BYTES as u64);
+    let mut at = offset + 8 * (3 + n_blocks);
+    let mut out = Vec::new();
+    for b in 0..n_blocks {
+        let size = word(3 + b) as usize;
+        let mut part = Vec::new();
+        flate2::read::ZlibDecoder::new(&data[at..at + size])
+            .read_to_end(&mut part)
+            .unwrap();
+        let want = if b + 1 == n_blocks && last != 0 {
+            last
+        } else {
+            block_size
+        };
+        assert_eq!(part.len() as u64, want, "block {b}");
+        out.extend(part);
+        at += size;
+    }
+    (out.len() as u64, out, at)
 }
 
 #[test]
@@ -88,6 +111,7 @@ fn image_round_trips_through_the_appended_section() {
             ("wind".into(), VtkArray::F32x3(&wind)),
             ("terrain".into(), VtkArray::F32(&terrain)),
         ],
+        field_data: vec![],
     };
     write_vti(&p, &image).unwrap();
     let bytes = std::fs::read(&p).unwrap();
@@ -138,17 +162,18 @@ fn image_round_trips_through_the_appended_section() {
             .all(|a| a["format"] == "appended")
     );
 
-    // Each block: its byte count, then the bytes, one after the other from offset 0.
+    assert_eq!(file["compressor"], "vtkZLibDataCompressor");
+    // Each array: its compression header, then its zlib blocks, one after the other from 0.
     let expected_bytes = [36 * 8, 36 * 3 * 4, 36 * 4, 12 * 4, 12];
     let mut next = 0;
     let mut blocks = Vec::new();
     for (a, &n) in points.iter().chain(&cells).zip(&expected_bytes) {
         let offset: usize = a["offset"].parse().unwrap();
         assert_eq!(offset, next, "{a:?}");
-        let (count, bytes) = block(data, offset);
+        let (count, bytes, end) = block(data, offset);
         assert_eq!(count as usize, n, "{a:?}");
         blocks.push(bytes);
-        next = offset + 8 + n;
+        next = end;
     }
     assert_eq!(&data[next..], b"\n  </AppendedData>\n</VTKFile>\n");
 
@@ -162,20 +187,20 @@ fn image_round_trips_through_the_appended_section() {
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect()
     };
-    let back = f64s(blocks[0]);
+    let back = f64s(&blocks[0]);
     assert_eq!(back, height);
     // Point (i, j, k) = (2, 1, 2) is at index i + 4 * (j + 3 * k) = 30.
     assert_eq!(back[30], 212.25);
-    let w = f32s(blocks[1]);
+    let w = f32s(&blocks[1]);
     assert_eq!(w, wind);
     assert_eq!(&w[3 * 30..3 * 31], [2.5, -0.5, 0.002]);
-    assert_eq!(f32s(blocks[2]), terrain);
+    assert_eq!(f32s(&blocks[2]), terrain);
     let ids: Vec<i32> = blocks[3]
         .chunks(4)
         .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(ids, cell_id);
-    assert_eq!(blocks[4], mask.as_slice());
+    assert_eq!(blocks[4], mask);
 }
 
 #[test]
@@ -193,6 +218,7 @@ fn flat_image_and_no_arrays() {
             ("s".into(), VtkArray::F64(&v)),
         ],
         point_data: vec![],
+        field_data: vec![],
     };
     write_vti(&p, &image).unwrap();
     let bytes = std::fs::read(&p).unwrap();
@@ -202,8 +228,10 @@ fn flat_image_and_no_arrays() {
         "0 4 0 3 0 0"
     );
     let cells = arrays(&xml, "CellData");
-    assert_eq!(cells[1]["offset"], (8 + 36 * 8).to_string());
-    assert_eq!(block(data, 8 + 36 * 8).0, 12 * 8);
+    let (n, _, end) = block(data, 0);
+    assert_eq!(n, 36 * 8);
+    assert_eq!(cells[1]["offset"], end.to_string());
+    assert_eq!(block(data, end).0, 12 * 8);
     assert!(arrays(&xml, "PointData").is_empty());
 }
 
@@ -219,6 +247,7 @@ fn wrong_lengths_and_bad_grids_are_errors_naming_the_array() {
         cells: [4, 3, 2],
         cell_data: vec![("temperature".into(), VtkArray::F32(&ok))],
         point_data: vec![],
+        field_data: vec![],
     };
     write_vti(&p, &base).unwrap();
     std::fs::remove_file(&p).unwrap();
@@ -267,4 +296,47 @@ fn wrong_lengths_and_bad_grids_are_errors_naming_the_array() {
     );
     // Nothing was left behind.
     assert!(crate::dir_entries(dir.path()).is_empty());
+}
+
+#[test]
+fn large_arrays_span_several_blocks_and_field_data_is_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.vti");
+    // 40 x 25 x 40 = 40 000 f32 cells = 160 000 bytes: blocks of 65 536, 65 536 and 28 928.
+    let v: Vec<f32> = (0..40_000).map(|i| (i as f32).sin()).collect();
+    let image = VtkImage {
+        origin: [0.0; 3],
+        spacing: [1.0; 3],
+        cells: [40, 25, 40],
+        cell_data: vec![("s".into(), VtkArray::F32(&v))],
+        point_data: vec![],
+        field_data: vec![
+            ("crs".into(), "EPSG:26910".into()),
+            ("units_s".into(), "m s-1".into()),
+        ],
+    };
+    write_vti(&p, &image).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let (xml, data) = split(&bytes);
+    assert_eq!(u64::from_le_bytes(data[..8].try_into().unwrap()), 3);
+    assert_eq!(
+        u64::from_le_bytes(data[16..24].try_into().unwrap()),
+        160_000 - 2 * 65_536
+    );
+    let (n, raw, _) = block(data, 0);
+    assert_eq!(n, 160_000);
+    let back: Vec<f32> = raw
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(back, v);
+    // "EPSG:26910" as character codes, then the terminating 0.
+    let codes: Vec<String> = "EPSG:26910".bytes().map(|b| b.to_string()).collect();
+    assert!(
+        xml.contains(&format!(
+            "<DataArray type=\"String\" Name=\"crs\" NumberOfTuples=\"1\" format=\"ascii\">\n        {} 0\n",
+            codes.join(" ")
+        )),
+        "{xml}"
+    );
 }
