@@ -89,7 +89,7 @@ pub fn select(choice: BackendChoice) -> Result<BackendSelection, GeofieldError> 
             let report = geofield_cuda::probe(n);
             if !report.ok {
                 return Err(GeofieldError::Invalid(format!(
-                    "--backend cuda:{n} was requested but CUDA is unusable: {}",
+                    "CUDA device {n} was requested but CUDA is unusable: {}",
                     report.reason.unwrap_or_else(|| "unknown reason".into())
                 )));
             }

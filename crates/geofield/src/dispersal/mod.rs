@@ -336,7 +336,7 @@ pub fn disperse_species(
         Method::Multires => {
             if opts.torus {
                 return Err(GeofieldError::Unsupported(
-                    "--method multires is the paper's open-plot method; use exact or cutoff with --torus".into(),
+                    "the multires method is the paper's open-plot method; use exact or cutoff on a torus".into(),
                 ));
             }
             let rho = sp.multires_threshold();

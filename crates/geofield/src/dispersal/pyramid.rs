@@ -35,7 +35,7 @@ impl Pyramid {
         let k = if n == 1 { 0 } else { k };
         if k > MAX_LEVEL {
             return Err(GeofieldError::Unsupported(format!(
-                "the multi-resolution method's dense pyramid covers at most {0} x {0} cells; this grid is {1} x {2} (use --method cutoff or exact)",
+                "the multi-resolution method's dense pyramid covers at most {0} x {0} cells; this grid is {1} x {2} (use the cutoff or exact method)",
                 1u64 << MAX_LEVEL,
                 grid.cols,
                 grid.rows

@@ -96,7 +96,7 @@ pub fn voxelise(
         .ok_or_else(|| {
             GeofieldError::Invalid(format!(
                 "the voxel model would have {nz} x {rows} x {cols} voxels (more than {max_voxels}); \
-                 use a larger --dz-m or cell size"
+                 use a larger voxel height (dz_m) or cell size"
             ))
         })?;
     let mut layers = vec![0u8; voxels];

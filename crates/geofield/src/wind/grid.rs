@@ -141,7 +141,7 @@ impl WindGrid {
                 return Err(GeofieldError::Invalid(format!(
                     "terrain above the model top: the ground at row {row}, col {col} \
                      (x {x:.1} m, y {y:.1} m) is {h:.1} m, and the highest cell centre is {:.1} m \
-                     (bottom {bottom:.1} m + {:.1} m of layers); add layers or raise --dz-m",
+                     (bottom {bottom:.1} m + {:.1} m of layers); add layers or raise dz_m",
                     centres[nz - 1],
                     above[nz]
                 )));

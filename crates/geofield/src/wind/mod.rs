@@ -411,7 +411,7 @@ pub fn compute_deferred(
         return Err(GeofieldError::Invalid(format!(
             "the {} solve did not converge: after {} iterations max |div u| = {:.3e} s⁻¹, \
              above the threshold {:.3e} s⁻¹ (tolerance {:.1e} × max |div u0| = {:.3e} s⁻¹); \
-             raise --iterations{}",
+             raise max_iterations{}",
             report.method,
             report.iterations,
             max_div,
@@ -420,8 +420,8 @@ pub fn compute_deferred(
             max_div0,
             match (opts.model, opts.solver) {
                 (Model::West, _) =>
-                    ", or use --model sherman (solved to the tolerance by multigrid)",
-                (Model::Sherman, Solver::Sor) => ", or use --solver mgcg",
+                    ", or use the Sherman model (solved to the tolerance by multigrid)",
+                (Model::Sherman, Solver::Sor) => ", or use the MG-CG solver",
                 _ => "",
             }
         )));

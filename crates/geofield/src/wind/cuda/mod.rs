@@ -62,7 +62,7 @@ fn mask(what: &str, c: &[f64], open: f64) -> Result<Vec<u8>, GeofieldError> {
             } else {
                 Err(GeofieldError::Unsupported(format!(
                     "WEST on CUDA takes transparencies 0 or 1; {what} face {i} has coefficient \
-                     {x} (fractional faces run with --backend cpu)"
+                     {x} (fractional faces run on the CPU backend)"
                 )))
             }
         })
