@@ -173,6 +173,23 @@ pub struct Dispersal {
 }
 
 /// Compute the seed density of every species on `grid`.
+///
+/// ```
+/// use geofield::dispersal::{self, DisperseOptions};
+/// use geofield::{Backend, synth};
+/// use geofield_core::{Extent, GridSpec};
+///
+/// let extent = Extent::new(0.0, 0.0, 40.0, 30.0)?;
+/// let grid = GridSpec::from_extent(extent, 1.0)?;
+/// let species = synth::sbs_species();
+/// let stand = synth::forest(50, &extent, 1, synth::Pattern::Uniform,
+///     synth::DbhModel::Uniform15to60, &synth::SBS_SHARES);
+/// let out = dispersal::disperse(&Backend::Cpu, &grid, &species, &stand,
+///     &DisperseOptions::default())?;
+/// assert_eq!(out.raster.n_bands(), species.len());
+/// assert!(out.reports.iter().all(|r| r.max_density_per_m2 >= 0.0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn disperse(
     backend: &Backend,
     grid: &GridSpec,

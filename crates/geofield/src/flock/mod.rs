@@ -382,6 +382,20 @@ pub struct Flock {
 
 impl Flock {
     /// Start a flock from `state` on `backend`.
+    ///
+    /// ```
+    /// use geofield::Backend;
+    /// use geofield::flock::{self, Flock, FlockParams, FlockState, Start};
+    ///
+    /// let world = flock::default_world_radius(64);
+    /// let mut fl = Flock::new(&Backend::Cpu, FlockParams::new(world),
+    ///     FlockState::init(64, Start::Dense, world, 1))?;
+    /// fl.step(10)?;
+    /// let st = fl.state()?;
+    /// assert_eq!(st.len(), 64);
+    /// assert!(st.pos.iter().all(|p| p.iter().all(|c| c.is_finite())));
+    /// # Ok::<(), geofield::GeofieldError>(())
+    /// ```
     pub fn new(
         backend: &Backend,
         params: FlockParams,

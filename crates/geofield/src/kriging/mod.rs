@@ -297,6 +297,24 @@ fn evaluated(backend: &Backend, precision: Precision) -> String {
 
 /// Kriging at every cell centre of `grid` (row 0 north). Rows are processed in bands, so the
 /// memory is the output plus O(band × n) scratch. `progress` gets the fraction done.
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::kriging::{self, KrigeOptions, Model, SampleSet, Variogram};
+/// use geofield_core::{Extent, GridSpec};
+///
+/// let set = SampleSet::new(vec![5.0, 25.0, 15.0], vec![5.0, 15.0, 25.0],
+///     vec![vec![1.0, 2.0, 3.0]]);
+/// let vg = Variogram::new(Model::Exponential, 1.0, 30.0, 0.0)?;
+/// let grid = GridSpec::from_extent(Extent::new(0.0, 0.0, 30.0, 30.0)?, 10.0)?;
+/// let p = kriging::krige_grid(&Backend::Cpu, &set, &[vg], &KrigeOptions::default(), &grid,
+///     true, None)?;
+/// // Kriging is exact at a sample: (5, 5) is the centre of the south-west cell.
+/// let sw = (grid.rows - 1) * grid.cols;
+/// assert!((p.values[0][sw] - 1.0).abs() < 1e-9);
+/// assert!(p.variance.as_ref().is_some_and(|v| v[0][sw].abs() < 1e-9));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn krige_grid(
     backend: &Backend,
     set: &SampleSet,

@@ -304,6 +304,19 @@ pub fn knn<T: Coord>(
 /// device: [`IndexKind::Brute`] the brute-force kernel, [`IndexKind::Uniform`] the uniform grid
 /// searched shell by shell, [`IndexKind::Dynamic`] the dynamic grid (Morton-ordered cells
 /// searched as an implicit tree with the given leaf size); see [`cuda`].
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::neighbors::{self, IndexKind, KnnQuery};
+///
+/// // Four points on a line; each point's nearest other point.
+/// let pts = [0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 7.0, 0.0];
+/// let q = KnnQuery { k: 1, radius: None, exclude_self: true };
+/// let nb = neighbors::knn_on(&Backend::Cpu, &pts[..], None, 2, &q, IndexKind::Auto)?;
+/// assert_eq!(nb.indices, vec![1, 0, 1, 2]);
+/// assert_eq!(nb.dist2, vec![1.0, 1.0, 4.0, 16.0]);
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
 pub fn knn_on<T: Coord + geofield_cuda::neighbors::GpuCoord>(
     backend: &Backend,
     points: &[T],

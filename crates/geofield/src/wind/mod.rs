@@ -215,6 +215,23 @@ pub fn warm_up(backend: &Backend) {
 /// The whole pipeline: first guess from the stations, then the adjustment, on `backend`.
 /// An error when no station is usable, or when a tolerance-driven solve does not converge
 /// within `max_iterations` (the message carries the residual reached).
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::wind::{self, Levels, Station, WindGrid, WindOptions};
+/// use geofield_core::GridSpec;
+///
+/// // Flat ground, 8 x 8 columns of 30 m, 6 layers of 10 m, one station with a west wind.
+/// let plan = GridSpec { x_min_m: 0.0, y_max_m: 240.0, cell_size_m: 30.0, cols: 8, rows: 8 };
+/// let grid = WindGrid::new(plan, vec![100.0; 64], &Levels::Uniform { nz: 6, dz_m: 10.0 })?;
+/// let st = Station { id: "a".into(), x_m: 120.0, y_m: 120.0, height_agl_m: 10.0,
+///     speed_m_per_s: 5.0, direction_deg: 270.0, stability: None };
+/// let field = wind::compute(grid, &[st], &WindOptions::default(), &Backend::Cpu)?;
+/// assert!(field.report.converged);
+/// // Over flat ground the west wind blows east (u > 0) with no vertical component.
+/// assert!(field.u.iter().all(|&u| u >= 0.0) && field.w.iter().all(|&w| w.abs() < 1e-9));
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
 pub fn compute(
     grid: WindGrid,
     stations: &[Station],
