@@ -57,7 +57,11 @@ pub fn install_signal_cleanup() {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         }
-        eprintln!("interrupted: no output was written");
+        if live.is_empty() {
+            eprintln!("interrupted");
+        } else {
+            eprintln!("interrupted: no output was written");
+        }
         std::process::exit(130);
     });
 }

@@ -160,6 +160,9 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         let pairs_per_row = (case.cols * case.trees) as f64;
         let nwin = ((a.reference_pairs / pairs_per_row).floor() as usize).clamp(1, case.rows);
         let r0 = (case.rows - nwin) / 2;
+        if !be.is_cuda() {
+            estimate_cpu_time(a, &grid, &species, &sources, nwin);
+        }
         let reference: Vec<Vec<f64>> = species
             .iter()
             .zip(&sources)
@@ -458,4 +461,79 @@ fn header() -> String {
         "{:<18} {:>11} {:>10} {:>11} {:>8} {:>10} {:>10} {:>10}",
         "method", "time", "pairs", "rate", "SFU", "max rel", "mean rel", "abs/max"
     )
+}
+
+/// On the CPU, say up front how long a case will take: the tree-cell pairs each step evaluates
+/// (the f64 reference window; exact, on a window of rows where it would pass its pair limit; the
+/// cutoff within its a-priori radius), at this machine's rate of exact pairs, measured on a small
+/// window first. Multires is not estimated (its cost depends on the quadtree's openings).
+fn estimate_cpu_time(
+    a: &BenchArgs,
+    grid: &GridSpec,
+    species: &[dispersal::Species],
+    sources: &[Sources],
+    reference_rows: usize,
+) {
+    let total_trees: f64 = sources.iter().map(|s| s.len() as f64).sum();
+    if total_trees == 0.0 {
+        return;
+    }
+    // Calibrate on about 2e7 pairs of the first species with trees.
+    let Some((sp, src)) = species.iter().zip(sources).find(|(_, s)| !s.is_empty()) else {
+        return;
+    };
+    let row_pairs = grid.cols as f64 * src.len() as f64;
+    let rows = ((2e7 / row_pairs).ceil() as usize).clamp(1, grid.rows);
+    let mut out = vec![0.0; rows * grid.cols];
+    let t = std::time::Instant::now();
+    dispersal::exact_cpu::exact_rows(grid, &sp.kernel, src, false, 0, &mut out);
+    let rate = rows as f64 * row_pairs / t.elapsed().as_secs_f64().max(1e-9);
+    let runs = (a.warmup + a.repeats.max(1)) as f64;
+    let cells = grid.n_cells() as f64;
+    let want = |m: &str| a.methods.iter().any(|x| x.eq_ignore_ascii_case(m));
+    let reference = reference_rows as f64 * grid.cols as f64 * total_trees;
+    let exact = if want("exact") {
+        // The exact run's own window beyond the CPU limit (see run_method).
+        let full = cells * total_trees;
+        runs * if full > a.exact_max_pairs.min(2e10) {
+            1e9
+        } else {
+            full
+        }
+    } else {
+        0.0
+    };
+    let area = grid.width_m() * grid.height_m();
+    let mut cutoff = 0.0;
+    if want("cutoff") {
+        for &tol in &a.tolerances {
+            for (sp, src) in species.iter().zip(sources) {
+                let r = dispersal::radius::cutoff_radius(grid, &sp.kernel, src, tol).radius_m;
+                let within = src.len() as f64 / area * std::f64::consts::PI * r * r;
+                cutoff += runs * cells * within.min(src.len() as f64);
+            }
+        }
+    }
+    let secs = (reference + exact + cutoff) / rate;
+    println!(
+        "CPU estimate: {:.1e} exact pairs/s here; reference {:.0} s, exact {:.0} s, cutoff {:.0} s \
+         ({} runs per method): about {} before multires",
+        rate,
+        reference / rate,
+        exact / rate,
+        cutoff / rate,
+        runs,
+        human_duration(secs)
+    );
+}
+
+/// Seconds as "42 s", "12 min" or "3.5 h".
+fn human_duration(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
