@@ -28,6 +28,18 @@ pub fn read_ascii_grid(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
     parse_ascii_grid(path, &text)
 }
 
+/// Bytes of `text` before line `line` (1-based).
+fn header_bytes(text: &str, line: u64) -> usize {
+    let mut at = 0;
+    for _ in 1..line {
+        match text[at..].find('\n') {
+            Some(p) => at += p + 1,
+            None => return text.len(),
+        }
+    }
+    at
+}
+
 /// A header value and the line it came from.
 #[derive(Default)]
 struct Header {
@@ -153,6 +165,18 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
             format!("{cols} x {rows} cells is too many"),
         )
     })?;
+    // Each value takes at least one character and one separator (the last needs none), so the
+    // text after the header holds at most (bytes + 1) / 2 values: refuse a header declaring more
+    // before allocating room for them.
+    let data_bytes = text.len() - header_bytes(text, first_data_line);
+    if n > data_bytes.saturating_add(1) / 2 {
+        return Err(err(
+            first_data_line,
+            format!(
+                "the header declares {rows} rows x {cols} cols = {n} values, more than the {data_bytes} bytes after the header can hold (at least 2 bytes per value); the file is truncated or ncols/nrows is wrong"
+            ),
+        ));
+    }
     let x_min = if x_is_centre { x - 0.5 * cell } else { x };
     let y_min = if y_is_centre { y - 0.5 * cell } else { y };
     let grid = GridSpec {

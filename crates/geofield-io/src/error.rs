@@ -6,15 +6,16 @@ use thiserror::Error;
 /// applies the line and column, so that the message alone tells a user what to fix.
 #[derive(Debug, Error)]
 pub enum IoError {
-    /// A file could not be opened or read.
-    #[error("cannot read {}: {source}", .path.display())]
+    /// A file could not be opened or read. The OS error is the [`source`](std::error::Error::source)
+    /// (not repeated in this message; print the chain, e.g. anyhow's `{:#}`).
+    #[error("cannot read {}", .path.display())]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    /// A file could not be created, written or renamed into place.
-    #[error("cannot write {}: {source}", .path.display())]
+    /// A file could not be created, written or renamed into place (the OS error is the source).
+    #[error("cannot write {}", .path.display())]
     Write {
         path: PathBuf,
         #[source]
@@ -103,4 +104,11 @@ pub enum IoError {
     /// A GeoTIFF cannot be decoded or is not supported; `reason` names the TIFF tag at fault.
     #[error("cannot read GeoTIFF {}: {reason}", .path.display())]
     BadGeoTiff { path: PathBuf, reason: String },
+    /// A size declared by the file would need more memory than is available; nothing of that
+    /// size was allocated.
+    #[error("cannot read {}: {error}", .path.display())]
+    TooLarge {
+        path: PathBuf,
+        error: geofield_core::CoreError,
+    },
 }

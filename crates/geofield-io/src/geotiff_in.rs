@@ -42,9 +42,18 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let mut dec = Decoder::new(BufReader::new(file))
-        .map_err(|e| bad(format!("not a readable TIFF: {e}")))?
-        .with_limits(Limits::unlimited());
+    let file_len = file
+        .metadata()
+        .map_err(|source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    // `Decoder::new` reads the first directory under the crate's default limits (tag values up
+    // to 1 MiB, buffers up to 256 MiB); the limits are then tightened to what this file can hold.
+    let dec = Decoder::new(BufReader::new(file))
+        .map_err(|e| bad(format!("not a readable TIFF: {e}")))?;
+    let mut dec = dec.with_limits(file_limits(file_len));
     let tiff_err = |what: &str, e: tiff::TiffError| bad(format!("{what}: {e}"));
 
     let (width, height) = dec
@@ -125,6 +134,13 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         .map(|(i, n)| n.unwrap_or_else(|| format!("band{}", i + 1)))
         .collect();
 
+    check_declared_size(&mut dec, cols, rows, samples, file_len).map_err(|e| match e {
+        SizeError::Bad(reason) => bad(reason),
+        SizeError::Memory(e) => IoError::TooLarge {
+            path: path.to_path_buf(),
+            error: e,
+        },
+    })?;
     let data = read_samples(&mut dec, cols, rows, samples, planar, nodata).map_err(bad)?;
     let raster = Raster {
         grid,
@@ -138,6 +154,80 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         description,
     };
     Ok((raster, meta))
+}
+
+/// Most bytes of decoded samples one byte of compressed data can give: deflate's limit is about
+/// 1032 (258-byte matches of 2 bits), LZW's with 12-bit codes about 1300, PackBits' 64; 2048
+/// covers them all. Uncompressed data gives exactly one byte per byte.
+const MAX_EXPANSION: u64 = 2048;
+
+/// Decoder limits for a file of `file_len` bytes: a tag's values lie in the file, and a decoded
+/// strip or tile holds at most [`MAX_EXPANSION`] times the file's bytes (plus a 64 KiB floor for
+/// tiny files), never more than the memory available.
+fn file_limits(file_len: u64) -> Limits {
+    let memory = usize::try_from(geofield_core::memory::memory_limit_bytes()).unwrap_or(usize::MAX);
+    let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(memory);
+    let mut limits = Limits::default();
+    limits.ifd_value_size = cap(file_len.saturating_add(16));
+    limits.decoding_buffer_size = cap(
+        file_len
+            .saturating_mul(MAX_EXPANSION)
+            .saturating_add(1 << 16),
+    );
+    limits.intermediate_buffer_size = cap(file_len.saturating_add(16));
+    limits
+}
+
+enum SizeError {
+    Bad(String),
+    Memory(geofield_core::CoreError),
+}
+
+/// Refuse, before anything of that size is allocated, an image whose declared samples cannot be
+/// in a file of `file_len` bytes (uncompressed: one byte per byte; compressed: at most
+/// [`MAX_EXPANSION`] per byte), or whose decoded values (f32 or f64 per sample) would not fit in
+/// the available memory.
+fn check_declared_size<R: std::io::Read + std::io::Seek>(
+    dec: &mut Decoder<R>,
+    cols: usize,
+    rows: usize,
+    samples: usize,
+    file_len: u64,
+) -> Result<(), SizeError> {
+    let bits = dec
+        .find_tag_unsigned_vec::<u16>(Tag::BitsPerSample)
+        .map_err(|e| SizeError::Bad(format!("BitsPerSample (258): {e}")))?
+        .and_then(|v| v.into_iter().max())
+        .unwrap_or(1);
+    let compression = dec
+        .find_tag_unsigned::<u16>(Tag::Compression)
+        .map_err(|e| SizeError::Bad(format!("Compression (259): {e}")))?
+        .unwrap_or(1);
+    let values = cols as u128 * rows as u128 * samples as u128;
+    let raw_bytes = (values * u128::from(bits)).div_ceil(8);
+    let expansion = if compression == 1 { 1 } else { MAX_EXPANSION };
+    let can_hold = u128::from(file_len) * u128::from(expansion);
+    if raw_bytes > can_hold {
+        return Err(SizeError::Bad(format!(
+            "the image declares {cols} x {rows} pixels x {samples} sample(s) of {bits} bits =              {raw_bytes} bytes of data (ImageWidth 256 / ImageLength 257 / SamplesPerPixel 277),              more than the file's {file_len} bytes can hold{}; the file is truncated or its              header is corrupt",
+            if compression == 1 {
+                String::new()
+            } else {
+                format!(" even compressed (at most {MAX_EXPANSION}:1)")
+            }
+        )));
+    }
+    let out_bytes = if bits <= 16 || bits == 32 && is_float(dec) { 4 } else { 8 };
+    geofield_core::check_memory(
+        || format!("the image's {cols} x {rows} pixels x {samples} band(s) as {out_bytes}-byte values"),
+        values * out_bytes,
+    )
+    .map_err(SizeError::Memory)
+}
+
+/// True when SampleFormat (339) says IEEE floating point.
+fn is_float<R: std::io::Read + std::io::Seek>(dec: &mut Decoder<R>) -> bool {
+    matches!(dec.find_tag_unsigned::<u16>(Tag::SampleFormat), Ok(Some(3)))
 }
 
 /// `nan`, `inf`, or a decimal number (GDAL writes e.g. `-3.4028234663852886e+38`).
