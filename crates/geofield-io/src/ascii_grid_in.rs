@@ -165,18 +165,6 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
             format!("{cols} x {rows} cells is too many"),
         )
     })?;
-    // Each value takes at least one character and one separator (the last needs none), so the
-    // text after the header holds at most (bytes + 1) / 2 values: refuse a header declaring more
-    // before allocating room for them.
-    let data_bytes = text.len() - header_bytes(text, first_data_line);
-    if n > data_bytes.saturating_add(1) / 2 {
-        return Err(err(
-            first_data_line,
-            format!(
-                "the header declares {rows} rows x {cols} cols = {n} values, more than the {data_bytes} bytes after the header can hold (at least 2 bytes per value); the file is truncated or ncols/nrows is wrong"
-            ),
-        ));
-    }
     let x_min = if x_is_centre { x - 0.5 * cell } else { x };
     let y_min = if y_is_centre { y - 0.5 * cell } else { y };
     let grid = GridSpec {
@@ -187,7 +175,12 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
         rows,
     };
 
-    let mut values = Vec::with_capacity(n);
+    // Each value takes at least one character and one separator (the last needs none), so the
+    // text after the header holds at most (bytes + 1) / 2 values: room for more than that is
+    // never reserved, whatever ncols and nrows say (a header declaring more values than the file
+    // holds is reported as "too few values" below).
+    let data_bytes = text.len().saturating_sub(header_bytes(text, first_data_line));
+    let mut values = Vec::with_capacity(n.min(data_bytes.saturating_add(1) / 2));
     let mut last_line = first_data_line;
     for (i, line) in lines {
         let line_no = i as u64 + 1;

@@ -6,16 +6,15 @@ use thiserror::Error;
 /// applies the line and column, so that the message alone tells a user what to fix.
 #[derive(Debug, Error)]
 pub enum IoError {
-    /// A file could not be opened or read. The OS error is the [`source`](std::error::Error::source)
-    /// (not repeated in this message; print the chain, e.g. anyhow's `{:#}`).
-    #[error("cannot read {}", .path.display())]
+    /// A file could not be opened or read.
+    #[error("cannot read {}: {source}", .path.display())]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    /// A file could not be created, written or renamed into place (the OS error is the source).
-    #[error("cannot write {}", .path.display())]
+    /// A file could not be created, written or renamed into place.
+    #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
         #[source]

@@ -65,7 +65,7 @@ fn ascii_grid_declaring_more_values_than_its_bytes_is_refused() {
         let m = asc(dir.path(), &text).unwrap_err().to_string();
         assert!(m.contains("dem.asc:"), "{m}");
         assert!(
-            m.contains("more than") || m.contains("too many") || m.contains("too few"),
+            m.contains("too many") || m.contains("too few values"),
             "{m}"
         );
     }
