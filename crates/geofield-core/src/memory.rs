@@ -48,7 +48,10 @@ mod tests {
         let e = check_memory(|| "1e30 agents".into(), 1e30 as u128)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("1e30 agents") && e.contains("1000000000000000019884624838656"), "{e}");
+        assert!(
+            e.contains("1e30 agents") && e.contains("1000000000000000019884624838656"),
+            "{e}"
+        );
         assert!(check_memory(|| "a byte".into(), 1).is_ok());
         assert!(memory_limit_bytes() <= isize::MAX as u128);
     }

@@ -179,7 +179,9 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
     // text after the header holds at most (bytes + 1) / 2 values: room for more than that is
     // never reserved, whatever ncols and nrows say (a header declaring more values than the file
     // holds is reported as "too few values" below).
-    let data_bytes = text.len().saturating_sub(header_bytes(text, first_data_line));
+    let data_bytes = text
+        .len()
+        .saturating_sub(header_bytes(text, first_data_line));
     let mut values = Vec::with_capacity(n.min(data_bytes.saturating_add(1) / 2));
     let mut last_line = first_data_line;
     for (i, line) in lines {

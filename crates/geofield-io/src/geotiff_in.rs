@@ -51,8 +51,8 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         .len();
     // `Decoder::new` reads the first directory under the crate's default limits (tag values up
     // to 1 MiB, buffers up to 256 MiB); the limits are then tightened to what this file can hold.
-    let dec = Decoder::new(BufReader::new(file))
-        .map_err(|e| bad(format!("not a readable TIFF: {e}")))?;
+    let dec =
+        Decoder::new(BufReader::new(file)).map_err(|e| bad(format!("not a readable TIFF: {e}")))?;
     let mut dec = dec.with_limits(file_limits(file_len));
     let tiff_err = |what: &str, e: tiff::TiffError| bad(format!("{what}: {e}"));
 
@@ -169,11 +169,9 @@ fn file_limits(file_len: u64) -> Limits {
     let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(memory);
     let mut limits = Limits::default();
     limits.ifd_value_size = cap(file_len.saturating_add(16));
-    limits.decoding_buffer_size = cap(
-        file_len
-            .saturating_mul(MAX_EXPANSION)
-            .saturating_add(1 << 16),
-    );
+    limits.decoding_buffer_size = cap(file_len
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 16));
     limits.intermediate_buffer_size = cap(file_len.saturating_add(16));
     limits
 }
@@ -217,9 +215,17 @@ fn check_declared_size<R: std::io::Read + std::io::Seek>(
             }
         )));
     }
-    let out_bytes = if bits <= 16 || bits == 32 && is_float(dec) { 4 } else { 8 };
+    let out_bytes = if bits <= 16 || bits == 32 && is_float(dec) {
+        4
+    } else {
+        8
+    };
     geofield_core::check_memory(
-        || format!("the image's {cols} x {rows} pixels x {samples} band(s) as {out_bytes}-byte values"),
+        || {
+            format!(
+                "the image's {cols} x {rows} pixels x {samples} band(s) as {out_bytes}-byte values"
+            )
+        },
         values * out_bytes,
     )
     .map_err(SizeError::Memory)

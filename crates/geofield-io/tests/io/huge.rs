@@ -32,7 +32,9 @@ fn patch_dimensions(bytes: &mut [u8], width: u32, height: u32) {
 fn tiff_declaring_100000_squared_pixels_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("dem.tif");
-    let r = raster_f32(grid(4, 3, 10.0, 0.0, 30.0), &["z"], |_, r, c| (r * 4 + c) as f32);
+    let r = raster_f32(grid(4, 3, 10.0, 0.0, 30.0), &["z"], |_, r, c| {
+        (r * 4 + c) as f32
+    });
     write_raster(&p, &r, &RasterMeta::default()).unwrap();
     let mut bytes = std::fs::read(&p).unwrap();
     patch_dimensions(&mut bytes, 100_000, 100_000);
