@@ -177,7 +177,7 @@ pub fn run(a: &FlockArgs) -> Result<()> {
                 StartArg::Dense => Start::Dense,
                 StartArg::Uniform => Start::Uniform,
             };
-            FlockState::init(a.agents, start, world, a.seed)
+            FlockState::new(a.agents, start, world, a.seed).context("--agents")?
         }
     };
     let n = state.len();

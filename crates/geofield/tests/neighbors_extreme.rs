@@ -59,7 +59,9 @@ fn cases(dim: usize) -> Vec<Vec<f64>> {
         .collect();
     out.push(v);
     // Spread over the whole range.
-    let v: Vec<f64> = (0..50 * dim).map(|_| (next() * 2.0 - 1.0) * f64::MAX).collect();
+    let v: Vec<f64> = (0..50 * dim)
+        .map(|_| (next() * 2.0 - 1.0) * f64::MAX)
+        .collect();
     out.push(v);
     out
 }
@@ -97,13 +99,17 @@ fn coordinates_near_the_f64_limit_match_brute_force() {
                             IndexKind::Dynamic { max_per_leaf: 4 },
                             IndexKind::Auto,
                         ] {
-                            let label = format!("{dim}-D case {c} k {k} r {radius:?} {kind:?} on {}", be.label());
+                            let label = format!(
+                                "{dim}-D case {c} k {k} r {radius:?} {kind:?} on {}",
+                                be.label()
+                            );
                             let (p, qq, be2) = (pts.clone(), q, be.clone());
-                            let got = within(20, &label, move || {
-                                knn_on(&be2, &p, None, dim, &qq, kind)
-                            });
+                            let got =
+                                within(20, &label, move || knn_on(&be2, &p, None, dim, &qq, kind));
                             match got {
-                                Ok(got) => assert!(same(&got, &want), "{label}: differs from brute force"),
+                                Ok(got) => {
+                                    assert!(same(&got, &want), "{label}: differs from brute force")
+                                }
                                 Err(e) => panic!("{label}: refused: {e}"),
                             }
                         }
