@@ -49,8 +49,11 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
             source,
         })?
         .len();
-    // `Decoder::new` reads the first directory under the crate's default limits (tag values up
-    // to 1 MiB, buffers up to 256 MiB); the limits are then tightened to what this file can hold.
+    // `Decoder::new` reads the first directory under the crate's default limits, which let a
+    // tag's value count claim up to 256 MiB: the directory is checked against the file's length
+    // first, and the limits are then tightened to what this file can hold.
+    let mut file = file;
+    precheck_first_ifd(&mut file, file_len).map_err(bad)?;
     let dec =
         Decoder::new(BufReader::new(file)).map_err(|e| bad(format!("not a readable TIFF: {e}")))?;
     let mut dec = dec.with_limits(file_limits(file_len));
@@ -154,6 +157,111 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         description,
     };
     Ok((raster, meta))
+}
+
+/// Bytes per value of TIFF field type `t` (TIFF 6.0 and BigTIFF; unknown types count 1).
+fn type_size(t: u16) -> u64 {
+    match t {
+        3 | 8 => 2,
+        4 | 9 | 11 | 13 => 4,
+        5 | 10 | 12 | 16 | 17 | 18 => 8,
+        _ => 1,
+    }
+}
+
+/// Check the first image file directory against the file's length before the decoder reads it:
+/// the directory lies in the file, and so does every tag's value (count x type size bytes).
+fn precheck_first_ifd(file: &mut File, file_len: u64) -> Result<(), String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut head = [0u8; 16];
+    let n = file
+        .read(&mut head)
+        .map_err(|e| format!("cannot read the header: {e}"))?;
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot read the header: {e}"))?;
+    let le = match head.get(..2) {
+        Some(b"II") => true,
+        Some(b"MM") => false,
+        _ => return Ok(()), // not a TIFF: the decoder says so
+    };
+    let u16_at = |b: &[u8]| {
+        let a = [b[0], b[1]];
+        if le {
+            u16::from_le_bytes(a)
+        } else {
+            u16::from_be_bytes(a)
+        }
+    };
+    let u32_at = |b: &[u8]| {
+        let a = [b[0], b[1], b[2], b[3]];
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let u64_at = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        if le {
+            u64::from_le_bytes(a)
+        } else {
+            u64::from_be_bytes(a)
+        }
+    };
+    if n < 8 {
+        return Ok(());
+    }
+    let big = u16_at(&head[2..4]) == 43;
+    if big && n < 16 {
+        return Ok(());
+    }
+    let ifd = if big {
+        u64_at(&head[8..16])
+    } else {
+        u64::from(u32_at(&head[4..8]))
+    };
+    let (count_len, entry_len) = if big { (8u64, 20u64) } else { (2, 12) };
+    let truncated = || {
+        format!(
+            "the first image file directory (at byte {ifd}) lies beyond the file's {file_len} bytes"
+        )
+    };
+    if ifd.saturating_add(count_len) > file_len {
+        return Err(truncated());
+    }
+    file.seek(SeekFrom::Start(ifd)).map_err(|e| e.to_string())?;
+    let mut cnt = [0u8; 8];
+    file.read_exact(&mut cnt[..count_len as usize])
+        .map_err(|_| truncated())?;
+    let entries = if big {
+        u64_at(&cnt)
+    } else {
+        u64::from(u16_at(&cnt))
+    };
+    if entries.saturating_mul(entry_len) > file_len - ifd - count_len {
+        return Err(format!(
+            "the first image file directory declares {entries} entries, more than the file's {file_len} bytes hold"
+        ));
+    }
+    let mut dir = vec![0u8; (entries * entry_len) as usize];
+    file.read_exact(&mut dir).map_err(|_| truncated())?;
+    for e in dir.chunks_exact(entry_len as usize) {
+        let (tag, typ) = (u16_at(&e[0..2]), u16_at(&e[2..4]));
+        let count = if big {
+            u64_at(&e[4..12])
+        } else {
+            u64::from(u32_at(&e[4..8]))
+        };
+        let bytes = count.saturating_mul(type_size(typ));
+        if bytes > file_len {
+            return Err(format!(
+                "tag {tag} declares {count} values of type {typ} ({bytes} bytes), more than the file's {file_len} bytes"
+            ));
+        }
+    }
+    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// Most bytes of decoded samples one byte of compressed data can give: deflate's limit is about

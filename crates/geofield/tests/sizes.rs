@@ -30,7 +30,11 @@ fn agents_beyond_memory_or_u32_are_refused() {
 
 #[test]
 fn a_billion_lags_are_refused_before_allocating() {
-    let (xs, ys, v) = (vec![0.0, 1.0, 2.0], vec![0.0, 1.0, 0.0], vec![1.0, 2.0, 3.0]);
+    let (xs, ys, v) = (
+        vec![0.0, 1.0, 2.0],
+        vec![0.0, 1.0, 0.0],
+        vec![1.0, 2.0, 3.0],
+    );
     let spec = |lags| LagSpec {
         lags,
         ..LagSpec::default()

@@ -72,3 +72,21 @@ fn ascii_grid_declaring_more_values_than_its_bytes_is_refused() {
         );
     }
 }
+
+#[test]
+fn tiff_tag_count_beyond_the_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dem.tif");
+    let r = raster_f32(grid(4, 3, 10.0, 0.0, 30.0), &["z"], |_, r, c| {
+        (r * 4 + c) as f32
+    });
+    write_raster(&p, &r, &RasterMeta::default()).unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    // ImageWidth (256) claims 5.7 million LONG values (22.8 MB) in a file of a few hundred bytes.
+    let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    assert_eq!(u16::from_le_bytes([bytes[ifd + 2], bytes[ifd + 3]]), 256);
+    bytes[ifd + 6..ifd + 10].copy_from_slice(&5_701_633u32.to_le_bytes());
+    std::fs::write(&p, &bytes).unwrap();
+    let m = read_raster(&p).unwrap_err().to_string();
+    assert!(m.contains("tag 256 declares 5701633 values"), "{m}");
+}
