@@ -21,7 +21,7 @@
 //!   Allocations above [`HARD_CAP`] are refused outright (the process then aborts with the size
 //!   in the message: a failure, not a hang or a swap storm).
 //!
-//! `INPUT_PROPS_CASES` sets the cases per parser (default 3000). The counts are printed
+//! `INPUT_PROPS_CASES` sets the cases per parser (default 2000). The counts are printed
 //! (`--nocapture`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -419,7 +419,7 @@ fn run(
     let cases: usize = std::env::var("INPUT_PROPS_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(3000);
+        .unwrap_or(2000);
     let dir = tempfile::tempdir().unwrap();
     let path: PathBuf = dir.path().join(file_name);
     // The unmutated file parses.
