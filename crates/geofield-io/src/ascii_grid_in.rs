@@ -10,7 +10,10 @@
 //!   [`RasterMeta::nodata`].
 //!
 //! Then `nrows * ncols` numbers separated by any white space, row by row from the north edge
-//! (row 0 of a [`GridSpec`]). Errors name the file and the 1-based line.
+//! (row 0 of a [`GridSpec`]). Errors name the file and the 1-based line; values are quoted at
+//! most 80 characters. Whatever `ncols` and `nrows` declare, room is reserved only for the
+//! values the text can hold (a value and its separator take at least 2 bytes), so a corrupt
+//! header gives "too few values", never a huge allocation.
 
 use std::path::Path;
 
@@ -66,25 +69,29 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
     while let Some(&(i, line)) = lines.peek() {
         let line_no = i as u64 + 1;
         let mut tokens = line.split_whitespace();
-        let Some(key) = tokens.next() else {
+        let Some(key_text) = tokens.next() else {
             lines.next();
             continue;
         };
-        if !key.starts_with(|c: char| c.is_ascii_alphabetic()) || key.parse::<f64>().is_ok() {
+        if !key_text.starts_with(|c: char| c.is_ascii_alphabetic())
+            || key_text.parse::<f64>().is_ok()
+        {
             break;
         }
+        let key = crate::shorten(key_text);
         lines.next();
-        let value_text = tokens
+        let value_raw = tokens
             .next()
             .ok_or_else(|| err(line_no, format!("header key {key:?} has no value")))?;
-        if let Some(extra) = tokens.next() {
+        let value_text = crate::shorten(value_raw);
+        if let Some(extra) = tokens.next().map(crate::shorten) {
             return Err(err(
                 line_no,
                 format!("header key {key:?} has more than one value (\"{extra}\" is extra)"),
             ));
         }
         let number = || -> Result<f64, IoError> {
-            value_text
+            value_raw
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
@@ -96,7 +103,7 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
                 })
         };
         let count = || -> Result<usize, IoError> {
-            value_text
+            value_raw
                 .parse::<usize>()
                 .ok()
                 .filter(|&n| n > 0)
@@ -107,7 +114,7 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
                     )
                 })
         };
-        let lower = key.to_ascii_lowercase();
+        let lower = key_text.to_ascii_lowercase();
         let duplicate = match lower.as_str() {
             "ncols" => h.ncols.replace((count()?, line_no)).is_some(),
             "nrows" => h.nrows.replace((count()?, line_no)).is_some(),
@@ -186,20 +193,23 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
     let mut last_line = first_data_line;
     for (i, line) in lines {
         let line_no = i as u64 + 1;
-        for token in line.split_whitespace() {
+        for token_text in line.split_whitespace() {
+            let token = || crate::shorten(token_text);
             if values.len() == n {
                 return Err(err(
                     line_no,
                     format!(
-                        "too many values: the header declares {rows} rows x {cols} cols = {n}, and \"{token}\" is one more"
+                        "too many values: the header declares {rows} rows x {cols} cols = {n}, and \"{}\" is one more",
+                        token()
                     ),
                 ));
             }
-            let v: f64 = token.parse().map_err(|_| {
+            let v: f64 = token_text.parse().map_err(|_| {
                 err(
                     line_no,
                     format!(
-                        "\"{token}\" is not a number (value {} of {n})",
+                        "\"{}\" is not a number (value {} of {n})",
+                        token(),
                         values.len() + 1
                     ),
                 )

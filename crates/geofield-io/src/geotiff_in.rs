@@ -15,6 +15,13 @@
 //!   NaN; `ProjectedCSTypeGeoKey` (3072) gives the EPSG code; `GDAL_METADATA` (42112) gives band
 //!   names (`DESCRIPTION` items, else `band1`, `band2`, ...) and units (the first `UNITTYPE`);
 //!   `ImageDescription` gives the description.
+//! - Sizes: before the decoder reads the first directory, its entry count and every tag's value
+//!   size are checked against the file's length; the decoder's limits are then set from the file
+//!   (a tag's values at most the file, a decoded strip or tile at most 2048 bytes per byte of
+//!   the file, the most deflate or LZW can expand); and the image's declared samples must fit in
+//!   the file (uncompressed: byte for byte; compressed: at most 2048:1) and their decoded values
+//!   in the available memory, before the output is allocated. A corrupt header is an error that
+//!   names the declared size.
 
 use std::fs::File;
 use std::io::BufReader;

@@ -5,19 +5,12 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-/// Most characters of a value from a file quoted in a message.
-pub const QUOTE_MAX_CHARS: usize = 80;
+pub use geofield_io::QUOTE_MAX_CHARS;
 
 /// `text` in double quotes (Rust string escaping), cut to [`QUOTE_MAX_CHARS`] characters with
-/// "…" and the full length when longer.
+/// "… (N characters)" when longer (see [`geofield_io::shorten`]).
 pub fn quote(text: &str) -> String {
-    let n = text.chars().count();
-    if n <= QUOTE_MAX_CHARS {
-        format!("{text:?}")
-    } else {
-        let head: String = text.chars().take(QUOTE_MAX_CHARS).collect();
-        format!("{head:?}… ({n} characters)")
-    }
+    format!("{:?}", geofield_io::shorten(text))
 }
 
 /// An input file that cannot be used.

@@ -90,3 +90,28 @@ fn tiff_tag_count_beyond_the_file_is_refused() {
     let m = read_raster(&p).unwrap_err().to_string();
     assert!(m.contains("tag 256 declares 5701633 values"), "{m}");
 }
+
+#[test]
+fn long_bad_values_are_quoted_at_most_80_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "7x".repeat(5000);
+    let p = dir.path().join("t.csv");
+    std::fs::write(&p, format!("x,y\n1,{long}\n")).unwrap();
+    let mut t = geofield_io::CsvTable::read(&p).unwrap();
+    let mut rec = geofield_io::CsvRecord::default();
+    assert!(t.next_record(&mut rec).unwrap());
+    let m = t.f64_at(&rec, 1).unwrap_err().to_string();
+    assert!(
+        m.contains("t.csv:2") && m.contains("(10000 characters)"),
+        "{m}"
+    );
+    assert!(m.len() < 300, "{} characters: {m}", m.len());
+    let head = "ncols 1\nnrows 1\nxllcorner 0\nyllcorner 0\ncellsize 1\n";
+    for text in [
+        format!("{head}{long}\n"),
+        format!("ncols {long}\n{head}1\n"),
+    ] {
+        let m = asc(dir.path(), &text).unwrap_err().to_string();
+        assert!(m.contains("(10000 characters)") && m.len() < 300, "{m}");
+    }
+}
