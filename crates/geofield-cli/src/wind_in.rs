@@ -16,7 +16,7 @@ pub(crate) use geofield::wind::io::{Dem, read_stations};
 pub(crate) fn read_dem(path: &Path, cell_size_m: Option<f64>) -> Result<Dem> {
     use geofield::wind::io::DemError;
     let dem = geofield::wind::io::read_dem(path, cell_size_m).map_err(|e| match e {
-        DemError::Input(e) => anyhow::Error::from(e).context("reading the DEM (--dem)"),
+        DemError::Input(e) => anyhow::Error::from(*e).context("reading the DEM (--dem)"),
         DemError::BadCellSize(c) => {
             anyhow::anyhow!("--cell-size-m must be a positive number of metres, got {c}")
         }

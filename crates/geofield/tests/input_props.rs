@@ -32,7 +32,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use geofield::InputError;
 use geofield::dispersal::io::{read_species, read_stand, species_toml};
 use geofield::kriging::io::read_samples;
 use geofield::neighbors::io::read_points;
@@ -206,7 +205,7 @@ fn mutate(b: &mut Vec<u8>, rng: &mut Rng, header: Option<fn(&mut Vec<u8>, &mut R
             let junk: Vec<u8> = (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect();
             splice(b, (at, at), &junk);
         }
-        3 | 4 | 5 => {
+        3..=5 => {
             let ls = lines(b);
             if ls.is_empty() {
                 return;
@@ -299,6 +298,7 @@ fn npy_shape_huge(b: &mut Vec<u8>, rng: &mut Rng) {
 }
 
 /// Rewrite one size tag of the first IFD of a little-endian classic TIFF to a huge LONG.
+#[allow(clippy::ptr_arg)] // the signature every header mutation shares (others resize)
 fn tiff_size_huge(b: &mut Vec<u8>, rng: &mut Rng) {
     if b.len() < 8 || &b[..4] != b"II*\0" {
         return;
@@ -681,7 +681,7 @@ fn parse_points(p: &Path) -> Result<(), String> {
 
 fn parse_dem(p: &Path) -> Result<(), String> {
     let dem = read_dem(p, None).map_err(|e| match e {
-        DemError::Input(InputError::File(e)) => e.to_string(),
+        DemError::Input(e) => e.to_string(),
         e => e.to_string(),
     })?;
     assert_eq!(dem.terrain_m.len(), dem.plan.cols * dem.plan.rows);

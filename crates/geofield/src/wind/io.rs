@@ -32,8 +32,9 @@ pub struct Dem {
 /// Errors of [`read_dem`] that are about the requested cell size rather than the file.
 #[derive(Debug, thiserror::Error)]
 pub enum DemError {
+    /// The file cannot be read or is not a usable DEM (boxed: the other variants are small).
     #[error(transparent)]
-    Input(#[from] InputError),
+    Input(Box<InputError>),
     /// `cell_size_m` is not positive and finite.
     #[error("cell_size_m must be a positive number of metres, got {0}")]
     BadCellSize(f64),
@@ -61,6 +62,12 @@ pub enum DemError {
     },
 }
 
+impl From<InputError> for DemError {
+    fn from(e: InputError) -> Self {
+        DemError::Input(Box::new(e))
+    }
+}
+
 /// Read the DEM's first band (GeoTIFF or ESRI ASCII grid, see [`geofield_io::read_raster`]);
 /// fill nodata with the nearest valid elevation (see [`fill_nodata`]); block-average
 /// `factor x factor` cells when `cell_size_m` is an integer multiple of the DEM's cell size
@@ -69,9 +76,11 @@ pub fn read_dem(path: &Path, cell_size_m: Option<f64>) -> Result<Dem, DemError> 
     let (raster, meta) = geofield_io::read_raster(path).map_err(InputError::from)?;
     let g = raster.grid;
     let mut z = raster.band_f64(0);
-    let filled = fill_nodata(&mut z, g.cols, g.rows).ok_or_else(|| InputError::Invalid {
-        path: path.to_path_buf(),
-        reason: "every cell is nodata".into(),
+    let filled = fill_nodata(&mut z, g.cols, g.rows).ok_or_else(|| {
+        DemError::from(InputError::Invalid {
+            path: path.to_path_buf(),
+            reason: "every cell is nodata".into(),
+        })
     })?;
     let dem_cell = g.cell_size_m;
     let cell = cell_size_m.unwrap_or(dem_cell);
