@@ -4,10 +4,8 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use geofield::wind::{Levels, WindGrid};
-
-use crate::inputs;
 
 pub(crate) use geofield::wind::io::{Dem, read_stations};
 
@@ -64,23 +62,12 @@ pub(crate) fn levels(levels_m: Option<&[f64]>, nz: usize, dz_m: f64) -> (Levels,
 /// copies for the outputs (faces and cells).
 const OUTPUT_BYTES_PER_CELL: usize = 4 * 8 + 8 * 4;
 
-/// Refuse, before allocating, a grid that would not fit in the available memory.
+/// Refuse, before allocating, a grid that would not fit in the available memory (the check is
+/// the library's, [`WindGrid::check_memory`]; the hint names the flags).
 pub(crate) fn check_memory(cols: usize, rows: usize, nz: usize) -> Result<()> {
-    let cells = cols as u128 * rows as u128 * nz as u128;
-    let need = cells * (WindGrid::BYTES_PER_CELL + OUTPUT_BYTES_PER_CELL) as u128;
-    let too_many = cells > usize::MAX as u128 / 64;
-    let avail = inputs::available_memory_bytes();
-    if too_many || avail.is_some_and(|a| need > u128::from(a)) {
-        bail!(
-            "the wind grid of {cols} x {rows} columns x {nz} layers = {cells} cells needs about \
-             {:.1} GB of memory, more than this machine's {} available: use a coarser \
-             --cell-size-m (a multiple of the DEM's) or fewer layers",
-            need as f64 / 1e9,
-            avail.map_or("(unknown)".to_string(), |a| format!(
-                "{:.1} GB",
-                a as f64 / 1e9
-            ))
-        );
-    }
-    Ok(())
+    WindGrid::check_memory(cols, rows, nz, OUTPUT_BYTES_PER_CELL).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}: use a coarser --cell-size-m (a multiple of the DEM's) or fewer layers"
+        )
+    })
 }

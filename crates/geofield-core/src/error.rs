@@ -35,7 +35,7 @@ pub enum CoreError {
     /// addressed); `what` says what (e.g. "a grid of 100000 rows x 100000 cols x 1 band(s) of
     /// 8-byte values"). Nothing has been allocated when this is returned.
     #[error(
-        "{what} would need {need_bytes} bytes ({:.2} GiB), more than the {available_bytes} bytes ({:.2} GiB) available",
+        "{what} would need {need_bytes} bytes ({:.2} GiB) of memory, more than the {available_bytes} bytes ({:.2} GiB) available",
         *.need_bytes as f64 / GIB, *.available_bytes as f64 / GIB
     )]
     TooLarge {
