@@ -6,7 +6,10 @@
 //! of the points' bounding box and m = [`TARGET_PER_CELL`] points per cell on average; it is
 //! doubled while the grid has more than `max(4N, 64)` cells (a flat or thin point cloud). A
 //! user-given h is kept, and refused when the grid would pass [`MAX_CELLS`]. Each point's cell is
-//! `floor((x − x_min)/h)` per axis in f64, clamped into the grid. A counting sort (histogram,
+//! `floor((x − x_min)/h)` per axis in f64, clamped into the grid. Points whose extent overflows
+//! f64 (finite coordinates from near −f64::MAX to near f64::MAX) are laid out on halved
+//! coordinates (x/2 is exact, and x_max/2 − x_min/2 is finite); the cell-doubling loop stops at
+//! h = f64::MAX at the latest. A counting sort (histogram,
 //! exclusive scan, stable scatter) stores the points cell by cell in index order, with the cell
 //! start offsets (CSR layout, as the paper's index and data blocks). The binning runs on chunks
 //! of points in parallel; the counting sort on ranges of cells in parallel (each range counts
