@@ -194,7 +194,7 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
                 StartArg::Dense => Start::Dense,
                 StartArg::Uniform => Start::Uniform,
             };
-            FlockState::init(agents, start, world, a.seed.unwrap_or(1))
+            FlockState::new(agents, start, world, a.seed.unwrap_or(1)).context("--agents")?
         }
     };
     let n = state.len();

@@ -1,12 +1,11 @@
 //! `geofield knn`: exact k nearest neighbours of query points among a point set.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::neighbors::{self, IndexKind, KnnQuery};
-use geofield_io::{CsvTable, NpyData};
 
 use crate::ctx::{Ctx, Global};
 use crate::outputs::{Kind, Outputs};
@@ -64,76 +63,7 @@ struct Summary {
     outputs: Vec<String>,
 }
 
-/// Coordinates as read: the search runs in this precision.
-enum Coords {
-    F32(Vec<f32>, usize),
-    F64(Vec<f64>, usize),
-}
-
-impl Coords {
-    fn dim(&self) -> usize {
-        match self {
-            Coords::F32(_, d) | Coords::F64(_, d) => *d,
-        }
-    }
-    fn len(&self) -> usize {
-        match self {
-            Coords::F32(v, d) => v.len() / d,
-            Coords::F64(v, d) => v.len() / d,
-        }
-    }
-}
-
-fn read_points(path: &Path) -> Result<Coords> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "npy" => {
-            let a = geofield_io::read_npy(path)?;
-            if a.shape.len() != 2 || !(a.shape[1] == 2 || a.shape[1] == 3) {
-                bail!(
-                    "{}: expected an array of shape (n, 2) or (n, 3), got {:?}",
-                    path.display(),
-                    a.shape
-                );
-            }
-            let dim = a.shape[1];
-            match a.data {
-                NpyData::F32(v) => Ok(Coords::F32(v, dim)),
-                NpyData::F64(v) => Ok(Coords::F64(v, dim)),
-                _ => bail!(
-                    "{}: expected float32 or float64 coordinates",
-                    path.display()
-                ),
-            }
-        }
-        "csv" => {
-            let mut t = CsvTable::read(path)?;
-            let cx = t.column_any(&["x", "x_m"])?;
-            let cy = t.column_any(&["y", "y_m"])?;
-            let cz = t.column_any(&["z", "z_m"]).ok();
-            let dim = if cz.is_some() { 3 } else { 2 };
-            let mut v = Vec::new();
-            let mut rec = geofield_io::CsvRecord::default();
-            while t.next_record(&mut rec)? {
-                let row = t.row(&rec);
-                v.push(row.finite_f64(cx)?);
-                v.push(row.finite_f64(cy)?);
-                if let Some(cz) = cz {
-                    v.push(row.finite_f64(cz)?);
-                }
-            }
-            Ok(Coords::F64(v, dim))
-        }
-        other => bail!(
-            "{}: unsupported points format {other:?}: use .csv or .npy",
-            path.display()
-        ),
-    }
-}
+use geofield::neighbors::io::{Points as Coords, read_points};
 
 pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs])?;

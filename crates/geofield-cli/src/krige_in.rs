@@ -1,66 +1,16 @@
-//! Inputs of `geofield krige`: the samples CSV, the variograms (given or fitted) and the
-//! options, each checked with errors that name the flag, file and line.
-
-use std::path::Path;
+//! Inputs of `geofield krige`: the samples CSV (read by [`geofield::kriging::io`]), the
+//! variograms (given or fitted) and the options, each checked with errors that name the flag,
+//! file and line.
 
 use anyhow::{Context, Result, bail};
 use geofield::kriging::{
     self, Anisotropy, Drift, Estimator, Kind, KrigeOptions, LagSpec, MergeRule, Model,
-    Neighbourhood, NuggetMode, Precision, SampleSet, Surface, Variogram,
+    Neighbourhood, NuggetMode, Precision, SampleSet, Variogram,
 };
-use geofield_io::CsvTable;
 
 use crate::cmd_krige::{DriftArg, KindArg, KrigeArgs, PrecisionArg};
 
-/// The samples of `path`: coordinates and the value columns (empty or NA = missing).
-pub fn read_samples(path: &Path, x: &str, y: &str, values: &[String]) -> Result<SampleSet> {
-    let mut t = CsvTable::read(path)?;
-    let (cx, cy) = (t.column(x)?, t.column(y)?);
-    let cols: Vec<usize> = values
-        .iter()
-        .map(|v| t.column(v))
-        .collect::<Result<_, _>>()?;
-    let mut set = SampleSet {
-        surfaces: values
-            .iter()
-            .map(|v| Surface {
-                name: v.clone(),
-                values: vec![],
-            })
-            .collect(),
-        source: Some(path.display().to_string()),
-        ..SampleSet::default()
-    };
-    let id = t.column("id").ok();
-    let mut rec = geofield_io::CsvRecord::default();
-    while t.next_record(&mut rec)? {
-        let row = t.row(&rec);
-        if let Some(c) = id {
-            set.labels.push(row.str(c)?.to_string());
-        }
-        set.xs.push(row.finite_f64(cx)?);
-        set.ys.push(row.finite_f64(cy)?);
-        set.lines.push(row.line());
-        for (s, &c) in set.surfaces.iter_mut().zip(&cols) {
-            let text = row.str(c)?;
-            let v = if text.is_empty() || text.eq_ignore_ascii_case("na") {
-                f64::NAN
-            } else {
-                row.finite_f64(c)?
-            };
-            s.values.push(v);
-        }
-    }
-    if set.is_empty() {
-        bail!("{}: no samples (only a header?)", path.display());
-    }
-    for s in &set.surfaces {
-        if s.values.iter().all(|v| v.is_nan()) {
-            bail!("{}: column {} has no value", path.display(), s.name);
-        }
-    }
-    Ok(set)
-}
+pub use geofield::kriging::io::read_samples;
 
 #[derive(serde::Serialize)]
 pub(crate) struct FitReport {

@@ -150,7 +150,8 @@ fn render_error(e: &anyhow::Error) -> String {
             },
             _ => cause.to_string(),
         };
-        if parts.last().is_some_and(|p| p.ends_with(&text)) {
+        // A cause the message so far already ends with (an OS error a wrapper repeats).
+        if parts.join(": ").ends_with(&text) {
             continue;
         }
         parts.push(text);

@@ -1,5 +1,7 @@
 use thiserror::Error;
 
+const GIB: f64 = (1u64 << 30) as f64;
+
 /// Errors from constructing grids, rasters and validated numbers.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum CoreError {
@@ -29,17 +31,32 @@ pub enum CoreError {
         cell_size_m: f64,
         cells: f64,
     },
-    /// The grid is too large to address or to allocate.
+    /// Something would need more memory than the machine has available (or than can be
+    /// addressed); `what` says what (e.g. "a grid of 100000 rows x 100000 cols x 1 band(s) of
+    /// 8-byte values"). Nothing has been allocated when this is returned.
     #[error(
-        "grid of {cols} x {rows} cells x {bands} band(s) needs {bytes_needed} bytes ({gib:.1} GiB), more than the {limit_bytes} bytes allowed"
+        "{what} would need {need_bytes} bytes ({:.2} GiB) of memory, more than the {available_bytes} bytes ({:.2} GiB) available",
+        *.need_bytes as f64 / GIB, *.available_bytes as f64 / GIB
     )]
     TooLarge {
-        cols: usize,
-        rows: usize,
-        bands: usize,
-        bytes_needed: u128,
-        gib: f64,
-        limit_bytes: u128,
+        what: String,
+        need_bytes: u128,
+        available_bytes: u128,
+    },
+    /// A grid built from an extent and a cell size has more rows or columns than can be
+    /// addressed; the numbers are the real ones (not clamped), and `field` names the input that
+    /// makes it so large.
+    #[error(
+        "a grid of {rows:.0} rows x {cols:.0} cols ({width_m} m x {height_m} m at {cell_size_m} m cells) is too large: at most {max_side} rows or cols; increase `{field}` or shrink the extent"
+    )]
+    GridTooLarge {
+        rows: f64,
+        cols: f64,
+        width_m: f64,
+        height_m: f64,
+        cell_size_m: f64,
+        max_side: u64,
+        field: &'static str,
     },
     /// A raster's data length does not match its grid and band count.
     #[error(

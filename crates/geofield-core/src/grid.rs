@@ -64,14 +64,32 @@ pub struct GridSpec {
 /// the cell count, so that e.g. 0.3 m / 0.1 m (2.9999999999999996) counts as 3.
 const WHOLE_CELLS_REL_TOL: f64 = 1e-9;
 
+/// Most rows or columns of a grid built by [`GridSpec::from_extent`] (cell indices stay within
+/// u32 on every backend).
+pub const MAX_SIDE: u64 = u32::MAX as u64;
+
 impl GridSpec {
     /// The grid covering `extent` with square cells of `cell_size_m`; an error unless the width
     /// and height are whole numbers of cells.
     pub fn from_extent(extent: Extent, cell_size_m: f64) -> Result<Self, CoreError> {
-        let cell = PositiveF64::new(cell_size_m, "cell size (m)")?.get();
+        let cell = PositiveF64::new(cell_size_m, "cell_size_m")?.get();
+        // Width and height in f64: a finite extent can still be infinitely wide (1e308 - -1e308).
+        let (width_m, height_m) = (extent.width_m(), extent.height_m());
+        let too_large = || CoreError::GridTooLarge {
+            rows: height_m / cell,
+            cols: width_m / cell,
+            width_m,
+            height_m,
+            cell_size_m: cell,
+            max_side: MAX_SIDE,
+            field: "cell_size_m",
+        };
         let count = |axis: &'static str, size_m: f64| -> Result<usize, CoreError> {
             let cells = size_m / cell;
             let rounded = cells.round();
+            if !cells.is_finite() || rounded > MAX_SIDE as f64 {
+                return Err(too_large());
+            }
             if rounded < 1.0 || (cells - rounded).abs() > WHOLE_CELLS_REL_TOL * cells.max(1.0) {
                 return Err(CoreError::NotWholeCells {
                     axis,
@@ -80,20 +98,10 @@ impl GridSpec {
                     cells,
                 });
             }
-            if rounded > (u32::MAX as f64) {
-                return Err(CoreError::TooLarge {
-                    cols: rounded as usize,
-                    rows: 1,
-                    bands: 1,
-                    bytes_needed: rounded as u128,
-                    gib: rounded / (1u64 << 30) as f64,
-                    limit_bytes: u32::MAX as u128,
-                });
-            }
             Ok(rounded as usize)
         };
-        let cols = count("width (x)", extent.width_m())?;
-        let rows = count("height (y)", extent.height_m())?;
+        let cols = count("width (x)", width_m)?;
+        let rows = count("height (y)", height_m)?;
         Ok(Self {
             x_min_m: extent.x_min_m,
             y_max_m: extent.y_max_m,
@@ -168,12 +176,12 @@ impl GridSpec {
             self.rows as u128 * self.cols as u128 * bands as u128 * bytes_per_value as u128;
         if needed > limit_bytes {
             return Err(CoreError::TooLarge {
-                cols: self.cols,
-                rows: self.rows,
-                bands,
-                bytes_needed: needed,
-                gib: needed as f64 / (1u64 << 30) as f64,
-                limit_bytes,
+                what: format!(
+                    "a grid of {} rows x {} cols x {bands} band(s) of {bytes_per_value}-byte values",
+                    self.rows, self.cols
+                ),
+                need_bytes: needed,
+                available_bytes: limit_bytes,
             });
         }
         Ok(())
@@ -206,5 +214,21 @@ mod tests {
         let e = g.check_memory(4, 8, 1 << 34).unwrap_err().to_string();
         assert!(e.contains("GiB"), "{e}");
         assert!(g.check_memory(1, 4, u128::MAX).is_ok());
+    }
+
+    #[test]
+    fn too_large_grids_give_their_real_size() {
+        // An infinitely wide extent (finite corners) and a tiny cell.
+        let e = GridSpec::from_extent(Extent::new(-1e308, 0.0, 1e308, 1.0).unwrap(), 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("inf") && e.contains("cell_size_m"), "{e}");
+        let e = GridSpec::from_extent(Extent::new(0.0, 0.0, 1e12, 10.0).unwrap(), 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("10 rows x 1000000000000 cols") && !e.contains("18446744073709551615"),
+            "{e}"
+        );
     }
 }

@@ -7,10 +7,12 @@
 
 mod error;
 mod grid;
+pub mod memory;
 mod numbers;
 mod raster;
 
 pub use error::CoreError;
-pub use grid::{Extent, GridSpec};
+pub use grid::{Extent, GridSpec, MAX_SIDE};
+pub use memory::{available_memory_bytes, check_memory};
 pub use numbers::{FiniteF64, PositiveF64};
 pub use raster::{Raster, RasterData};

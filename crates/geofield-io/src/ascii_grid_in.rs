@@ -10,7 +10,10 @@
 //!   [`RasterMeta::nodata`].
 //!
 //! Then `nrows * ncols` numbers separated by any white space, row by row from the north edge
-//! (row 0 of a [`GridSpec`]). Errors name the file and the 1-based line.
+//! (row 0 of a [`GridSpec`]). Errors name the file and the 1-based line; values are quoted at
+//! most 80 characters. Whatever `ncols` and `nrows` declare, room is reserved only for the
+//! values the text can hold (a value and its separator take at least 2 bytes), so a corrupt
+//! header gives "too few values", never a huge allocation.
 //!
 //! A `.prj` beside the grid (as [`crate::ascii_grid`] writes) gives [`RasterMeta::crs_epsg`]
 //! when its WKT names an EPSG code ([`crate::crs::epsg_from_wkt`]).
@@ -31,6 +34,18 @@ pub fn read_ascii_grid(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
     let (raster, mut meta) = parse_ascii_grid(path, &text)?;
     meta.crs_epsg = crate::crs::epsg_of_prj(&path.with_extension("prj"));
     Ok((raster, meta))
+}
+
+/// Bytes of `text` before line `line` (1-based).
+fn header_bytes(text: &str, line: u64) -> usize {
+    let mut at = 0;
+    for _ in 1..line {
+        match text[at..].find('\n') {
+            Some(p) => at += p + 1,
+            None => return text.len(),
+        }
+    }
+    at
 }
 
 /// A header value and the line it came from.
@@ -59,25 +74,29 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
     while let Some(&(i, line)) = lines.peek() {
         let line_no = i as u64 + 1;
         let mut tokens = line.split_whitespace();
-        let Some(key) = tokens.next() else {
+        let Some(key_text) = tokens.next() else {
             lines.next();
             continue;
         };
-        if !key.starts_with(|c: char| c.is_ascii_alphabetic()) || key.parse::<f64>().is_ok() {
+        if !key_text.starts_with(|c: char| c.is_ascii_alphabetic())
+            || key_text.parse::<f64>().is_ok()
+        {
             break;
         }
+        let key = crate::shorten(key_text);
         lines.next();
-        let value_text = tokens
+        let value_raw = tokens
             .next()
             .ok_or_else(|| err(line_no, format!("header key {key:?} has no value")))?;
-        if let Some(extra) = tokens.next() {
+        let value_text = crate::shorten(value_raw);
+        if let Some(extra) = tokens.next().map(crate::shorten) {
             return Err(err(
                 line_no,
                 format!("header key {key:?} has more than one value (\"{extra}\" is extra)"),
             ));
         }
         let number = || -> Result<f64, IoError> {
-            value_text
+            value_raw
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
@@ -89,7 +108,7 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
                 })
         };
         let count = || -> Result<usize, IoError> {
-            value_text
+            value_raw
                 .parse::<usize>()
                 .ok()
                 .filter(|&n| n > 0)
@@ -100,7 +119,7 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
                     )
                 })
         };
-        let lower = key.to_ascii_lowercase();
+        let lower = key_text.to_ascii_lowercase();
         let duplicate = match lower.as_str() {
             "ncols" => h.ncols.replace((count()?, line_no)).is_some(),
             "nrows" => h.nrows.replace((count()?, line_no)).is_some(),
@@ -168,24 +187,34 @@ pub fn parse_ascii_grid(path: &Path, text: &str) -> Result<(Raster, RasterMeta),
         rows,
     };
 
-    let mut values = Vec::with_capacity(n);
+    // Each value takes at least one character and one separator (the last needs none), so the
+    // text after the header holds at most (bytes + 1) / 2 values: room for more than that is
+    // never reserved, whatever ncols and nrows say (a header declaring more values than the file
+    // holds is reported as "too few values" below).
+    let data_bytes = text
+        .len()
+        .saturating_sub(header_bytes(text, first_data_line));
+    let mut values = Vec::with_capacity(n.min(data_bytes.saturating_add(1) / 2));
     let mut last_line = first_data_line;
     for (i, line) in lines {
         let line_no = i as u64 + 1;
-        for token in line.split_whitespace() {
+        for token_text in line.split_whitespace() {
+            let token = || crate::shorten(token_text);
             if values.len() == n {
                 return Err(err(
                     line_no,
                     format!(
-                        "too many values: the header declares {rows} rows x {cols} cols = {n}, and \"{token}\" is one more"
+                        "too many values: the header declares {rows} rows x {cols} cols = {n}, and \"{}\" is one more",
+                        token()
                     ),
                 ));
             }
-            let v: f64 = token.parse().map_err(|_| {
+            let v: f64 = token_text.parse().map_err(|_| {
                 err(
                     line_no,
                     format!(
-                        "\"{token}\" is not a number (value {} of {n})",
+                        "\"{}\" is not a number (value {} of {n})",
+                        token(),
                         values.len() + 1
                     ),
                 )

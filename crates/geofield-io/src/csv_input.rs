@@ -99,7 +99,7 @@ impl<'a> CsvRow<'a> {
             path: self.path.to_path_buf(),
             line: self.record.line,
             column: self.column_name(col),
-            text: text.to_string(),
+            text: crate::shorten(text),
         })
     }
 
@@ -113,7 +113,7 @@ impl<'a> CsvRow<'a> {
                 path: self.path.to_path_buf(),
                 line: self.record.line,
                 column: self.column_name(col),
-                text: self.str(col)?.to_string(),
+                text: crate::shorten(self.str(col)?),
             })
         }
     }
@@ -121,7 +121,7 @@ impl<'a> CsvRow<'a> {
     fn column_name(&self, col: usize) -> String {
         self.headers
             .get(col)
-            .cloned()
+            .map(|h| crate::shorten(h))
             .unwrap_or_else(|| format!("#{}", col + 1))
     }
 }

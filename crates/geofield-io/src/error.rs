@@ -2,6 +2,21 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+/// Most characters of a value from a file quoted in a message.
+pub const QUOTE_MAX_CHARS: usize = 80;
+
+/// `text` cut to [`QUOTE_MAX_CHARS`] characters, with "… (N characters)" when longer, for
+/// quoting a value from a file in a message.
+pub fn shorten(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= QUOTE_MAX_CHARS {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(QUOTE_MAX_CHARS).collect();
+        format!("{head}… ({n} characters)")
+    }
+}
+
 /// Errors from reading inputs and writing outputs. Every variant names the file, and where it
 /// applies the line and column, so that the message alone tells a user what to fix.
 #[derive(Debug, Error)]
@@ -103,4 +118,11 @@ pub enum IoError {
     /// A GeoTIFF cannot be decoded or is not supported; `reason` names the TIFF tag at fault.
     #[error("cannot read GeoTIFF {}: {reason}", .path.display())]
     BadGeoTiff { path: PathBuf, reason: String },
+    /// A size declared by the file would need more memory than is available; nothing of that
+    /// size was allocated.
+    #[error("cannot read {}: {error}", .path.display())]
+    TooLarge {
+        path: PathBuf,
+        error: geofield_core::CoreError,
+    },
 }

@@ -15,6 +15,13 @@
 //!   NaN; `ProjectedCSTypeGeoKey` (3072) gives the EPSG code; `GDAL_METADATA` (42112) gives band
 //!   names (`DESCRIPTION` items, else `band1`, `band2`, ...) and units (the first `UNITTYPE`);
 //!   `ImageDescription` gives the description.
+//! - Sizes: before the decoder reads the first directory, its entry count and every tag's value
+//!   size are checked against the file's length; the decoder's limits are then set from the file
+//!   (a tag's values at most the file, a decoded strip or tile at most 2048 bytes per byte of
+//!   the file, the most deflate or LZW can expand); and the image's declared samples must fit in
+//!   the file (uncompressed: byte for byte; compressed: at most 2048:1) and their decoded values
+//!   in the available memory, before the output is allocated. A corrupt header is an error that
+//!   names the declared size.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -42,9 +49,21 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let mut dec = Decoder::new(BufReader::new(file))
-        .map_err(|e| bad(format!("not a readable TIFF: {e}")))?
-        .with_limits(Limits::unlimited());
+    let file_len = file
+        .metadata()
+        .map_err(|source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    // `Decoder::new` reads the first directory under the crate's default limits, which let a
+    // tag's value count claim up to 256 MiB: the directory is checked against the file's length
+    // first, and the limits are then tightened to what this file can hold.
+    let mut file = file;
+    precheck_first_ifd(&mut file, file_len).map_err(bad)?;
+    let dec =
+        Decoder::new(BufReader::new(file)).map_err(|e| bad(format!("not a readable TIFF: {e}")))?;
+    let mut dec = dec.with_limits(file_limits(file_len));
     let tiff_err = |what: &str, e: tiff::TiffError| bad(format!("{what}: {e}"));
 
     let (width, height) = dec
@@ -125,6 +144,13 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         .map(|(i, n)| n.unwrap_or_else(|| format!("band{}", i + 1)))
         .collect();
 
+    check_declared_size(&mut dec, cols, rows, samples, file_len).map_err(|e| match e {
+        SizeError::Bad(reason) => bad(reason),
+        SizeError::Memory(e) => IoError::TooLarge {
+            path: path.to_path_buf(),
+            error: e,
+        },
+    })?;
     let data = read_samples(&mut dec, cols, rows, samples, planar, nodata).map_err(bad)?;
     let raster = Raster {
         grid,
@@ -139,6 +165,191 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
         ..RasterMeta::default()
     };
     Ok((raster, meta))
+}
+
+/// Bytes per value of TIFF field type `t` (TIFF 6.0 and BigTIFF; unknown types count 1).
+fn type_size(t: u16) -> u64 {
+    match t {
+        3 | 8 => 2,
+        4 | 9 | 11 | 13 => 4,
+        5 | 10 | 12 | 16 | 17 | 18 => 8,
+        _ => 1,
+    }
+}
+
+/// Check the first image file directory against the file's length before the decoder reads it:
+/// the directory lies in the file, and so does every tag's value (count x type size bytes).
+fn precheck_first_ifd(file: &mut File, file_len: u64) -> Result<(), String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut head = [0u8; 16];
+    let n = file
+        .read(&mut head)
+        .map_err(|e| format!("cannot read the header: {e}"))?;
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot read the header: {e}"))?;
+    let le = match head.get(..2) {
+        Some(b"II") => true,
+        Some(b"MM") => false,
+        _ => return Ok(()), // not a TIFF: the decoder says so
+    };
+    let u16_at = |b: &[u8]| {
+        let a = [b[0], b[1]];
+        if le {
+            u16::from_le_bytes(a)
+        } else {
+            u16::from_be_bytes(a)
+        }
+    };
+    let u32_at = |b: &[u8]| {
+        let a = [b[0], b[1], b[2], b[3]];
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let u64_at = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        if le {
+            u64::from_le_bytes(a)
+        } else {
+            u64::from_be_bytes(a)
+        }
+    };
+    if n < 8 {
+        return Ok(());
+    }
+    let big = u16_at(&head[2..4]) == 43;
+    if big && n < 16 {
+        return Ok(());
+    }
+    let ifd = if big {
+        u64_at(&head[8..16])
+    } else {
+        u64::from(u32_at(&head[4..8]))
+    };
+    let (count_len, entry_len) = if big { (8u64, 20u64) } else { (2, 12) };
+    let truncated = || {
+        format!(
+            "the first image file directory (at byte {ifd}) lies beyond the file's {file_len} bytes"
+        )
+    };
+    if ifd.saturating_add(count_len) > file_len {
+        return Err(truncated());
+    }
+    file.seek(SeekFrom::Start(ifd)).map_err(|e| e.to_string())?;
+    let mut cnt = [0u8; 8];
+    file.read_exact(&mut cnt[..count_len as usize])
+        .map_err(|_| truncated())?;
+    let entries = if big {
+        u64_at(&cnt)
+    } else {
+        u64::from(u16_at(&cnt))
+    };
+    if entries.saturating_mul(entry_len) > file_len - ifd - count_len {
+        return Err(format!(
+            "the first image file directory declares {entries} entries, more than the file's {file_len} bytes hold"
+        ));
+    }
+    let mut dir = vec![0u8; (entries * entry_len) as usize];
+    file.read_exact(&mut dir).map_err(|_| truncated())?;
+    for e in dir.chunks_exact(entry_len as usize) {
+        let (tag, typ) = (u16_at(&e[0..2]), u16_at(&e[2..4]));
+        let count = if big {
+            u64_at(&e[4..12])
+        } else {
+            u64::from(u32_at(&e[4..8]))
+        };
+        let bytes = count.saturating_mul(type_size(typ));
+        if bytes > file_len {
+            return Err(format!(
+                "tag {tag} declares {count} values of type {typ} ({bytes} bytes), more than the file's {file_len} bytes"
+            ));
+        }
+    }
+    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Most bytes of decoded samples one byte of compressed data can give: deflate's limit is about
+/// 1032 (258-byte matches of 2 bits), LZW's with 12-bit codes about 1300, PackBits' 64; 2048
+/// covers them all. Uncompressed data gives exactly one byte per byte.
+const MAX_EXPANSION: u64 = 2048;
+
+/// Decoder limits for a file of `file_len` bytes: a tag's values lie in the file, and a decoded
+/// strip or tile holds at most [`MAX_EXPANSION`] times the file's bytes (plus a 64 KiB floor for
+/// tiny files), never more than the memory available.
+fn file_limits(file_len: u64) -> Limits {
+    let memory = usize::try_from(geofield_core::memory::memory_limit_bytes()).unwrap_or(usize::MAX);
+    let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(memory);
+    let mut limits = Limits::default();
+    limits.ifd_value_size = cap(file_len.saturating_add(16));
+    limits.decoding_buffer_size = cap(file_len
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 16));
+    limits.intermediate_buffer_size = cap(file_len.saturating_add(16));
+    limits
+}
+
+enum SizeError {
+    Bad(String),
+    Memory(geofield_core::CoreError),
+}
+
+/// Refuse, before anything of that size is allocated, an image whose declared samples cannot be
+/// in a file of `file_len` bytes (uncompressed: one byte per byte; compressed: at most
+/// [`MAX_EXPANSION`] per byte), or whose decoded values (f32 or f64 per sample) would not fit in
+/// the available memory.
+fn check_declared_size<R: std::io::Read + std::io::Seek>(
+    dec: &mut Decoder<R>,
+    cols: usize,
+    rows: usize,
+    samples: usize,
+    file_len: u64,
+) -> Result<(), SizeError> {
+    let bits = dec
+        .find_tag_unsigned_vec::<u16>(Tag::BitsPerSample)
+        .map_err(|e| SizeError::Bad(format!("BitsPerSample (258): {e}")))?
+        .and_then(|v| v.into_iter().max())
+        .unwrap_or(1);
+    let compression = dec
+        .find_tag_unsigned::<u16>(Tag::Compression)
+        .map_err(|e| SizeError::Bad(format!("Compression (259): {e}")))?
+        .unwrap_or(1);
+    let values = cols as u128 * rows as u128 * samples as u128;
+    let raw_bytes = (values * u128::from(bits)).div_ceil(8);
+    let expansion = if compression == 1 { 1 } else { MAX_EXPANSION };
+    let can_hold = u128::from(file_len) * u128::from(expansion);
+    if raw_bytes > can_hold {
+        return Err(SizeError::Bad(format!(
+            "the image declares {cols} x {rows} pixels x {samples} sample(s) of {bits} bits =              {raw_bytes} bytes of data (ImageWidth 256 / ImageLength 257 / SamplesPerPixel 277),              more than the file's {file_len} bytes can hold{}; the file is truncated or its              header is corrupt",
+            if compression == 1 {
+                String::new()
+            } else {
+                format!(" even compressed (at most {MAX_EXPANSION}:1)")
+            }
+        )));
+    }
+    let out_bytes = if bits <= 16 || bits == 32 && is_float(dec) {
+        4
+    } else {
+        8
+    };
+    geofield_core::check_memory(
+        || {
+            format!(
+                "the image's {cols} x {rows} pixels x {samples} band(s) as {out_bytes}-byte values"
+            )
+        },
+        values * out_bytes,
+    )
+    .map_err(SizeError::Memory)
+}
+
+/// True when SampleFormat (339) says IEEE floating point.
+fn is_float<R: std::io::Read + std::io::Seek>(dec: &mut Decoder<R>) -> bool {
+    matches!(dec.find_tag_unsigned::<u16>(Tag::SampleFormat), Ok(Some(3)))
 }
 
 /// `nan`, `inf`, or a decimal number (GDAL writes e.g. `-3.4028234663852886e+38`).

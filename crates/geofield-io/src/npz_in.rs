@@ -100,9 +100,12 @@ pub fn read_npz(path: &Path) -> Result<Vec<(String, NpyArray)>, IoError> {
             + 30
             + le16(lo + 26).ok_or_else(truncated)? as usize
             + le16(lo + 28).ok_or_else(truncated)? as usize;
-        let member = bytes
-            .get(data..data + size as usize)
+        // A member's declared size is checked against the archive's bytes before it is read.
+        let end = usize::try_from(size)
+            .ok()
+            .and_then(|n| data.checked_add(n))
             .ok_or_else(truncated)?;
+        let member = bytes.get(data..end).ok_or_else(truncated)?;
         let array = parse_npy(member, &path.join(&name))?;
         out.push((name.trim_end_matches(".npy").to_string(), array));
         p = x_end + comment_len;

@@ -11,11 +11,19 @@
 //! - [`flock`]: OpenSteer's boids on those neighbour searches.
 //! - [`kriging`]: variograms, simple/ordinary/universal kriging, global and local.
 //! - [`wind`]: mass-consistent 3-D wind fields over terrain (WEST and Sherman).
+//!
+//! With the default feature `io` each capability also reads its domain inputs, next to it:
+//! [`dispersal::io`] (species TOML, stem-map CSV), [`kriging::io`] (sample CSV),
+//! [`neighbors::io`] (point CSV/NPY) and [`wind::io`] (DEM GeoTIFF/ESRI ASCII, stations CSV),
+//! with errors ([`InputError`]) that name the file, line and field. Sizes a file declares are
+//! checked against the file's length and the available memory before anything is allocated.
 
 pub mod backend;
 pub mod dispersal;
 mod error;
 pub mod flock;
+#[cfg(feature = "io")]
+pub mod input_error;
 pub mod kriging;
 pub mod neighbors;
 pub mod synth;
@@ -23,3 +31,5 @@ pub mod wind;
 
 pub use backend::{Backend, BackendChoice, BackendSelection};
 pub use error::{GeofieldError, shown};
+#[cfg(feature = "io")]
+pub use input_error::InputError;

@@ -52,6 +52,11 @@ pub fn uniform_cells<T: GpuCoord>(points: &[T], dim: usize, h: f64) -> Result<us
             hi = hi.max(p[a].widen());
         }
         let ext = if points.is_empty() { 0.0 } else { hi - lo };
+        if ext.is_nan() || ext > 1e300 {
+            // The device plans one cell for such extents (grid.cu `huge`: brute force, exact);
+            // e.g. points from -1e308 to 1e308, whose extent overflows to infinity.
+            return Ok(1);
+        }
         let d = (ext / h).floor() + 1.0;
         total *= if d.is_finite() && d >= 1.0 { d } else { 1e12 };
     }

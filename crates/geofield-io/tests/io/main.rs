@@ -8,6 +8,7 @@ mod ascii;
 mod atomic;
 mod csv;
 mod geotiff;
+mod huge;
 mod netcdf;
 mod npy;
 mod npz;

@@ -33,6 +33,8 @@ pub mod bins;
 mod cuda;
 pub mod cutoff_cpu;
 pub mod exact_cpu;
+#[cfg(feature = "io")]
+pub mod io;
 // Guards on float fields read better than float literal patterns.
 #[allow(clippy::redundant_guards)]
 pub(crate) mod fastmath;

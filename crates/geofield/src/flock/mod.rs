@@ -153,8 +153,39 @@ pub struct FlockState {
     pub acc: Vec<[f32; 3]>,
 }
 
+/// Bytes of memory a simulation needs per agent, checked by [`FlockState::new`] before anything
+/// is allocated: the state (position, heading, acceleration: 3 × 12 B, speed 4 B = 40 B), the
+/// next state written by a step (40 B), the 7 neighbour ids (28 B) and the grid's sorted copy
+/// of the positions with their ids and cell keys (12 + 4 + 4 = 20 B): 128 B.
+pub const BYTES_PER_AGENT: usize = 128;
+
+/// Most agents a flock may have (agent ids and grid offsets are u32, with room for a copy).
+pub const MAX_AGENTS: usize = u32::MAX as usize / 2;
+
 impl FlockState {
+    /// [`FlockState::init`] for a number of agents that comes from a user: refused when it is
+    /// 0, above [`MAX_AGENTS`], or needs more memory ([`BYTES_PER_AGENT`] each) than is
+    /// available, before anything is allocated.
+    pub fn new(
+        n: usize,
+        start: Start,
+        world_radius: f32,
+        seed: u64,
+    ) -> Result<Self, GeofieldError> {
+        if n == 0 || n > MAX_AGENTS {
+            return Err(GeofieldError::Invalid(format!(
+                "agents = {n}: must be 1 to {MAX_AGENTS}"
+            )));
+        }
+        geofield_core::check_memory(
+            || format!("a flock of {n} agents ({BYTES_PER_AGENT} bytes each)"),
+            n as u128 * BYTES_PER_AGENT as u128,
+        )?;
+        Ok(Self::init(n, start, world_radius, seed))
+    }
+
     /// `n` agents from `start` in a world of radius `world_radius`, reproducible from `seed`.
+    /// `n` is not checked: use [`FlockState::new`] for a number that comes from a user.
     pub fn init(n: usize, start: Start, world_radius: f32, seed: u64) -> Self {
         let mut rng = Pcg64::seed_from_u64(seed);
         let ball = match start {

@@ -109,6 +109,14 @@ pub fn empirical(
     if spec.lags == 0 {
         return Err(GeofieldError::Invalid("lags must be at least 1".into()));
     }
+    // Each rayon worker accumulates a copy of every bin, the reduction one more, and the result
+    // holds one LagBin per bin: refuse up front a lag count whose bins would not fit in memory.
+    let copies = rayon::current_num_threads() as u128 + 2;
+    geofield_core::check_memory(
+        || format!("lags = {}: the variogram's bins", spec.lags),
+        spec.lags as u128
+            * (copies * std::mem::size_of::<Acc>() as u128 + std::mem::size_of::<LagBin>() as u128),
+    )?;
     let max_lag = match spec.max_lag {
         Some(m) if m.is_finite() && m > 0.0 => m,
         Some(m) => {

@@ -31,6 +31,8 @@
 pub mod cuda;
 pub mod empirical;
 pub mod global;
+#[cfg(feature = "io")]
+pub mod io;
 pub mod local;
 pub mod paper;
 pub mod params;

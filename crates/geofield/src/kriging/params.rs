@@ -128,7 +128,8 @@ pub enum Precision {
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct MergeRule {
     /// Samples closer than this (metres, in world coordinates) are one location. `None`: 1e-9 of
-    /// the samples' bounding-box diagonal (1 µm over a kilometre).
+    /// the samples' bounding-box diagonal (1 µm over a kilometre), or of the bulk's extent when
+    /// outliers widen the box (see [`super::samples`]).
     pub distance_m: Option<f64>,
     /// Values at one location may differ by at most this much (value units) to be averaged;
     /// a larger disagreement is an error naming the samples. `None`: a tenth of the surface's

@@ -2,7 +2,9 @@
 //! that share a location.
 //!
 //! **Duplicates.** Samples closer than the merge distance (default 1e-9 of the bounding-box
-//! diagonal, i.e. identical up to rounding; transitively, by single linkage) are one location,
+//! diagonal, i.e. identical up to rounding, or of four times the diagonal of the median absolute
+//! deviations when that is smaller, so that one outlier far away does not widen it;
+//! transitively, by single linkage) are one location,
 //! at the position of the first of them in the input, holding per surface the mean of the
 //! values present. If, for a surface, the values of one location differ by more than the merge
 //! tolerance (default a tenth of that surface's standard deviation), that is an error naming the
@@ -120,6 +122,26 @@ pub struct Merged {
     pub merged: Vec<Vec<usize>>,
 }
 
+/// The diagonal of the samples' bounding box, or, when smaller, four times the diagonal of their
+/// median absolute deviations (about the extent of the bulk of the samples): one outlier far
+/// away must not make the bulk "one location".
+fn robust_diagonal(points: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let (mut px, mut py): (Vec<f64>, Vec<f64>) = points.unzip();
+    if px.is_empty() {
+        return 0.0;
+    }
+    let spread = |v: &mut Vec<f64>| -> (f64, f64) {
+        v.sort_by(f64::total_cmp);
+        let range = v[v.len() - 1] - v[0];
+        let med = v[v.len() / 2];
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
+        dev.sort_by(f64::total_cmp);
+        (range, dev[dev.len() / 2])
+    };
+    let ((rx, mx), (ry, my)) = (spread(&mut px), spread(&mut py));
+    rx.hypot(ry).min(4.0 * mx.hypot(my))
+}
+
 /// Merges the samples `subset` (input indices, every surface of `surfaces` present at each)
 /// under `rule`; see the module docs.
 pub fn merge(
@@ -131,20 +153,7 @@ pub fn merge(
     let (xs, ys) = (&set.xs, &set.ys);
     let dist = match rule.distance_m {
         Some(d) => d,
-        None => {
-            let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-            for &i in subset {
-                x0 = x0.min(xs[i]);
-                x1 = x1.max(xs[i]);
-                y0 = y0.min(ys[i]);
-                y1 = y1.max(ys[i]);
-            }
-            if subset.is_empty() {
-                0.0
-            } else {
-                1e-9 * (x1 - x0).hypot(y1 - y0)
-            }
-        }
+        None => 1e-9 * robust_diagonal(subset.iter().map(|&i| (xs[i], ys[i]))),
     };
     // Single-linkage clusters of the pairs within `dist` (sweep in x, union-find).
     let m = subset.len();
@@ -231,4 +240,31 @@ pub fn merge(
         out.values.push(col);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_outlier_does_not_merge_the_others() {
+        // Twelve wells 10 m apart on a line and one far outlier (a typo in its x).
+        let mut xs: Vec<f64> = (0..12).map(|i| 10.0 * i as f64).collect();
+        let mut ys = vec![0.0; 12];
+        xs.insert(1, 1e12);
+        ys.insert(1, 5.0);
+        // An exact duplicate of well 0 at the end.
+        xs.push(0.0);
+        ys.push(0.0);
+        let values: Vec<f64> = (0..xs.len()).map(|i| i as f64 * 0.0 + 1.0).collect();
+        let set = SampleSet::new(xs.clone(), ys, vec![values]);
+        let all: Vec<usize> = (0..xs.len()).collect();
+        let m = merge(&set, &all, &[0], &MergeRule::default()).unwrap();
+        assert_eq!(
+            m.merged,
+            vec![vec![0, 13]],
+            "only the exact duplicate is merged"
+        );
+        assert_eq!(m.xs.len(), xs.len() - 1);
+    }
 }

@@ -299,6 +299,15 @@ impl Variogram {
                 )));
             }
         }
+        if self.nugget == 0.0 && self.structures.iter().all(|s| s.sill == 0.0) {
+            return Err(GeofieldError::InvalidParameter {
+                name: "sill".into(),
+                value: "0".into(),
+                expected: "a partial sill > 0 when the nugget is 0 (the variogram would be zero everywhere and \
+                           every kriging system singular)"
+                    .into(),
+            });
+        }
         Ok(())
     }
 

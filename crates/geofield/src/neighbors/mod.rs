@@ -45,6 +45,8 @@
 pub mod brute;
 mod cuda;
 pub mod dynamic;
+#[cfg(feature = "io")]
+pub mod io;
 pub(crate) mod kbest;
 pub mod uniform;
 

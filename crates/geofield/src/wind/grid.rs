@@ -217,6 +217,22 @@ impl WindGrid {
     /// Bytes the solver needs per cell, for memory checks (velocity faces, first guess,
     /// coefficients, potential, residual and multigrid levels, all f64).
     pub const BYTES_PER_CELL: usize = 8 * 16;
+
+    /// Refuse, before anything is allocated, a grid of `cols x rows x nz` cells whose solver
+    /// ([`Self::BYTES_PER_CELL`]) and `extra_bytes_per_cell` (the caller's own copies, e.g. for
+    /// outputs) would need more than the available memory; the error gives the size.
+    pub fn check_memory(
+        cols: usize,
+        rows: usize,
+        nz: usize,
+        extra_bytes_per_cell: usize,
+    ) -> Result<(), geofield_core::CoreError> {
+        let cells = cols as u128 * rows as u128 * nz as u128;
+        geofield_core::check_memory(
+            || format!("a wind grid of {cols} x {rows} columns x {nz} layers = {cells} cells"),
+            cells * (Self::BYTES_PER_CELL + extra_bytes_per_cell) as u128,
+        )
+    }
 }
 
 #[cfg(test)]

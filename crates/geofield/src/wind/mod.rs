@@ -50,6 +50,8 @@ pub mod cases;
 pub mod cuda;
 pub mod grid;
 pub mod init;
+#[cfg(feature = "io")]
+pub mod io;
 pub mod level;
 pub mod multigrid;
 pub mod ops;

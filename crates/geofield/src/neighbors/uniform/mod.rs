@@ -6,7 +6,10 @@
 //! of the points' bounding box and m = [`TARGET_PER_CELL`] points per cell on average; it is
 //! doubled while the grid has more than `max(4N, 64)` cells (a flat or thin point cloud). A
 //! user-given h is kept, and refused when the grid would pass [`MAX_CELLS`]. Each point's cell is
-//! `floor((x − x_min)/h)` per axis in f64, clamped into the grid. A counting sort (histogram,
+//! `floor((x − x_min)/h)` per axis in f64, clamped into the grid. Points whose extent overflows
+//! f64 (finite coordinates from near −f64::MAX to near f64::MAX) are laid out on halved
+//! coordinates (x/2 is exact, and x_max/2 − x_min/2 is finite); the cell-doubling loop stops at
+//! h = f64::MAX at the latest. A counting sort (histogram,
 //! exclusive scan, stable scatter) stores the points cell by cell in index order, with the cell
 //! start offsets (CSR layout, as the paper's index and data blocks). The binning runs on chunks
 //! of points in parallel; the counting sort on ranges of cells in parallel (each range counts
@@ -74,6 +77,9 @@ pub const MAX_CELLS: f64 = (1u64 << 26) as f64;
 
 /// A uniform grid over the points (see the module docs).
 pub struct UniformGrid<T: Coord, const D: usize> {
+    /// Cells are placed in coordinates multiplied by `scale` (1, or 1/2 when the points'
+    /// extent overflows f64, e.g. from -1e308 to 1e308); `origin` and `cell` are in those units.
+    scale: f64,
     origin: [f64; D],
     cell: f64,
     dims: [usize; D],
@@ -146,6 +152,11 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         for p in points {
             for a in 0..D {
                 let v = p[a].to_f64();
+                if !v.is_finite() {
+                    return Err(GeofieldError::Invalid(format!(
+                        "point coordinate {v} is not finite"
+                    )));
+                }
                 lo[a] = lo[a].min(v);
                 hi[a] = hi[a].max(v);
             }
@@ -154,17 +165,29 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
             lo = [0.0; D];
             hi = [0.0; D];
         }
+        // Finite points can span more than f64::MAX (hi - lo = inf); halved coordinates cannot
+        // (|x/2| <= f64::MAX/2), so the grid is then laid out on halved coordinates.
+        let scale = if (0..D).all(|a| (hi[a] - lo[a]).is_finite()) {
+            1.0
+        } else {
+            0.5
+        };
         let mut ext = [0.0f64; D];
         for a in 0..D {
+            lo[a] *= scale;
+            hi[a] *= scale;
             ext[a] = hi[a] - lo[a];
         }
+        let cell_size = cell_size.map(|h| h * scale);
+        let max_cell = max_cell.map(|h| h * scale);
         let limit = (4.0 * n as f64).clamp(64.0, MAX_CELLS);
         let (cell, dims) = match cell_size {
             Some(h) => {
                 let (dims, total) = grid_dims(&ext, h);
                 if total > MAX_CELLS {
                     return Err(GeofieldError::Invalid(format!(
-                        "cell_size {h} gives {total:.3e} cells over the points' extent; at most {MAX_CELLS:.3e} are allowed"
+                        "cell_size {:e} gives {total:.3e} cells over the points' extent; at most {MAX_CELLS:.3e} are allowed",
+                        h / scale
                     )));
                 }
                 (h, dims)
@@ -196,21 +219,24 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                     h = m;
                 }
                 let (mut dims, mut total) = grid_dims(&ext, h);
+                // Terminates: at h = f64::MAX every extent (finite, <= f64::MAX) spans at most
+                // 2 cells per axis, 8 in all, below the limit (>= 64).
                 while total > limit {
-                    h *= 2.0;
+                    h = (h * 2.0).min(f64::MAX);
                     (dims, total) = grid_dims(&ext, h);
                 }
                 (h, dims)
             }
         };
         let adapt = (adapt && cell_size.is_none()).then_some((per_cell, limit, ext));
-        Ok(Self::bin(points, lo, cell, dims, adapt))
+        Ok(Self::bin(points, scale, lo, cell, dims, adapt))
     }
 
     /// Bin the points into the grid of `dims` cells of size `cell` from `lo` (see
     /// [`UniformGrid::build_with`] for `adapt`: per cell target, cell limit, extents).
     fn bin(
         points: &[[T; D]],
+        scale: f64,
         lo: [f64; D],
         cell: f64,
         dims: [usize; D],
@@ -222,7 +248,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
         let grid_coords = |p: &[T; D]| -> [u32; D] {
             let mut c = [0u32; D];
             for a in 0..D {
-                let f = ((p[a].to_f64() - lo[a]) / cell).floor();
+                let f = ((p[a].to_f64() * scale - lo[a]) / cell).floor();
                 let last = dims[a] - 1;
                 c[a] = if f >= 0.0 {
                     (f as usize).min(last) as u32
@@ -319,7 +345,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                 let h = cell * (per_cell / seen).powf(1.0 / dpos as f64);
                 let (dims, total) = grid_dims(&ext, h);
                 if h > 0.0 && total <= limit {
-                    return Self::bin(points, lo, h, dims, None);
+                    return Self::bin(points, scale, lo, h, dims, None);
                 }
             }
         }
@@ -389,6 +415,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
             v
         });
         UniformGrid {
+            scale,
             origin: lo,
             cell,
             dims,
@@ -412,7 +439,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
 
     /// Cell size used, in coordinate units.
     pub fn cell_size(&self) -> f64 {
-        self.cell
+        self.cell / self.scale
     }
 
     /// Cells per axis.

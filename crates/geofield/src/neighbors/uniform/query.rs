@@ -31,7 +31,7 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
     pub(super) fn home(&self, q: &[T; D]) -> [usize; D] {
         let mut c = [0usize; D];
         for a in 0..D {
-            let f = ((q[a].to_f64() - self.origin[a]) / self.cell).floor();
+            let f = ((q[a].to_f64() * self.scale - self.origin[a]) / self.cell).floor();
             let last = self.dims[a] - 1;
             c[a] = if f >= 0.0 { (f as usize).min(last) } else { 0 };
         }
@@ -196,7 +196,7 @@ impl<T: Coord, const D: usize> Search<T, D> for UniformGrid<T, D> {
         for a in 0..D {
             let last = self.dims[a] - 1;
             let f = |x: f64| {
-                let c = ((x - self.origin[a]) / self.cell).floor();
+                let c = ((x * self.scale - self.origin[a]) / self.cell).floor();
                 if c >= 0.0 { (c as usize).min(last) } else { 0 }
             };
             lo[a] = f(q[a].to_f64() - r).saturating_sub(1);

@@ -1,0 +1,100 @@
+//! Reading point sets (feature `io`): a CSV with `x`, `y` and optionally `z` columns (also
+//! `x_m`, `y_m`, `z_m`; names matched ignoring case; every value finite), or an `.npy` array of
+//! shape `(n, 2)` or `(n, 3)`, float32 or float64 (kept in its precision: the search runs in it).
+
+use std::path::Path;
+
+use crate::input_error::InputError;
+
+/// Coordinates as read, `dim` per point, point-major.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Points {
+    F32(Vec<f32>, usize),
+    F64(Vec<f64>, usize),
+}
+
+impl Points {
+    /// Coordinates per point (2 or 3).
+    pub fn dim(&self) -> usize {
+        match self {
+            Points::F32(_, d) | Points::F64(_, d) => *d,
+        }
+    }
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        match self {
+            Points::F32(v, d) => v.len() / d,
+            Points::F64(v, d) => v.len() / d,
+        }
+    }
+    /// True without points.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Read the points of `path` by its extension (`.csv` or `.npy`, case-insensitive).
+pub fn read_points(path: &Path) -> Result<Points, InputError> {
+    let invalid = |reason: String| InputError::Invalid {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "npy" => {
+            let a = geofield_io::read_npy(path)?;
+            if a.shape.len() != 2 || !(a.shape[1] == 2 || a.shape[1] == 3) {
+                return Err(invalid(format!(
+                    "expected an array of shape (n, 2) or (n, 3), got {:?}",
+                    a.shape
+                )));
+            }
+            let dim = a.shape[1];
+            let finite = |i: Option<usize>| match i {
+                Some(i) => Err(invalid(format!(
+                    "row {} (0-based), column {}: the coordinate is not finite",
+                    i / dim,
+                    i % dim
+                ))),
+                None => Ok(()),
+            };
+            match a.data {
+                geofield_io::NpyData::F32(v) => {
+                    finite(v.iter().position(|x| !x.is_finite()))?;
+                    Ok(Points::F32(v, dim))
+                }
+                geofield_io::NpyData::F64(v) => {
+                    finite(v.iter().position(|x| !x.is_finite()))?;
+                    Ok(Points::F64(v, dim))
+                }
+                _ => Err(invalid("expected float32 or float64 coordinates".into())),
+            }
+        }
+        "csv" => {
+            let mut t = geofield_io::CsvTable::read(path)?;
+            let cx = t.column_any(&["x", "x_m"])?;
+            let cy = t.column_any(&["y", "y_m"])?;
+            let cz = t.column_any(&["z", "z_m"]).ok();
+            let dim = if cz.is_some() { 3 } else { 2 };
+            let mut v = Vec::new();
+            let mut rec = geofield_io::CsvRecord::default();
+            while t.next_record(&mut rec)? {
+                let row = t.row(&rec);
+                v.push(row.finite_f64(cx)?);
+                v.push(row.finite_f64(cy)?);
+                if let Some(cz) = cz {
+                    v.push(row.finite_f64(cz)?);
+                }
+            }
+            Ok(Points::F64(v, dim))
+        }
+        other => Err(invalid(format!(
+            "unsupported points format {}: use .csv or .npy",
+            crate::input_error::quote(other)
+        ))),
+    }
+}
