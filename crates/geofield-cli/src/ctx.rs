@@ -89,21 +89,6 @@ impl Ctx {
         }
     }
 
-    /// A context with the defaults, for library-style callers (the demo's steps, tests).
-    #[cfg(test)]
-    pub fn plain(command: &str) -> Self {
-        Ctx {
-            args: GlobalArgs {
-                backend: "auto".into(),
-                quiet: true,
-                json: None,
-                crs: None,
-            },
-            command: command.into(),
-            explicit: Vec::new(),
-        }
-    }
-
     pub fn quiet(&self) -> bool {
         self.args.quiet
     }
