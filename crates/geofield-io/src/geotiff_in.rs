@@ -331,6 +331,18 @@ fn check_declared_size<R: std::io::Read + std::io::Seek>(
             }
         )));
     }
+    // One strip or tile is decoded whole, padding included: a tile declared far larger than the
+    // image (a corrupt TileWidth 322 / TileLength 323) must fit what the file can hold too.
+    let (cw, ch) = dec.chunk_dimensions();
+    let chunk_raw =
+        (u128::from(cw) * u128::from(ch) * samples as u128 * u128::from(bits)).div_ceil(8);
+    if chunk_raw > can_hold.max(1 << 16) {
+        return Err(SizeError::Bad(format!(
+            "one strip or tile declares {cw} x {ch} pixels = {chunk_raw} bytes of data \
+             (TileWidth 322 / TileLength 323 / RowsPerStrip 278), more than the file's {file_len} \
+             bytes can hold; its header is corrupt"
+        )));
+    }
     let out_bytes = if bits <= 16 || bits == 32 && is_float(dec) {
         4
     } else {
