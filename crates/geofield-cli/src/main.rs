@@ -81,6 +81,14 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // The first run on a machine compiles the GPU kernels it needs (cached on disk afterwards):
+    // say so once on stderr, unless the command was asked to be quiet.
+    if !std::env::args()
+        .skip(1)
+        .any(|a| a == "-q" || a == "--quiet")
+    {
+        geofield_cuda::set_compile_hook(Some(Box::new(compile_notice)));
+    }
     let result = match cli.command {
         Command::Info(a) => cmd_info::run(&a),
         Command::Demo(a) => cmd_demo::run(&a),
@@ -99,5 +107,21 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Prints "compiling GPU kernels (once per machine): ..." the first time NVRTC starts.
+fn compile_notice(event: &geofield_cuda::CompileEvent) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if let geofield_cuda::CompileEvent::Start { module, kernels } = event
+        && !SAID.swap(true, Ordering::Relaxed)
+    {
+        let what = if kernels.is_empty() {
+            format!("module {module}")
+        } else {
+            kernels.join(", ")
+        };
+        eprintln!("compiling GPU kernels (once per machine): {what}");
     }
 }

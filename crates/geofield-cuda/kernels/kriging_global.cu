@@ -142,11 +142,11 @@ __device__ __forceinline__ void kr_dual(const KrDualParams& P, const KrCov& cov_
 
 #define KR_NPT(HT) ((HT) <= 4 ? 2 : 1)
 #define KR_DUAL_ONE(NAME, T, MODEL, HT, FAST)                                                    \
-    extern "C" __global__ void __launch_bounds__(KR_THREADS, 1) NAME(                               \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(KR_THREADS, 1) NAME(            \
         KrDualParams P, KrCov cov, const T* __restrict__ sxy, const T* __restrict__ alpha,      \
         const double* __restrict__ beta, T* __restrict__ out) {                                  \
         kr_dual<T, MODEL, HT, KR_NPT(HT), FAST>(P, cov, sxy, alpha, beta, out);                  \
-    }
+    })
 #define KR_DUAL_MODELS(PREC, T, HT, FAST)                                                        \
     KR_DUAL_ONE(kriging_dual_##PREC##_gen_h##HT, T, KR_M_GEN, HT, FAST)                         \
     KR_DUAL_ONE(kriging_dual_##PREC##_exp_h##HT, T, KR_M_EXP, HT, FAST)                         \
@@ -182,14 +182,18 @@ __device__ __forceinline__ void kr_var_k(const KrVarParams& P, const KrCov& cov_
         K[jl * P.n + i] = KrCovT<T, true>::eval(cov, kr_sqrt_p<true>(dx * dx + dy * dy));
     }
 }
+#if GF_WANTED(kriging_var_k_f32)
 extern "C" __global__ void kriging_var_k_f32(KrVarParams P, KrCov cov, const float* __restrict__ sxy,
                                              float* __restrict__ K) {
     kr_var_k<float>(P, cov, sxy, K);
 }
+#endif
+#if GF_WANTED(kriging_var_k_f64)
 extern "C" __global__ void kriging_var_k_f64(KrVarParams P, KrCov cov, const double* __restrict__ sxy,
                                              double* __restrict__ K) {
     kr_var_k<double>(P, cov, sxy, K);
 }
+#endif
 
 __device__ __forceinline__ double kr_warp_sum(double v) {
 #pragma unroll
@@ -228,11 +232,15 @@ __device__ __forceinline__ void kr_var_reduce(const KrVarParams& P, const KrCov&
     }
     if (lane == 0) out[P.j0 + jl] = (T)fmax(0.0, cov.var_zero - s + t2);
 }
+#if GF_WANTED(kriging_var_reduce_f32)
 extern "C" __global__ void kriging_var_reduce_f32(KrVarParams P, KrCov cov, const float* __restrict__ W,
                                                   float* __restrict__ out) {
     kr_var_reduce<float>(P, cov, W, out);
 }
+#endif
+#if GF_WANTED(kriging_var_reduce_f64)
 extern "C" __global__ void kriging_var_reduce_f64(KrVarParams P, KrCov cov, const double* __restrict__ W,
                                                   double* __restrict__ out) {
     kr_var_reduce<double>(P, cov, W, out);
 }
+#endif

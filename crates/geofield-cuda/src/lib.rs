@@ -37,10 +37,10 @@ mod probe;
 pub mod wind;
 
 pub use compile::{
-    COMMON_SOURCE, Compiled, MODULES, arch_for, compile_check, compile_options, compile_with_log,
-    full_source, module_source, nvrtc_supported_archs,
+    COMMON_SOURCE, Compiled, MODULES, arch_for, compile_check, compile_kernels, compile_options,
+    compile_with_log, full_source, module_source, nvrtc_supported_archs, selected_source,
 };
-pub use context::{Gpu, test_gpu};
+pub use context::{CompileEvent, Gpu, set_compile_hook, test_gpu};
 pub use error::CudaError;
 pub use probe::{
     DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,

@@ -102,13 +102,25 @@ pub fn dual_predict<T: KrigeFloat>(
     let mut d_out = gpu.zeros::<T>(out_len, "the predictions")?;
     let mut kernel_ms = 0.0;
     let blocks_per = |npt: usize| nn.div_ceil(THREADS as usize * npt);
-    for h0 in (0..hh).step_by(H_MAX_LAUNCH) {
-        let hg = (hh - h0).min(H_MAX_LAUNCH);
-        let ht = H_TEMPLATES
+    let template_for = |hg: usize| {
+        H_TEMPLATES
             .iter()
             .copied()
             .find(|&t| t >= hg)
-            .unwrap_or(H_MAX_LAUNCH);
+            .unwrap_or(H_MAX_LAUNCH)
+    };
+    let names: Vec<String> = (0..hh)
+        .step_by(H_MAX_LAUNCH)
+        .map(|h0| {
+            let ht = template_for((hh - h0).min(H_MAX_LAUNCH));
+            format!("kriging_dual_{prec}_{model}_h{ht}")
+        })
+        .collect();
+    let names_ref: Vec<&str> = names.iter().map(String::as_str).collect();
+    gpu.prepare(MODULE, &names_ref)?;
+    for h0 in (0..hh).step_by(H_MAX_LAUNCH) {
+        let hg = (hh - h0).min(H_MAX_LAUNCH);
+        let ht = template_for(hg);
         let npt = if ht <= 4 { 2 } else { 1 };
         // α and β of this group of surfaces, H = hg columns
         let mut a = Vec::with_capacity(n * hg);

@@ -132,6 +132,11 @@ where
     let mut d_w = gpu.zeros::<T>(ldw * tile, "a GEMM tile")?;
     let mut d_out = gpu.zeros::<T>(nn, "the variances")?;
     let sfx = T::SUFFIX;
+    let (name_k, name_r) = (
+        format!("kriging_var_k_{sfx}"),
+        format!("kriging_var_reduce_{sfx}"),
+    );
+    gpu.prepare(MODULE, &[&name_k, &name_r])?;
     let fk = gpu.function(MODULE, &format!("kriging_var_k_{sfx}"))?;
     let fr = gpu.function(MODULE, &format!("kriging_var_reduce_{sfx}"))?;
     let mode = if tf32 && sfx == "f32" {
