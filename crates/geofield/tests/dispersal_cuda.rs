@@ -27,7 +27,13 @@ fn both(
     o: DisperseOptions,
 ) -> (dispersal::Dispersal, dispersal::Dispersal) {
     let c = dispersal::disperse(&Backend::Cpu, g, sp, st, &o).unwrap();
-    let d = dispersal::disperse(gpu, g, sp, st, &o).unwrap();
+    // The GPU computes in f32 and refuses F64 (tests/dispersal_gpu_f64.rs): the CPU's F64 map
+    // is then the oracle of its F32 one.
+    let og = DisperseOptions {
+        precision: Precision::F32,
+        ..o
+    };
+    let d = dispersal::disperse(gpu, g, sp, st, &og).unwrap();
     (c, d)
 }
 
@@ -182,6 +188,7 @@ fn cuda_results_are_deterministic() {
     for method in [Method::Exact, Method::Cutoff, Method::Multires] {
         let o = DisperseOptions {
             method,
+            precision: Precision::F32,
             ..Default::default()
         };
         let a = dispersal::disperse(&gpu, &g, &sp, &st, &o).unwrap();
