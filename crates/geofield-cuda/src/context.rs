@@ -203,10 +203,14 @@ impl Gpu {
             m.dedup();
             m.join(", ")
         };
-        notify(&CompileEvent::Start {
-            module: &modules,
-            kernels: &names,
-        });
+        // The probe's one-line kernel (50 ms) is compiled before any command's: not announced.
+        let announce = modules != "probe";
+        if announce {
+            notify(&CompileEvent::Start {
+                module: &modules,
+                kernels: &names,
+            });
+        }
         let t0 = std::time::Instant::now();
         let arch = self.arch.as_str();
         let results: Vec<Result<Compiled, CudaError>> = std::thread::scope(|scope| {
@@ -225,11 +229,13 @@ impl Gpu {
                 })
                 .collect()
         });
-        notify(&CompileEvent::Done {
-            module: &modules,
-            kernels: &names,
-            seconds: t0.elapsed().as_secs_f64(),
-        });
+        if announce {
+            notify(&CompileEvent::Done {
+                module: &modules,
+                kernels: &names,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+        }
         for ((module, kernel, text), compiled) in to_compile.iter().zip(results) {
             let compiled = compiled?;
             if !ptx_defines(&compiled.ptx, kernel) {

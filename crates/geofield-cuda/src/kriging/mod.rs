@@ -11,8 +11,12 @@
 //!   exponential, Gaussian or spherical structures take a specialised pair loop; anything else
 //!   runs the general covariance.
 //! - [`global_variance`]: σ² = max(0, C₀ − |w|² + |R⁻¹(f(x) − Gᵀw)|²), w = L⁻¹k, in node tiles:
-//!   a kernel writes K (n × m), one cuBLAS GEMM computes [L⁻¹; GᵀL⁻¹]·K ((n+p) × m), a warp per
-//!   node reduces. Never more than one tile of nodes × samples in memory.
+//!   a kernel writes K (n × m), then one fused kernel computes [L⁻¹; GᵀL⁻¹]·K tile by tile
+//!   (skipping the zero upper triangle of L⁻¹: half a dense GEMM's flops) and reduces each
+//!   node's column to σ² without writing W. No cuBLAS: its handle and first GEMM cost a process
+//!   ~0.25 s, more than the whole evaluation. (The TF32 option still runs cuBLAS' tensor-core
+//!   GEMM and a warp-per-node reduction.) Never more than one tile of nodes × samples in
+//!   memory.
 //! - [`local_krige`]: k nearest samples (the device grid of [`crate::neighbors`], f64 keys (d², i)
 //!   with d² = (dx·dx) + (dy·dy) rounded to nearest, no FMA, ties to the lower index, d² ≤ r²),
 //!   then one warp per node: the m × m system in shared memory, Cholesky with the forward
@@ -66,10 +70,29 @@ pub use cov::{
     CovModel, CovParams, CovStructure, Covariance, MAX_STRUCTURES, StructureParams, gamma_fn,
     ln_gamma,
 };
-pub use dual::{DualInputs, dual_predict};
+pub use dual::{DualInputs, dual_kernels, dual_predict};
 pub use local::{LocalInputs, LocalOutput, LocalTimes, local_krige};
 pub use paper::{PaperMode, paper_krige};
-pub use variance::{VarianceFloat, VarianceInputs, VarianceTimes, global_variance};
+pub use variance::{
+    VarianceFloat, VarianceInputs, VarianceTimes, global_variance, variance_kernels,
+};
+
+/// Compiles (or loads from the disk cache) every kernel of a global evaluation at once, in
+/// parallel: the dual kernels for `surfaces` and, with `variance`, the variance kernels.
+pub fn prepare_global<T: KrigeFloat>(
+    gpu: &crate::Gpu,
+    cov: &Covariance,
+    surfaces: usize,
+    fast: bool,
+    variance: bool,
+) -> Result<(), CudaError> {
+    let mut names = dual_kernels::<T>(cov, surfaces, fast)?;
+    if variance {
+        names.extend(variance_kernels::<T>());
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    gpu.prepare(MODULE, &refs)
+}
 
 pub(crate) const MODULE: &str = "kriging";
 /// Largest neighbourhood of [`local_krige`] and largest sample count of [`paper_krige`].
