@@ -1,5 +1,6 @@
 //! `IndexKind::Auto` on the CPU picks the uniform grid for evenly spread points and the dynamic
 //! grid for clustered ones, and either way returns exactly brute force's rows.
+#![allow(clippy::unwrap_used)]
 
 use geofield::neighbors::{
     AUTO_CLUSTERING_MAX, IndexKind, KnnQuery, auto_index, clustering_of, knn,
