@@ -266,12 +266,17 @@ __device__ __forceinline__ void kr_var_fused(const KrVarParams& P, const KrCov& 
                                              const T* __restrict__ A, const T* __restrict__ K,
                                              T* __restrict__ out) {
     __shared__ T sA[KR_VF_K][KR_VF_R];
-    __shared__ T sK[KR_VF_K][KR_VF_N];
+    __shared__ T sK[KR_VF_K][KR_VF_N + 1];  // +1: the transposing stores hit distinct banks
     __shared__ double sS[16][KR_VF_N];
     __shared__ double sU[KR_PMAX][KR_VF_N];
     const u32 tid = threadIdx.x, tx = tid & 15u, ty = tid >> 4;
     const u32 n = P.n, p = P.p, rows = n + p, ldw = P.ldw;
     const u64 jb = (u64)blockIdx.x * KR_VF_N;  // first node of this block within the tile
+    // Loading: A by consecutive rows (a warp reads 128 contiguous bytes of a column), K by
+    // consecutive columns of a node; the next step's values are fetched into registers while
+    // the current step computes.
+    const u32 a_row = tid & 127u, a_col = tid >> 7;  // columns a_col + 2q, q < 8
+    const u32 k_col = tid & 15u, k_node = tid >> 4;  // nodes k_node + 16q, q < 4
     double s[4] = {0.0, 0.0, 0.0, 0.0};
     for (u32 r0 = 0; r0 < rows; r0 += KR_VF_R) {
         const u32 cend = min(n, r0 + KR_VF_R);  // triangular: later columns are 0 in these rows
@@ -280,29 +285,30 @@ __device__ __forceinline__ void kr_var_fused(const KrVarParams& P, const KrCov& 
         for (int i = 0; i < 8; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = (T)0;
+        T ra[8], rk[4];
+        auto fetch = [&](u32 c0) {
+            const u32 r = r0 + a_row;
+#pragma unroll
+            for (int q = 0; q < 8; ++q) {
+                const u32 c = c0 + a_col + 2 * q;
+                ra[q] = (c < cend && r < rows) ? A[(size_t)c * ldw + r] : (T)0;
+            }
+            const u32 c = c0 + k_col;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const u64 jl = jb + k_node + 16 * q;
+                rk[q] = (jl < P.m && c < cend) ? K[jl * n + c] : (T)0;
+            }
+        };
+        fetch(0);
         for (u32 c0 = 0; c0 < cend; c0 += KR_VF_K) {
             __syncthreads();
-            // A: 16 columns x 128 rows, 8 consecutive rows per thread (coalesced along rows).
-            {
-                const u32 cc = tid >> 4, rr = (tid & 15u) * 8u;
-                const u32 c = c0 + cc;
 #pragma unroll
-                for (int q = 0; q < 8; ++q) {
-                    const u32 r = r0 + rr + q;
-                    sA[cc][rr + q] = (c < cend && r < rows) ? A[(size_t)c * ldw + r] : (T)0;
-                }
-            }
-            // K: 64 nodes x 16 columns, 4 consecutive columns of one node per thread.
-            {
-                const u32 node = tid >> 2, kk = (tid & 3u) * 4u;
-                const u64 jl = jb + node;
+            for (int q = 0; q < 8; ++q) sA[a_col + 2 * q][a_row] = ra[q];
 #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const u32 c = c0 + kk + q;
-                    sK[kk + q][node] = (jl < P.m && c < cend) ? K[jl * n + c] : (T)0;
-                }
-            }
+            for (int q = 0; q < 4; ++q) sK[k_col][k_node + 16 * q] = rk[q];
             __syncthreads();
+            if (c0 + KR_VF_K < cend) fetch(c0 + KR_VF_K);
 #pragma unroll
             for (int kk = 0; kk < KR_VF_K; ++kk) {
                 T a[8], b[4];
