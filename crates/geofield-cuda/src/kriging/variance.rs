@@ -17,6 +17,8 @@ use crate::error::{CudaError, invalid};
 /// Bytes of K and W per tile (the only nodes × samples storage).
 const TILE_BYTES: usize = 256 << 20;
 const REDUCE_WARPS: u32 = 8;
+/// Above this many samples the variance runs cuBLAS' GEMM instead of the fused kernel.
+pub const FUSED_MAX_SAMPLES: usize = 4096;
 /// Nodes per block and threads of `kriging_var_fused` (`KR_VF_T`, `KR_VF_THREADS`).
 const FUSED_NODES: usize = 64;
 const FUSED_THREADS: u32 = 256;
@@ -71,11 +73,17 @@ fn blas_err(action: &str) -> impl FnOnce(cudarc::cublas::result::CublasError) ->
     }
 }
 
-/// The kernels [`global_variance`] launches without `tf32` (for [`crate::Gpu::prepare`]).
-pub fn variance_kernels<T: KrigeFloat>() -> [String; 2] {
+/// The kernels [`global_variance`] launches for `samples` samples without `tf32` (for
+/// [`crate::Gpu::prepare`]).
+pub fn variance_kernels<T: KrigeFloat>(samples: usize) -> [String; 2] {
+    let second = if samples > FUSED_MAX_SAMPLES {
+        "reduce"
+    } else {
+        "fused"
+    };
     [
         format!("kriging_var_k_{}", T::SUFFIX),
-        format!("kriging_var_fused_{}", T::SUFFIX),
+        format!("kriging_var_{second}_{}", T::SUFFIX),
     ]
 }
 
@@ -110,9 +118,11 @@ where
         return Ok((Vec::new(), VarianceTimes::default()));
     }
     let sfx = T::SUFFIX;
-    // TF32 needs cuBLAS' tensor-core GEMM; everything else runs the fused kernel, which needs no
-    // cuBLAS handle (its creation and first GEMM cost a process ~0.25 s on an H100).
-    let use_blas = tf32 && sfx == "f32";
+    // The fused kernel needs no cuBLAS handle, whose creation and first GEMM cost a process
+    // ~0.25 s on an H100: more than the whole variance up to a few thousand samples. TF32 needs
+    // cuBLAS' tensor-core GEMM, and many samples leave few node tiles per launch for the fused
+    // kernel's 64-node blocks while the GEMM takes seconds: both run cuBLAS.
+    let use_blas = (tf32 && sfx == "f32") || n > FUSED_MAX_SAMPLES;
     let blas = if use_blas { Some(gpu.blas()?) } else { None };
     let ldw = n + p;
     let per_node = if use_blas { 2 * n + p } else { n } * std::mem::size_of::<T>();
@@ -153,22 +163,22 @@ where
             format!("kriging_var_reduce_{sfx}"),
         ]
     } else {
-        variance_kernels::<T>()
+        variance_kernels::<T>(n)
     };
     gpu.prepare(MODULE, &[&names[0], &names[1]])?;
     let fk = gpu.function(MODULE, &names[0])?;
     let fr = gpu.function(MODULE, &names[1])?;
     if let Some(blas) = &blas {
+        let mode = if tf32 && sfx == "f32" {
+            blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH
+        } else {
+            blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH
+        };
         // SAFETY: the handle is live (owned by `blas`); the device is held, so no other call
         // shares the handle while the mode is changed (reset below).
-        unsafe {
-            blas_sys::cublasSetMathMode(
-                *blas.handle(),
-                blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH,
-            )
-        }
-        .result()
-        .map_err(blas_err("setting the cuBLAS math mode"))?;
+        unsafe { blas_sys::cublasSetMathMode(*blas.handle(), mode) }
+            .result()
+            .map_err(blas_err("setting the cuBLAS math mode"))?;
     }
     let mut times = VarianceTimes {
         tile_nodes: tile,

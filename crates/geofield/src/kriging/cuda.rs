@@ -146,7 +146,7 @@ fn eval_grid_t<T: KrigeFloat>(
                 drift_scale: g.frame.drift_scale,
             };
             // Every kernel of the evaluation compiled together (in parallel) on a first run.
-            gk::prepare_global::<T>(gpu, &cov, g.surfaces, false, variance)?;
+            gk::prepare_global::<T>(gpu, &cov, g.xs.len(), g.surfaces, false, variance)?;
             let (pred, t) = gk::dual_predict::<T>(gpu, &cov, &grid, &inp, false)?;
             let mut seconds = t.kernel_ms / 1e3;
             let var = if variance {
