@@ -36,8 +36,9 @@ pub(crate) const PROBE_SOURCE: &str = "#if GF_WANTED(geofield_probe)\nextern \"C
 
 /// Every kernel module: (name, source). A module longer than one file is its parts
 /// concatenated; each part after the first starts with `#line 2 "part.cu"`, so NVRTC's
-/// messages name the part and its line. Modules are compiled on first use per device
-/// ([`crate::Gpu::module`]); tests compile all of them with [`compile_check`].
+/// messages name the part and its line. Runs compile the kernels they launch, each as its own
+/// unit ([`crate::Gpu::prepare`], [`compile_kernels`]); tests compile whole modules with
+/// [`compile_check`].
 pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
     ("dispersal", include_str!("../kernels/dispersal.cu")),

@@ -1,4 +1,5 @@
-//! [`Gpu`]: one device, its context and stream, and a compile-once cache of kernel modules.
+//! [`Gpu`]: one device, its context and stream, and a compile-once cache of kernels (one NVRTC
+//! unit per kernel, the units a run needs compiled together in parallel threads).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
