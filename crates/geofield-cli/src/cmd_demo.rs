@@ -105,7 +105,7 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
         let src = Sources::for_species(&stand, i as u32, sp, &grid, false);
         let exact_opts = DisperseOptions {
             method: Method::Exact,
-            precision: Precision::F64,
+            precision: dispersal::reference_precision(&be),
             ..opts
         };
         let (exact, _) = dispersal::disperse_species(&be, &grid, sp, &src, &exact_opts)?;

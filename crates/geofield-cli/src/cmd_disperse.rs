@@ -72,7 +72,8 @@ pub struct DisperseArgs {
     /// Periodic boundary: minimum-image distances on the extent's rectangle.
     #[arg(long)]
     pub torus: bool,
-    /// Output precision (the GPU computes in f32 with compensated accumulation either way).
+    /// Output precision. The GPU computes in f32 (compensated sums, ~1e-6 relative to the f64
+    /// exact sum), so f64 needs --backend cpu.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: PrecisionArg,
     /// Also run the exact method and report the errors of the chosen one against it.
@@ -204,7 +205,7 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         if let Some(c) = compare.as_mut() {
             let exact_opts = DisperseOptions {
                 method: Method::Exact,
-                precision: Precision::F64,
+                precision: dispersal::reference_precision(&be),
                 ..opts
             };
             let (exact, _) = dispersal::disperse_species(&be, &grid, sp, &sources, &exact_opts)?;

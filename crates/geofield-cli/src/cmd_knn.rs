@@ -32,6 +32,8 @@ pub struct KnnArgs {
     /// Only neighbours within this distance (same units as the coordinates).
     #[arg(long)]
     pub radius: Option<f64>,
+    /// Search structure. auto: brute force up to 256 points; else on the CPU the uniform grid
+    /// for evenly spread points and the dynamic grid for clustered ones, on CUDA the uniform grid.
     #[arg(long, value_enum, default_value = "auto")]
     pub index: IndexArg,
     /// Uniform grid cell size (with --index uniform; default: from the point density).

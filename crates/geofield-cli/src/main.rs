@@ -96,6 +96,11 @@ fn main() -> ExitCode {
         leaf = m;
     }
     let ctx = ctx::Ctx::new(cli.global, names.join(" "), leaf);
+    // The first run on a machine compiles the GPU kernels it needs (cached on disk afterwards):
+    // say so once on stderr, unless the command was asked to be quiet.
+    if !ctx.quiet() {
+        geofield_cuda::set_compile_hook(Some(Box::new(compile_notice)));
+    }
     let result = match cli.command {
         Command::Info(a) => cmd_info::run(&a, &ctx),
         Command::Demo(a) => cmd_demo::run(&a, &ctx),
@@ -157,4 +162,20 @@ fn render_error(e: &anyhow::Error) -> String {
         parts.push(text);
     }
     parts.join(": ")
+}
+
+/// Prints "compiling GPU kernels (once per machine): ..." the first time NVRTC starts.
+fn compile_notice(event: &geofield_cuda::CompileEvent) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if let geofield_cuda::CompileEvent::Start { module, kernels } = event
+        && !SAID.swap(true, Ordering::Relaxed)
+    {
+        let what = if kernels.is_empty() {
+            format!("module {module}")
+        } else {
+            kernels.join(", ")
+        };
+        eprintln!("compiling GPU kernels (once per machine): {what}");
+    }
 }

@@ -21,6 +21,37 @@ typedef unsigned long long u64;
 #define GF_CHECK_SIZE(T, N) static_assert(sizeof(T) == (N), #T " must match its Rust mirror")
 
 // ---------------------------------------------------------------------------------------------
+// Kernel selection. The host compiles only the kernels a run needs (src/compile.rs): it puts
+// `#define GF_SELECT 1` and one `#define GF_WANT_<kernel> 1` per wanted kernel in front of the
+// module, and every kernel of a module is guarded, so NVRTC never sees the others:
+//   plain kernels:            #if GF_WANTED(name) ... #endif
+//   macro-generated kernels:  GF_KERNEL_IF(name)(extern "C" __global__ void name(...) {...})
+// Without GF_SELECT (compile checks, the ptxas report) every kernel is compiled.
+// GF_WANTED(name) is 0 or 1 in #if as in macros: GF_BOOL(x) is 1 when x expands to exactly 1
+// (GF_PROBE_1 then supplies a second argument), else 0.
+// ---------------------------------------------------------------------------------------------
+#define GF_CAT_(a, b) a##b
+#define GF_CAT(a, b) GF_CAT_(a, b)
+#define GF_SECOND_(a, b, ...) b
+#define GF_SECOND(...) GF_SECOND_(__VA_ARGS__, 0, ~)
+#define GF_PROBE_1 ~, 1
+#define GF_BOOL(x) GF_SECOND(GF_CAT(GF_PROBE_, x))
+#define GF_OR_00 0
+#define GF_OR_01 1
+#define GF_OR_10 1
+#define GF_OR_11 1
+#define GF_OR(a, b) GF_CAT(GF_OR_, GF_CAT(a, b))
+#ifdef GF_SELECT
+#define GF_ALL_KERNELS 0
+#else
+#define GF_ALL_KERNELS 1
+#endif
+#define GF_WANTED(name) GF_OR(GF_ALL_KERNELS, GF_BOOL(GF_WANT_##name))
+#define GF_IF_0(...)
+#define GF_IF_1(...) __VA_ARGS__
+#define GF_KERNEL_IF(name) GF_CAT(GF_IF_, GF_WANTED(name))
+
+// ---------------------------------------------------------------------------------------------
 // SFU intrinsics. Inline PTX pins each to one MUFU op (checked with nvdisasm: MUFU.EX2,
 // MUFU.LG2, MUFU.SQRT, MUFU.RCP). .ftz: denormal inputs/outputs flush to zero.
 // ---------------------------------------------------------------------------------------------

@@ -272,11 +272,11 @@ __device__ __forceinline__ void gf_exact(const DispersalExactParams& p,
 }
 
 #define GF_EXACT_KERNEL(NAME, S, TORUS)                                                           \
-    extern "C" __global__ void __launch_bounds__(GF_THREADS, 3)                                  \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 3)                  \
         NAME(const DispersalExactParams p, const double* __restrict__ u,                         \
              const double* __restrict__ v, const float* __restrict__ w, void* __restrict__ out) { \
         gf_exact<S, TORUS>(p, u, v, w, out);                                                      \
-    }
+    })
 
 GF_EXACT_KERNEL(dispersal_exact_w3_open, GF_W3, false)
 GF_EXACT_KERNEL(dispersal_exact_w2_open, GF_W2, false)
@@ -294,6 +294,7 @@ GF_EXACT_KERNEL(dispersal_exact_t1_torus, GF_T1, true)
 GF_EXACT_KERNEL(dispersal_exact_tgen_torus, GF_TGEN, true)
 
 // Sums the f64 partials of the exact kernel's tree slices in slice order.
+#if GF_WANTED(dispersal_finalize)
 extern "C" __global__ void __launch_bounds__(GF_THREADS)
     dispersal_finalize(const DispersalFinalizeParams p, const double* __restrict__ partial,
                        void* __restrict__ out) {
@@ -304,6 +305,7 @@ extern "C" __global__ void __launch_bounds__(GF_THREADS)
         gf_store(out, idx, acc, p.out_f64);
     }
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Cutoff: R(c) = sum over trees with d^2 <= R^2 (tested in f32 on the scaled x). Block = output
@@ -454,12 +456,12 @@ __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
 }
 
 #define GF_CUTOFF_KERNEL(NAME, S)                                                                 \
-    extern "C" __global__ void __launch_bounds__(GF_THREADS, 4)                                  \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 4)                  \
         NAME(const DispersalCutoffParams p, const u32* __restrict__ tile_start,                  \
              const float* __restrict__ du, const float* __restrict__ dv,                         \
              const float* __restrict__ w, void* __restrict__ out) {                              \
         gf_cutoff<S>(p, tile_start, du, dv, w, out);                                              \
-    }
+    })
 
 GF_CUTOFF_KERNEL(dispersal_cutoff_w3, GF_W3)
 GF_CUTOFF_KERNEL(dispersal_cutoff_w2, GF_W2)
@@ -479,6 +481,7 @@ GF_CUTOFF_KERNEL(dispersal_cutoff_tgen, GF_TGEN)
 // d^2 = dx*dx + dy*dy and rho^2 = rho*rho, each rounded separately (no FMA), so a CPU oracle can
 // reproduce every decision bit for bit. Accumulation: Kahan per contribution.
 // ---------------------------------------------------------------------------------------------
+#if GF_WANTED(dispersal_multires)
 extern "C" __global__ void __launch_bounds__(GF_THREADS)
     dispersal_multires(const DispersalMultiresParams p, const float* __restrict__ nu,
                        const float* __restrict__ nv, const float* __restrict__ nw,
@@ -545,3 +548,4 @@ extern "C" __global__ void __launch_bounds__(GF_THREADS)
     }
     gf_store(out, (u64)row * p.cols + col, gf_kahan_value(s, c), p.out_f64);
 }
+#endif

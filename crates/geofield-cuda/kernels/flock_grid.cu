@@ -4,6 +4,7 @@
 
 // ---- build kernels ----------------------------------------------------------------------------
 // sync[0..3): encoded minima, sync[3..6): encoded maxima, sync[6]: blocks done.
+#if GF_WANTED(flock_bounds)
 extern "C" __global__ void __launch_bounds__(FL_AUX) flock_bounds(FlockParams P,
                                                                    const float4* __restrict__ pos,
                                                                    u32* sync, FlockPlan* plan,
@@ -33,8 +34,10 @@ extern "C" __global__ void __launch_bounds__(FL_AUX) flock_bounds(FlockParams P,
         fl_make_plan(P, lo, hi, plan);
     }
 }
+#endif
 
 // Cell of every agent; rank in its cell (warp-aggregated atomics); per-tile totals.
+#if GF_WANTED(flock_count)
 extern "C" __global__ void __launch_bounds__(FL_AUX)
     flock_count(FlockParams P, const FlockPlan* __restrict__ plan, const float4* __restrict__ pos,
                 u32* counts, u32* tile_sums, u32* rank) {
@@ -45,8 +48,10 @@ extern "C" __global__ void __launch_bounds__(FL_AUX)
     const u32 r = gf_count_rank(valid, cell, counts, tile_sums);
     if (valid) rank[i] = r;
 }
+#endif
 
 // starts[c] = sum of counts[0..c) for c <= ncells; counts back to zero. Block b scans tile b.
+#if GF_WANTED(flock_scan)
 extern "C" __global__ void __launch_bounds__(FL_AUX) flock_scan(FlockParams P,
                                                                  const FlockPlan* __restrict__ plan,
                                                                  u32* counts,
@@ -56,8 +61,10 @@ extern "C" __global__ void __launch_bounds__(FL_AUX) flock_scan(FlockParams P,
     gf_tile_scan<FL_AUX>(blockIdx.x, counts, tile_sums, starts, true);
     (void)P;
 }
+#endif
 
 // The state into cell order: slot = starts[cell] + rank; slot_of[id] = slot.
+#if GF_WANTED(flock_scatter)
 extern "C" __global__ void __launch_bounds__(FL_AUX) flock_scatter(
     FlockParams P, const FlockPlan* __restrict__ plan, const u32* __restrict__ starts,
     const u32* __restrict__ rank, const float4* __restrict__ pos, const float4* __restrict__ vel,
@@ -73,9 +80,11 @@ extern "C" __global__ void __launch_bounds__(FL_AUX) flock_scatter(
     oacc[dst] = acc[i];
     slot_of[__float_as_uint(p.w)] = dst;
 }
+#endif
 
 // Radius mode: each cell's agents into ascending id order (slot = start + number of agents of
 // the cell with a smaller id), from the scattered set into the other one.
+#if GF_WANTED(flock_sort_cells)
 extern "C" __global__ void __launch_bounds__(FL_AUX) flock_sort_cells(
     FlockParams P, const FlockPlan* __restrict__ plan, const u32* __restrict__ starts,
     const float4* __restrict__ pos, const float4* __restrict__ vel,
@@ -95,6 +104,7 @@ extern "C" __global__ void __launch_bounds__(FL_AUX) flock_sort_cells(
     ovel[dst] = vel[i];
     oacc[dst] = acc[i];
 }
+#endif
 
 // ---- neighbour buffers ------------------------------------------------------------------------
 // The k best keys (bits(d2) << 32 | id), ascending, in registers: K slots, the first K - k

@@ -170,25 +170,25 @@ __device__ __forceinline__ void fl_step_brute(const FlockParams& P, const float4
 
 // ---- entry points ------------------------------------------------------------------------------
 #define FL_GRID_ENTRY(SUF, K)                                                                    \
-    extern "C" __global__ void __launch_bounds__(FL_THREADS, 4) flock_step_grid_##SUF(           \
+    GF_KERNEL_IF(flock_step_grid_##SUF)(extern "C" __global__ void __launch_bounds__(FL_THREADS, 4) flock_step_grid_##SUF( \
         FlockParams P, const FlockPlan* plan, const u32* starts, const float4* pos,              \
         const float4* vel, const float4* acc, const u32* slot_of, float4* opos, float4* ovel,    \
         float4* oacc, u32* det_nb, u32* det_cnt, float* det_force) {                             \
         const FlDetail D = {det_nb, det_cnt, det_force};                                         \
         fl_step_grid<K>(P, plan, starts, pos, vel, acc, slot_of, opos, ovel, oacc, D);           \
-    }
+    })
 FL_GRID_ENTRY(r, 0)
 FL_GRID_ENTRY(k8, 8)
 FL_GRID_ENTRY(k16, 16)
 FL_GRID_ENTRY(k64, 64)
 
 #define FL_BRUTE_ENTRY(SUF, K)                                                                   \
-    extern "C" __global__ void __launch_bounds__(FL_THREADS, 4) flock_step_brute_##SUF(          \
+    GF_KERNEL_IF(flock_step_brute_##SUF)(extern "C" __global__ void __launch_bounds__(FL_THREADS, 4) flock_step_brute_##SUF( \
         FlockParams P, const float4* pos, const float4* vel, const float4* acc, float4* opos,    \
         float4* ovel, float4* oacc, u32* det_nb, u32* det_cnt, float* det_force) {               \
         const FlDetail D = {det_nb, det_cnt, det_force};                                         \
         fl_step_brute<K>(P, pos, vel, acc, opos, ovel, oacc, D);                                 \
-    }
+    })
 FL_BRUTE_ENTRY(r, 0)
 FL_BRUTE_ENTRY(k8, 8)
 FL_BRUTE_ENTRY(k16, 16)

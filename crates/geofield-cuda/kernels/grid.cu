@@ -190,6 +190,7 @@ __device__ __forceinline__ void gb_bounds(const GridBuildParams& P, const T* __r
     gb_make_plan(P, lo, hi, plan);
 }
 
+#if GF_WANTED(grid_clear)
 extern "C" __global__ void __launch_bounds__(GB_THREADS)
     grid_clear(GridBuildParams P, const GfGridPlan* __restrict__ plan, u32* counts,
                u32* tile_sums, u64* enc_lo, u64* enc_hi) {
@@ -206,6 +207,7 @@ extern "C" __global__ void __launch_bounds__(GB_THREADS)
     }
     (void)P;
 }
+#endif
 
 template <typename T, int D>
 __device__ __forceinline__ void gb_count(const GridBuildParams& P, const GfGridPlan* plan,
@@ -225,6 +227,7 @@ __device__ __forceinline__ void gb_count(const GridBuildParams& P, const GfGridP
 }
 
 // starts[c] = sum of counts[0..c) for c <= ncells. Block b scans tile b.
+#if GF_WANTED(grid_scan)
 extern "C" __global__ void __launch_bounds__(GB_THREADS)
     grid_scan(GridBuildParams P, const GfGridPlan* __restrict__ plan, u32* counts,
               const u32* __restrict__ tile_sums, u32* starts) {
@@ -232,6 +235,7 @@ extern "C" __global__ void __launch_bounds__(GB_THREADS)
     gf_tile_scan<GB_THREADS>(blockIdx.x, counts, tile_sums, starts, false);
     (void)P;
 }
+#endif
 
 template <typename T, int D>
 __device__ __forceinline__ void gb_scatter(const GridBuildParams& P, const GfGridPlan* plan,
@@ -340,28 +344,28 @@ __device__ __forceinline__ void gb_slabs(const GridBuildParams& P, const GfGridP
 
 // ---- entry points ---------------------------------------------------------------------------------
 #define GB_ENTRY(SUF, T)                                                                         \
-    extern "C" __global__ void __launch_bounds__(GB_THREADS)                                     \
+    GF_KERNEL_IF(grid_bounds_##SUF)(extern "C" __global__ void __launch_bounds__(GB_THREADS)        \
         grid_bounds_##SUF(GridBuildParams P, const T* pts, u64* sync, GfGridPlan* plan) {        \
         if (P.dim == 3) gb_bounds<T, 3>(P, pts, sync, plan);                                     \
         else gb_bounds<T, 2>(P, pts, sync, plan);                                                \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(GB_THREADS)                                     \
+    })                                                                                            \
+    GF_KERNEL_IF(grid_count_##SUF)(extern "C" __global__ void __launch_bounds__(GB_THREADS)         \
         grid_count_##SUF(GridBuildParams P, const GfGridPlan* plan, const T* pts, u32* counts,   \
                          u32* tile_sums, u32* rank) {                                            \
         if (P.dim == 3) gb_count<T, 3>(P, plan, pts, counts, tile_sums, rank);                   \
         else gb_count<T, 2>(P, plan, pts, counts, tile_sums, rank);                              \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(GB_THREADS) grid_scatter_##SUF(                 \
+    })                                                                                            \
+    GF_KERNEL_IF(grid_scatter_##SUF)(extern "C" __global__ void __launch_bounds__(GB_THREADS) grid_scatter_##SUF( \
         GridBuildParams P, const GfGridPlan* plan, const u32* starts, const u32* rank,           \
         const T* pts, T* out_pts, u32* out_ids, u64* enc_lo, u64* enc_hi) {                      \
         if (P.dim == 3)                                                                          \
             gb_scatter<T, 3>(P, plan, starts, rank, pts, out_pts, out_ids, enc_lo, enc_hi);      \
         else gb_scatter<T, 2>(P, plan, starts, rank, pts, out_pts, out_ids, enc_lo, enc_hi);     \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(GB_THREADS)                                     \
+    })                                                                                            \
+    GF_KERNEL_IF(grid_slabs_##SUF)(extern "C" __global__ void __launch_bounds__(GB_THREADS)         \
         grid_slabs_##SUF(GridBuildParams P, const GfGridPlan* plan, const u64* enc_lo,           \
                          const u64* enc_hi, T* slab_lo, T* slab_hi, T* pre_max, T* suf_min) {    \
         gb_slabs<T>(P, plan, enc_lo, enc_hi, slab_lo, slab_hi, pre_max, suf_min);                \
-    }
+    })
 GB_ENTRY(f32, float)
 GB_ENTRY(f64, double)

@@ -142,11 +142,11 @@ __device__ __forceinline__ void kr_dual(const KrDualParams& P, const KrCov& cov_
 
 #define KR_NPT(HT) ((HT) <= 4 ? 2 : 1)
 #define KR_DUAL_ONE(NAME, T, MODEL, HT, FAST)                                                    \
-    extern "C" __global__ void __launch_bounds__(KR_THREADS, 1) NAME(                               \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(KR_THREADS, 1) NAME(            \
         KrDualParams P, KrCov cov, const T* __restrict__ sxy, const T* __restrict__ alpha,      \
         const double* __restrict__ beta, T* __restrict__ out) {                                  \
         kr_dual<T, MODEL, HT, KR_NPT(HT), FAST>(P, cov, sxy, alpha, beta, out);                  \
-    }
+    })
 #define KR_DUAL_MODELS(PREC, T, HT, FAST)                                                        \
     KR_DUAL_ONE(kriging_dual_##PREC##_gen_h##HT, T, KR_M_GEN, HT, FAST)                         \
     KR_DUAL_ONE(kriging_dual_##PREC##_exp_h##HT, T, KR_M_EXP, HT, FAST)                         \
@@ -182,14 +182,18 @@ __device__ __forceinline__ void kr_var_k(const KrVarParams& P, const KrCov& cov_
         K[jl * P.n + i] = KrCovT<T, true>::eval(cov, kr_sqrt_p<true>(dx * dx + dy * dy));
     }
 }
+#if GF_WANTED(kriging_var_k_f32)
 extern "C" __global__ void kriging_var_k_f32(KrVarParams P, KrCov cov, const float* __restrict__ sxy,
                                              float* __restrict__ K) {
     kr_var_k<float>(P, cov, sxy, K);
 }
+#endif
+#if GF_WANTED(kriging_var_k_f64)
 extern "C" __global__ void kriging_var_k_f64(KrVarParams P, KrCov cov, const double* __restrict__ sxy,
                                              double* __restrict__ K) {
     kr_var_k<double>(P, cov, sxy, K);
 }
+#endif
 
 __device__ __forceinline__ double kr_warp_sum(double v) {
 #pragma unroll
@@ -228,11 +232,149 @@ __device__ __forceinline__ void kr_var_reduce(const KrVarParams& P, const KrCov&
     }
     if (lane == 0) out[P.j0 + jl] = (T)fmax(0.0, cov.var_zero - s + t2);
 }
+#if GF_WANTED(kriging_var_reduce_f32)
 extern "C" __global__ void kriging_var_reduce_f32(KrVarParams P, KrCov cov, const float* __restrict__ W,
                                                   float* __restrict__ out) {
     kr_var_reduce<float>(P, cov, W, out);
 }
+#endif
+#if GF_WANTED(kriging_var_reduce_f64)
 extern "C" __global__ void kriging_var_reduce_f64(KrVarParams P, KrCov cov, const double* __restrict__ W,
                                                   double* __restrict__ out) {
     kr_var_reduce<double>(P, cov, W, out);
 }
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Global variance without cuBLAS: W = A K and the reduction in one kernel. A = [L^-1; G^T L^-1]
+// ((n+p) x n, column-major a[r + c*ldw]); rows r < n are lower triangular, so a row tile
+// [r0, r0+128) only needs columns c < r0+128 (about half the flops of a dense GEMM). A block owns
+// 64 nodes of the K tile (K[jl*n + i], the kriging_var_k output) and walks every row tile; a
+// thread computes 8 rows x 4 nodes (rows ty + 16 i, nodes tx + 16 j: broadcast or conflict-free
+// shared reads, 12 loads per 32 FMAs), each dot product summed in T over the columns, then |w|^2
+// summed in f64 in a fixed order (the result does not depend on scheduling). The p drift rows are
+// kept for the reduction: sigma^2 = var_zero - |w|^2 + |Rinv (f(x) - G^T w)|^2, clamped at 0
+// (as kriging_var_reduce).
+// ---------------------------------------------------------------------------------------------
+#define KR_VF_R 128     // rows of A per tile
+#define KR_VF_N 64      // nodes per block
+#define KR_VF_K 16      // columns per shared-memory step
+#define KR_VF_THREADS 256
+
+template <typename T>
+__device__ __forceinline__ void kr_var_fused(const KrVarParams& P, const KrCov& cov,
+                                             const T* __restrict__ A, const T* __restrict__ K,
+                                             T* __restrict__ out) {
+    __shared__ T sA[KR_VF_K][KR_VF_R];
+    __shared__ T sK[KR_VF_K][KR_VF_N + 1];  // +1: the transposing stores hit distinct banks
+    __shared__ double sS[16][KR_VF_N];
+    __shared__ double sU[KR_PMAX][KR_VF_N];
+    const u32 tid = threadIdx.x, tx = tid & 15u, ty = tid >> 4;
+    const u32 n = P.n, p = P.p, rows = n + p, ldw = P.ldw;
+    const u64 jb = (u64)blockIdx.x * KR_VF_N;  // first node of this block within the tile
+    // Loading: A by consecutive rows (a warp reads 128 contiguous bytes of a column), K by
+    // consecutive columns of a node; the next step's values are fetched into registers while
+    // the current step computes.
+    const u32 a_row = tid & 127u, a_col = tid >> 7;  // columns a_col + 2q, q < 8
+    const u32 k_col = tid & 15u, k_node = tid >> 4;  // nodes k_node + 16q, q < 4
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    for (u32 r0 = 0; r0 < rows; r0 += KR_VF_R) {
+        const u32 cend = min(n, r0 + KR_VF_R);  // triangular: later columns are 0 in these rows
+        T acc[8][4];
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] = (T)0;
+        T ra[8], rk[4];
+        auto fetch = [&](u32 c0) {
+            const u32 r = r0 + a_row;
+#pragma unroll
+            for (int q = 0; q < 8; ++q) {
+                const u32 c = c0 + a_col + 2 * q;
+                ra[q] = (c < cend && r < rows) ? A[(size_t)c * ldw + r] : (T)0;
+            }
+            const u32 c = c0 + k_col;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const u64 jl = jb + k_node + 16 * q;
+                rk[q] = (jl < P.m && c < cend) ? K[jl * n + c] : (T)0;
+            }
+        };
+        fetch(0);
+        for (u32 c0 = 0; c0 < cend; c0 += KR_VF_K) {
+            __syncthreads();
+#pragma unroll
+            for (int q = 0; q < 8; ++q) sA[a_col + 2 * q][a_row] = ra[q];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) sK[k_col][k_node + 16 * q] = rk[q];
+            __syncthreads();
+            if (c0 + KR_VF_K < cend) fetch(c0 + KR_VF_K);
+#pragma unroll
+            for (int kk = 0; kk < KR_VF_K; ++kk) {
+                T a[8], b[4];
+#pragma unroll
+                for (int i = 0; i < 8; ++i) a[i] = sA[kk][ty + 16 * i];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) b[j] = sK[kk][tx + 16 * j];
+#pragma unroll
+                for (int i = 0; i < 8; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const u32 r = r0 + ty + 16 * i;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const double w = (double)acc[i][j];
+                if (r < n) {
+                    s[j] += w * w;
+                } else if (r < rows) {
+                    sU[r - n][tx + 16 * j] = w;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) sS[ty][tx + 16 * j] = s[j];
+    __syncthreads();
+    if (tid < KR_VF_N) {
+        const u64 jl = jb + tid;
+        if (jl < P.m) {
+            double ss = 0.0;
+            for (int q = 0; q < 16; ++q) ss += sS[q][tid];
+            double xd, yd;
+            kr_node(P.grid, P.j0 + jl, xd, yd);
+            double f[KR_PMAX], rr[KR_PMAX];
+            kr_drift(xd, yd, P.drift_scale, P.p, f);
+#pragma unroll
+            for (int l = 0; l < KR_PMAX; ++l) rr[l] = l < (int)p ? f[l] - sU[l][tid] : 0.0;
+            double t2 = 0.0;
+#pragma unroll
+            for (int a = 0; a < KR_PMAX; ++a) {
+                if (a < (int)p) {
+                    double t = 0.0;
+#pragma unroll
+                    for (int b = 0; b <= a; ++b) t += P.rinv[a * p + b] * rr[b];
+                    t2 += t * t;
+                }
+            }
+            out[P.j0 + jl] = (T)fmax(0.0, cov.var_zero - ss + t2);
+        }
+    }
+}
+#if GF_WANTED(kriging_var_fused_f32)
+extern "C" __global__ void __launch_bounds__(KR_VF_THREADS)
+    kriging_var_fused_f32(KrVarParams P, KrCov cov, const float* __restrict__ A,
+                          const float* __restrict__ K, float* __restrict__ out) {
+    kr_var_fused<float>(P, cov, A, K, out);
+}
+#endif
+#if GF_WANTED(kriging_var_fused_f64)
+extern "C" __global__ void __launch_bounds__(KR_VF_THREADS)
+    kriging_var_fused_f64(KrVarParams P, KrCov cov, const double* __restrict__ A,
+                          const double* __restrict__ K, double* __restrict__ out) {
+    kr_var_fused<double>(P, cov, A, K, out);
+}
+#endif

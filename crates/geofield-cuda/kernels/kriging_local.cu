@@ -5,6 +5,7 @@
 // ---------------------------------------------------------------------------------------------
 // Local kriging.
 // ---------------------------------------------------------------------------------------------
+#if GF_WANTED(kriging_nodes)
 extern "C" __global__ void kriging_nodes(KrNodesParams P, double* __restrict__ q) {
     const u64 jl = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (jl >= P.m) return;
@@ -13,6 +14,7 @@ extern "C" __global__ void kriging_nodes(KrNodesParams P, double* __restrict__ q
     q[2 * jl] = x;
     q[2 * jl + 1] = y;
 }
+#endif
 
 template <typename T> __device__ __forceinline__ T kr_nan();
 template <> __device__ __forceinline__ float kr_nan<float>() { return __int_as_float(0x7fffffff); }
@@ -212,18 +214,22 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
         if (P.want_var && lane == 0) var[j] = kr_nan<T>();
     }
 }
+#if GF_WANTED(kriging_local_f32)
 extern "C" __global__ void kriging_local_f32(KrLocalParams P, KrCov cov, const double* __restrict__ sxy,
                                              const float* __restrict__ z, const double* __restrict__ mean,
                                              const long long* __restrict__ nbr, float* __restrict__ pred,
                                              float* __restrict__ var) {
     kr_local<float>(P, cov, sxy, z, mean, nbr, pred, var);
 }
+#endif
+#if GF_WANTED(kriging_local_f64)
 extern "C" __global__ void kriging_local_f64(KrLocalParams P, KrCov cov, const double* __restrict__ sxy,
                                              const double* __restrict__ z, const double* __restrict__ mean,
                                              const long long* __restrict__ nbr, double* __restrict__ pred,
                                              double* __restrict__ var) {
     kr_local<double>(P, cov, sxy, z, mean, nbr, pred, var);
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // The paper's method (Li & Dong): per node, the (n+1) bordered ordinary-kriging system
@@ -289,11 +295,11 @@ __device__ __forceinline__ void kr_paper(const KrPaperParams& P, const KrCov& co
     }
 }
 #define KR_PAPER(T, NAME, NM)                                                                    \
-    extern "C" __global__ void NAME(KrPaperParams P, KrCov cov, const T* __restrict__ sxy,       \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void NAME(KrPaperParams P, KrCov cov, const T* __restrict__ sxy, \
                                     const T* __restrict__ z, const T* __restrict__ amat,         \
                                     T* __restrict__ out) {                                       \
         kr_paper<T, NM>(P, cov, sxy, z, amat, out);                                              \
-    }
+    })
 KR_PAPER(float, kriging_paper_f32_n16, 16)
 KR_PAPER(float, kriging_paper_f32_n64, 64)
 KR_PAPER(double, kriging_paper_f64_n16, 16)

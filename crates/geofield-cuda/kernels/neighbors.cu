@@ -445,30 +445,30 @@ __device__ __forceinline__ void nb_tree(const NeighborsGridParams& P, const GfGr
 
 // ---- entry points -----------------------------------------------------------------------------
 #define NB_BRUTE(SUF, T)                                                                         \
-    extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_brute_##SUF(                \
+    GF_KERNEL_IF(neighbors_brute_##SUF)(extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_brute_##SUF( \
         NeighborsBruteParams P, const T* pts, const T* qs, long long* out_idx, T* out_d2) {      \
         if (P.dim == 3) nb_brute<T, 3>(P, pts, qs, out_idx, out_d2);                             \
         else nb_brute<T, 2>(P, pts, qs, out_idx, out_d2);                                        \
-    }
+    })
 NB_BRUTE(f32, float)
 NB_BRUTE(f64, double)
 
 #define NB_GRID(SUF, T)                                                                          \
-    extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_grid_##SUF(                 \
+    GF_KERNEL_IF(neighbors_grid_##SUF)(extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_grid_##SUF( \
         NeighborsGridParams P, const GfGridPlan* plan, const u32* starts, const T* pts,          \
         const u32* ids, const T* slab_lo, const T* slab_hi, const T* pre_max, const T* suf_min,  \
         const T* qs, long long* out_idx, T* out_d2) {                                            \
         NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, pre_max, suf_min};                    \
         if (P.dim == 3) nb_grid<T, 3>(P, plan, G, qs, out_idx, out_d2);                          \
         else nb_grid<T, 2>(P, plan, G, qs, out_idx, out_d2);                                     \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_tree_##SUF(                 \
+    })                                                                                            \
+    GF_KERNEL_IF(neighbors_tree_##SUF)(extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_tree_##SUF( \
         NeighborsGridParams P, const GfGridPlan* plan, const u32* starts, const T* pts,          \
         const u32* ids, const T* slab_lo, const T* slab_hi, const T* qs, long long* out_idx,     \
         T* out_d2) {                                                                             \
         NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, slab_lo, slab_hi};                    \
         if (P.dim == 3) nb_tree<T, 3>(P, plan, G, qs, out_idx, out_d2);                          \
         else nb_tree<T, 2>(P, plan, G, qs, out_idx, out_d2);                                     \
-    }
+    })
 NB_GRID(f32, float)
 NB_GRID(f64, double)

@@ -150,17 +150,18 @@ __device__ __forceinline__ void wind_west(const WindParams& p, float* u, float* 
 }
 
 #define WIND_WEST_KERNEL(NAME, COMPACT)                                                            \
-    extern "C" __global__ void __launch_bounds__(WIND_THREADS)                                     \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(WIND_THREADS)                   \
         NAME(const WindParams p, float* u, float* v, float* w, const float* d0,                    \
              const unsigned char* tu, const unsigned char* tv, const unsigned char* tw,            \
              const float* inv_dz, const float* zscale) {                                           \
         wind_west<COMPACT>(p, u, v, w, d0, tu, tv, tw, inv_dz, zscale);                            \
-    }
+    })
 WIND_WEST_KERNEL(wind_west_compact_f32, true)
 WIND_WEST_KERNEL(wind_west_parity_f32, false)
 
 // Per-block max |D| over fluid cells (k >= ground_k of the column), D = d0 + the divergence of
 // the f32 faces in f64, as the CPU's ops::divergence: (uE - uW)/dx + (vN - vS)/dx + (wT - wB)/dz_k.
+#if GF_WANTED(wind_divmax_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_divmax_f32(const WindParams p, const float* __restrict__ u, const float* __restrict__ v,
                     const float* __restrict__ w, const double* __restrict__ d0,
@@ -182,17 +183,22 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     m = wind_block_reduce<true, WIND_THREADS>(m);
     if (threadIdx.x == 0) partial[blockIdx.x] = m;
 }
+#endif
 
 // scal[slot] = max (or sum) of partial[0 .. parts), one block of WIND_PARTS threads.
+#if GF_WANTED(wind_reduce_max_f64)
 extern "C" __global__ void __launch_bounds__(WIND_PARTS)
     wind_reduce_max_f64(const WindParams p, const double* __restrict__ partial, double* scal) {
     const double v = threadIdx.x < p.parts ? partial[threadIdx.x] : 0.0;
     const double m = wind_block_reduce<true, WIND_PARTS>(v);
     if (threadIdx.x == 0) scal[p.slot] = m;
 }
+#endif
+#if GF_WANTED(wind_reduce_sum_f64)
 extern "C" __global__ void __launch_bounds__(WIND_PARTS)
     wind_reduce_sum_f64(const WindParams p, const double* __restrict__ partial, double* scal) {
     const double v = threadIdx.x < p.parts ? partial[threadIdx.x] : 0.0;
     const double s = wind_block_reduce<false, WIND_PARTS>(v);
     if (threadIdx.x == 0) scal[p.slot] = s;
 }
+#endif

@@ -69,6 +69,7 @@ __device__ __forceinline__ void wind_line(const WindParams& p, u32 row, u32 col,
 // The z-line solve's constant part, once per level: the Thomas pivots of each column's
 // tridiagonal (diag, -kz) as ip = 1/pivot and cpf = super-diagonal / pivot. Singular pivots
 // (solid cells) give ip = cpf = 0, so those cells solve to x = 0, as on the CPU.
+#if GF_WANTED(wind_factor_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_factor_f32(const WindParams p, const float* __restrict__ kz,
                     const float* __restrict__ diag, float* __restrict__ ip,
@@ -93,9 +94,11 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         }
     }
 }
+#endif
 
 // One colour of z-line relaxation, step 1: g = b + sum_h K x_nb on the colour's columns (every
 // cell in parallel; the neighbours are the other colour).
+#if GF_WANTED(wind_line_rhs_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_line_rhs_f32(const WindParams p, const float* __restrict__ kx,
                       const float* __restrict__ ky, const float* __restrict__ x,
@@ -109,12 +112,14 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         g[i] = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, x);
     }
 }
+#endif
 
 #define WIND_CHUNK 8
 
 // Step 2: each column of the colour solved with the level's factors: forward
 // y_k = (g_k + kz_k y_{k-1}) ip_k, backward x_k = y_k - cpf_k x_{k+1}. The loads of WIND_CHUNK
 // layers are issued together, so a column waits for memory once per chunk, not once per layer.
+#if GF_WANTED(wind_thomas_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_thomas_f32(const WindParams p, const float* __restrict__ kz,
                     const float* __restrict__ ip, const float* __restrict__ cpf,
@@ -166,8 +171,10 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
             }
         }
 }
+#endif
 
 // p.sweeps sweeps (colour 0 then 1) of the coarsest level in one block.
+#if GF_WANTED(wind_coarsest_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_coarsest_f32(const WindParams p, const float* kx, const float* ky, const float* kz,
                       const float* diag, float* x, const float* b, float* cp) {
@@ -181,8 +188,10 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
             __syncthreads();
         }
 }
+#endif
 
 // cb = sum over the 2x2 children (row-major) of the fine residual b - A'x.
+#if GF_WANTED(wind_restrict_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_restrict_f32(const WindParams p, const float* __restrict__ kx,
                       const float* __restrict__ ky, const float* __restrict__ kz,
@@ -201,8 +210,10 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         cb[ci] = s;
     }
 }
+#endif
 
 // x += x_coarse of the parent column (piecewise constant) on cells with diag != 0.
+#if GF_WANTED(wind_prolong_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_prolong_f32(const WindParams p, const float* __restrict__ diag,
                      const float* __restrict__ xc, float* __restrict__ x) {
@@ -214,3 +225,4 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         x[i] += xc[(k * p.crows + row / 2) * p.ccols + col / 2];
     }
 }
+#endif

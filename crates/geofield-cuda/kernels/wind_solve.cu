@@ -8,6 +8,7 @@
 
 // WIND_OP_APPLY_DOT: out = A'x, partial sum of x * out. WIND_OP_RESID_MAX: out = b - A'x,
 // partial max |out * inv_vol| (the divergence, s^-1).
+#if GF_WANTED(wind_op_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_op_f64(const WindParams p, const double* __restrict__ kx, const double* __restrict__ ky,
                 const double* __restrict__ kz, const double* __restrict__ diag,
@@ -34,9 +35,11 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
                 : wind_block_reduce<false, WIND_THREADS>(acc);
     if (threadIdx.x == 0) partial[blockIdx.x] = acc;
 }
+#endif
 
 // One colour of red-black SOR in phi form, compact mapping col = 2t + ((row + k + colour) & 1):
 // phi = (1 - omega) phi + omega (b + sum K phi_nb) / diag, neighbours W, E, N, S, below, above.
+#if GF_WANTED(wind_sor_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_sor_f64(const WindParams p, const double* __restrict__ kx,
                  const double* __restrict__ ky, const double* __restrict__ kz,
@@ -58,9 +61,11 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
                 phi[i] = (1.0 - p.omega) * phi[i] + p.omega * s / d;
             }
 }
+#endif
 
 // CG step: alpha = scal[slot] / scal[PAP] (0 when p.Ap <= 0: the host then stops), x += alpha p,
 // r -= alpha Ap, partial max |r * inv_vol|.
+#if GF_WANTED(wind_cg_update_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_cg_update_f64(const WindParams p, double* __restrict__ x, double* __restrict__ r,
                        const double* __restrict__ pv, const double* __restrict__ ap,
@@ -78,8 +83,10 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     m = wind_block_reduce<true, WIND_THREADS>(m);
     if (threadIdx.x == 0) partial[blockIdx.x] = m;
 }
+#endif
 
 // Partial sums of r . z with z the f32 V-cycle output.
+#if GF_WANTED(wind_dot_z_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_dot_z_f64(const WindParams p, const double* __restrict__ r,
                    const float* __restrict__ z, double* __restrict__ partial) {
@@ -88,8 +95,10 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     s = wind_block_reduce<false, WIND_THREADS>(s);
     if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
+#endif
 
 // p = z + beta p with beta = scal[slot] / scal[slot2] (new over old r.z), or p = z on restart.
+#if GF_WANTED(wind_cg_dir_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_cg_dir_f64(const WindParams p, const float* __restrict__ z, double* __restrict__ pv,
                     const double* __restrict__ scal) {
@@ -97,6 +106,7 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     const double beta = restart ? 0.0 : scal[p.slot] / scal[p.slot2];
     WIND_GRID_STRIDE(i, p.n) { pv[i] = restart ? (double)z[i] : (double)z[i] + beta * pv[i]; }
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Assembly of Sherman's problem on the device (geofield's Level::finest, Level::coarsen and
@@ -117,6 +127,7 @@ __device__ __forceinline__ double wind_diag_of(u32 rows, u32 cols, u32 k, u32 ro
 // faces), by p.mode: 0 x faces K = c dz_k; 1 y faces K = c dz_k; 2 z faces K = c dx dx / dzc_k
 // (0 at the bottom); 3 cells: diag = sum of the six K, and where k >= ground (fluid)
 // 1/V and b = V div0 (b holds div0 on entry), else 0. p.n is the count of the mode's items.
+#if GF_WANTED(wind_assemble_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_assemble_f64(const WindParams p, const double dx, const double* __restrict__ dz,
                       const double* __restrict__ dzc, const u32* __restrict__ ground,
@@ -146,11 +157,13 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         }
     }
 }
+#endif
 
 // The next coarser level (p.rows x p.cols -> p.crows x p.ccols, same layers), by p.mode: 0 x
 // faces, 1 y faces: half the sum of the two fine faces covered (edge, not 1/2, on the domain's
 // boundary faces); 2 z faces: the sum over the four children; 3 the coarse diagonal. Products
 // are rounded before the sum (no FMA), as on the CPU.
+#if GF_WANTED(wind_coarsen_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_coarsen_f64(const WindParams p, const double edge, const double* __restrict__ fkx,
                      const double* __restrict__ fky, const double* __restrict__ fkz, double* ckx,
@@ -190,15 +203,20 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         }
     }
 }
+#endif
 
 // The V-cycle's right-hand side: b32 = (float) r.
+#if GF_WANTED(wind_to_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_to_f32(const WindParams p, const double* __restrict__ r, float* __restrict__ b32) {
     WIND_GRID_STRIDE(i, p.n) { b32[i] = (float)r[i]; }
 }
+#endif
 
 // Iterative refinement: phi += (double) x32.
+#if GF_WANTED(wind_add_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_add_f64(const WindParams p, const float* __restrict__ x32, double* __restrict__ phi) {
     WIND_GRID_STRIDE(i, p.n) { phi[i] += (double)x32[i]; }
 }
+#endif

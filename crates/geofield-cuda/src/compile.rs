@@ -6,6 +6,15 @@
 //! `--use_fast_math` (flush-to-zero, approximate division and square root; the kernels call the
 //! SFU approximations explicitly anyway) and C++17. No line info: it doubles the PTX.
 //!
+//! Only the kernels a run needs are compiled: every kernel in `kernels/` is guarded by
+//! `GF_WANTED(name)` (see `common.cuh`), and [`selected_source`] puts `#define GF_SELECT 1` and
+//! one `#define GF_WANT_<kernel> 1` per wanted kernel in front of the module, so NVRTC parses
+//! the module but generates code for those kernels alone. (The kriging module alone holds 80
+//! kernels, 72 of them instantiations of the dual evaluation over precision × covariance model ×
+//! surfaces per launch, each with its unrolled pair loop: compiled together they took NVRTC
+//! 14–29 s; one of them takes under a second.) [`crate::Gpu`] compiles each kernel as its own
+//! unit, several in parallel threads, and caches each on disk ([`crate::disk_cache`]).
+//!
 //! For a real `sm_XY` target NVRTC also runs ptxas and hands back a CUBIN; [`crate::Gpu`] loads
 //! that when it was built for the device's own architecture, so the driver does not JIT the PTX a
 //! second time (PTX is the fallback, e.g. for a device newer than NVRTC).
@@ -22,13 +31,14 @@ use crate::probe::{nvrtc_present, nvrtc_version};
 pub const COMMON_SOURCE: &str = include_str!("../kernels/common.cuh");
 
 /// The probe's one-line kernel: `out[0] = 2 x + 1`.
-pub(crate) const PROBE_SOURCE: &str =
-    "extern \"C\" __global__ void geofield_probe(int* out, int x) { out[0] = 2 * x + 1; }\n";
+pub(crate) const PROBE_SOURCE: &str = "#if GF_WANTED(geofield_probe)\nextern \"C\" __global__ void \
+     geofield_probe(int* out, int x) { out[0] = 2 * x + 1; }\n#endif\n";
 
 /// Every kernel module: (name, source). A module longer than one file is its parts
 /// concatenated; each part after the first starts with `#line 2 "part.cu"`, so NVRTC's
-/// messages name the part and its line. Modules are compiled on first use per device
-/// ([`crate::Gpu::module`]); tests compile all of them with [`compile_check`].
+/// messages name the part and its line. Runs compile the kernels they launch, each as its own
+/// unit ([`crate::Gpu::prepare`], [`compile_kernels`]); tests compile whole modules with
+/// [`compile_check`].
 pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
     ("dispersal", include_str!("../kernels/dispersal.cu")),
@@ -69,6 +79,54 @@ pub fn module_source(name: &str) -> Option<&'static str> {
 /// The text NVRTC compiles for a module: `common.cuh` followed by the module's source.
 pub fn full_source(name: &str, source: &str) -> String {
     format!("#line 1 \"common.cuh\"\n{COMMON_SOURCE}\n#line 1 \"{name}.cu\"\n{source}\n")
+}
+
+/// The text NVRTC compiles for the kernels `kernels` of a module (each a kernel name: letters,
+/// digits and `_`): [`full_source`] behind the selection defines (`common.cuh` explains them).
+pub fn selected_source(name: &str, source: &str, kernels: &[&str]) -> Result<String, CudaError> {
+    let mut s = String::from("#define GF_SELECT 1\n");
+    for k in kernels {
+        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(invalid(
+                "NVRTC",
+                format!("kernel name {k:?} of module `{name}` is not an identifier"),
+            ));
+        }
+        s.push_str(&format!("#define GF_WANT_{k} 1\n"));
+    }
+    s.push_str(&full_source(name, source));
+    Ok(s)
+}
+
+/// Compiles only `kernels` of a module (see [`selected_source`]) for `arch`, with NVRTC alone.
+/// A kernel the module does not define is an error naming it.
+pub fn compile_kernels(
+    name: &str,
+    source: &str,
+    kernels: &[&str],
+    arch: &str,
+) -> Result<Compiled, CudaError> {
+    let text = selected_source(name, source, kernels)?;
+    let c = compile_text(name, &text, arch, false)?;
+    for k in kernels {
+        if !ptx_defines(&c.ptx, k) {
+            return Err(invalid(
+                "NVRTC",
+                format!("module `{name}` has no kernel `{k}`"),
+            ));
+        }
+    }
+    Ok(c)
+}
+
+/// Whether PTX text defines the kernel entry `kernel`.
+pub(crate) fn ptx_defines(ptx: &str, kernel: &str) -> bool {
+    ptx.lines().any(|l| {
+        l.split_whitespace()
+            .skip_while(|w| *w != ".entry")
+            .nth(1)
+            .is_some_and(|w| w.trim_end_matches('(') == kernel)
+    })
 }
 
 /// The NVRTC options used for `arch` (e.g. `sm_90`). `ptxas_verbose` adds `-Xptxas=-v`, whose
@@ -148,6 +206,16 @@ pub(crate) fn compile(
     arch: &str,
     ptxas_verbose: bool,
 ) -> Result<Compiled, CudaError> {
+    compile_text(name, &full_source(name, source), arch, ptxas_verbose)
+}
+
+/// Compiles the complete text `text` (common.cuh included) of module `name`.
+pub(crate) fn compile_text(
+    name: &str,
+    text: &str,
+    arch: &str,
+    ptxas_verbose: bool,
+) -> Result<Compiled, CudaError> {
     if !nvrtc_present() {
         return Err(CudaError::NvrtcMissing);
     }
@@ -157,7 +225,7 @@ pub(crate) fn compile(
             format!("architecture {arch:?} is not of the form sm_XY or compute_XY"),
         ));
     }
-    let src = CString::new(full_source(name, source))
+    let src = CString::new(text)
         .map_err(|_| invalid("NVRTC", format!("module `{name}` contains a NUL byte")))?;
     let file = CString::new(format!("{name}.cu"))
         .map_err(|_| invalid("NVRTC", format!("module name {name:?} contains a NUL byte")))?;
@@ -347,6 +415,64 @@ mod tests {
                     "{name}/{arch} spills registers: {spills:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn selection_rejects_non_identifiers_and_finds_entries() {
+        assert!(selected_source("m", "", &["a b"]).is_err());
+        assert!(selected_source("m", "", &[""]).is_err());
+        assert!(selected_source("m", "", &["x); evil"]).is_err());
+        let s = selected_source("m", "int y;", &["k_1", "k2"]).unwrap();
+        assert!(
+            s.starts_with("#define GF_SELECT 1\n#define GF_WANT_k_1 1\n#define GF_WANT_k2 1\n")
+        );
+        let ptx = ".visible .entry kriging_nodes(\n.visible .entry kriging_local_f32(\n";
+        assert!(ptx_defines(ptx, "kriging_nodes"));
+        assert!(ptx_defines(ptx, "kriging_local_f32"));
+        assert!(!ptx_defines(ptx, "kriging_local"));
+        assert!(!ptx_defines(ptx, "kriging_local_f64"));
+    }
+
+    fn entries(ptx: &str) -> Vec<String> {
+        let mut v: Vec<String> = ptx
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace().skip_while(|w| *w != ".entry");
+                w.nth(1).map(|n| n.trim_end_matches('(').to_string())
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Every kernel of every module is guarded: selecting none compiles no kernel, and selecting
+    /// two gives exactly those two (the run-time path compiles one kernel per unit).
+    #[test]
+    fn selection_compiles_exactly_the_wanted_kernels() {
+        if !nvrtc_present() {
+            eprintln!("skipping: {}", CudaError::NvrtcMissing);
+            return;
+        }
+        for (name, src) in MODULES {
+            let text = selected_source(name, src, &[]).unwrap();
+            let c = compile_text(name, &text, "sm_90", false).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                entries(&c.ptx),
+                Vec::<String>::new(),
+                "module {name} has unguarded kernels"
+            );
+        }
+        let src = module_source("kriging").unwrap();
+        let want = ["kriging_dual_f32_exp_h1", "kriging_nodes"];
+        let c = compile_kernels("kriging", src, &want, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            entries(&c.ptx),
+            ["kriging_dual_f32_exp_h1", "kriging_nodes"]
+        );
+        match compile_kernels("kriging", src, &["kriging_dual_f32_exp_h3"], "sm_90") {
+            Err(e) => assert!(e.to_string().contains("kriging_dual_f32_exp_h3"), "{e}"),
+            Ok(_) => panic!("an unknown kernel compiled"),
         }
     }
 

@@ -1,4 +1,5 @@
-//! [`Gpu`]: one device, its context and stream, and a compile-once cache of kernel modules.
+//! [`Gpu`]: one device, its context and stream, and a compile-once cache of kernels (one NVRTC
+//! unit per kernel, the units a run needs compiled together in parallel threads).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -10,7 +11,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::compile::{arch_for, compile, compile_options, full_source, module_source};
+use crate::compile::{
+    Compiled, arch_for, compile_options, compile_text, full_source, module_source, ptx_defines,
+    selected_source,
+};
 use crate::disk_cache;
 use crate::error::{CudaError, DriverResultExt};
 use crate::probe::{
@@ -26,7 +30,10 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     arch: String,
-    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    /// Loaded units: a whole module under its name, one kernel's unit under `module/kernel`.
+    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// Held while units are compiled, so two threads never compile the same kernel twice.
+    compiling: Mutex<()>,
     blas: Mutex<Option<Arc<cudarc::cublas::CudaBlas>>>,
     busy: Mutex<()>,
 }
@@ -70,6 +77,7 @@ impl Gpu {
             info,
             arch,
             modules: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(()),
             blas: Mutex::new(None),
             busy: Mutex::new(()),
         }))
@@ -110,39 +118,176 @@ impl Gpu {
         &self.stream
     }
 
-    /// The module `name` from [`crate::MODULES`], compiled by NVRTC for this device on first
-    /// use and cached (concurrent first users wait for the one compilation).
+    /// The whole module `name` from [`crate::MODULES`] (every kernel in it), compiled by NVRTC
+    /// for this device on first use and cached. Runs use [`Gpu::function`] and [`Gpu::prepare`],
+    /// which compile only the kernels they need.
     pub fn module(&self, name: &'static str) -> Result<Arc<CudaModule>, CudaError> {
-        let mut cache = lock(&self.modules);
-        if let Some(m) = cache.get(name) {
+        if let Some(m) = lock(&self.modules).get(name) {
+            return Ok(Arc::clone(m));
+        }
+        let _compiling = lock(&self.compiling);
+        if let Some(m) = lock(&self.modules).get(name) {
             return Ok(Arc::clone(m));
         }
         let source = module_source(name).ok_or_else(|| CudaError::UnknownModule(name.into()))?;
+        let text = full_source(name, source);
+        let module = match self.cached_image(name, &text) {
+            Some(m) => m,
+            None => {
+                notify(&CompileEvent::Start {
+                    module: name,
+                    kernels: &[],
+                });
+                let t0 = std::time::Instant::now();
+                let compiled = compile_text(name, &text, &self.arch, false)?;
+                notify(&CompileEvent::Done {
+                    module: name,
+                    kernels: &[],
+                    seconds: t0.elapsed().as_secs_f64(),
+                });
+                self.load_compiled(name, &text, compiled)?
+            }
+        };
+        lock(&self.modules).insert(name.to_string(), Arc::clone(&module));
+        Ok(module)
+    }
+
+    /// Compiles (in parallel threads) and loads the kernels `kernels` of module `module` that
+    /// are not loaded yet, each as its own unit; units found in the disk cache are loaded
+    /// without compiling. Wrappers call this with every kernel a run will launch, so a first
+    /// run compiles them together instead of one after the other.
+    pub fn prepare(&self, module: &'static str, kernels: &[&str]) -> Result<(), CudaError> {
+        let units: Vec<(&'static str, &str)> = kernels.iter().map(|k| (module, *k)).collect();
+        self.prepare_units(&units)
+    }
+
+    /// [`Gpu::prepare`] for kernels of several modules at once: `(module, kernel)` pairs.
+    pub fn prepare_units(&self, units: &[(&'static str, &str)]) -> Result<(), CudaError> {
+        let missing = |cache: &HashMap<String, Arc<CudaModule>>| {
+            let mut v: Vec<(&'static str, &str)> = Vec::new();
+            for &(m, k) in units {
+                if !cache.contains_key(m)
+                    && !cache.contains_key(&unit_key(m, k))
+                    && !v.contains(&(m, k))
+                {
+                    v.push((m, k));
+                }
+            }
+            v
+        };
+        if missing(&lock(&self.modules)).is_empty() {
+            return Ok(());
+        }
+        let _compiling = lock(&self.compiling);
+        let todo = missing(&lock(&self.modules));
+        // Disk cache first; what is left is compiled.
+        let mut to_compile: Vec<(&'static str, &str, String)> = Vec::new();
+        for &(module, kernel) in &todo {
+            let source =
+                module_source(module).ok_or_else(|| CudaError::UnknownModule(module.into()))?;
+            let text = selected_source(module, source, &[kernel])?;
+            let key = unit_key(module, kernel);
+            match self.cached_image(&key, &text) {
+                Some(m) => {
+                    lock(&self.modules).insert(key, m);
+                }
+                None => to_compile.push((module, kernel, text)),
+            }
+        }
+        if to_compile.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = to_compile.iter().map(|(_, k, _)| *k).collect();
+        let modules = {
+            let mut m: Vec<&str> = to_compile.iter().map(|(m, _, _)| *m).collect();
+            m.sort_unstable();
+            m.dedup();
+            m.join(", ")
+        };
+        // The probe's one-line kernel (50 ms) is compiled before any command's: not announced.
+        let announce = modules != "probe";
+        if announce {
+            notify(&CompileEvent::Start {
+                module: &modules,
+                kernels: &names,
+            });
+        }
+        let t0 = std::time::Instant::now();
+        let arch = self.arch.as_str();
+        let results: Vec<Result<Compiled, CudaError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = to_compile
+                .iter()
+                .map(|(module, _, text)| {
+                    scope.spawn(move || compile_text(module, text, arch, false))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(crate::error::invalid("NVRTC", "a compile thread panicked"))
+                    })
+                })
+                .collect()
+        });
+        if announce {
+            notify(&CompileEvent::Done {
+                module: &modules,
+                kernels: &names,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+        }
+        for ((module, kernel, text), compiled) in to_compile.iter().zip(results) {
+            let compiled = compiled?;
+            if !ptx_defines(&compiled.ptx, kernel) {
+                return Err(crate::error::invalid(
+                    "NVRTC",
+                    format!("module `{module}` has no kernel `{kernel}`"),
+                ));
+            }
+            let key = unit_key(module, kernel);
+            let m = self.load_compiled(&key, text, compiled)?;
+            lock(&self.modules).insert(key, m);
+        }
+        Ok(())
+    }
+
+    /// The disk-cache file of a unit (compiled for exactly this device's architecture), if any.
+    fn cache_path(&self, key: &str, text: &str) -> Option<std::path::PathBuf> {
         let (major, minor) = self.info.compute_capability;
         let own_arch = self.arch == format!("sm_{}", major * 10 + minor);
-        // A CUBIN compiled earlier for exactly this architecture, source and NVRTC version.
-        let cached = own_arch
+        own_arch
             .then(|| {
                 disk_cache::path_for(
-                    name,
+                    &key.replace('/', "."),
                     &self.arch,
-                    &full_source(name, source),
+                    text,
                     &compile_options(&self.arch, false),
                     nvrtc_version(),
                 )
             })
-            .flatten();
-        if let Some(path) = &cached
-            && let Some(image) = disk_cache::load(path)
-            && let Ok(module) = self.ctx.load_module(Ptx::from_binary(image))
-        {
-            cache.insert(name, Arc::clone(&module));
-            return Ok(module);
-        }
-        let compiled = compile(name, source, &self.arch, false)?;
+            .flatten()
+    }
+
+    /// A unit loaded from the disk cache, if it is there and loads.
+    fn cached_image(&self, key: &str, text: &str) -> Option<Arc<CudaModule>> {
+        let path = self.cache_path(key, text)?;
+        let image = disk_cache::load(&path)?;
+        self.ctx.load_module(Ptx::from_binary(image)).ok()
+    }
+
+    /// Loads a freshly compiled unit (its CUBIN when built for this very device, which is then
+    /// stored in the disk cache; else its PTX, which the driver compiles).
+    fn load_compiled(
+        &self,
+        key: &str,
+        text: &str,
+        compiled: Compiled,
+    ) -> Result<Arc<CudaModule>, CudaError> {
+        let cached = self.cache_path(key, text);
         let image = match compiled.cubin {
             // Built by ptxas inside NVRTC for exactly this device: no JIT at load time.
-            Some(cubin) if own_arch => {
+            Some(cubin) if cached.is_some() => {
                 if let Some(path) = &cached {
                     disk_cache::store(path, &cubin);
                 }
@@ -150,18 +295,15 @@ impl Gpu {
             }
             _ => Ptx::from_src(compiled.ptx),
         };
-        let module = self
-            .ctx
+        self.ctx
             .load_module(image)
             .map_err(|source| CudaError::ModuleLoad {
-                module: name.to_string(),
+                module: key.to_string(),
                 driver: driver_version()
                     .map_or("?".into(), |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
                 nvrtc: nvrtc_version().map_or("?".into(), |(a, b)| format!("{a}.{b}")),
                 source,
-            })?;
-        cache.insert(name, Arc::clone(&module));
-        Ok(module)
+            })
     }
 
     /// The cuBLAS handle on this device's stream, created on first use; an error (never a
@@ -186,9 +328,29 @@ impl Gpu {
         Ok(b)
     }
 
-    /// Kernel `kernel` of module `module`.
+    /// Kernel `kernel` of module `module`: from the whole module when it is loaded, else from
+    /// the kernel's own unit, compiled (or read from the disk cache) on first use.
     pub fn function(&self, module: &'static str, kernel: &str) -> Result<CudaFunction, CudaError> {
-        self.module(module)?.load_function(kernel).doing(&format!(
+        let unit = {
+            let cache = lock(&self.modules);
+            cache
+                .get(module)
+                .or_else(|| cache.get(&unit_key(module, kernel)))
+                .cloned()
+        };
+        let unit = match unit {
+            Some(u) => u,
+            None => {
+                self.prepare(module, &[kernel])?;
+                let cache = lock(&self.modules);
+                cache
+                    .get(module)
+                    .or_else(|| cache.get(&unit_key(module, kernel)))
+                    .cloned()
+                    .ok_or_else(|| CudaError::UnknownModule(unit_key(module, kernel)))?
+            }
+        };
+        unit.load_function(kernel).doing(&format!(
             "looking up kernel `{kernel}` in module `{module}`"
         ))
     }
@@ -252,6 +414,47 @@ impl Gpu {
         start
             .elapsed_ms(&end)
             .doing("waiting for the kernels (a kernel fault shows up here)")
+    }
+}
+
+/// The cache key of one kernel's unit.
+fn unit_key(module: &str, kernel: &str) -> String {
+    format!("{module}/{kernel}")
+}
+
+/// What [`set_compile_hook`]'s callback is told: NVRTC is about to compile (`Start`) or has
+/// compiled (`Done`) kernels of a module (`kernels` empty: the whole module). Kernels found in
+/// the disk cache are loaded silently.
+#[derive(Debug, Clone, Copy)]
+pub enum CompileEvent<'a> {
+    Start {
+        module: &'a str,
+        kernels: &'a [&'a str],
+    },
+    Done {
+        module: &'a str,
+        kernels: &'a [&'a str],
+        seconds: f64,
+    },
+}
+
+type CompileHook = Box<dyn Fn(&CompileEvent) + Send + Sync>;
+
+fn hook_slot() -> &'static Mutex<Option<CompileHook>> {
+    static HOOK: OnceLock<Mutex<Option<CompileHook>>> = OnceLock::new();
+    HOOK.get_or_init(|| Mutex::new(None))
+}
+
+/// Installs a process-wide callback told whenever kernels are compiled (the library itself
+/// prints nothing; the command-line tool says "compiling GPU kernels" with it). Replaces any
+/// earlier hook; `None` removes it.
+pub fn set_compile_hook(hook: Option<CompileHook>) {
+    *lock(hook_slot()) = hook;
+}
+
+fn notify(event: &CompileEvent) {
+    if let Some(h) = lock(hook_slot()).as_ref() {
+        h(event);
     }
 }
 

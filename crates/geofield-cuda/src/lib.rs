@@ -4,12 +4,14 @@
 //!   compiles, runs and returns the right value)? Never panics: cudarc panics when a library is
 //!   missing, so presence is checked first ([`driver_present`], [`nvrtc_present`]).
 //! - [`Gpu`]: an open device (context, one stream, [`DeviceInfo`]) with a compile-once cache of
-//!   kernel modules. Modules are CUDA C in `kernels/*.cu`, embedded in the binary, compiled by
-//!   NVRTC on first use for the device's own `sm_XY` with `common.cuh` prepended; the registry
-//!   is [`MODULES`], and [`compile_check`] compiles any of them without a GPU.
+//!   kernels. Modules are CUDA C in `kernels/*.cu`, embedded in the binary; NVRTC compiles only
+//!   the kernels a run launches ([`Gpu::prepare`]: one unit per kernel, in parallel threads, for
+//!   the device's own `sm_XY` with `common.cuh` prepended, cached on disk), and tells a hook
+//!   ([`set_compile_hook`]) when it does; the registry is [`MODULES`], and [`compile_check`] /
+//!   [`compile_kernels`] compile any of them without a GPU.
 //! - [`dispersal`]: safe wrappers over the seed-dispersal kernels (exact, cutoff, multires).
 //! - [`neighbors`]: exact k-nearest-neighbour search (brute force and a uniform grid).
-//! - [`kriging`]: dual predictions, global variance (cuBLAS GEMM over node tiles), local
+//! - [`kriging`]: dual predictions, global variance (a fused product-and-reduction kernel over node tiles; cuBLAS above 4,096 samples), local
 //!   kriging (warp per node) and the paper's per-node bordered solve.
 //! - [`flock`]: OpenSteer's boids flock with the whole step (grid build, search, steering,
 //!   integration) on the device, bitwise equal to the CPU in the nearest-k mode.
@@ -37,10 +39,10 @@ mod probe;
 pub mod wind;
 
 pub use compile::{
-    COMMON_SOURCE, Compiled, MODULES, arch_for, compile_check, compile_options, compile_with_log,
-    full_source, module_source, nvrtc_supported_archs,
+    COMMON_SOURCE, Compiled, MODULES, arch_for, compile_check, compile_kernels, compile_options,
+    compile_with_log, full_source, module_source, nvrtc_supported_archs, selected_source,
 };
-pub use context::{Gpu, test_gpu};
+pub use context::{CompileEvent, Gpu, set_compile_hook, test_gpu};
 pub use error::CudaError;
 pub use probe::{
     DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,

@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release -p geofield --example dispersal`
 
-use geofield::dispersal::{self, DisperseOptions, Method};
+use geofield::dispersal::{self, DisperseOptions, Method, Precision};
 use geofield::synth::{self, DbhModel, Pattern};
 use geofield::{BackendChoice, backend};
 use geofield_core::{Extent, GridSpec};
@@ -28,6 +28,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opts = DisperseOptions {
         method: Method::Cutoff,
         tolerance: 1e-6,
+        // f32 output (the GPU computes in f32 and refuses f64).
+        precision: Precision::F32,
         ..DisperseOptions::default()
     };
     let out = dispersal::disperse(&sel.backend, &grid, &species, &stand, &opts)?;

@@ -34,7 +34,17 @@ fn both(
     o: DisperseOptions,
 ) -> (dispersal::Dispersal, dispersal::Dispersal) {
     let c = dispersal::disperse(&Backend::Cpu, g, sp, st, &o).unwrap();
-    let d = dispersal::disperse(be, g, sp, st, &o).unwrap();
+    // The GPU computes in f32 and refuses F64 (tests/dispersal_gpu_f64.rs): the CPU's F64 map
+    // is then the oracle of its F32 one.
+    let ob = if be.is_cuda() {
+        DisperseOptions {
+            precision: Precision::F32,
+            ..o
+        }
+    } else {
+        o
+    };
+    let d = dispersal::disperse(be, g, sp, st, &ob).unwrap();
     (c, d)
 }
 
@@ -197,6 +207,7 @@ fn results_are_deterministic() {
         for method in [Method::Exact, Method::Cutoff, Method::Multires] {
             let o = DisperseOptions {
                 method,
+                precision: dispersal::reference_precision(gpu),
                 ..Default::default()
             };
             let a = dispersal::disperse(gpu, &g, &sp, &st, &o).unwrap();

@@ -9,7 +9,10 @@
 //! - **large**: 1000 × 1000 nodes over [0, 1000]², n = 500, 2,000, 10,000 samples uniform in the
 //!   square, z = sin(x/150) + cos(y/200) + 0.1 N(0, 1), exponential c = 1, a = 300 (the note's
 //!   benchmark); H = 1 and 10, with and without the variance, global and local k = 32. On the CPU
-//!   heavy rows run on fewer nodes (`--cpu-max-pairs`), stated in the row.
+//!   heavy rows run on fewer nodes (`--cpu-max-pairs`), stated in the row. These rows time
+//!   `kriging::krige_grid_with`, the function `geofield krige` calls for its grid, so the
+//!   command's "grid evaluated in" matches their wall time (one-time costs aside: the first
+//!   run's kernel compilation and loading, paid here in the warm-up).
 //!
 //! Every row: median wall time (and device time from CUDA events on GPU rows), nodes/s,
 //! node-sample pairs/s, the largest error against f64 dual kriging on the CPU (on up to 4,096

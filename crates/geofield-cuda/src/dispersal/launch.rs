@@ -81,8 +81,10 @@ pub fn dispersal_exact(
     let Some(plan) = plan_exact(grid, shape, torus, u, v, w, out, sms)? else {
         return Ok((HostOut::empty(out), 0.0));
     };
+    if plan.slices > 1 {
+        gpu.prepare(MODULE, &[&plan.kernel, "dispersal_finalize"])?;
+    }
     let f = kernel(gpu, &plan.kernel)?;
-    let fin = kernel(gpu, "dispersal_finalize")?;
     let n_cells = cells(plan.n_cells);
     let _held = gpu.hold();
     let du = gpu.upload(u, "tree u")?;
@@ -112,6 +114,7 @@ pub fn dispersal_exact(
         unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
     }
     if let Some(p) = partial.as_ref() {
+        let fin = kernel(gpu, "dispersal_finalize")?;
         let fp = FinalizeParams {
             n_cells: plan.n_cells,
             slices: plan.slices,

@@ -19,6 +19,17 @@ impl GpuFlock {
         let kernels = if n > 0 {
             let kind = if grid { "grid" } else { "brute" };
             let step_name = format!("flock_step_{kind}_{}", k_suffix(cfg.k));
+            gpu.prepare(
+                MODULE,
+                &[
+                    "flock_bounds",
+                    "flock_count",
+                    "flock_scan",
+                    "flock_scatter",
+                    "flock_sort_cells",
+                    &step_name,
+                ],
+            )?;
             Some(Kernels {
                 bounds: gpu.function(MODULE, "flock_bounds")?,
                 count: gpu.function(MODULE, "flock_count")?,

@@ -55,6 +55,43 @@ fn fast_path(cov: &super::CovParams) -> Option<(&'static str, f64, f64)> {
     }
 }
 
+/// Surfaces per launch as a template (the smallest of [`H_TEMPLATES`] holding `hg`).
+fn template_for(hg: usize) -> usize {
+    H_TEMPLATES
+        .iter()
+        .copied()
+        .find(|&t| t >= hg)
+        .unwrap_or(H_MAX_LAUNCH)
+}
+
+fn dual_kernels_for(prec: &str, model: &str, surfaces: usize) -> Vec<String> {
+    let mut v: Vec<String> = (0..surfaces)
+        .step_by(H_MAX_LAUNCH)
+        .map(|h0| {
+            let ht = template_for((surfaces - h0).min(H_MAX_LAUNCH));
+            format!("kriging_dual_{prec}_{model}_h{ht}")
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
+/// The kernels [`dual_predict`] launches for `surfaces` surfaces of `cov` (for
+/// [`crate::Gpu::prepare`], so that a caller can compile them together with others).
+pub fn dual_kernels<T: KrigeFloat>(
+    cov: &Covariance,
+    surfaces: usize,
+    fast: bool,
+) -> Result<Vec<String>, CudaError> {
+    let cp = cov.to_params()?;
+    let model = fast_path(&cp).map_or("gen", |f| f.0);
+    Ok(dual_kernels_for(
+        prec_suffix::<T>(fast),
+        model,
+        surfaces.max(1),
+    ))
+}
+
 /// Dual-kriging predictions at every node of `grid`, surface-major (H · rows · cols values).
 /// `fast` (f32 only): MUFU exp and sqrt instead of the accurate f32 versions.
 pub fn dual_predict<T: KrigeFloat>(
@@ -102,13 +139,12 @@ pub fn dual_predict<T: KrigeFloat>(
     let mut d_out = gpu.zeros::<T>(out_len, "the predictions")?;
     let mut kernel_ms = 0.0;
     let blocks_per = |npt: usize| nn.div_ceil(THREADS as usize * npt);
+    let names = dual_kernels_for(prec, model, hh);
+    let names_ref: Vec<&str> = names.iter().map(String::as_str).collect();
+    gpu.prepare(MODULE, &names_ref)?;
     for h0 in (0..hh).step_by(H_MAX_LAUNCH) {
         let hg = (hh - h0).min(H_MAX_LAUNCH);
-        let ht = H_TEMPLATES
-            .iter()
-            .copied()
-            .find(|&t| t >= hg)
-            .unwrap_or(H_MAX_LAUNCH);
+        let ht = template_for(hg);
         let npt = if ht <= 4 { 2 } else { 1 };
         // α and β of this group of surfaces, H = hg columns
         let mut a = Vec::with_capacity(n * hg);

@@ -135,12 +135,17 @@ pub fn local_krige<T: KrigeFloat>(
     let mut d_idx = gpu.zeros::<i64>(tile * k, "the neighbour indices")?;
     let mut d_d2 = gpu.zeros::<f64>(tile * k, "the neighbour distances")?;
     let mut dgrid = DeviceGrid::<f64>::new(gpu, n, 2, DeviceIndex::Uniform)?;
+    let name = format!("kriging_local_{}", T::SUFFIX);
+    let mut units = dgrid.kernels();
+    units.push((MODULE, "kriging_nodes".to_string()));
+    units.push((MODULE, name.clone()));
+    let refs: Vec<(&'static str, &str)> = units.iter().map(|(m, k)| (*m, k.as_str())).collect();
+    gpu.prepare_units(&refs)?;
     let e0 = gpu.mark()?;
     dgrid.build(gpu, &d_xy)?;
     let e1 = gpu.mark()?;
     times.build_ms = event_ms(&e0, &e1)?;
     let f_nodes = gpu.function(MODULE, "kriging_nodes")?;
-    let name = format!("kriging_local_{}", T::SUFFIX);
     let f_local = gpu.function(MODULE, &name)?;
     let mut j0 = 0usize;
     while j0 < nn {

@@ -11,8 +11,12 @@
 //!   exponential, Gaussian or spherical structures take a specialised pair loop; anything else
 //!   runs the general covariance.
 //! - [`global_variance`]: σ² = max(0, C₀ − |w|² + |R⁻¹(f(x) − Gᵀw)|²), w = L⁻¹k, in node tiles:
-//!   a kernel writes K (n × m), one cuBLAS GEMM computes [L⁻¹; GᵀL⁻¹]·K ((n+p) × m), a warp per
-//!   node reduces. Never more than one tile of nodes × samples in memory.
+//!   a kernel writes K (n × m), then one fused kernel computes [L⁻¹; GᵀL⁻¹]·K tile by tile
+//!   (skipping the zero upper triangle of L⁻¹: half a dense GEMM's flops) and reduces each
+//!   node's column to σ² without writing W. No cuBLAS: its handle and first GEMM cost a process
+//!   ~0.25 s, more than the whole evaluation. Above [`FUSED_MAX_SAMPLES`] samples (the
+//!   GEMM then takes seconds) and for the TF32 option, one cuBLAS GEMM per tile and a warp per
+//!   node reducing. Never more than one tile of nodes × samples in memory.
 //! - [`local_krige`]: k nearest samples (the device grid of [`crate::neighbors`], f64 keys (d², i)
 //!   with d² = (dx·dx) + (dy·dy) rounded to nearest, no FMA, ties to the lower index, d² ≤ r²),
 //!   then one warp per node: the m × m system in shared memory, Cholesky with the forward
@@ -40,9 +44,9 @@
 //! | dual f32 (accurate exp), same | 0.654 ms | 7.6e11 pairs/s | 2.8e-6 abs |
 //! | dual f64, same | 1.513 ms | 3.3e11 pairs/s | – |
 //! | dual f32 fast, 450k nodes × 10 samples, H = 11 | 0.041 ms | | |
-//! | variance f32, 1e6 nodes × 500 samples, p = 1 | 15.1 ms (K 3.4, SGEMM 10.7, reduce 1.0) | | 3.1e-6 abs (C₀ = 1) |
+//! | variance f32, 1e6 nodes × 500 samples, p = 1 | 14.2 ms (K 3.4, fused product and reduction 10.8; a70dafa, `examples/variance_init`); was 15.1 ms with cuBLAS (SGEMM 10.7, reduce 1.0) plus ~0.25 s of cuBLAS start per process | | 3.1e-6 abs (C₀ = 1) |
 //! | variance f32 + TF32 GEMM, same | 9.3 ms (GEMM 4.9) | | **2.1e-3** abs: not for default use |
-//! | variance f64 (DGEMM), same | 22.1 ms | | – |
+//! | variance f64 (DGEMM, before a70dafa), same | 22.1 ms | | – |
 //! | local f32, 1e6 nodes, k = 32, 10⁴ samples, p = 1, with variance | 28.6 ms (search 4.5, solve 24.0) | | pred 1.5e-5, var 4.7e-7 abs |
 //! | local f64, same | 32.7 ms (search 4.5, solve 28.1) | | – |
 //! | paper exp1 / exp2 / exp4 f32, 450k nodes × 10 wells, H = 11 | 6.71 / 4.62 / 0.472 ms | | 8.8e-7 abs |
@@ -66,10 +70,32 @@ pub use cov::{
     CovModel, CovParams, CovStructure, Covariance, MAX_STRUCTURES, StructureParams, gamma_fn,
     ln_gamma,
 };
-pub use dual::{DualInputs, dual_predict};
+pub use dual::{DualInputs, dual_kernels, dual_predict};
 pub use local::{LocalInputs, LocalOutput, LocalTimes, local_krige};
 pub use paper::{PaperMode, paper_krige};
-pub use variance::{VarianceFloat, VarianceInputs, VarianceTimes, global_variance};
+pub use variance::{
+    FUSED_MAX_SAMPLES, VarianceFloat, VarianceInputs, VarianceTimes, global_variance,
+    variance_kernels,
+};
+
+/// Compiles (or loads from the disk cache) every kernel of a global evaluation at once, in
+/// parallel: the dual kernels for `surfaces` and, with `variance`, the variance kernels for
+/// `samples` samples.
+pub fn prepare_global<T: KrigeFloat>(
+    gpu: &crate::Gpu,
+    cov: &Covariance,
+    samples: usize,
+    surfaces: usize,
+    fast: bool,
+    variance: bool,
+) -> Result<(), CudaError> {
+    let mut names = dual_kernels::<T>(cov, surfaces, fast)?;
+    if variance {
+        names.extend(variance_kernels::<T>(samples));
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    gpu.prepare(MODULE, &refs)
+}
 
 pub(crate) const MODULE: &str = "kriging";
 /// Largest neighbourhood of [`local_krige`] and largest sample count of [`paper_krige`].

@@ -17,6 +17,11 @@ use crate::error::{CudaError, invalid};
 /// Bytes of K and W per tile (the only nodes × samples storage).
 const TILE_BYTES: usize = 256 << 20;
 const REDUCE_WARPS: u32 = 8;
+/// Above this many samples the variance runs cuBLAS' GEMM instead of the fused kernel.
+pub const FUSED_MAX_SAMPLES: usize = 4096;
+/// Nodes per block and threads of `kriging_var_fused` (`KR_VF_T`, `KR_VF_THREADS`).
+const FUSED_NODES: usize = 64;
+const FUSED_THREADS: u32 = 256;
 
 /// Inputs of [`global_variance`] (the host's f64 factors of the sample system).
 #[derive(Clone, Copy, Debug)]
@@ -39,9 +44,10 @@ pub struct VarianceInputs<'a> {
 pub struct VarianceTimes {
     /// Covariance tiles K.
     pub k_ms: f64,
+    /// Products with [L⁻¹; GᵀL⁻¹]: the fused kernel (product and reduction), or cuBLAS' TF32
     /// GEMMs.
     pub gemm_ms: f64,
-    /// Reductions to σ².
+    /// Reductions to σ² (TF32 path only; the fused kernel reduces as it goes).
     pub reduce_ms: f64,
     /// k + gemm + reduce.
     pub kernel_ms: f64,
@@ -65,6 +71,20 @@ fn blas_err(action: &str) -> impl FnOnce(cudarc::cublas::result::CublasError) ->
         action: action.to_string(),
         source,
     }
+}
+
+/// The kernels [`global_variance`] launches for `samples` samples without `tf32` (for
+/// [`crate::Gpu::prepare`]).
+pub fn variance_kernels<T: KrigeFloat>(samples: usize) -> [String; 2] {
+    let second = if samples > FUSED_MAX_SAMPLES {
+        "reduce"
+    } else {
+        "fused"
+    };
+    [
+        format!("kriging_var_k_{}", T::SUFFIX),
+        format!("kriging_var_{second}_{}", T::SUFFIX),
+    ]
 }
 
 /// The kriging variance at every node of `grid` (rows · cols values). `tf32` (f32 only): the
@@ -97,9 +117,15 @@ where
     if nn == 0 {
         return Ok((Vec::new(), VarianceTimes::default()));
     }
-    let blas = gpu.blas()?;
+    let sfx = T::SUFFIX;
+    // The fused kernel needs no cuBLAS handle, whose creation and first GEMM cost a process
+    // ~0.25 s on an H100: more than the whole variance up to a few thousand samples. TF32 needs
+    // cuBLAS' tensor-core GEMM, and many samples leave few node tiles per launch for the fused
+    // kernel's 64-node blocks while the GEMM takes seconds: both run cuBLAS.
+    let use_blas = (tf32 && sfx == "f32") || n > FUSED_MAX_SAMPLES;
+    let blas = if use_blas { Some(gpu.blas()?) } else { None };
     let ldw = n + p;
-    let per_node = (2 * n + p) * std::mem::size_of::<T>();
+    let per_node = if use_blas { 2 * n + p } else { n } * std::mem::size_of::<T>();
     let tile = tile_nodes
         .unwrap_or(TILE_BYTES / per_node)
         .clamp(1, nn)
@@ -129,21 +155,31 @@ where
     let d_xy = gpu.upload(&xy_t, "the sample coordinates")?;
     let d_a = gpu.upload(&a, "[L^-1; G^T L^-1]")?;
     let mut d_k = gpu.zeros::<T>(n * tile, "a covariance tile")?;
-    let mut d_w = gpu.zeros::<T>(ldw * tile, "a GEMM tile")?;
+    let mut d_w = gpu.zeros::<T>(if use_blas { ldw * tile } else { 1 }, "a GEMM tile")?;
     let mut d_out = gpu.zeros::<T>(nn, "the variances")?;
-    let sfx = T::SUFFIX;
-    let fk = gpu.function(MODULE, &format!("kriging_var_k_{sfx}"))?;
-    let fr = gpu.function(MODULE, &format!("kriging_var_reduce_{sfx}"))?;
-    let mode = if tf32 && sfx == "f32" {
-        blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH
+    let names = if use_blas {
+        [
+            format!("kriging_var_k_{sfx}"),
+            format!("kriging_var_reduce_{sfx}"),
+        ]
     } else {
-        blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH
+        variance_kernels::<T>(n)
     };
-    // SAFETY: the handle is live (owned by `blas`); the device is held, so no other call
-    // shares the handle while the mode is changed (reset below).
-    unsafe { blas_sys::cublasSetMathMode(*blas.handle(), mode) }
-        .result()
-        .map_err(blas_err("setting the cuBLAS math mode"))?;
+    gpu.prepare(MODULE, &[&names[0], &names[1]])?;
+    let fk = gpu.function(MODULE, &names[0])?;
+    let fr = gpu.function(MODULE, &names[1])?;
+    if let Some(blas) = &blas {
+        let mode = if tf32 && sfx == "f32" {
+            blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH
+        } else {
+            blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH
+        };
+        // SAFETY: the handle is live (owned by `blas`); the device is held, so no other call
+        // shares the handle while the mode is changed (reset below).
+        unsafe { blas_sys::cublasSetMathMode(*blas.handle(), mode) }
+            .result()
+            .map_err(blas_err("setting the cuBLAS math mode"))?;
+    }
     let mut times = VarianceTimes {
         tile_nodes: tile,
         ..VarianceTimes::default()
@@ -176,27 +212,29 @@ where
             unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_k".into()))?;
         }
         let e1 = gpu.mark()?;
-        let cfg = GemmConfig {
-            transa: blas_sys::cublasOperation_t::CUBLAS_OP_N,
-            transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
-            m: ldw as i32,
-            n: m as i32,
-            k: n as i32,
-            alpha: T::from_f64(1.0),
-            lda: ldw as i32,
-            ldb: n as i32,
-            beta: T::from_f64(0.0),
-            ldc: ldw as i32,
-        };
-        // SAFETY: column-major A (ldw × n, lda = ldw: ldw·n elements), K (n × m, ldb = n: n·m <=
-        // n·tile elements), W (ldw × m, ldc = ldw: ldw·m <= ldw·tile elements); all on this
-        // device, the handle on its stream.
-        if let Err(e) = unsafe { blas.gemm(cfg, &d_a, &d_k, &mut d_w) } {
-            result = Err(blas_err("running the variance GEMM")(e));
-            break;
+        if let Some(blas) = &blas {
+            let cfg = GemmConfig {
+                transa: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+                transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+                m: ldw as i32,
+                n: m as i32,
+                k: n as i32,
+                alpha: T::from_f64(1.0),
+                lda: ldw as i32,
+                ldb: n as i32,
+                beta: T::from_f64(0.0),
+                ldc: ldw as i32,
+            };
+            // SAFETY: column-major A (ldw × n, lda = ldw: ldw·n elements), K (n × m, ldb = n:
+            // n·m <= n·tile elements), W (ldw × m, ldc = ldw: ldw·m <= ldw·tile elements); all
+            // on this device, the handle on its stream.
+            if let Err(e) = unsafe { blas.gemm(cfg, &d_a, &d_k, &mut d_w) } {
+                result = Err(blas_err("running the variance GEMM")(e));
+                break;
+            }
         }
         let e2 = gpu.mark()?;
-        {
+        if blas.is_some() {
             let mut lb = gpu.stream().launch_builder(&fr);
             lb.arg(&params).arg(&cp).arg(&d_w).arg(&mut d_out);
             let cfg = LaunchConfig {
@@ -207,21 +245,47 @@ where
             // SAFETY: kriging_var_reduce_*(KrVarParams, KrCov, const T* W, T* out): warp jl < m
             // reads W[jl·ldw + r], r < ldw, and writes out[j0 + jl] < nn.
             unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_reduce".into()))?;
+        } else {
+            let mut lb = gpu.stream().launch_builder(&fr);
+            lb.arg(&params).arg(&cp).arg(&d_a).arg(&d_k).arg(&mut d_out);
+            let cfg = LaunchConfig {
+                grid_dim: (m.div_ceil(FUSED_NODES) as u32, 1, 1),
+                block_dim: (FUSED_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: kriging_var_fused_*(KrVarParams, KrCov, const T* A, const T* K, T* out):
+            // reads A[c·ldw + r] for r < n + p = ldw, c < n (ldw·n elements), K[jl·n + c] for
+            // jl < m, c < n (inside n·tile), and writes out[j0 + jl] < nn; block b owns nodes
+            // [64 b, 64 b + 64) ∩ [0, m).
+            unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_fused".into()))?;
         }
         let e3 = gpu.mark()?;
         times.k_ms += event_ms(&e0, &e1)?;
-        times.gemm_ms += event_ms(&e1, &e2)?;
-        times.reduce_ms += event_ms(&e2, &e3)?;
+        times.gemm_ms += event_ms(&e1, &e2)?
+            + if blas.is_some() {
+                0.0
+            } else {
+                event_ms(&e2, &e3)?
+            };
+        times.reduce_ms += if blas.is_some() {
+            event_ms(&e2, &e3)?
+        } else {
+            0.0
+        };
         j0 += m;
     }
-    // SAFETY: as above; back to the default for the handle's other users.
-    let reset = unsafe {
-        blas_sys::cublasSetMathMode(*blas.handle(), blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
+    if let Some(blas) = &blas {
+        // SAFETY: as above; back to the default for the handle's other users.
+        let reset = unsafe {
+            blas_sys::cublasSetMathMode(*blas.handle(), blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
+        }
+        .result()
+        .map_err(blas_err("resetting the cuBLAS math mode"));
+        result?;
+        reset?;
+    } else {
+        result?;
     }
-    .result()
-    .map_err(blas_err("resetting the cuBLAS math mode"));
-    result?;
-    reset?;
     let out = gpu.download(&d_out, nn, "the variances")?;
     times.kernel_ms = times.k_ms + times.gemm_ms + times.reduce_ms;
     times.total_ms = wall.elapsed().as_secs_f64() * 1e3;

@@ -253,6 +253,25 @@ impl<T: GpuCoord> DeviceGrid<T> {
         self.dim
     }
 
+    /// The kernels of a build and of the search that follows, as (module, kernel) pairs: callers
+    /// that launch their own kernels too can hand all of them to [`Gpu::prepare_units`] at once.
+    pub(crate) fn kernels(&self) -> Vec<(&'static str, String)> {
+        let sfx = T::SUFFIX;
+        let tree = matches!(self.index, DeviceIndex::Morton { .. });
+        vec![
+            (GRID_MODULE, format!("grid_bounds_{sfx}")),
+            (GRID_MODULE, "grid_clear".to_string()),
+            (GRID_MODULE, format!("grid_count_{sfx}")),
+            (GRID_MODULE, "grid_scan".to_string()),
+            (GRID_MODULE, format!("grid_scatter_{sfx}")),
+            (GRID_MODULE, format!("grid_slabs_{sfx}")),
+            (
+                super::MODULE,
+                format!("neighbors_{}_{sfx}", if tree { "tree" } else { "grid" }),
+            ),
+        ]
+    }
+
     /// Builds the grid over `points` (`n · dim` finite values on the device, checked by the
     /// caller: non-finite coordinates give a valid grid but unspecified neighbours). Launches
     /// only; no synchronisation.
@@ -272,6 +291,10 @@ impl<T: GpuCoord> DeviceGrid<T> {
         let sfx = T::SUFFIX;
         let n = self.n;
         let p = self.params;
+        // Every kernel of a build and of the search that follows, compiled together on first use.
+        let units = self.kernels();
+        let refs: Vec<(&'static str, &str)> = units.iter().map(|(m, k)| (*m, k.as_str())).collect();
+        gpu.prepare_units(&refs)?;
         let f = gpu.function(GRID_MODULE, &format!("grid_bounds_{sfx}"))?;
         {
             let mut b = gpu.stream().launch_builder(&f);

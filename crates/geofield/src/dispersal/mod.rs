@@ -86,12 +86,30 @@ pub enum Precision {
     F64,
 }
 
+/// Why [`Precision::F64`] is refused on the GPU: its kernels compute in f32, so an f64 map
+/// from them would claim digits it does not have.
+pub const GPU_F64_REFUSED: &str = "precision F64 is not available on the GPU: its dispersal \
+     kernels compute distances and kernel values in f32 (compensated sums, ~1e-6 relative to \
+     the f64 exact sum); use precision F32 on the GPU, or the CPU backend for f64";
+
+/// The precision of an exact reference on `backend`: f64 on the CPU, f32 on the GPU (the only
+/// one its kernels compute in).
+pub fn reference_precision(backend: &Backend) -> Precision {
+    if backend.is_cuda() {
+        Precision::F32
+    } else {
+        Precision::F64
+    }
+}
+
 /// Options of [`disperse`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct DisperseOptions {
     pub method: Method,
     /// Cutoff tolerance: neglected contribution ≤ tolerance × band maximum.
     pub tolerance: f64,
+    /// Output precision. On the GPU only [`Precision::F32`]: its kernels compute in f32, and
+    /// [`Precision::F64`] is refused there ([`GPU_F64_REFUSED`]) rather than written as f64.
     pub precision: Precision,
     pub torus: bool,
     /// Multi-resolution variant B (ρ_q = ρ at every level) instead of A (ρ·2^(q−1)).
@@ -245,6 +263,9 @@ pub fn disperse_species(
     opts: &DisperseOptions,
 ) -> Result<(Band, SpeciesReport), GeofieldError> {
     let start = Instant::now();
+    if backend.is_cuda() && opts.precision == Precision::F64 {
+        return Err(GeofieldError::Invalid(GPU_F64_REFUSED.into()));
+    }
     let kernel = sp.kernel;
     let cells = grid.n_cells() as f64;
     let mut report = SpeciesReport {

@@ -1,8 +1,10 @@
 //! Glue between the kriging systems and the CUDA kernels of `geofield-cuda`: the host solves
 //! in f64 (dual coefficients, inverse factors), the GPU evaluates the grid.
 //!
-//! - Global: dual predictions (`kriging_dual_*`), and with the variance one cuBLAS GEMM per tile
-//!   of nodes against L⁻¹ (`kriging_var_*`); L⁻¹ is formed on the host (n³/3 flops).
+//! - Global: dual predictions (`kriging_dual_*`), and with the variance a covariance tile and a
+//!   fused triangular product-and-reduction per tile of nodes (`kriging_var_k_*`,
+//!   `kriging_var_fused_*`, no cuBLAS); L⁻¹ is formed on the host (n³/3 flops). Every kernel of
+//!   the evaluation is compiled (first run) or loaded together before the first launch.
 //! - Local: neighbour search on the device and one warp per node (`kriging_local_*`).
 //!
 //! f32 evaluates with coordinates already centred (and anisotropy-corrected) in f64, accurate
@@ -143,6 +145,8 @@ fn eval_grid_t<T: KrigeFloat>(
                 drift_terms: g.p_eval,
                 drift_scale: g.frame.drift_scale,
             };
+            // Every kernel of the evaluation compiled together (in parallel) on a first run.
+            gk::prepare_global::<T>(gpu, &cov, g.xs.len(), g.surfaces, false, variance)?;
             let (pred, t) = gk::dual_predict::<T>(gpu, &cov, &grid, &inp, false)?;
             let mut seconds = t.kernel_ms / 1e3;
             let var = if variance {
