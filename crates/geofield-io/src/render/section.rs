@@ -8,7 +8,8 @@
 //! Layer i, between surface i and surface i + 1, is filled with [`layer_colour`]`(i)` wherever
 //! surface i lies above surface i + 1 (where they meet or cross the layer has pinched out and
 //! nothing is filled), and named "`<name i> – <name i+1>`" in the legend. Surfaces are drawn as
-//! dark lines over the fill, wells as thin dashed vertical lines labelled above the plot.
+//! dark lines over the fill, wells as thin dashed vertical lines labelled above the plot with
+//! their name and their distance from the section line ("35 m off").
 //!
 //! Scale: the distance range fills the plot width, which fixes the horizontal scale
 //! `s_x = width_px / (d_max - d_min)` in pixels per metre. The vertical scale is
@@ -42,9 +43,21 @@ pub struct Section {
     pub surfaces: Vec<Vec<f64>>,
     /// The H surface names (a missing name is shown as "surface `<i + 1>`").
     pub names: Vec<String>,
-    /// Wells near the section: distance along it (m) and label. Wells outside the distance
-    /// range are not drawn.
-    pub wells: Vec<(f64, String)>,
+    /// Wells near the section. Wells outside the distance range are not drawn.
+    pub wells: Vec<SectionWell>,
+}
+
+/// A well drawn on a [`Section`]: where it projects onto the section, and how far from the
+/// section line it lies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SectionWell {
+    /// Label, e.g. the well's id.
+    pub name: String,
+    /// Distance along the section of the well's projection onto it (m).
+    pub along_m: f64,
+    /// Distance of the well from the section line (m, >= 0), stated under its label
+    /// ("35 m off"); NaN leaves it unstated.
+    pub offset_m: f64,
 }
 
 /// Plot area size in pixels.
@@ -53,7 +66,7 @@ const PLOT_H: usize = 380;
 /// Room left of the plot (tick labels), above it (title, subtitle, axis label, well labels)
 /// and below it (tick labels, axis label).
 const LEFT: usize = 84;
-const TOP: usize = 80;
+const TOP: usize = 94;
 const BOTTOM: usize = 56;
 const RIGHT: usize = 16;
 /// Between the plot and the legend.
@@ -235,6 +248,18 @@ fn format_exaggeration(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// "35 m off", "1.2 km off", "0.5 m off": a well's distance from the section line.
+fn format_offset(m: f64) -> String {
+    let m = m.abs();
+    if m >= 1000.0 {
+        format!("{:.1} km off", m / 1000.0)
+    } else if m >= 10.0 || m == 0.0 {
+        format!("{m:.0} m off")
+    } else {
+        format!("{m:.1} m off")
+    }
+}
+
 /// `values` (one per distance) at distance `d`, linear between columns; NaN where either
 /// neighbouring column is missing.
 fn interpolate(distance: &[f64], values: &[f64], d: f64) -> f64 {
@@ -323,17 +348,23 @@ fn draw(s: &Section) -> (Canvas, Frame) {
         }
     }
     // Wells: dashed lines with their labels above the plot.
-    for (d, label) in &s.wells {
-        if !(d.is_finite() && *d >= frame.x0 && *d <= frame.x1) {
+    for well in &s.wells {
+        let d = well.along_m;
+        if !(d.is_finite() && d >= frame.x0 && d <= frame.x1) {
             continue;
         }
-        let x = (frame.px(*d).floor() as i64).clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
+        let x = (frame.px(d).floor() as i64).clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
         for j in (0..PLOT_H).filter(|j| (j / DASH_PX).is_multiple_of(2)) {
             canvas.set(x, (TOP + j) as i64, WELL_LINE);
         }
-        let label = fit_text(label, 1, MAX_WELL_LABEL_CHARS * GLYPH_PX);
+        let label = fit_text(&well.name, 1, MAX_WELL_LABEL_CHARS * GLYPH_PX);
         let lx = x - (text_width(&label, 1) / 2) as i64;
-        canvas.text(lx, (TOP - 12) as i64, &label, 1, INK);
+        canvas.text(lx, (TOP - 24) as i64, &label, 1, INK);
+        if well.offset_m.is_finite() {
+            let off = format_offset(well.offset_m);
+            let ox = x - (text_width(&off, 1) / 2) as i64;
+            canvas.text(ox, (TOP - 12) as i64, &off, 1, WELL_LINE);
+        }
     }
     canvas.outline_rect(LEFT as i64, TOP as i64, PLOT_W, PLOT_H, INK);
 
@@ -396,7 +427,18 @@ mod tests {
             ],
             distance_m,
             names: vec!["top".into(), "middle".into(), "base".into()],
-            wells: vec![(250.0, "W1".into()), (2000.0, "far".into())],
+            wells: vec![
+                SectionWell {
+                    name: "W1".into(),
+                    along_m: 250.0,
+                    offset_m: 35.0,
+                },
+                SectionWell {
+                    name: "far".into(),
+                    along_m: 2000.0,
+                    offset_m: 0.0,
+                },
+            ],
         }
     }
 
