@@ -471,6 +471,36 @@ mod tests {
     }
 
     #[test]
+    fn wells_state_their_distance_from_the_section() {
+        assert_eq!(format_offset(35.2), "35 m off");
+        assert_eq!(format_offset(-4.25), "4.2 m off");
+        assert_eq!(format_offset(1530.0), "1.5 km off");
+        let s = three_layers();
+        let (c, f) = draw(&s);
+        let x = f.px(250.0).floor() as i64;
+        // The offset line ("35 m off", 8 characters, centred on the well) is written in the
+        // well colour in the row above the plot; the name ("W1") in ink above it.
+        let half = (8 * GLYPH_PX / 2) as i64;
+        let in_row = |top: usize, rgb: [u8; 3]| {
+            (top..top + GLYPH_PX)
+                .flat_map(|y| (x - half..x + half).map(move |x| (x as usize, y)))
+                .filter(|&(x, y)| c.get(x, y) == rgb)
+                .count()
+        };
+        assert!(in_row(TOP - 12, WELL_LINE) > 20, "offset text");
+        assert!(in_row(TOP - 24, INK) > 8, "name");
+        // Without a known offset, only the name.
+        let mut s = three_layers();
+        s.wells[0].offset_m = f64::NAN;
+        let (c2, _) = draw(&s);
+        let offset_px = (TOP - 12..TOP - 4)
+            .flat_map(|y| (x - half..x + half).map(move |x| (x as usize, y)))
+            .filter(|&(x, y)| c2.get(x, y) == WELL_LINE)
+            .count();
+        assert_eq!(offset_px, 0);
+    }
+
+    #[test]
     fn exaggeration_is_a_nice_number_that_fits_the_layers() {
         let s = three_layers();
         let f = Frame::fit(&s);
