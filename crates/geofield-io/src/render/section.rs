@@ -66,7 +66,9 @@ const PLOT_H: usize = 380;
 /// Room left of the plot (tick labels), above it (title, subtitle, axis label, well labels)
 /// and below it (tick labels, axis label).
 const LEFT: usize = 84;
-const TOP: usize = 94;
+const TOP: usize = 118;
+/// Height of one tier of well labels (name and offset lines); two tiers above the plot.
+const WELL_TIER_PX: usize = 24;
 const BOTTOM: usize = 56;
 const RIGHT: usize = 16;
 /// Between the plot and the legend.
@@ -348,23 +350,38 @@ fn draw(s: &Section) -> (Canvas, Frame) {
         }
     }
     // Wells: dashed lines with their labels above the plot.
-    for well in &s.wells {
-        let d = well.along_m;
-        if !(d.is_finite() && d >= frame.x0 && d <= frame.x1) {
-            continue;
-        }
-        let x = (frame.px(d).floor() as i64).clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
+    // Labels go in the lower tier unless they would overlap the previous label there, then in
+    // the upper one (then back to the lower one, whatever the overlap).
+    let mut wells: Vec<&SectionWell> = s
+        .wells
+        .iter()
+        .filter(|w| w.along_m.is_finite() && w.along_m >= frame.x0 && w.along_m <= frame.x1)
+        .collect();
+    wells.sort_by(|a, b| a.along_m.total_cmp(&b.along_m));
+    let mut tier_right = [i64::MIN; 2];
+    for well in wells {
+        let x = (frame.px(well.along_m).floor() as i64)
+            .clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
         for j in (0..PLOT_H).filter(|j| (j / DASH_PX).is_multiple_of(2)) {
             canvas.set(x, (TOP + j) as i64, WELL_LINE);
         }
         let label = fit_text(&well.name, 1, MAX_WELL_LABEL_CHARS * GLYPH_PX);
+        let off = if well.offset_m.is_finite() {
+            format_offset(well.offset_m)
+        } else {
+            String::new()
+        };
+        let half = (text_width(&label, 1).max(text_width(&off, 1)) / 2) as i64;
+        let tier = tier_right
+            .iter()
+            .position(|&right| right + 6 <= x - half)
+            .unwrap_or(0);
+        tier_right[tier] = x + half;
+        let base = (TOP - WELL_TIER_PX * (tier + 1)) as i64;
         let lx = x - (text_width(&label, 1) / 2) as i64;
-        canvas.text(lx, (TOP - 24) as i64, &label, 1, INK);
-        if well.offset_m.is_finite() {
-            let off = format_offset(well.offset_m);
-            let ox = x - (text_width(&off, 1) / 2) as i64;
-            canvas.text(ox, (TOP - 12) as i64, &off, 1, WELL_LINE);
-        }
+        canvas.text(lx, base, &label, 1, INK);
+        let ox = x - (text_width(&off, 1) / 2) as i64;
+        canvas.text(ox, base + 12, &off, 1, WELL_LINE);
     }
     canvas.outline_rect(LEFT as i64, TOP as i64, PLOT_W, PLOT_H, INK);
 
@@ -498,6 +515,24 @@ mod tests {
             .filter(|&(x, y)| c2.get(x, y) == WELL_LINE)
             .count();
         assert_eq!(offset_px, 0);
+        // A second well 10 m further on would overlap W1's label: its label goes a tier up.
+        let mut s = three_layers();
+        s.wells[1] = SectionWell {
+            name: "W2".into(),
+            along_m: 260.0,
+            offset_m: 5.0,
+        };
+        let (c3, _) = draw(&s);
+        let ink_in = |top: usize, x: i64| {
+            (top..top + GLYPH_PX)
+                .flat_map(|y| (x - 8..x + 8).map(move |x| (x as usize, y)))
+                .filter(|&(x, y)| c3.get(x, y) == INK)
+                .count()
+        };
+        let x2 = f.px(260.0).floor() as i64;
+        assert!(ink_in(TOP - 24, x) > 8, "W1 in the lower tier");
+        assert!(ink_in(TOP - 48, x2) > 8, "W2 in the upper tier");
+        assert_eq!(ink_in(TOP - 48, x - 30), 0);
     }
 
     #[test]
