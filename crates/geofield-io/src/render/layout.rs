@@ -300,9 +300,14 @@ pub(crate) fn draw_panels(
         let bar_x = MARGIN + grid_w + 2 * GAP;
         canvas.text(bar_x as i64, (top + label_h) as i64, &units, 1, INK);
         let bar_y = top + label_h + units_h;
-        draw_bar(&mut canvas, bar_x, bar_y, bar_h, &scales.of(0).ticks(), |t| {
-            opts.colormap.rgb(t)
-        });
+        draw_bar(
+            &mut canvas,
+            bar_x,
+            bar_y,
+            bar_h,
+            &scales.of(0).ticks(),
+            |t| opts.colormap.rgb(t),
+        );
         placed.bars.push((bar_x, bar_y, bar_h));
     }
     (canvas, placed)

@@ -360,8 +360,8 @@ fn draw(s: &Section) -> (Canvas, Frame) {
     wells.sort_by(|a, b| a.along_m.total_cmp(&b.along_m));
     let mut tier_right = [i64::MIN; 2];
     for well in wells {
-        let x = (frame.px(well.along_m).floor() as i64)
-            .clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
+        let x =
+            (frame.px(well.along_m).floor() as i64).clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
         for j in (0..PLOT_H).filter(|j| (j / DASH_PX).is_multiple_of(2)) {
             canvas.set(x, (TOP + j) as i64, WELL_LINE);
         }
@@ -410,10 +410,13 @@ fn draw(s: &Section) -> (Canvas, Frame) {
 
     // Title, subtitle, legend.
     canvas.text(LEFT as i64, 10, &title, 2, INK);
-    let subtitle = format!(
+    let mut subtitle = format!(
         "vertical exaggeration {}x",
         format_exaggeration(frame.exaggeration)
     );
+    if s.wells.iter().any(|w| w.offset_m.is_finite()) {
+        subtitle.push_str("; wells: name and distance off the section");
+    }
     canvas.text(LEFT as i64, 10 + 2 * GLYPH_PX as i64 + 8, &subtitle, 1, INK);
     let legend_x = (LEFT + PLOT_W + GAP) as i64;
     for (k, label) in legend.iter().enumerate() {

@@ -160,7 +160,13 @@ pub fn write_wind_png(path: &Path, map: &WindMap) -> Result<(), IoError> {
     }
     canvas.outline_rect(x0 as i64, y0 as i64, pw, ph, [150, 150, 150]);
     draw_map_frame(&mut canvas, (x0, y0), (pw, ph), &geo);
-    canvas.text(MARGIN as i64, (y0 + ph + BOTTOM_ROOM + 6) as i64, &note, 1, INK);
+    canvas.text(
+        MARGIN as i64,
+        (y0 + ph + BOTTOM_ROOM + 6) as i64,
+        &note,
+        1,
+        INK,
+    );
     let bar_x = x0 + pw + 2 * GAP;
     canvas.text(bar_x as i64, y0 as i64, SPEED_UNITS, 1, INK);
     let bar_h = ph.saturating_sub(GLYPH_PX + 8).max(MIN_BAR_HEIGHT);
