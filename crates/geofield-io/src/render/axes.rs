@@ -3,7 +3,8 @@
 //! (left) and a north arrow (right). Nothing is drawn over the map itself.
 //!
 //! - Ticks: multiples of a step of 1, 2 or 5 times a power of ten metres, the smallest such step
-//!   that puts at most [`MAX_MAP_TICKS`] ticks on the axis ([`nice_step_125`], [`map_ticks`]).
+//!   that puts at most [`MAX_MAP_TICKS`] ticks on the axis ([`nice_step_125`], [`map_ticks`]),
+//!   fewer where the labels would come closer than [`MIN_LABEL_SPACE`] pixels ([`axis_ticks`]).
 //! - Scale bar: the longest length of 1, 2 or 5 times a power of ten metres that takes at most a
 //!   quarter of the panel width ([`scale_bar`]); drawn `metres / metres_per_pixel` pixels long
 //!   (rounded), labelled with its length ("500 m", "2 km").
@@ -77,6 +78,35 @@ pub(crate) fn map_ticks(lo: f64, hi: f64, max_ticks: usize) -> (f64, Vec<f64>) {
     (step, ticks)
 }
 
+/// The ticks of an axis `len_px` pixels long from `lo` to `hi` metres whose labels are
+/// `extent(label)` pixels long along the axis: the most ticks, up to [`MAX_MAP_TICKS`], whose
+/// spacing leaves at least [`MIN_LABEL_SPACE`] pixels between neighbouring labels (at least two
+/// ticks where the range holds any). Returns the step and (value, label) pairs.
+pub(crate) fn axis_ticks(
+    lo: f64,
+    hi: f64,
+    len_px: usize,
+    extent: impl Fn(&str) -> usize,
+) -> (f64, Vec<(f64, String)>) {
+    let px_per_m = len_px as f64 / (hi - lo);
+    let mut best = (1.0, Vec::new());
+    for n in (2..=MAX_MAP_TICKS).rev() {
+        let (step, ticks) = map_ticks(lo, hi, n);
+        let labelled: Vec<(f64, String)> =
+            ticks.iter().map(|&v| (v, format_metres(v, step))).collect();
+        let widest = labelled.iter().map(|(_, l)| extent(l)).max().unwrap_or(0);
+        let fits = step * px_per_m >= (widest + MIN_LABEL_SPACE) as f64;
+        best = (step, labelled);
+        if fits {
+            break;
+        }
+    }
+    best
+}
+
+/// Least gap between neighbouring tick labels, pixels.
+pub(crate) const MIN_LABEL_SPACE: usize = 12;
+
 /// A map tick label in metres: integers for steps of 1 m or more, else the decimals the step
 /// needs.
 pub(crate) fn format_metres(v: f64, step: f64) -> String {
@@ -142,8 +172,8 @@ impl MapGeometry {
     /// The northing tick labels of a panel `ph` pixels high (for the room they need).
     pub(crate) fn northing_labels(&self, ph: usize) -> Vec<String> {
         let y_lo = self.y_max_m - ph as f64 * self.metres_per_px;
-        let (step, ticks) = map_ticks(y_lo, self.y_max_m, MAX_MAP_TICKS);
-        ticks.iter().map(|&v| format_metres(v, step)).collect()
+        let (_, ticks) = axis_ticks(y_lo, self.y_max_m, ph, |_| GLYPH_PX);
+        ticks.into_iter().map(|(_, l)| l).collect()
     }
 }
 
@@ -175,12 +205,11 @@ pub(crate) fn draw_map_frame(
     }
     // Easting ticks under the panel.
     let x_hi = geo.x_min_m + pw as f64 * mpp;
-    let (step, ticks) = map_ticks(geo.x_min_m, x_hi, MAX_MAP_TICKS);
+    let (_, ticks) = axis_ticks(geo.x_min_m, x_hi, pw, |l| text_width(l, 1));
     let label_y = yi + ph as i64 + (TICK_PX + LABEL_GAP) as i64 + 1;
-    for v in ticks {
+    for (v, label) in ticks {
         let px = xi + (((v - geo.x_min_m) / mpp).floor() as i64).clamp(0, pw as i64 - 1);
         canvas.fill_rect(px, yi + ph as i64 + 1, 1, TICK_PX, INK);
-        let label = format_metres(v, step);
         canvas.text(
             px - (text_width(&label, 1) / 2) as i64,
             label_y,
@@ -200,12 +229,11 @@ pub(crate) fn draw_map_frame(
     );
     // Northing ticks left of the panel.
     let y_lo = geo.y_max_m - ph as f64 * mpp;
-    let (step, ticks) = map_ticks(y_lo, geo.y_max_m, MAX_MAP_TICKS);
+    let (_, ticks) = axis_ticks(y_lo, geo.y_max_m, ph, |_| GLYPH_PX);
     let mut widest = 0;
-    for v in ticks {
+    for (v, label) in ticks {
         let py = yi + (((geo.y_max_m - v) / mpp).floor() as i64).clamp(0, ph as i64 - 1);
         canvas.fill_rect(xi - 1 - TICK_PX as i64, py, TICK_PX, 1, INK);
-        let label = format_metres(v, step);
         let w = text_width(&label, 1);
         widest = widest.max(w);
         canvas.text(
@@ -262,6 +290,15 @@ mod tests {
         assert_eq!(step, 100.0);
         assert_eq!(t, vec![-100.0, 0.0, 100.0, 200.0]);
         assert_eq!(format_metres(512_000.0, 1000.0), "512000");
+        // 400 m over 200 px with 6-digit labels (48 px): 100 m steps (50 px apart) would leave
+        // 2 px between labels, 200 m (100 px) leaves 52: 500000, 500200, 500400.
+        let (step, t) = axis_ticks(500_000.0, 500_400.0, 200, |l| text_width(l, 1));
+        assert_eq!(step, 200.0);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[1].1, "500200");
+        // Short labels keep the five ticks.
+        let (step, t) = axis_ticks(0.0, 400.0, 200, |l| text_width(l, 1));
+        assert_eq!((step, t.len()), (100.0, 5));
         assert_eq!(format_metres(0.5, 0.5), "0.5");
     }
 
