@@ -219,14 +219,19 @@ pub(crate) fn draw_map_frame(
         );
     }
     let foot_y = label_y + GLYPH_PX as i64 + 6;
-    let title = "easting (m)";
-    canvas.text(
-        xi + (pw.saturating_sub(text_width(title, 1)) / 2) as i64,
-        foot_y + 6,
-        title,
-        1,
-        INK,
-    );
+    // The axis title, centred between the scale bar and the north arrow: shortened, or left
+    // out, where the panel is too narrow for it.
+    let bar = scale_bar(mpp, pw);
+    let west = bar.map_or(0, |(m, len)| len.max(text_width(&format_length(m), 1))) + 6;
+    let east = pw.saturating_sub(GLYPH_PX + 6);
+    let title = ["easting (m)", "E (m)"].into_iter().find(|t| {
+        let x0 = pw.saturating_sub(text_width(t, 1)) / 2;
+        x0 >= west && x0 + text_width(t, 1) <= east
+    });
+    if let Some(title) = title {
+        let x0 = pw.saturating_sub(text_width(title, 1)) / 2;
+        canvas.text(xi + x0 as i64, foot_y + 6, title, 1, INK);
+    }
     // Northing ticks left of the panel.
     let y_lo = geo.y_max_m - ph as f64 * mpp;
     let (_, ticks) = axis_ticks(y_lo, geo.y_max_m, ph, |_| GLYPH_PX);
@@ -244,14 +249,19 @@ pub(crate) fn draw_map_frame(
             INK,
         );
     }
-    let title = "northing (m)";
+    // Shortened where the panel is not as tall as the title.
+    let title = if text_width("northing (m)", 1) <= ph {
+        "northing (m)"
+    } else {
+        "N (m)"
+    };
     let tx = xi - (1 + TICK_PX + LABEL_GAP + widest + 4 + GLYPH_PX) as i64;
     let ty = yi + ((ph + text_width(title, 1)) / 2) as i64;
     canvas.text_up(tx, ty, title, INK);
 
     // Scale bar under the easting labels, at the panel's west edge: its length label above a
     // bar with end stops.
-    if let Some((metres, len)) = scale_bar(mpp, pw) {
+    if let Some((metres, len)) = bar {
         canvas.text(xi, foot_y, &format_length(metres), 1, INK);
         let bar_y = foot_y + GLYPH_PX as i64 + 6;
         canvas.fill_rect(xi, bar_y, len, 3, INK);
