@@ -152,7 +152,7 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
     output::write_png(
         &a.out.join("seeds.png"),
         &out.raster,
-        "Seed density (seeds/m2/yr), SBS-like stand",
+        "Seed density, SBS-like stand",
         "seeds m-2 yr-1",
         false,
         false,
@@ -383,7 +383,8 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
     crate::krige_out::write_map(
         &a.out.join("strata.png"),
         &est,
-        "kriged stratum surfaces (elevation, m; wells marked)",
+        "kriged stratum surfaces (elevation; wells marked)",
+        "m",
         &set,
         "viridis",
     )?;

@@ -373,7 +373,7 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
             },
             pred.evaluated
         );
-        written.push(outs.write_one(p, |s| write_map(s, &est, &title, &set, &a.colormap))?);
+        written.push(outs.write_one(p, |s| write_map(s, &est, &title, &units, &set, &a.colormap))?);
     }
     if let (Some(p), Some(v)) = (&a.sd_png, &pred.variance) {
         let sd: Vec<Vec<f64>> = v
@@ -386,6 +386,7 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
                 s,
                 &r,
                 "kriging standard deviation (wells marked)",
+                &units,
                 &set,
                 "magma",
             )

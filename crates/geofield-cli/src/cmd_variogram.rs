@@ -134,7 +134,7 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
                 .map_or("empirical (labels: pair counts)".into(), |f| {
                     f.variogram.to_string()
                 }),
-            x_label: "distance".into(),
+            x_label: "distance (m)".into(),
             y_label: "semivariance".into(),
             points: bins.iter().map(|b| (b.distance, b.gamma)).collect(),
             point_labels: bins.iter().map(|b| b.pairs.to_string()).collect(),

@@ -115,12 +115,13 @@ pub(crate) fn write_map(
     path: &Path,
     est: &Raster,
     title: &str,
+    units: &str,
     set: &SampleSet,
     colormap: &str,
 ) -> Result<()> {
     let opts = geofield_io::RenderOptions {
         title: title.to_string(),
-        units: String::new(),
+        units: units.to_string(),
         colormap: geofield_io::Colormap::from_name(colormap)
             .unwrap_or(geofield_io::Colormap::Viridis),
         scale: geofield_io::Scale::Linear,
@@ -189,7 +190,8 @@ pub(crate) fn write_voxels(
 }
 
 /// A vertical section along grid row `row` (default the middle one), coloured by layer, with the
-/// wells within two cells (or 2 % of the grid's height) of the row.
+/// wells within two cells (or 10 % of the grid's height) of the row, each labelled with its
+/// distance from the section line.
 pub(crate) fn write_section(
     path: &Path,
     values: &[Vec<f64>],
@@ -204,7 +206,7 @@ pub(crate) fn write_section(
     }
     let cols = grid.cols;
     let (_, y) = grid.cell_centre(r, 0);
-    let near = (2.0 * grid.cell_size_m).max(0.02 * grid.height_m());
+    let near = (2.0 * grid.cell_size_m).max(0.1 * grid.height_m());
     let wells = (0..set.len())
         .filter(|&i| (set.ys[i] - y).abs() <= near)
         .map(|i| {
@@ -213,7 +215,11 @@ pub(crate) fn write_section(
                 .get(i)
                 .cloned()
                 .unwrap_or_else(|| set.describe(i));
-            (set.xs[i] - grid.x_min_m, label)
+            geofield_io::SectionWell {
+                name: label,
+                along_m: set.xs[i] - grid.x_min_m,
+                offset_m: (set.ys[i] - y).abs(),
+            }
         })
         .collect();
     let s = geofield_io::Section {

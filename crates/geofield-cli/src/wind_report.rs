@@ -227,17 +227,18 @@ pub(crate) fn write_map(
     height_m: f64,
 ) -> Result<()> {
     let ext = field.grid.plan.extent();
+    let inside: Vec<&Station> = stations
+        .iter()
+        .filter(|s| ext.contains(s.x_m, s.y_m))
+        .collect();
     let map = WindMap {
         title: format!("wind {height_m} m above ground ({})", field.report.method),
         grid: field.grid.plan,
         terrain_m: &field.grid.terrain_m,
         speed_m_per_s: speed,
         direction_deg: direction,
-        markers: stations
-            .iter()
-            .filter(|s| ext.contains(s.x_m, s.y_m))
-            .map(|s| (s.x_m, s.y_m))
-            .collect(),
+        markers: inside.iter().map(|s| (s.x_m, s.y_m)).collect(),
+        marker_labels: inside.iter().map(|s| s.id.clone()).collect(),
         colormap: Colormap::Viridis,
         max_pixels: 4_000_000,
     };

@@ -1,6 +1,7 @@
 //! Placing panels, titles, the colour bar and the legend on the canvas.
 
 use super::RenderOptions;
+use super::axes::{BOTTOM_ROOM, MapGeometry, draw_map_frame, left_room};
 use super::colormap::blend_hue;
 use super::sample::{Resample, ValueScale};
 use super::text::{Canvas, GLYPH_PX, fit_text, text_width};
@@ -137,62 +138,179 @@ pub(super) fn bar_block_width(ticks: &[(f64, String)]) -> usize {
     BAR_WIDTH + 8 + labels
 }
 
-/// One panel per band in a near-square grid, shared scale, one colour bar; `markers` (panel
-/// pixel positions) drawn on every panel.
+/// Where [`draw_panels`] and [`draw_blend`] put things (for tests): the top-left pixel of each
+/// map panel and each colour bar's (x, y, height).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Placed {
+    pub(crate) panels: Vec<(usize, usize)>,
+    pub(crate) bars: Vec<(usize, usize, usize)>,
+}
+
+/// The colour scale of each panel: one shared by all, or one per panel (see
+/// [`choose_scales`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PanelScales {
+    Shared(ValueScale),
+    PerPanel(Vec<ValueScale>),
+}
+
+impl PanelScales {
+    /// The scale of panel `i`.
+    fn of(&self, i: usize) -> ValueScale {
+        match self {
+            PanelScales::Shared(s) => *s,
+            PanelScales::PerPanel(v) => v
+                .get(i)
+                .copied()
+                .unwrap_or(ValueScale::Linear { lo: 0.0, hi: 1.0 }),
+        }
+    }
+}
+
+/// Panels whose largest magnitudes differ by more than this factor get a colour scale each.
+pub(crate) const PER_PANEL_RATIO: f64 = 10.0;
+
+/// One shared scale when the bands' largest finite magnitudes (among those above zero) lie
+/// within a factor [`PER_PANEL_RATIO`] of each other, else one scale per panel, so that a band
+/// with small values is not drawn all in the bottom colour.
+pub(crate) fn choose_scales(grids: &[Vec<f64>], scale: super::Scale) -> PanelScales {
+    let peaks: Vec<f64> = grids
+        .iter()
+        .map(|g| {
+            g.iter()
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, |m, v| m.max(v.abs()))
+        })
+        .filter(|&p| p > 0.0)
+        .collect();
+    let hi = peaks.iter().copied().fold(0.0f64, f64::max);
+    let lo = peaks.iter().copied().fold(f64::INFINITY, f64::min);
+    if grids.len() > 1 && hi > PER_PANEL_RATIO * lo {
+        PanelScales::PerPanel(
+            grids
+                .iter()
+                .map(|g| ValueScale::fit(g.iter().copied(), scale))
+                .collect(),
+        )
+    } else {
+        PanelScales::Shared(ValueScale::fit(grids.iter().flatten().copied(), scale))
+    }
+}
+
+/// Width of a colour bar block: the bar, its tick labels and the units above it.
+fn bar_width(scale: &ValueScale, units: &str) -> usize {
+    bar_block_width(&scale.ticks()).max(text_width(units, 1))
+}
+
+/// One panel per band in a near-square grid, each with its map frame (axes in metres, scale
+/// bar, north arrow); one colour bar for a shared scale, else one beside each panel; `markers`
+/// (panel pixel positions) drawn on every panel.
 pub(crate) fn draw_panels(
     grids: &[Vec<f64>],
     names: &[String],
     plan: &Resample,
-    scale: ValueScale,
+    geo: &MapGeometry,
+    scales: &PanelScales,
     opts: &RenderOptions,
     markers: &[(f64, f64)],
-) -> Canvas {
+) -> (Canvas, Placed) {
+    let mut placed = Placed::default();
     let n = grids.len().max(1);
     let grid_cols = (n as f64).sqrt().ceil().max(1.0) as usize;
     let grid_rows = n.div_ceil(grid_cols);
     let (pw, ph) = plan.panel_px();
+    let left = left_room(geo, ph);
     let column_w = pw.max(MIN_COLUMN_PX);
     // Band names large when they all fit their column, small otherwise.
     let fits = |scale: usize| names.iter().all(|n| text_width(n, scale) <= column_w);
     let label_scale = if fits(2) { 2 } else { 1 };
     let label_h = GLYPH_PX * label_scale + 6;
-    let grid_w = grid_cols * column_w + (grid_cols - 1) * GAP;
-    let grid_h = grid_rows * (label_h + ph) + (grid_rows - 1) * GAP;
-
-    let ticks = scale.ticks();
     let units = fit_text(&opts.units, 1, MAX_LABEL_CHARS * GLYPH_PX);
     let units_h = if units.is_empty() { 0 } else { GLYPH_PX + 8 };
-    let bar_h = grid_h.saturating_sub(units_h + label_h).max(MIN_BAR_HEIGHT);
-    let bar_w = bar_block_width(&ticks).max(text_width(&units, 1));
+    let per_panel = matches!(scales, PanelScales::PerPanel(_));
+    // Per panel: the bar beside each panel, units above it, as tall as the panel.
+    let panel_bar_w = if per_panel {
+        (0..grids.len())
+            .map(|i| bar_width(&scales.of(i), &units))
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let body_h = if per_panel {
+        ph.max(units_h + MIN_BAR_HEIGHT)
+    } else {
+        ph
+    };
+    let cell_w = left + column_w + if per_panel { GAP + panel_bar_w } else { 0 };
+    let cell_h = label_h + body_h + BOTTOM_ROOM;
+    let grid_w = grid_cols * cell_w + (grid_cols - 1) * GAP;
+    let grid_h = grid_rows * cell_h + (grid_rows - 1) * GAP;
+
+    let shared_bar_w = if per_panel {
+        0
+    } else {
+        bar_width(&scales.of(0), &units)
+    };
+    let bar_h = grid_h
+        .saturating_sub(units_h + label_h + BOTTOM_ROOM)
+        .max(MIN_BAR_HEIGHT);
     let title_h = title_height(&opts.title);
-    let content_h = grid_h.max(label_h + units_h + bar_h);
-    let width = (2 * MARGIN + grid_w + 2 * GAP + bar_w)
+    let content_h = if per_panel {
+        grid_h
+    } else {
+        grid_h.max(label_h + units_h + bar_h)
+    };
+    let side = if per_panel { 0 } else { 2 * GAP + shared_bar_w };
+    let width = (2 * MARGIN + grid_w + side)
         .max(2 * MARGIN + text_width(&opts.title, TITLE_SCALE).min(MAX_LABEL_CHARS * 16));
-    let height = 2 * MARGIN + title_h + content_h + GLYPH_PX;
+    let height = 2 * MARGIN + title_h + content_h;
     let mut canvas = Canvas::new(width, height, BACKGROUND);
     draw_title(&mut canvas, &opts.title);
 
     let top = MARGIN + title_h;
     for (i, grid) in grids.iter().enumerate() {
-        let x = MARGIN + (i % grid_cols) * (column_w + GAP);
-        let y = top + (i / grid_cols) * (label_h + ph + GAP);
+        let cx = MARGIN + (i % grid_cols) * (cell_w + GAP);
+        let x = cx + left;
+        let y = top + (i / grid_cols) * (cell_h + GAP);
         let name = names.get(i).map_or("", String::as_str);
         let name = fit_text(name, label_scale, column_w);
         canvas.text(x as i64, y as i64, &name, label_scale, INK);
+        let scale = scales.of(i);
         draw_grid(&mut canvas, x, y + label_h, plan, |k| match grid.get(k) {
             Some(v) if !v.is_nan() => opts.colormap.rgb(scale.unit(*v)),
             _ => MISSING,
         });
         draw_markers(&mut canvas, x, y + label_h, plan, markers);
+        draw_map_frame(&mut canvas, (x, y + label_h), (pw, ph), geo);
+        placed.panels.push((x, y + label_h));
+        if per_panel {
+            let bx = x + column_w + GAP;
+            canvas.text(bx as i64, (y + label_h) as i64, &units, 1, INK);
+            let by = y + label_h + units_h;
+            let h = body_h.saturating_sub(units_h);
+            placed.bars.push((bx, by, h));
+            draw_bar(&mut canvas, bx, by, h, &scale.ticks(), |t| {
+                opts.colormap.rgb(t)
+            });
+        }
     }
 
-    let bar_x = MARGIN + grid_w + 2 * GAP;
-    canvas.text(bar_x as i64, (top + label_h) as i64, &units, 1, INK);
-    let bar_y = top + label_h + units_h;
-    draw_bar(&mut canvas, bar_x, bar_y, bar_h, &ticks, |t| {
-        opts.colormap.rgb(t)
-    });
-    canvas
+    if !per_panel {
+        let bar_x = MARGIN + grid_w + 2 * GAP;
+        canvas.text(bar_x as i64, (top + label_h) as i64, &units, 1, INK);
+        let bar_y = top + label_h + units_h;
+        draw_bar(
+            &mut canvas,
+            bar_x,
+            bar_y,
+            bar_h,
+            &scales.of(0).ticks(),
+            |t| opts.colormap.rgb(t),
+        );
+        placed.bars.push((bar_x, bar_y, bar_h));
+    }
+    (canvas, placed)
 }
 
 /// All bands in one map: hue from the band mix, strength from the total; legend and grey bar;
@@ -201,9 +319,10 @@ pub(crate) fn draw_blend(
     grids: &[Vec<f64>],
     names: &[String],
     plan: &Resample,
+    geo: &MapGeometry,
     opts: &RenderOptions,
     markers: &[(f64, f64)],
-) -> Canvas {
+) -> (Canvas, Placed) {
     let n_px = plan.rows * plan.cols;
     // Each band's largest value, to normalise its weight in the hue mix.
     let band_max: Vec<f64> = grids
@@ -289,16 +408,19 @@ pub(crate) fn draw_blend(
     let legend_h = legend.len() * 18;
     let side_h = legend_h + 12 + GLYPH_PX + 8 + MIN_BAR_HEIGHT;
     let title_h = title_height(&opts.title);
-    let width = (2 * MARGIN + pw + 2 * GAP + side_w)
+    let left = left_room(geo, ph);
+    let width = (2 * MARGIN + left + pw + 2 * GAP + side_w)
         .max(2 * MARGIN + text_width(&opts.title, TITLE_SCALE).min(MAX_LABEL_CHARS * 16));
-    let height = 2 * MARGIN + title_h + ph.max(side_h) + GLYPH_PX;
+    let height = 2 * MARGIN + title_h + (ph + BOTTOM_ROOM).max(side_h);
     let mut canvas = Canvas::new(width, height, BACKGROUND);
     draw_title(&mut canvas, &opts.title);
 
     let top = MARGIN + title_h;
-    draw_grid(&mut canvas, MARGIN, top, plan, colour);
-    draw_markers(&mut canvas, MARGIN, top, plan, markers);
-    let side_x = MARGIN + pw + 2 * GAP;
+    let map_x = MARGIN + left;
+    draw_grid(&mut canvas, map_x, top, plan, colour);
+    draw_markers(&mut canvas, map_x, top, plan, markers);
+    draw_map_frame(&mut canvas, (map_x, top), (pw, ph), geo);
+    let side_x = map_x + pw + 2 * GAP;
     for (b, name) in legend.iter().enumerate() {
         let y = top + b * 18;
         canvas.fill_rect(side_x as i64, y as i64, 14, 14, blend_hue(b));
@@ -316,13 +438,11 @@ pub(crate) fn draw_blend(
         };
         [c(0), c(1), c(2)]
     };
-    draw_bar(
-        &mut canvas,
-        side_x,
-        label_y + GLYPH_PX + 8,
-        bar_h,
-        &ticks,
-        grey,
-    );
-    canvas
+    let bar_y = label_y + GLYPH_PX + 8;
+    draw_bar(&mut canvas, side_x, bar_y, bar_h, &ticks, grey);
+    let placed = Placed {
+        panels: vec![(map_x, top)],
+        bars: vec![(side_x, bar_y, bar_h)],
+    };
+    (canvas, placed)
 }

@@ -3,13 +3,23 @@
 //! Two layouts:
 //!
 //! - [`Layout::Panels`]: one panel per band in a near-square grid (2 x 2 for four bands), each
-//!   titled with its band name, all on one shared colour scale shown by a single colour bar with
-//!   tick labels and the units; the title on top.
+//!   titled with its band name; the title on top. The panels share one colour scale, shown by a
+//!   single colour bar with tick labels and the units, unless the bands' largest magnitudes differ
+//!   by more than a factor of 10 (`PER_PANEL_RATIO`): then each panel gets its own scale and its
+//!   own colour bar (with the units) beside it, so that a band of small values is not drawn all
+//!   in the bottom colour.
 //! - [`Layout::Blend`]: one map in which each band has a hue (as in a paper figure where each
 //!   species gets a colour). A pixel's hue is the mix of the band hues weighted by each band's
 //!   value normalised by that band's maximum, so every band shows up wherever it dominates;
 //!   its strength (from white to the full hue) is the total of all bands on the chosen scale.
 //!   A legend gives the band hues and a grey bar the scale of the total.
+//!
+//! Every map panel (here and in [`write_wind_png`]) has a frame drawn around it, never over it:
+//! easting ticks under it and northing ticks left of it, labelled in metres at multiples of 1, 2
+//! or 5 times a power of ten (at most five per axis), axis titles "easting (m)" and
+//! "northing (m)", and under the easting labels a scale bar of a round length (1, 2 or 5 times a
+//! power of ten metres, at most a quarter of the panel width) and a north arrow (rasters are
+//! north-up).
 //!
 //! Large rasters are reduced for display by block means over square blocks of cells so that a
 //! panel is at most about 1000 pixels across and all panels together stay within
@@ -21,20 +31,26 @@
 //! [`MARKER_OUTLINE`], so that they show on any colour map) at world points on every panel, e.g.
 //! the sample locations under a kriged surface.
 //!
-//! [`write_section_png`] draws a vertical cross-section of a layered model (stratigraphy).
+//! [`write_section_png`] draws a vertical cross-section of a layered model (stratigraphy), with
+//! the wells near it and their distance from it.
 //!
 //! [`write_wind_png`] draws the wind at one height: speed over hillshaded terrain, arrows,
-//! stations.
+//! stations with their ids.
 //!
-//! Text uses the 8x8 bitmap font of `font8x8`; the image is written as 8-bit RGB PNG.
+//! Units are written as the caller spells them (the CLI uses one spelling throughout, e.g.
+//! "seeds m-2 yr-1", "m s-1", "m"). Text uses the 8x8 bitmap font of `font8x8` (public domain,
+//! from a crate); the image is written as 8-bit RGB PNG.
 //!
 //! [`render_flock`] draws a 3-D point cloud of agents (a boids flock) in perspective; its frames
 //! go to PNG ([`write_frame_png`]) or to a looping animated GIF ([`write_gif`]).
 
+mod axes;
 mod chart;
 mod colormap;
 mod flock;
 mod layout;
+#[cfg(test)]
+mod map_tests;
 mod sample;
 mod section;
 mod text;
@@ -48,13 +64,14 @@ pub use chart::{XyChart, write_xy_chart_png};
 pub use colormap::{BLEND_HUES, Colormap, blend_hue};
 pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
 pub use layout::{MARKER_FILL, MARKER_OUTLINE};
-pub use section::{Section, layer_colour, write_section_png};
+pub use section::{Section, SectionWell, layer_colour, write_section_png};
 pub use wind::{WindMap, write_wind_png};
 
 use crate::IoError;
 use crate::atomic::write_atomic;
 use crate::raster_out::check_shape;
-use sample::{Resample, ValueScale, block_mean};
+use axes::MapGeometry;
+use sample::{Resample, block_mean};
 
 /// Default bound on the number of map pixels (all panels together).
 pub const DEFAULT_MAX_PIXELS: usize = 4_000_000;
@@ -132,6 +149,17 @@ pub fn render_png_with_nodata(
     nodata: Option<f64>,
 ) -> Result<(), IoError> {
     check_shape(path, raster)?;
+    let (canvas, _) = draw_raster(raster, opts, nodata);
+    write_png(path, &canvas)
+}
+
+/// Draw `raster` (of a checked shape) as [`render_png_with_nodata`] does; also returns where the
+/// panels and colour bars were placed.
+fn draw_raster(
+    raster: &Raster,
+    opts: &RenderOptions,
+    nodata: Option<f64>,
+) -> (text::Canvas, layout::Placed) {
     let (rows, cols) = (raster.grid.rows, raster.grid.cols);
     let panels = match opts.layout {
         Layout::Panels => raster.n_bands(),
@@ -154,14 +182,17 @@ pub fn render_png_with_nodata(
         .iter()
         .filter_map(|&(x, y)| plan.panel_position(&raster.grid, x, y))
         .collect();
-    let canvas = match opts.layout {
+    let geo = MapGeometry::new(&raster.grid, &plan);
+    match opts.layout {
         Layout::Panels => {
-            let scale = ValueScale::fit(grids.iter().flatten().copied(), opts.scale);
-            layout::draw_panels(&grids, &raster.band_names, &plan, scale, opts, &markers)
+            let scales = layout::choose_scales(&grids, opts.scale);
+            let names = &raster.band_names;
+            layout::draw_panels(&grids, names, &plan, &geo, &scales, opts, &markers)
         }
-        Layout::Blend => layout::draw_blend(&grids, &raster.band_names, &plan, opts, &markers),
-    };
-    write_png(path, &canvas)
+        Layout::Blend => {
+            layout::draw_blend(&grids, &raster.band_names, &plan, &geo, opts, &markers)
+        }
+    }
 }
 
 /// Encode the canvas as 8-bit RGB PNG.

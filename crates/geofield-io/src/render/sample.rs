@@ -27,6 +27,18 @@ impl Resample {
     /// Plan for a `rows` x `cols` raster drawn as `panels` panels whose pixels together must not
     /// exceed `max_pixels` (at least one pixel per panel is always kept).
     pub(crate) fn plan(rows: usize, cols: usize, panels: usize, max_pixels: usize) -> Self {
+        Self::plan_at_least(rows, cols, panels, max_pixels, MIN_PANEL_PX)
+    }
+
+    /// As [`Resample::plan`], enlarging a small raster to about `min_px` pixels on its longer
+    /// side instead of [`MIN_PANEL_PX`].
+    pub(crate) fn plan_at_least(
+        rows: usize,
+        cols: usize,
+        panels: usize,
+        max_pixels: usize,
+        min_px: usize,
+    ) -> Self {
         let (rows, cols, panels) = (rows.max(1), cols.max(1), panels.max(1));
         let budget = max_pixels.max(panels) as f64;
         let area = |k: usize| (rows.div_ceil(k) * cols.div_ceil(k) * panels) as f64;
@@ -41,7 +53,7 @@ impl Resample {
         let (drows, dcols) = (rows.div_ceil(block), cols.div_ceil(block));
         let mut zoom = 1;
         if block == 1 {
-            zoom = MIN_PANEL_PX.div_ceil(drows.max(dcols)).max(1);
+            zoom = min_px.div_ceil(drows.max(dcols)).max(1);
             while zoom > 1 && area(1) * (zoom * zoom) as f64 > budget {
                 zoom -= 1;
             }

@@ -8,7 +8,8 @@
 //! Layer i, between surface i and surface i + 1, is filled with [`layer_colour`]`(i)` wherever
 //! surface i lies above surface i + 1 (where they meet or cross the layer has pinched out and
 //! nothing is filled), and named "`<name i> – <name i+1>`" in the legend. Surfaces are drawn as
-//! dark lines over the fill, wells as thin dashed vertical lines labelled above the plot.
+//! dark lines over the fill, wells as thin dashed vertical lines labelled above the plot with
+//! their name and their distance from the section line ("35 m off").
 //!
 //! Scale: the distance range fills the plot width, which fixes the horizontal scale
 //! `s_x = width_px / (d_max - d_min)` in pixels per metre. The vertical scale is
@@ -42,9 +43,21 @@ pub struct Section {
     pub surfaces: Vec<Vec<f64>>,
     /// The H surface names (a missing name is shown as "surface `<i + 1>`").
     pub names: Vec<String>,
-    /// Wells near the section: distance along it (m) and label. Wells outside the distance
-    /// range are not drawn.
-    pub wells: Vec<(f64, String)>,
+    /// Wells near the section. Wells outside the distance range are not drawn.
+    pub wells: Vec<SectionWell>,
+}
+
+/// A well drawn on a [`Section`]: where it projects onto the section, and how far from the
+/// section line it lies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SectionWell {
+    /// Label, e.g. the well's id.
+    pub name: String,
+    /// Distance along the section of the well's projection onto it (m).
+    pub along_m: f64,
+    /// Distance of the well from the section line (m, >= 0), stated under its label
+    /// ("35 m off"); NaN leaves it unstated.
+    pub offset_m: f64,
 }
 
 /// Plot area size in pixels.
@@ -53,7 +66,9 @@ const PLOT_H: usize = 380;
 /// Room left of the plot (tick labels), above it (title, subtitle, axis label, well labels)
 /// and below it (tick labels, axis label).
 const LEFT: usize = 84;
-const TOP: usize = 80;
+const TOP: usize = 118;
+/// Height of one tier of well labels (name and offset lines); two tiers above the plot.
+const WELL_TIER_PX: usize = 24;
 const BOTTOM: usize = 56;
 const RIGHT: usize = 16;
 /// Between the plot and the legend.
@@ -235,6 +250,18 @@ fn format_exaggeration(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// "35 m off", "1.2 km off", "0.5 m off": a well's distance from the section line.
+fn format_offset(m: f64) -> String {
+    let m = m.abs();
+    if m >= 1000.0 {
+        format!("{:.1} km off", m / 1000.0)
+    } else if m >= 10.0 || m == 0.0 {
+        format!("{m:.0} m off")
+    } else {
+        format!("{m:.1} m off")
+    }
+}
+
 /// `values` (one per distance) at distance `d`, linear between columns; NaN where either
 /// neighbouring column is missing.
 fn interpolate(distance: &[f64], values: &[f64], d: f64) -> f64 {
@@ -323,17 +350,38 @@ fn draw(s: &Section) -> (Canvas, Frame) {
         }
     }
     // Wells: dashed lines with their labels above the plot.
-    for (d, label) in &s.wells {
-        if !(d.is_finite() && *d >= frame.x0 && *d <= frame.x1) {
-            continue;
-        }
-        let x = (frame.px(*d).floor() as i64).clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
+    // Labels go in the lower tier unless they would overlap the previous label there, then in
+    // the upper one (then back to the lower one, whatever the overlap).
+    let mut wells: Vec<&SectionWell> = s
+        .wells
+        .iter()
+        .filter(|w| w.along_m.is_finite() && w.along_m >= frame.x0 && w.along_m <= frame.x1)
+        .collect();
+    wells.sort_by(|a, b| a.along_m.total_cmp(&b.along_m));
+    let mut tier_right = [i64::MIN; 2];
+    for well in wells {
+        let x =
+            (frame.px(well.along_m).floor() as i64).clamp(LEFT as i64, (LEFT + PLOT_W - 1) as i64);
         for j in (0..PLOT_H).filter(|j| (j / DASH_PX).is_multiple_of(2)) {
             canvas.set(x, (TOP + j) as i64, WELL_LINE);
         }
-        let label = fit_text(label, 1, MAX_WELL_LABEL_CHARS * GLYPH_PX);
+        let label = fit_text(&well.name, 1, MAX_WELL_LABEL_CHARS * GLYPH_PX);
+        let off = if well.offset_m.is_finite() {
+            format_offset(well.offset_m)
+        } else {
+            String::new()
+        };
+        let half = (text_width(&label, 1).max(text_width(&off, 1)) / 2) as i64;
+        let tier = tier_right
+            .iter()
+            .position(|&right| right + 6 <= x - half)
+            .unwrap_or(0);
+        tier_right[tier] = x + half;
+        let base = (TOP - WELL_TIER_PX * (tier + 1)) as i64;
         let lx = x - (text_width(&label, 1) / 2) as i64;
-        canvas.text(lx, (TOP - 12) as i64, &label, 1, INK);
+        canvas.text(lx, base, &label, 1, INK);
+        let ox = x - (text_width(&off, 1) / 2) as i64;
+        canvas.text(ox, base + 12, &off, 1, WELL_LINE);
     }
     canvas.outline_rect(LEFT as i64, TOP as i64, PLOT_W, PLOT_H, INK);
 
@@ -362,10 +410,13 @@ fn draw(s: &Section) -> (Canvas, Frame) {
 
     // Title, subtitle, legend.
     canvas.text(LEFT as i64, 10, &title, 2, INK);
-    let subtitle = format!(
+    let mut subtitle = format!(
         "vertical exaggeration {}x",
         format_exaggeration(frame.exaggeration)
     );
+    if s.wells.iter().any(|w| w.offset_m.is_finite()) {
+        subtitle.push_str("; wells: name and distance off the section");
+    }
     canvas.text(LEFT as i64, 10 + 2 * GLYPH_PX as i64 + 8, &subtitle, 1, INK);
     let legend_x = (LEFT + PLOT_W + GAP) as i64;
     for (k, label) in legend.iter().enumerate() {
@@ -396,7 +447,18 @@ mod tests {
             ],
             distance_m,
             names: vec!["top".into(), "middle".into(), "base".into()],
-            wells: vec![(250.0, "W1".into()), (2000.0, "far".into())],
+            wells: vec![
+                SectionWell {
+                    name: "W1".into(),
+                    along_m: 250.0,
+                    offset_m: 35.0,
+                },
+                SectionWell {
+                    name: "far".into(),
+                    along_m: 2000.0,
+                    offset_m: 0.0,
+                },
+            ],
         }
     }
 
@@ -426,6 +488,54 @@ mod tests {
             .count();
         assert!((PLOT_H / 3..PLOT_H * 2 / 3).contains(&on), "{on}");
         assert_ne!(layer_colour(0), layer_colour(1));
+    }
+
+    #[test]
+    fn wells_state_their_distance_from_the_section() {
+        assert_eq!(format_offset(35.2), "35 m off");
+        assert_eq!(format_offset(-4.25), "4.2 m off");
+        assert_eq!(format_offset(1530.0), "1.5 km off");
+        let s = three_layers();
+        let (c, f) = draw(&s);
+        let x = f.px(250.0).floor() as i64;
+        // The offset line ("35 m off", 8 characters, centred on the well) is written in the
+        // well colour in the row above the plot; the name ("W1") in ink above it.
+        let half = (8 * GLYPH_PX / 2) as i64;
+        let in_row = |top: usize, rgb: [u8; 3]| {
+            (top..top + GLYPH_PX)
+                .flat_map(|y| (x - half..x + half).map(move |x| (x as usize, y)))
+                .filter(|&(x, y)| c.get(x, y) == rgb)
+                .count()
+        };
+        assert!(in_row(TOP - 12, WELL_LINE) > 20, "offset text");
+        assert!(in_row(TOP - 24, INK) > 8, "name");
+        // Without a known offset, only the name.
+        let mut s = three_layers();
+        s.wells[0].offset_m = f64::NAN;
+        let (c2, _) = draw(&s);
+        let offset_px = (TOP - 12..TOP - 4)
+            .flat_map(|y| (x - half..x + half).map(move |x| (x as usize, y)))
+            .filter(|&(x, y)| c2.get(x, y) == WELL_LINE)
+            .count();
+        assert_eq!(offset_px, 0);
+        // A second well 10 m further on would overlap W1's label: its label goes a tier up.
+        let mut s = three_layers();
+        s.wells[1] = SectionWell {
+            name: "W2".into(),
+            along_m: 260.0,
+            offset_m: 5.0,
+        };
+        let (c3, _) = draw(&s);
+        let ink_in = |top: usize, x: i64| {
+            (top..top + GLYPH_PX)
+                .flat_map(|y| (x - 8..x + 8).map(move |x| (x as usize, y)))
+                .filter(|&(x, y)| c3.get(x, y) == INK)
+                .count()
+        };
+        let x2 = f.px(260.0).floor() as i64;
+        assert!(ink_in(TOP - 24, x) > 8, "W1 in the lower tier");
+        assert!(ink_in(TOP - 48, x2) > 8, "W2 in the upper tier");
+        assert_eq!(ink_in(TOP - 48, x - 30), 0);
     }
 
     #[test]

@@ -88,6 +88,21 @@ impl Canvas {
             }
         }
     }
+
+    /// Draw `text` at scale 1 turned a quarter turn anticlockwise, reading upwards, its first
+    /// character's bottom-left corner at (x, y) (the tops of the glyphs face left).
+    pub(crate) fn text_up(&mut self, x: i64, y: i64, text: &str, rgb: [u8; 3]) {
+        for (k, c) in text.chars().enumerate() {
+            let glyph = glyph(c);
+            for (gy, bits) in glyph.iter().enumerate() {
+                for gx in 0..GLYPH_PX {
+                    if bits & (1 << gx) != 0 {
+                        self.set(x + gy as i64, y - (k * GLYPH_PX + gx) as i64, rgb);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Width in pixels of `text` drawn at `scale`.

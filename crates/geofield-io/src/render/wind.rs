@@ -1,5 +1,7 @@
 //! A map of the wind at one height above the ground: speed in colour over hillshaded terrain,
-//! arrows for the direction, stations marked.
+//! arrows for the direction, stations marked and labelled with their ids, in the map frame of
+//! [`super::render_png`] (axes in metres, scale bar, north arrow). A small grid is enlarged to
+//! about 600 pixels across so that the map, not the margins, fills the image.
 //!
 //! - Hillshade: Horn's (1981) slopes on the display grid, sun from the north-west (azimuth
 //!   315°) at 45° altitude, as GIS tools draw it: shade = cos Z cos S + sin Z sin S cos(A − φ)
@@ -15,6 +17,7 @@ use std::path::Path;
 
 use geofield_core::GridSpec;
 
+use super::axes::{BOTTOM_ROOM, MapGeometry, draw_map_frame, left_room};
 use super::chart::line;
 use super::colormap::Colormap;
 use super::layout::{
@@ -33,12 +36,15 @@ pub struct WindMap<'a> {
     pub grid: GridSpec,
     /// Ground elevation (m), for the hillshade.
     pub terrain_m: &'a [f64],
-    /// Horizontal wind speed (m/s).
+    /// Horizontal wind speed (m s-1).
     pub speed_m_per_s: &'a [f64],
     /// Meteorological direction: where the wind comes from, degrees clockwise from north.
     pub direction_deg: &'a [f64],
     /// Points (x, y) in world metres to mark, e.g. the stations.
     pub markers: Vec<(f64, f64)>,
+    /// A label written beside each marker (e.g. the station id); same length as `markers`, or
+    /// empty for none.
+    pub marker_labels: Vec<String>,
     pub colormap: Colormap,
     /// Upper bound on map pixels.
     pub max_pixels: usize,
@@ -46,6 +52,11 @@ pub struct WindMap<'a> {
 
 const ARROW: [u8; 3] = [15, 15, 15];
 const MISSING: [u8; 3] = [211, 211, 211];
+/// A small grid is enlarged to about this many pixels on its longer side, so that the arrows,
+/// station labels and map frame have room.
+const WIND_MIN_PANEL_PX: usize = 600;
+/// Units of the speed colour bar.
+const SPEED_UNITS: &str = "speed (m s-1)";
 /// Arrow lattice spacing in display pixels.
 const ARROW_SPACING_PX: usize = 28;
 const SUN_AZIMUTH_DEG: f64 = 315.0;
@@ -71,7 +82,7 @@ pub fn write_wind_png(path: &Path, map: &WindMap) -> Result<(), IoError> {
             ),
         });
     }
-    let plan = Resample::plan(rows, cols, 1, map.max_pixels.max(1));
+    let plan = Resample::plan_at_least(rows, cols, 1, map.max_pixels.max(1), WIND_MIN_PANEL_PX);
     let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (&s, &d) in map.speed_m_per_s.iter().zip(map.direction_deg) {
         let t = d.to_radians();
@@ -95,22 +106,23 @@ pub fn write_wind_png(path: &Path, map: &WindMap) -> Result<(), IoError> {
         .fold(0.0, f64::max);
 
     let (pw, ph) = plan.panel_px();
+    let geo = MapGeometry::new(&map.grid, &plan);
+    let left = left_room(&geo, ph);
     let ticks = scale.ticks();
-    let units = "speed (m/s)";
-    let bar_w = bar_block_width(&ticks).max(text_width(units, 1));
+    let bar_w = bar_block_width(&ticks).max(text_width(SPEED_UNITS, 1));
     let title_h = title_height(&map.title);
     let note = fit_text(
-        &format!("arrows: where the wind blows to; longest = {max_speed:.2} m/s"),
+        &format!("arrows: where the wind blows to; longest = {max_speed:.2} m s-1"),
         1,
-        pw.max(MAX_LABEL_CHARS * GLYPH_PX),
+        left + pw + 2 * GAP + bar_w,
     );
-    let width = (2 * MARGIN + pw + 2 * GAP + bar_w)
-        .max(2 * MARGIN + text_width(&map.title, TITLE_SCALE).min(MAX_LABEL_CHARS * 16))
-        .max(2 * MARGIN + text_width(&note, 1));
-    let height = 2 * MARGIN + title_h + ph.max(GLYPH_PX + 8 + MIN_BAR_HEIGHT) + 2 * GLYPH_PX + 8;
+    let width = (2 * MARGIN + left + pw + 2 * GAP + bar_w)
+        .max(2 * MARGIN + text_width(&map.title, TITLE_SCALE).min(MAX_LABEL_CHARS * 16));
+    let height =
+        2 * MARGIN + title_h + (ph + BOTTOM_ROOM).max(GLYPH_PX + 8 + MIN_BAR_HEIGHT) + GLYPH_PX + 8;
     let mut canvas = Canvas::new(width, height, BACKGROUND);
     draw_title(&mut canvas, &map.title);
-    let (x0, y0) = (MARGIN, MARGIN + title_h);
+    let (x0, y0) = (MARGIN + left, MARGIN + title_h);
     let zoom = plan.zoom.max(1);
     let cos_z = (90.0 - SUN_ALTITUDE_DEG).to_radians().cos();
     for py in 0..ph {
@@ -130,22 +142,67 @@ pub fn write_wind_png(path: &Path, map: &WindMap) -> Result<(), IoError> {
         }
     }
     draw_arrows(&mut canvas, (x0, y0), &plan, &u, &v, max_speed);
-    let markers: Vec<(f64, f64)> = map
+    let placed: Vec<(Option<(f64, f64)>, &str)> = map
         .markers
         .iter()
-        .filter_map(|&(x, y)| plan.panel_position(&map.grid, x, y))
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            let label = map.marker_labels.get(i).map_or("", String::as_str);
+            (plan.panel_position(&map.grid, x, y), label)
+        })
         .collect();
+    let markers: Vec<(f64, f64)> = placed.iter().filter_map(|(p, _)| *p).collect();
     draw_markers(&mut canvas, x0, y0, &plan, &markers);
+    for (p, label) in &placed {
+        if let (Some((mx, my)), false) = (p, label.is_empty()) {
+            draw_marker_label(&mut canvas, (x0, y0), (pw, ph), (*mx, *my), label);
+        }
+    }
     canvas.outline_rect(x0 as i64, y0 as i64, pw, ph, [150, 150, 150]);
-    canvas.text(x0 as i64, (y0 + ph + 6) as i64, &note, 1, INK);
+    draw_map_frame(&mut canvas, (x0, y0), (pw, ph), &geo);
+    canvas.text(
+        MARGIN as i64,
+        (y0 + ph + BOTTOM_ROOM + 6) as i64,
+        &note,
+        1,
+        INK,
+    );
     let bar_x = x0 + pw + 2 * GAP;
-    canvas.text(bar_x as i64, y0 as i64, units, 1, INK);
+    canvas.text(bar_x as i64, y0 as i64, SPEED_UNITS, 1, INK);
     let bar_h = ph.saturating_sub(GLYPH_PX + 8).max(MIN_BAR_HEIGHT);
     draw_bar(&mut canvas, bar_x, y0 + GLYPH_PX + 8, bar_h, &ticks, |t| {
         map.colormap.rgb(t)
     });
     write_png(path, &canvas)
 }
+
+/// Write `label` on a white box to the right of the marker at panel position `(mx, my)` (left of
+/// it near the east edge), inside the `pw` x `ph` panel at (x0, y0).
+fn draw_marker_label(
+    canvas: &mut Canvas,
+    (x0, y0): (usize, usize),
+    (pw, ph): (usize, usize),
+    (mx, my): (f64, f64),
+    label: &str,
+) {
+    let label = fit_text(label, 1, MAX_MARKER_LABEL_CHARS * GLYPH_PX);
+    let w = text_width(&label, 1) + 4;
+    let h = GLYPH_PX + 4;
+    let (mx, my) = (mx.floor() as i64, my.floor() as i64);
+    let right = mx + 6;
+    let lx = if right + w as i64 <= pw as i64 {
+        right
+    } else {
+        mx - 6 - w as i64
+    };
+    let ly = (my - (h / 2) as i64).clamp(0, (ph.saturating_sub(h)) as i64);
+    let (bx, by) = (x0 as i64 + lx, y0 as i64 + ly);
+    canvas.fill_rect(bx, by, w, h, BACKGROUND);
+    canvas.text(bx + 2, by + 2, &label, 1, INK);
+}
+
+/// Longest marker label drawn, in characters.
+const MAX_MARKER_LABEL_CHARS: usize = 16;
 
 /// Horn's hillshade of a `rows` x `cols` grid (row 0 north) of `cell_m` cells, in [0, 1]; edge
 /// cells use their nearest neighbours inside the grid. NaN elevations count as flat.

@@ -366,15 +366,47 @@ fn wind_map_shows_speed_arrows_and_stations() {
         speed_m_per_s: &speed,
         direction_deg: &direction,
         markers: vec![(55.0, 155.0), (1e6, 0.0)],
+        marker_labels: vec!["S1".into(), "far".into()],
         colormap: Colormap::Viridis,
         max_pixels: 4_000_000,
     };
     write_wind_png(&p, &map).unwrap();
     let (w, h, px) = decode(&p);
-    // 40 x 30 cells enlarged 5x: a 200 x 150 map plus title, bar and note.
-    assert!(w >= 200 && h >= 150, "{w} x {h}");
+    // 40 x 30 cells enlarged 15x (to about 600 px across): a 600 x 450 map plus the title,
+    // axes, bar and note.
+    assert!(w >= 600 && h >= 450, "{w} x {h}");
+    // The map fills the canvas: coloured (non-white) pixels are more than half the image.
+    let coloured = px.iter().filter(|&&p| p != [255, 255, 255]).count();
+    assert!(coloured * 2 > (w * h) as usize, "{coloured} of {w} x {h}");
     assert!(count(&px, [15, 15, 15]) > 50, "arrows drawn");
     assert!(count(&px, MARKER_FILL) > 10 && count(&px, MARKER_OUTLINE) > 10);
+    // The station's id is written beside it: without labels only the label pixels change,
+    // all right of the marker (at 5.5 cells = 82.5 px into the map) and within a label's
+    // height of its row (12.5 cells = 187.5 px down).
+    let q = dir.path().join("nolabels.png");
+    let unlabelled = WindMap {
+        marker_labels: Vec::new(),
+        ..map.clone()
+    };
+    write_wind_png(&q, &unlabelled).unwrap();
+    let (_, _, plain) = decode(&q);
+    let w = w as usize;
+    let diff: Vec<(usize, usize)> = (0..px.len())
+        .filter(|&i| px[i] != plain[i])
+        .map(|i| (i % w, i / w))
+        .collect();
+    assert!(diff.len() > 20, "{}", diff.len());
+    let (x_min, x_max) = (
+        diff.iter().map(|d| d.0).min().unwrap(),
+        diff.iter().map(|d| d.0).max().unwrap(),
+    );
+    let (y_min, y_max) = (
+        diff.iter().map(|d| d.1).min().unwrap(),
+        diff.iter().map(|d| d.1).max().unwrap(),
+    );
+    // "S1" on a box 2 glyphs + 4 px wide and 12 px high.
+    assert_eq!(x_max - x_min + 1, 20, "{diff:?}");
+    assert_eq!(y_max - y_min + 1, 12, "{diff:?}");
     // Wrong lengths: an error naming the file, and no file.
     let bad = WindMap {
         speed_m_per_s: &speed[1..],

@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use geofield_io::render::{Section, layer_colour, write_section_png};
+use geofield_io::render::{Section, SectionWell, layer_colour, write_section_png};
 
 /// Decode an 8-bit RGB PNG: (width, height, pixels).
 fn decode(p: &Path) -> (usize, usize, Vec<[u8; 3]>) {
@@ -30,7 +30,11 @@ fn flat(tops: &[f64]) -> Section {
         surfaces: tops.iter().map(|&z| vec![z; distance_m.len()]).collect(),
         names: (0..tops.len()).map(|i| format!("S{i}")).collect(),
         distance_m,
-        wells: vec![(700.0, "BH-7".into())],
+        wells: vec![SectionWell {
+            name: "BH-7".into(),
+            along_m: 700.0,
+            offset_m: 12.0,
+        }],
     }
 }
 
@@ -76,7 +80,11 @@ fn degenerate_sections_still_draw() {
     };
     let no_columns = Section {
         surfaces: vec![vec![], vec![]],
-        wells: vec![(0.0, "W".into())],
+        wells: vec![SectionWell {
+            name: "W".into(),
+            along_m: 0.0,
+            offset_m: f64::NAN,
+        }],
         ..Default::default()
     };
     let cases = [
