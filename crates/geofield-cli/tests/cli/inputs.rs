@@ -110,7 +110,8 @@ fn knn_on_coordinates_near_the_f64_limit_returns() {
 fn messages_name_the_real_problem_once() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.csv");
-    let o = geofield(&["knn", "--points", s(&missing), "--k", "2"]);
+    let out = dir.path().join("i.npy");
+    let o = geofield(&["knn", "--points", s(&missing), "--k", "2", "--out", s(&out)]);
     let msg = text(&o);
     assert_eq!(o.status.code(), Some(2), "{msg}");
     assert_eq!(msg.matches("os error 2").count(), 1, "{msg}");
@@ -135,6 +136,6 @@ fn messages_name_the_real_problem_once() {
         "--range",
         "5",
     ]);
-    refused(&o, &["sill = 0"]);
+    refused(&o, &["--sill 0: expected a partial sill > 0"]);
     assert!(!text(&o).to_lowercase().contains("singular matrix"));
 }
