@@ -334,6 +334,12 @@ fn check_declared_size<R: std::io::Read + std::io::Seek>(
     // One strip or tile is decoded whole, padding included: a tile declared far larger than the
     // image (a corrupt TileWidth 322 / TileLength 323) must fit what the file can hold too.
     let (cw, ch) = dec.chunk_dimensions();
+    // A strip holds at most the image's rows (RowsPerStrip may say "all", 2^32 - 1); a tile is
+    // decoded whole.
+    let ch = match dec.get_chunk_type() {
+        ChunkType::Strip => ch.min(u32::try_from(rows).unwrap_or(u32::MAX)),
+        ChunkType::Tile => ch,
+    };
     let chunk_raw =
         (u128::from(cw) * u128::from(ch) * samples as u128 * u128::from(bits)).div_ceil(8);
     if chunk_raw > can_hold.max(1 << 16) {

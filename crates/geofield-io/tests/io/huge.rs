@@ -32,10 +32,28 @@ fn patch_dimensions(bytes: &mut [u8], width: u32, height: u32) {
 fn tiff_declaring_100000_squared_pixels_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("dem.tif");
-    let r = raster_f32(grid(4, 3, 10.0, 0.0, 30.0), &["z"], |_, r, c| {
-        (r * 4 + c) as f32
-    });
-    write_raster(&p, &r, &RasterMeta::default()).unwrap();
+    // A plain one-strip TIFF of 4 x 3 f32 pixels (as many tools write; geofield's own writer
+    // makes tiled COGs, whose tiles the next test covers).
+    {
+        let file = std::fs::File::create(&p).unwrap();
+        let mut enc = tiff::encoder::TiffEncoder::new(file).unwrap();
+        let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
+        let mut img = enc
+            .new_image::<tiff::encoder::colortype::Gray32Float>(4, 3)
+            .unwrap();
+        let d = img.encoder();
+        d.write_tag(
+            tiff::tags::Tag::ModelPixelScaleTag,
+            &[30.0f64, 30.0, 0.0][..],
+        )
+        .unwrap();
+        d.write_tag(
+            tiff::tags::Tag::ModelTiepointTag,
+            &[0.0f64, 0.0, 0.0, 10.0, 90.0, 0.0][..],
+        )
+        .unwrap();
+        img.write_data(&data).unwrap();
+    }
     let mut bytes = std::fs::read(&p).unwrap();
     patch_dimensions(&mut bytes, 100_000, 100_000);
     std::fs::write(&p, &bytes).unwrap();
@@ -43,6 +61,38 @@ fn tiff_declaring_100000_squared_pixels_is_refused() {
     let m = e.to_string();
     assert!(matches!(e, IoError::BadGeoTiff { .. }), "{m}");
     assert!(m.contains("100000 x 100000") && m.contains("bytes"), "{m}");
+}
+
+/// A tiled GeoTIFF (geofield's COG) whose tile size is patched to 65535 x 65535: one tile would
+/// decode to 17 GB from a file of a few KB. Refused before decoding, naming the tile.
+#[test]
+fn tiff_declaring_a_huge_tile_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dem.tif");
+    let r = raster_f32(grid(4, 3, 10.0, 0.0, 30.0), &["z"], |_, r, c| {
+        (r * 4 + c) as f32
+    });
+    write_raster(&p, &r, &RasterMeta::default()).unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    assert_eq!(&bytes[..4], b"II*\0", "a little-endian classic TIFF");
+    let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    let n = u16::from_le_bytes(bytes[ifd..ifd + 2].try_into().unwrap()) as usize;
+    let mut patched = 0;
+    for e in 0..n {
+        let at = ifd + 2 + 12 * e;
+        let tag = u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap());
+        if tag == 322 || tag == 323 {
+            // SHORT or LONG: write 65535 in the field's first two bytes, zero the rest.
+            bytes[at + 8..at + 12].copy_from_slice(&[0xff, 0xff, 0, 0]);
+            patched += 1;
+        }
+    }
+    assert_eq!(patched, 2, "TileWidth and TileLength present");
+    std::fs::write(&p, &bytes).unwrap();
+    let e = read_raster(&p).unwrap_err();
+    let m = e.to_string();
+    assert!(matches!(e, IoError::BadGeoTiff { .. }), "{m}");
+    assert!(m.contains("65535 x 65535"), "{m}");
 }
 
 fn asc(dir: &Path, text: &str) -> Result<(), IoError> {
@@ -77,10 +127,28 @@ fn ascii_grid_declaring_more_values_than_its_bytes_is_refused() {
 fn tiff_tag_count_beyond_the_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("dem.tif");
-    let r = raster_f32(grid(4, 3, 10.0, 0.0, 30.0), &["z"], |_, r, c| {
-        (r * 4 + c) as f32
-    });
-    write_raster(&p, &r, &RasterMeta::default()).unwrap();
+    // A plain one-strip TIFF of 4 x 3 f32 pixels (as many tools write; geofield's own writer
+    // makes tiled COGs, whose tiles the next test covers).
+    {
+        let file = std::fs::File::create(&p).unwrap();
+        let mut enc = tiff::encoder::TiffEncoder::new(file).unwrap();
+        let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
+        let mut img = enc
+            .new_image::<tiff::encoder::colortype::Gray32Float>(4, 3)
+            .unwrap();
+        let d = img.encoder();
+        d.write_tag(
+            tiff::tags::Tag::ModelPixelScaleTag,
+            &[30.0f64, 30.0, 0.0][..],
+        )
+        .unwrap();
+        d.write_tag(
+            tiff::tags::Tag::ModelTiepointTag,
+            &[0.0f64, 0.0, 0.0, 10.0, 90.0, 0.0][..],
+        )
+        .unwrap();
+        img.write_data(&data).unwrap();
+    }
     let mut bytes = std::fs::read(&p).unwrap();
     // ImageWidth (256) claims 5.7 million LONG values (22.8 MB) in a file of a few hundred bytes.
     let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
