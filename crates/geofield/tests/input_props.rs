@@ -107,20 +107,21 @@ const CASE_LIMIT: Duration = Duration::from_secs(10);
 // Deterministic randomness and mutations.
 
 /// SplitMix64.
-struct Rng(u64);
+/// The mutations' seeded generator (PCG64, as every test of the project uses).
+struct Rng(rand_pcg::Pcg64);
 impl Rng {
+    fn seeded(seed: u64) -> Self {
+        use rand::SeedableRng;
+        Rng(rand_pcg::Pcg64::seed_from_u64(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        rand::RngCore::next_u64(&mut self.0)
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        rand::Rng::random_range(&mut self.0, 0..n.max(1))
     }
     fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        rand::Rng::random::<f64>(&mut self.0)
     }
 }
 
@@ -435,7 +436,8 @@ fn run(
     let (tx, rx) = mpsc::channel::<Result<(usize, bool, usize, usize), String>>();
     let worker_path = path.clone();
     let worker = std::thread::spawn(move || {
-        let mut rng = Rng(0x5EED_0000 ^ name.len() as u64 ^ (name.as_bytes()[0] as u64) << 32);
+        let mut rng =
+            Rng::seeded(0x5EED_0000 ^ name.len() as u64 ^ (name.as_bytes()[0] as u64) << 32);
         for case in 0..cases {
             let mut b = seed_file.clone();
             for _ in 0..1 + rng.below(3) {
@@ -530,7 +532,7 @@ fn err(e: impl std::fmt::Display) -> String {
 // Valid seed files.
 
 fn unit_rows(n: usize, f: impl Fn(usize, &mut Rng) -> String) -> String {
-    let mut rng = Rng(42);
+    let mut rng = Rng::seeded(42);
     (0..n).map(|i| f(i, &mut rng)).collect()
 }
 
@@ -593,7 +595,7 @@ fn points_csv() -> Vec<u8> {
 }
 
 fn points_npy(dir: &Path) -> Vec<u8> {
-    let mut r = Rng(7);
+    let mut r = Rng::seeded(7);
     let v: Vec<f64> = (0..40 * 3).map(|_| r.unit() * 100.0).collect();
     let p = dir.join("p.npy");
     geofield_io::write_npy_f64(&p, &[40, 3], &v).unwrap();
@@ -602,7 +604,7 @@ fn points_npy(dir: &Path) -> Vec<u8> {
 
 fn dem_raster() -> Raster {
     let (cols, rows) = (12, 9);
-    let mut r = Rng(11);
+    let mut r = Rng::seeded(11);
     let z: Vec<f32> = (0..cols * rows)
         .map(|i| {
             if i % 17 == 3 {

@@ -25,7 +25,7 @@ fn bench_kriging() {
     {
         let cs = case(500, 1000, 1000, 0, 42);
         let c = cov1(CovModel::Exponential, 1.0, 300.0, 0.0);
-        let mut rng = Rng(3);
+        let mut rng = Rng::seeded(3);
         let alpha: Vec<f64> = (0..500).map(|_| rng.uniform(-1.0, 1.0)).collect();
         let inp = DualInputs {
             samples_xy: &cs.xy,
@@ -72,7 +72,7 @@ fn bench_kriging() {
         let cs = case(10, 500, 900, 0, 11);
         let c = cov1(CovModel::Exponential, 400.0, 800.0, 0.0);
         let z = values(&cs.xy, 11, 4);
-        let mut rng = Rng(8);
+        let mut rng = Rng::seeded(8);
         let alpha: Vec<f64> = (0..110).map(|_| rng.uniform(-1.0, 1.0)).collect();
         let beta = vec![0.5; 11];
         let inp = DualInputs {

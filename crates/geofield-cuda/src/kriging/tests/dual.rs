@@ -124,7 +124,7 @@ fn dual_matches_reference() {
             c.exact = exact;
             for &(n, hh, p, rows, cols, co) in &shapes {
                 let cs = case(n, rows, cols, co, 7 + n as u64);
-                let mut rng = Rng(99 + hh as u64);
+                let mut rng = Rng::seeded(99 + hh as u64);
                 let alpha: Vec<f64> = (0..n * hh).map(|_| rng.uniform(-1.0, 1.0)).collect();
                 let beta: Vec<f64> = (0..p * hh).map(|_| rng.uniform(-1.0, 1.0)).collect();
                 let inp = DualInputs {
