@@ -1,0 +1,318 @@
+//! The file's structure: tag entries, image file directories, the layout and the bytes.
+
+use super::*;
+
+/// The tag values of the full-resolution image that do not depend on the layout.
+pub(super) struct MainTags {
+    pub(super) bits: u16,
+    pub(super) bands: u16,
+    pub(super) description: Option<String>,
+    pub(super) scale: [f64; 3],
+    pub(super) tiepoint: [f64; 6],
+    pub(super) geo_keys: Vec<u16>,
+    pub(super) gdal_metadata: String,
+    pub(super) nodata: Option<String>,
+}
+
+impl MainTags {
+    pub(super) fn new(raster: &Raster, meta: &RasterMeta, nodata: Option<f64>) -> Self {
+        let g = &raster.grid;
+        Self {
+            bits: (raster.data.bytes_per_value() * 8) as u16,
+            bands: raster.n_bands() as u16,
+            description: meta.description.clone(),
+            scale: [g.cell_size_m, g.cell_size_m, 0.0],
+            tiepoint: [0.0, 0.0, 0.0, g.x_min_m, g.y_max_m, 0.0],
+            geo_keys: geo_keys(meta.crs_epsg),
+            gdal_metadata: gdal_metadata_xml(
+                &raster.band_names,
+                meta.units.as_deref(),
+                &meta.provenance,
+            ),
+            nodata: nodata.map(|v| {
+                if v.is_nan() {
+                    "nan".to_string()
+                } else {
+                    format_f64(v)
+                }
+            }),
+        }
+    }
+}
+
+/// One IFD entry: tag, type, count and the value's bytes (little-endian).
+pub(super) struct Entry {
+    pub(super) tag: u16,
+    pub(super) kind: u16,
+    pub(super) count: u64,
+    pub(super) bytes: Vec<u8>,
+}
+
+pub(super) fn shorts(tag: u16, v: &[u16]) -> Entry {
+    Entry {
+        tag,
+        kind: TYPE_SHORT,
+        count: v.len() as u64,
+        bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+pub(super) fn long(tag: u16, v: u32) -> Entry {
+    Entry {
+        tag,
+        kind: TYPE_LONG,
+        count: 1,
+        bytes: v.to_le_bytes().to_vec(),
+    }
+}
+
+pub(super) fn doubles(tag: u16, v: &[f64]) -> Entry {
+    Entry {
+        tag,
+        kind: TYPE_DOUBLE,
+        count: v.len() as u64,
+        bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// An ASCII tag from UTF-8 text (GDAL reads these bytes as UTF-8), NUL-terminated.
+pub(super) fn ascii(tag: u16, text: &str) -> Entry {
+    let mut bytes: Vec<u8> = text.bytes().filter(|&b| b != 0).collect();
+    bytes.push(0);
+    Entry {
+        tag,
+        kind: TYPE_ASCII,
+        count: bytes.len() as u64,
+        bytes,
+    }
+}
+
+/// Offsets (LONG, or LONG8 in BigTIFF).
+pub(super) fn offsets(tag: u16, v: &[u64], big: bool) -> Entry {
+    if big {
+        Entry {
+            tag,
+            kind: TYPE_LONG8,
+            count: v.len() as u64,
+            bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    } else {
+        Entry {
+            tag,
+            kind: TYPE_LONG,
+            count: v.len() as u64,
+            bytes: v.iter().flat_map(|&x| (x as u32).to_le_bytes()).collect(),
+        }
+    }
+}
+
+/// Where everything goes: the header and ghost bytes, each IFD's bytes (at consecutive
+/// offsets), and where the tile data starts; `end` is the file size.
+pub(super) struct Layout {
+    pub(super) prefix: Vec<u8>,
+    pub(super) ifds: Vec<Vec<u8>>,
+    pub(super) end: u64,
+}
+
+/// Lay the file out: header, ghost area, IFDs (level 0 first), then tiles (last level first).
+pub(super) fn plan(levels: &[Level], tags: &MainTags, big: bool) -> Layout {
+    let mut prefix = Vec::new();
+    if big {
+        prefix.extend_from_slice(b"II\x2b\x00\x08\x00\x00\x00");
+        prefix.extend_from_slice(&0u64.to_le_bytes()); // first IFD, patched below
+    } else {
+        prefix.extend_from_slice(b"II\x2a\x00");
+        prefix.extend_from_slice(&0u32.to_le_bytes());
+    }
+    prefix.extend_from_slice(
+        format!(
+            "GDAL_STRUCTURAL_METADATA_SIZE={:06} bytes\n",
+            GHOST_BODY.len()
+        )
+        .as_bytes(),
+    );
+    prefix.extend_from_slice(GHOST_BODY.as_bytes());
+    if prefix.len() % 2 == 1 {
+        prefix.push(0);
+    }
+    let first_ifd = prefix.len() as u64;
+    if big {
+        prefix[8..16].copy_from_slice(&first_ifd.to_le_bytes());
+    } else {
+        prefix[4..8].copy_from_slice(&(first_ifd as u32).to_le_bytes());
+    }
+
+    // Entries with placeholder tile offsets give each IFD's size, which does not depend on the
+    // offsets' values.
+    let entries = |offs: &[Vec<u64>]| -> Vec<Vec<Entry>> {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| level_entries(i, l, tags, &offs[i], big))
+            .collect()
+    };
+    let zero_offsets: Vec<Vec<u64>> = levels.iter().map(|l| vec![0; l.tiles.len()]).collect();
+    let sizes: Vec<u64> = entries(&zero_offsets)
+        .iter()
+        .map(|e| ifd_size(e, big))
+        .collect();
+    let data_start = first_ifd + sizes.iter().sum::<u64>();
+    // Tile data, smallest overview first; each tile is framed by a 4-byte leader and trailer.
+    let mut tile_offsets: Vec<Vec<u64>> = vec![Vec::new(); levels.len()];
+    let mut at = data_start;
+    for (i, l) in levels.iter().enumerate().rev() {
+        for t in &l.tiles {
+            at += 4;
+            tile_offsets[i].push(at);
+            at += t.len() as u64 + 4;
+        }
+    }
+    let all = entries(&tile_offsets);
+    let mut ifds = Vec::with_capacity(all.len());
+    let mut ifd_at = first_ifd;
+    for (i, e) in all.iter().enumerate() {
+        let next = if i + 1 < all.len() {
+            ifd_at + sizes[i]
+        } else {
+            0
+        };
+        let bytes = serialize_ifd(e, ifd_at, next, big);
+        ifd_at += bytes.len() as u64;
+        ifds.push(bytes);
+    }
+    Layout {
+        prefix,
+        ifds,
+        end: at,
+    }
+}
+
+/// The entries of level `i` (0 = full resolution), sorted by tag.
+pub(super) fn level_entries(
+    i: usize,
+    l: &Level,
+    t: &MainTags,
+    offs: &[u64],
+    big: bool,
+) -> Vec<Entry> {
+    let bands = usize::from(t.bands);
+    let counts: Vec<u64> = l.tiles.iter().map(|x| x.len() as u64).collect();
+    let mut e = vec![
+        long(TAG_IMAGE_WIDTH, l.cols as u32),
+        long(TAG_IMAGE_LENGTH, l.rows as u32),
+        shorts(TAG_BITS_PER_SAMPLE, &vec![t.bits; bands]),
+        shorts(TAG_COMPRESSION, &[COMPRESSION_DEFLATE]),
+        shorts(TAG_PHOTOMETRIC, &[1]), // MinIsBlack
+        shorts(TAG_SAMPLES_PER_PIXEL, &[t.bands]),
+        shorts(TAG_PLANAR_CONFIGURATION, &[2]), // separate planes
+        shorts(TAG_PREDICTOR, &[PREDICTOR_FLOATING_POINT]),
+        shorts(TAG_TILE_WIDTH, &[TILE_SIZE as u16]),
+        shorts(TAG_TILE_LENGTH, &[TILE_SIZE as u16]),
+        offsets(TAG_TILE_OFFSETS, offs, big),
+        offsets(TAG_TILE_BYTE_COUNTS, &counts, big),
+        shorts(TAG_SAMPLE_FORMAT, &vec![3; bands]), // IEEE floating point
+    ];
+    if bands > 1 {
+        e.push(shorts(TAG_EXTRA_SAMPLES, &vec![0; bands - 1])); // unspecified
+    }
+    if let Some(nd) = &t.nodata {
+        e.push(ascii(TAG_GDAL_NODATA, nd));
+    }
+    if i == 0 {
+        if let Some(d) = &t.description {
+            e.push(ascii(TAG_IMAGE_DESCRIPTION, d));
+        }
+        e.push(ascii(TAG_SOFTWARE, "geofield"));
+        e.push(doubles(TAG_MODEL_PIXEL_SCALE, &t.scale));
+        e.push(doubles(TAG_MODEL_TIEPOINT, &t.tiepoint));
+        e.push(shorts(TAG_GEO_KEY_DIRECTORY, &t.geo_keys));
+        e.push(ascii(TAG_GDAL_METADATA, &t.gdal_metadata));
+    } else {
+        e.push(long(TAG_NEW_SUBFILE_TYPE, 1)); // reduced-resolution image
+    }
+    e.sort_by_key(|x| x.tag);
+    e
+}
+
+/// Bytes of an IFD with its out-of-line values (each starting on a word boundary).
+pub(super) fn ifd_size(entries: &[Entry], big: bool) -> u64 {
+    let (head, entry, next, inline) = if big { (8, 20, 8, 8) } else { (2, 12, 4, 4) };
+    let mut n = head + entry * entries.len() as u64 + next;
+    for e in entries {
+        let len = e.bytes.len() as u64;
+        if len > inline {
+            n += len + len % 2;
+        }
+    }
+    n
+}
+
+/// An IFD at file offset `at` with its out-of-line values right after it; `next` is the offset
+/// of the next IFD (0 for the last).
+pub(super) fn serialize_ifd(entries: &[Entry], at: u64, next: u64, big: bool) -> Vec<u8> {
+    let (head, entry_len, next_len, inline) = if big { (8, 20, 8, 8) } else { (2, 12, 4, 4) };
+    let mut extra_at = at + head + entry_len * entries.len() as u64 + next_len;
+    let mut table = Vec::new();
+    let mut extra = Vec::new();
+    if big {
+        table.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    } else {
+        table.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    }
+    for e in entries {
+        table.extend_from_slice(&e.tag.to_le_bytes());
+        table.extend_from_slice(&e.kind.to_le_bytes());
+        if big {
+            table.extend_from_slice(&e.count.to_le_bytes());
+        } else {
+            table.extend_from_slice(&(e.count as u32).to_le_bytes());
+        }
+        let len = e.bytes.len() as u64;
+        if len <= inline {
+            let mut v = e.bytes.clone();
+            v.resize(inline as usize, 0);
+            table.extend_from_slice(&v);
+        } else {
+            if big {
+                table.extend_from_slice(&extra_at.to_le_bytes());
+            } else {
+                table.extend_from_slice(&(extra_at as u32).to_le_bytes());
+            }
+            extra.extend_from_slice(&e.bytes);
+            if len % 2 == 1 {
+                extra.push(0);
+            }
+            extra_at += len + len % 2;
+        }
+    }
+    if big {
+        table.extend_from_slice(&next.to_le_bytes());
+    } else {
+        table.extend_from_slice(&(next as u32).to_le_bytes());
+    }
+    table.extend_from_slice(&extra);
+    table
+}
+
+/// Write the planned file: prefix, IFDs, then framed tiles (smallest overview first).
+pub(super) fn write_file(
+    w: &mut dyn Write,
+    layout: &Layout,
+    levels: &[Level],
+) -> std::io::Result<()> {
+    w.write_all(&layout.prefix)?;
+    for ifd in &layout.ifds {
+        w.write_all(ifd)?;
+    }
+    for l in levels.iter().rev() {
+        for t in &l.tiles {
+            w.write_all(&(t.len() as u32).to_le_bytes())?;
+            w.write_all(t)?;
+            let tail = &t[t.len().saturating_sub(4)..];
+            w.write_all(tail)?;
+            // A tile shorter than 4 bytes (never with zlib) still gets a 4-byte trailer.
+            w.write_all(&[0u8; 4][..4 - tail.len()])?;
+        }
+    }
+    Ok(())
+}
