@@ -7,16 +7,50 @@ use geofield_io::{IoError, RasterMeta, read_raster, write_raster};
 
 use super::{grid, raster_f32};
 
+/// A plain one-strip, georeferenced TIFF of 4 x 3 f32 pixels, as many tools write (geofield's own
+/// writer makes tiled COGs).
+fn strip_tiff(p: &Path) {
+    let file = std::fs::File::create(p).unwrap();
+    let mut enc = tiff::encoder::TiffEncoder::new(file).unwrap();
+    let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    let mut img = enc
+        .new_image::<tiff::encoder::colortype::Gray32Float>(4, 3)
+        .unwrap();
+    let d = img.encoder();
+    d.write_tag(
+        tiff::tags::Tag::ModelPixelScaleTag,
+        &[30.0f64, 30.0, 0.0][..],
+    )
+    .unwrap();
+    d.write_tag(
+        tiff::tags::Tag::ModelTiepointTag,
+        &[0.0f64, 0.0, 0.0, 10.0, 90.0, 0.0][..],
+    )
+    .unwrap();
+    img.write_data(&data).unwrap();
+}
+
+/// (byte offset, tag) of every entry of the first IFD of a little-endian classic TIFF.
+fn first_ifd_entries(bytes: &[u8]) -> Vec<(usize, u16)> {
+    assert_eq!(&bytes[..4], b"II*\0", "a little-endian classic TIFF");
+    let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    let n = u16::from_le_bytes(bytes[ifd..ifd + 2].try_into().unwrap()) as usize;
+    (0..n)
+        .map(|e| {
+            let at = ifd + 2 + 12 * e;
+            (
+                at,
+                u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap()),
+            )
+        })
+        .collect()
+}
+
 /// Rewrite ImageWidth (256), ImageLength (257) and RowsPerStrip (278, so that the strip count
 /// stays one) of the first IFD of a little-endian classic TIFF to `width` x `height` (as LONG
 /// values).
 fn patch_dimensions(bytes: &mut [u8], width: u32, height: u32) {
-    assert_eq!(&bytes[..4], b"II*\0", "a little-endian classic TIFF");
-    let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
-    let n = u16::from_le_bytes(bytes[ifd..ifd + 2].try_into().unwrap()) as usize;
-    for e in 0..n {
-        let at = ifd + 2 + 12 * e;
-        let tag = u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap());
+    for (at, tag) in first_ifd_entries(bytes) {
         let value = match tag {
             256 => width,
             257 | 278 => height,
@@ -32,28 +66,7 @@ fn patch_dimensions(bytes: &mut [u8], width: u32, height: u32) {
 fn tiff_declaring_100000_squared_pixels_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("dem.tif");
-    // A plain one-strip TIFF of 4 x 3 f32 pixels (as many tools write; geofield's own writer
-    // makes tiled COGs, whose tiles the next test covers).
-    {
-        let file = std::fs::File::create(&p).unwrap();
-        let mut enc = tiff::encoder::TiffEncoder::new(file).unwrap();
-        let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
-        let mut img = enc
-            .new_image::<tiff::encoder::colortype::Gray32Float>(4, 3)
-            .unwrap();
-        let d = img.encoder();
-        d.write_tag(
-            tiff::tags::Tag::ModelPixelScaleTag,
-            &[30.0f64, 30.0, 0.0][..],
-        )
-        .unwrap();
-        d.write_tag(
-            tiff::tags::Tag::ModelTiepointTag,
-            &[0.0f64, 0.0, 0.0, 10.0, 90.0, 0.0][..],
-        )
-        .unwrap();
-        img.write_data(&data).unwrap();
-    }
+    strip_tiff(&p);
     let mut bytes = std::fs::read(&p).unwrap();
     patch_dimensions(&mut bytes, 100_000, 100_000);
     std::fs::write(&p, &bytes).unwrap();
@@ -74,13 +87,8 @@ fn tiff_declaring_a_huge_tile_is_refused() {
     });
     write_raster(&p, &r, &RasterMeta::default()).unwrap();
     let mut bytes = std::fs::read(&p).unwrap();
-    assert_eq!(&bytes[..4], b"II*\0", "a little-endian classic TIFF");
-    let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
-    let n = u16::from_le_bytes(bytes[ifd..ifd + 2].try_into().unwrap()) as usize;
     let mut patched = 0;
-    for e in 0..n {
-        let at = ifd + 2 + 12 * e;
-        let tag = u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap());
+    for (at, tag) in first_ifd_entries(&bytes) {
         if tag == 322 || tag == 323 {
             // SHORT or LONG: write 65535 in the field's first two bytes, zero the rest.
             bytes[at + 8..at + 12].copy_from_slice(&[0xff, 0xff, 0, 0]);
@@ -127,28 +135,7 @@ fn ascii_grid_declaring_more_values_than_its_bytes_is_refused() {
 fn tiff_tag_count_beyond_the_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("dem.tif");
-    // A plain one-strip TIFF of 4 x 3 f32 pixels (as many tools write; geofield's own writer
-    // makes tiled COGs, whose tiles the next test covers).
-    {
-        let file = std::fs::File::create(&p).unwrap();
-        let mut enc = tiff::encoder::TiffEncoder::new(file).unwrap();
-        let data: Vec<f32> = (0..12).map(|v| v as f32).collect();
-        let mut img = enc
-            .new_image::<tiff::encoder::colortype::Gray32Float>(4, 3)
-            .unwrap();
-        let d = img.encoder();
-        d.write_tag(
-            tiff::tags::Tag::ModelPixelScaleTag,
-            &[30.0f64, 30.0, 0.0][..],
-        )
-        .unwrap();
-        d.write_tag(
-            tiff::tags::Tag::ModelTiepointTag,
-            &[0.0f64, 0.0, 0.0, 10.0, 90.0, 0.0][..],
-        )
-        .unwrap();
-        img.write_data(&data).unwrap();
-    }
+    strip_tiff(&p);
     let mut bytes = std::fs::read(&p).unwrap();
     // ImageWidth (256) claims 5.7 million LONG values (22.8 MB) in a file of a few hundred bytes.
     let ifd = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
