@@ -83,101 +83,17 @@ pub fn cf_grid_mapping(code: u16) -> Option<Vec<(String, NcAttr)>> {
     let projection = wkt_quoted_after(wkt, "PROJECTION[");
     let name: Option<&str> = if wkt.starts_with("GEOGCS") {
         Some("latitude_longitude")
-    } else {
-        match projection {
-            Some("Transverse_Mercator") => {
-                put(
-                    &mut attrs,
-                    "longitude_of_central_meridian",
-                    param("central_meridian"),
-                );
-                put(
-                    &mut attrs,
-                    "latitude_of_projection_origin",
-                    param("latitude_of_origin"),
-                );
-                put(
-                    &mut attrs,
-                    "scale_factor_at_central_meridian",
-                    param("scale_factor"),
-                );
-                Some("transverse_mercator")
-            }
-            Some("Lambert_Conformal_Conic_1SP") => {
-                put(&mut attrs, "standard_parallel", param("latitude_of_origin"));
-                put(
-                    &mut attrs,
-                    "latitude_of_projection_origin",
-                    param("latitude_of_origin"),
-                );
-                put(
-                    &mut attrs,
-                    "longitude_of_central_meridian",
-                    param("central_meridian"),
-                );
-                put(
-                    &mut attrs,
-                    "scale_factor_at_projection_origin",
-                    param("scale_factor"),
-                );
-                Some("lambert_conformal_conic")
-            }
-            Some("Lambert_Conformal_Conic_2SP") => {
-                two_parallels(&mut attrs, wkt);
-                put(
-                    &mut attrs,
-                    "latitude_of_projection_origin",
-                    param("latitude_of_origin"),
-                );
-                put(
-                    &mut attrs,
-                    "longitude_of_central_meridian",
-                    param("central_meridian"),
-                );
-                Some("lambert_conformal_conic")
-            }
-            Some("Albers_Conic_Equal_Area") => {
-                two_parallels(&mut attrs, wkt);
-                put(
-                    &mut attrs,
-                    "latitude_of_projection_origin",
-                    param("latitude_of_center"),
-                );
-                put(
-                    &mut attrs,
-                    "longitude_of_central_meridian",
-                    param("longitude_of_center"),
-                );
-                Some("albers_conical_equal_area")
-            }
-            Some("Lambert_Azimuthal_Equal_Area") => {
-                put(
-                    &mut attrs,
-                    "latitude_of_projection_origin",
-                    param("latitude_of_center"),
-                );
-                put(
-                    &mut attrs,
-                    "longitude_of_projection_origin",
-                    param("longitude_of_center"),
-                );
-                Some("lambert_azimuthal_equal_area")
-            }
-            Some("Mercator_1SP") => {
-                put(
-                    &mut attrs,
-                    "longitude_of_projection_origin",
-                    param("central_meridian"),
-                );
-                put(
-                    &mut attrs,
-                    "scale_factor_at_projection_origin",
-                    param("scale_factor"),
-                );
-                Some("mercator")
-            }
-            _ => None,
+    } else if let Some(p) = PROJECTIONS.iter().find(|p| Some(p.wkt) == projection) {
+        if p.two_parallels {
+            two_parallels(&mut attrs, wkt);
         }
+        for (cf, wkt_name) in p.params {
+            put(&mut attrs, cf, param(wkt_name));
+        }
+        Some(p.cf)
+    } else {
+        // Another projection: only `crs_wkt` and `spatial_ref` describe it.
+        None
     };
     if name.is_some() && !wkt.starts_with("GEOGCS") {
         put(&mut attrs, "false_easting", param("false_easting"));
@@ -198,6 +114,76 @@ pub fn cf_grid_mapping(code: u16) -> Option<Vec<(String, NcAttr)>> {
     attrs.push(("epsg_code".into(), NcAttr::Text(format!("EPSG:{code}"))));
     Some(attrs)
 }
+
+/// One WKT1 projection and its CF grid mapping: CF's attribute names with the WKT parameters
+/// that give them (CF conventions, appendix F), in the order written.
+struct Projection {
+    wkt: &'static str,
+    cf: &'static str,
+    /// `standard_parallel` = [standard_parallel_1, standard_parallel_2] first.
+    two_parallels: bool,
+    params: &'static [(&'static str, &'static str)],
+}
+
+const PROJECTIONS: [Projection; 6] = [
+    Projection {
+        wkt: "Transverse_Mercator",
+        cf: "transverse_mercator",
+        two_parallels: false,
+        params: &[
+            ("longitude_of_central_meridian", "central_meridian"),
+            ("latitude_of_projection_origin", "latitude_of_origin"),
+            ("scale_factor_at_central_meridian", "scale_factor"),
+        ],
+    },
+    Projection {
+        wkt: "Lambert_Conformal_Conic_1SP",
+        cf: "lambert_conformal_conic",
+        two_parallels: false,
+        params: &[
+            ("standard_parallel", "latitude_of_origin"),
+            ("latitude_of_projection_origin", "latitude_of_origin"),
+            ("longitude_of_central_meridian", "central_meridian"),
+            ("scale_factor_at_projection_origin", "scale_factor"),
+        ],
+    },
+    Projection {
+        wkt: "Lambert_Conformal_Conic_2SP",
+        cf: "lambert_conformal_conic",
+        two_parallels: true,
+        params: &[
+            ("latitude_of_projection_origin", "latitude_of_origin"),
+            ("longitude_of_central_meridian", "central_meridian"),
+        ],
+    },
+    Projection {
+        wkt: "Albers_Conic_Equal_Area",
+        cf: "albers_conical_equal_area",
+        two_parallels: true,
+        params: &[
+            ("latitude_of_projection_origin", "latitude_of_center"),
+            ("longitude_of_central_meridian", "longitude_of_center"),
+        ],
+    },
+    Projection {
+        wkt: "Lambert_Azimuthal_Equal_Area",
+        cf: "lambert_azimuthal_equal_area",
+        two_parallels: false,
+        params: &[
+            ("latitude_of_projection_origin", "latitude_of_center"),
+            ("longitude_of_projection_origin", "longitude_of_center"),
+        ],
+    },
+    Projection {
+        wkt: "Mercator_1SP",
+        cf: "mercator",
+        two_parallels: false,
+        params: &[
+            ("longitude_of_projection_origin", "central_meridian"),
+            ("scale_factor_at_projection_origin", "scale_factor"),
+        ],
+    },
+];
 
 /// Push `k = v` as a one-value double attribute when `v` is known.
 fn put(attrs: &mut Vec<(String, NcAttr)>, k: &str, v: Option<f64>) {
