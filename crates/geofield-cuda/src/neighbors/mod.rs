@@ -20,10 +20,9 @@ use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
 mod device;
-pub use device::{
-    BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, bench_device, knn_device,
-    uniform_cells,
-};
+mod host_knn;
+pub use device::{BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, uniform_cells};
+pub use host_knn::{bench_device, knn_device};
 
 const MODULE: &str = "neighbors";
 const THREADS: u32 = 128;
