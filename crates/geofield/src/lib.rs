@@ -19,6 +19,8 @@
 //! checked against the file's length and the available memory before anything is allocated.
 
 pub mod backend;
+#[doc(hidden)]
+pub mod bench;
 pub mod dispersal;
 mod error;
 pub mod flock;

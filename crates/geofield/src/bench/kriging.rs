@@ -1,0 +1,1 @@
+//! Benchmark and test hooks of [`crate::kriging`].
