@@ -457,7 +457,7 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
         },
     )?;
     let grid = WindGrid::new(plan, dem, &Levels::Uniform { nz: 32, dz_m: 10.0 })?;
-    let field = wind::compute(grid.clone(), &stations, &WindOptions::default(), be)?;
+    let field = wind::compute(be, grid.clone(), &stations, &WindOptions::default())?;
     let r = &field.report;
     steps.push(Step {
         what: "wind (sherman, mg)".into(),
@@ -471,6 +471,7 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
     });
     let t = Instant::now();
     let west = wind::compute(
+        be,
         grid.clone(),
         &stations,
         &WindOptions {
@@ -480,7 +481,6 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
             divergence_removal: false,
             ..Default::default()
         },
-        be,
     )?;
     let rw = &west.report;
     steps.push(Step {
@@ -492,24 +492,18 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
         ),
     });
     let t = Instant::now();
-    let cells = wind::sample::cell_centred(&field)?;
-    let (speed, direction) = wind::sample::at_height_agl(&field, 10.0)?;
-    let meta = crate::wind_out::FieldMeta {
+    let cells = wind::cell_centred(&field)?;
+    let (speed, direction) = wind::at_height_agl(&field, 10.0)?;
+    let meta = wind::io::FieldMeta {
         crs_epsg: Some(DEMO_CRS),
         history: output::history(),
+        provenance: Vec::new(),
         height_agl_m: 10.0,
         speed: &speed,
         direction: &direction,
     };
-    crate::wind_out::write_nc(&a.out.join("wind.nc"), &field, &cells, &meta)?;
-    crate::wind_report::write_map(
-        &a.out.join("wind.png"),
-        &field,
-        &stations,
-        &speed,
-        &direction,
-        10.0,
-    )?;
+    wind::io::write_nc(&a.out.join("wind.nc"), &field, &cells, &meta)?;
+    wind::io::write_map(&a.out.join("wind.png"), &field, &stations, &meta)?;
     let speed_raster = Raster::new(plan, vec!["wind_speed_10m".into()], RasterData::F64(speed))?;
     output::write_raster(
         &a.out.join("wind_speed.tif"),

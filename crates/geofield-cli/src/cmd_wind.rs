@@ -1,20 +1,21 @@
 //! `geofield wind`: a mass-consistent 3-D wind field over a DEM from weather stations, written
 //! as `.npz`, `.nc` or `.vti`, with speed and direction rasters at a height above ground and
-//! a map. Nothing is written unless the whole run succeeds.
+//! a map. Nothing is written unless the whole run succeeds. The library does the work
+//! ([`geofield::wind::compute_deferred`], [`geofield::wind::io`]); this file maps the flags
+//! and stages, prints and summarises.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::wind::{self, Model, Profile, Solver, Stability, Top, WindGrid, WindOptions};
-use geofield::{BackendSelection, backend};
+use geofield::wind::{self, io::FieldMeta};
+use geofield::{BackendSelection, GeofieldError, backend};
 
 use crate::ctx::Ctx;
-use crate::outputs::{Kind, Outputs};
-use crate::wind_in::{check_memory, levels, read_dem, read_stations};
-use crate::wind_report::{Summary, print_summary, write_map, write_rasters};
-use crate::{output, progress, wind_out};
+use crate::wind_in::{field_format, options, read_inputs};
+use crate::wind_report::{Summary, plan_outputs, print_summary, write_outputs};
+use crate::{output, progress};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 pub enum ModelArg {
@@ -123,93 +124,11 @@ pub struct WindArgs {
     pub png: Option<PathBuf>,
 }
 
-/// Kind of 3-D output, by extension.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum FieldFormat {
-    Npz,
-    Nc,
-    Vti,
-}
-
-fn field_format(a: &WindArgs) -> Result<Option<FieldFormat>> {
-    let Some(out) = &a.out else {
-        if a.speed_out.is_none() && a.direction_out.is_none() && a.png.is_none() {
-            bail!(
-                "nothing to write: give --out (the 3-D field), --speed-out, --direction-out or --png"
-            );
-        }
-        return Ok(None);
-    };
-    let ext = out.extension().map(|e| e.to_string_lossy().to_lowercase());
-    match ext.as_deref() {
-        Some("npz") => Ok(Some(FieldFormat::Npz)),
-        Some("nc") => Ok(Some(FieldFormat::Nc)),
-        Some("vti") => Ok(Some(FieldFormat::Vti)),
-        _ => bail!(
-            "--out {}: unsupported format; use .npz, .nc or .vti",
-            out.display()
-        ),
-    }
-}
-
-/// Options of the library, checked at the boundary.
-fn options(a: &WindArgs) -> Result<WindOptions> {
-    let default_stability: Stability = a
-        .stability
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("--stability: {e}"))?;
-    if a.fixed_iterations && a.model != ModelArg::West {
-        bail!("--fixed-iterations is the paper's WEST mode: add --model west");
-    }
-    if !(a.height_agl_m.is_finite() && a.height_agl_m > 0.0) {
-        bail!(
-            "--height-agl-m must be a positive number of metres, got {}",
-            a.height_agl_m
-        );
-    }
-    let opts = WindOptions {
-        model: match a.model {
-            ModelArg::Sherman => Model::Sherman,
-            ModelArg::West => Model::West,
-        },
-        solver: match a.solver {
-            SolverArg::Multigrid => Solver::Multigrid,
-            SolverArg::Mgcg => Solver::MgCg,
-            SolverArg::Sor => Solver::Sor,
-        },
-        tolerance: a.tolerance,
-        max_iterations: a.iterations,
-        fixed_iterations: a.fixed_iterations,
-        omega: a.omega,
-        profile: match a.profile {
-            ProfileArg::Power => Profile::Power,
-            ProfileArg::Log => Profile::Log {
-                roughness_m: a.roughness_m,
-            },
-            ProfileArg::Uniform => Profile::Uniform,
-        },
-        alpha: a.alpha,
-        default_stability,
-        radius_m: a.radius_m,
-        top: if a.lid { Top::Lid } else { Top::Open },
-        ..WindOptions::default()
-    };
-    wind::check_options(&opts)?;
-    Ok(opts)
-}
-
 pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     let start = Instant::now();
     let format = field_format(a)?;
     let opts = options(a)?;
-    let mut outs = Outputs::new();
-    outs.input("--dem", &a.dem);
-    outs.input("--stations", &a.stations);
-    outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
-    outs.plan_opt("--speed-out", a.speed_out.as_deref(), Kind::Raster)?;
-    outs.plan_opt("--direction-out", a.direction_out.as_deref(), Kind::Raster)?;
-    outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
-    outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    let mut outs = plan_outputs(a, ctx)?;
     let crs_flag = ctx.crs_epsg()?;
     let choice = ctx.backend_choice()?;
     // Opening a GPU (driver, context, kernels) takes tenths of a second: it runs in the
@@ -217,155 +136,64 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     let opening = std::thread::spawn(move || {
         let sel = backend::select(choice)?;
         wind::warm_up(&sel.backend);
-        Ok::<_, geofield::GeofieldError>(sel)
+        Ok::<_, GeofieldError>(sel)
     });
-
-    let mut dem = read_dem(&a.dem, a.cell_size_m)?;
-    let stations = read_stations(&a.stations)?;
-    // The DEM's CRS, or --crs for a DEM that carries none; the two must agree.
-    dem.crs_epsg = match (dem.crs_epsg, crs_flag) {
-        (Some(d), Some(c)) if d != c => bail!(
-            "--crs EPSG:{c} differs from the CRS of {} (EPSG:{d}); leave --crs out",
-            a.dem.display()
-        ),
-        (d, c) => d.or(c),
-    };
-    let (levels, nz) = levels(a.levels_m.as_deref(), a.nz, a.dz_m);
-    check_memory(dem.plan.cols, dem.plan.rows, nz)?;
-    let grid = WindGrid::new(dem.plan, std::mem::take(&mut dem.terrain_m), &levels)
-        .with_context(|| format!("building the wind grid over {}", a.dem.display()))?;
-    if format == Some(FieldFormat::Vti)
-        && (0..grid.nz).any(|k| (grid.dz_m(k) - grid.dz_m(0)).abs() > 1e-9 * grid.dz_m(0))
-    {
-        bail!(
-            "--out {}: VTK image data needs uniform layers; use --nz/--dz-m, or write .nc or .npz \
-             for stretched --levels-m",
-            a.out
-                .as_deref()
-                .unwrap_or(std::path::Path::new(""))
-                .display()
-        );
-    }
+    let (dem, grid, stations) = read_inputs(a, crs_flag, format)?;
     let seconds_read = start.elapsed().as_secs_f64();
 
     let spinner = progress::spinner(ctx.quiet(), "solving");
     let t0 = Instant::now();
-    let mut report_progress = |iteration: usize, max_div: f64| {
+    let mut opened: Option<BackendSelection> = None;
+    let open = || {
+        let joined = opening.join();
+        let sel =
+            joined.map_err(|_| GeofieldError::Invalid("opening the backend panicked".into()))?;
+        let sel = sel?;
+        let be = sel.backend.clone();
+        opened = Some(sel);
+        Ok(be)
+    };
+    let field = wind::compute_deferred(open, grid, &stations, &opts, &mut |iteration, max_div| {
         spinner.set_message(format!(
             "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
         ));
-    };
-    let mut opened: Option<BackendSelection> = None;
-    let field = wind::compute_deferred(
-        grid,
-        &stations,
-        &opts,
-        || {
-            let sel = opening.join().map_err(|_| {
-                geofield::GeofieldError::Invalid("opening the backend panicked".into())
-            })??;
-            let be = sel.backend.clone();
-            opened = Some(sel);
-            Ok(be)
-        },
-        &mut report_progress,
-    );
+    });
     spinner.finish_and_clear();
     if let Some(sel) = &opened {
         ctx.report_backend(sel);
     }
-    let (field, be) = field.with_context(|| {
-        format!(
-            "wind field over {} from {}",
-            a.dem.display(),
-            a.stations.display()
-        )
+    let (field, _) = field.with_context(|| {
+        let (dem, stations) = (a.dem.display(), a.stations.display());
+        format!("wind field over {dem} from {stations}")
     })?;
     let Some(sel) = opened else {
         bail!("the wind solve finished without opening a backend");
     };
     let seconds_compute = t0.elapsed().as_secs_f64();
-    let r = &field.report;
-    if !r.converged && !a.fixed_iterations {
-        print_summary(&field, &stations, &be, seconds_read, seconds_compute);
-        bail!(
-            "the {} solve did not converge: max |div u| = {:.3e} s-1 after {} iterations, above \
-             {:.3e} s-1; raise --iterations or loosen --tolerance (no output written)",
-            r.method,
-            r.max_div_per_s,
-            r.iterations,
-            r.threshold_per_s
-        );
-    }
 
     let t1 = Instant::now();
-    let (speed, direction) = wind::sample::at_height_agl(&field, a.height_agl_m)?;
-    let staging = &mut outs;
-    let mut outputs: Vec<PathBuf> = Vec::new();
-    if let (Some(out), Some(format)) = (&a.out, format) {
-        let cells = match format {
-            FieldFormat::Npz => None,
-            FieldFormat::Nc | FieldFormat::Vti => Some(wind::sample::cell_centred(&field)?),
-        };
-        let meta = wind_out::FieldMeta {
-            crs_epsg: dem.crs_epsg,
-            history: output::history(),
-            height_agl_m: a.height_agl_m,
-            speed: &speed,
-            direction: &direction,
-        };
-        outputs.extend(staging.write(out, |p| {
-            match (format, &cells) {
-                (FieldFormat::Nc, Some(c)) => wind_out::write_nc(p, &field, c, &meta)?,
-                (FieldFormat::Vti, Some(c)) => wind_out::write_vti(p, &field, c, &meta)?,
-                _ => wind_out::write_npz(p, &field, dem.crs_epsg)?,
-            }
-            Ok(vec![p.to_path_buf()])
-        })?);
-    }
-    outputs.extend(write_rasters(
-        staging,
-        a,
-        &field,
-        &speed,
-        &direction,
-        dem.crs_epsg,
-    )?);
-    if let Some(p) = &a.png {
-        outputs.extend(staging.write(p, |s| {
-            write_map(s, &field, &stations, &speed, &direction, a.height_agl_m)?;
-            Ok(vec![s.to_path_buf()])
-        })?);
-    }
-    print_summary(&field, &stations, &be, seconds_read, seconds_compute);
+    let (speed, direction) = wind::at_height_agl(&field, a.height_agl_m)?;
+    let meta = FieldMeta {
+        crs_epsg: dem.crs_epsg,
+        history: output::history(),
+        provenance: output::provenance(&[]),
+        height_agl_m: a.height_agl_m,
+        speed: &speed,
+        direction: &direction,
+    };
+    let mut outputs = write_outputs(&mut outs, a, format, &field, &stations, &meta)?;
+    let be = &sel.backend;
+    print_summary(&field, &stations, be, seconds_read, seconds_compute);
     if let Some(p) = ctx.json() {
         let mut names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
         names.push(p.display().to_string());
-        let summary = Summary::new(
-            a,
-            &field,
-            &stations,
-            &opts,
-            &sel,
-            &dem,
-            [
-                seconds_read,
-                seconds_compute,
-                t1.elapsed().as_secs_f64(),
-                start.elapsed().as_secs_f64(),
-            ],
-            names,
-        );
-        outputs.push(staging.write_json(p, &summary)?);
+        let since = |t: Instant| t.elapsed().as_secs_f64();
+        let seconds = [seconds_read, seconds_compute, since(t1), since(start)];
+        let summary = Summary::new(a, &field, &stations, &opts, &sel, &dem, seconds, names);
+        outputs.push(outs.write_json(p, &summary)?);
     }
     outs.commit()?;
-    println!(
-        "wrote {}",
-        outputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
     Ok(())
 }

@@ -19,7 +19,6 @@ mod output;
 mod outputs;
 mod progress;
 mod wind_in;
-mod wind_out;
 mod wind_report;
 
 use std::process::ExitCode;

@@ -1,17 +1,16 @@
-//! The report of `geofield wind` (printed, and as JSON with `--json`), and its 2-D outputs:
-//! speed and direction rasters at a height above ground, and the map.
+//! The report of `geofield wind` (printed, and as JSON with `--json`), and the staging of its
+//! outputs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
+use geofield::wind::io::{self, Dem, FieldFormat, FieldMeta, SurfaceRaster};
 use geofield::wind::{IgnoredStation, SolveReport, Station, WindField, WindOptions};
 use geofield::{Backend, BackendSelection};
-use geofield_core::{Raster, RasterData};
-use geofield_io::{Colormap, RasterMeta, WindMap};
 
 use crate::cmd_wind::WindArgs;
-use crate::outputs::Outputs;
-use crate::wind_in::Dem;
+use crate::ctx::Ctx;
+use crate::outputs::{Kind, Outputs};
 
 /// Everything `--json` writes.
 #[derive(serde::Serialize)]
@@ -156,92 +155,47 @@ pub(crate) fn print_summary(
     println!("steps (s): {}", steps.join(", "));
 }
 
-/// A one-band f32 raster of `values` on the field's plan.
-fn raster(field: &WindField, name: &str, values: &[f64]) -> Result<Raster> {
-    Ok(Raster::new(
-        field.grid.plan,
-        vec![name.to_string()],
-        RasterData::F32(values.iter().map(|&v| v as f32).collect()),
-    )?)
+/// The staging of the run's outputs, every path checked before anything is computed.
+pub(crate) fn plan_outputs(a: &WindArgs, ctx: &Ctx) -> Result<Outputs> {
+    let mut outs = Outputs::new();
+    outs.input("--dem", &a.dem);
+    outs.input("--stations", &a.stations);
+    outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
+    outs.plan_opt("--speed-out", a.speed_out.as_deref(), Kind::Raster)?;
+    outs.plan_opt("--direction-out", a.direction_out.as_deref(), Kind::Raster)?;
+    outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    Ok(outs)
 }
 
-/// `--speed-out` and `--direction-out`, with the DEM's CRS and units, like WindNinja's grids.
-pub(crate) fn write_rasters(
+/// Stage every file of the run: the 3-D field (`--out`), the speed and direction rasters at
+/// `--height-agl-m`, the map; written by [`geofield::wind::io`]. Returns the final paths.
+pub(crate) fn write_outputs(
     staging: &mut Outputs,
     a: &WindArgs,
+    format: Option<FieldFormat>,
     field: &WindField,
-    speed: &[f64],
-    direction: &[f64],
-    crs_epsg: Option<u16>,
+    stations: &[Station],
+    meta: &FieldMeta,
 ) -> Result<Vec<PathBuf>> {
-    let h = a.height_agl_m;
-    let mut out = Vec::new();
-    for (path, name, values, units, what) in [
-        (&a.speed_out, "wind_speed", speed, "m s-1", "wind speed"),
-        (
-            &a.direction_out,
-            "wind_from_direction",
-            direction,
-            "degree",
-            "wind direction (from, clockwise from north)",
-        ),
+    let mut outputs = Vec::new();
+    if let (Some(out), Some(format)) = (&a.out, format) {
+        outputs.push(staging.write_one(out, |p| Ok(io::write_field(p, format, field, meta)?))?);
+    }
+    for (path, which) in [
+        (&a.speed_out, SurfaceRaster::Speed),
+        (&a.direction_out, SurfaceRaster::Direction),
     ] {
         let Some(path) = path else { continue };
-        let r = raster(field, name, values)?;
-        let meta = RasterMeta {
-            crs_epsg,
-            nodata: None,
-            units: Some(units.to_string()),
-            description: Some(format!(
-                "{what} at {h} m above ground ({})",
-                field.report.method
-            )),
-            provenance: crate::output::provenance(&[
-                ("method", field.report.method.clone()),
-                ("height_agl_m", h.to_string()),
-                ("alpha", field.report.alpha.to_string()),
-                ("iterations", field.report.iterations.to_string()),
-                (
-                    "max_divergence_per_s",
-                    field.report.max_div_per_s.to_string(),
-                ),
-            ]),
-        };
-        out.extend(staging.write(path, |p| Ok(geofield_io::write_raster(p, &r, &meta)?))?);
+        outputs.extend(staging.write(path, |p| Ok(io::write_raster(p, which, field, meta)?))?);
         crate::output::warn_if_no_crs(
             path,
-            crs_epsg,
+            meta.crs_epsg,
             "the DEM declares none (assign one, e.g. gdal_edit.py -a_srs EPSG:CODE)",
         );
     }
-    Ok(out)
-}
-
-/// The map of the wind at `height_m` above ground, with the stations used.
-pub(crate) fn write_map(
-    path: &Path,
-    field: &WindField,
-    stations: &[Station],
-    speed: &[f64],
-    direction: &[f64],
-    height_m: f64,
-) -> Result<()> {
-    let ext = field.grid.plan.extent();
-    let inside: Vec<&Station> = stations
-        .iter()
-        .filter(|s| ext.contains(s.x_m, s.y_m))
-        .collect();
-    let map = WindMap {
-        title: format!("wind {height_m} m above ground ({})", field.report.method),
-        grid: field.grid.plan,
-        terrain_m: &field.grid.terrain_m,
-        speed_m_per_s: speed,
-        direction_deg: direction,
-        markers: inside.iter().map(|s| (s.x_m, s.y_m)).collect(),
-        marker_labels: inside.iter().map(|s| s.id.clone()).collect(),
-        colormap: Colormap::Viridis,
-        max_pixels: 4_000_000,
-    };
-    geofield_io::write_wind_png(path, &map)?;
-    Ok(())
+    if let Some(p) = &a.png {
+        outputs.push(staging.write_one(p, |s| Ok(io::write_map(s, field, stations, meta)?))?);
+    }
+    Ok(outputs)
 }

@@ -32,13 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     // 24 layers of 10 m above the lowest ground.
     let grid = WindGrid::new(plan, z, &Levels::Uniform { nz: 24, dz_m: 10.0 })?;
-    let field = wind::compute(grid, &stations, &WindOptions::default(), &be)?;
+    let field = wind::compute(&be, grid, &stations, &WindOptions::default())?;
     let r = &field.report;
     println!(
         "{}: {} iterations, max|div u| {:.2e} s-1 (from {:.2e}), converged {}",
         r.method, r.iterations, r.max_div_per_s, r.max_div0_per_s, r.converged
     );
-    let (speed, _dir) = wind::sample::at_height_agl(&field, 10.0)?;
+    let (speed, _dir) = wind::at_height_agl(&field, 10.0)?;
     let max = speed.iter().copied().fold(0.0f64, f64::max);
     println!("fastest wind 10 m above ground: {max:.2} m/s");
     Ok(())

@@ -17,11 +17,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use geofield::Backend;
-use geofield::wind::{
-    self, Levels, Model, Profile, Solver, WindField, WindGrid, WindOptions, cuda,
+use geofield::bench::wind::{
+    cuda, init,
     multigrid::{self, Problem},
     ops::{self, Coeffs},
+    sor,
 };
+use geofield::wind::{self, Levels, Model, Profile, Solver, WindField, WindGrid, WindOptions};
 
 mod wind_common;
 use wind_common::{
@@ -58,8 +60,8 @@ fn west_fixed_sweeps_match_the_cpu() {
             max_iterations: 100,
             ..opts(Model::West, Solver::Sor, 1e-6)
         };
-        let cpu = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
-        let dev = wind::compute(g.clone(), &st, &o, be).unwrap();
+        let cpu = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
+        let dev = wind::compute(be, g.clone(), &st, &o).unwrap();
         let d = field_diff(&cpu, &dev);
         eprintln!(
             "WEST 100 sweeps: |gpu - cpu| = {d:.2e} m/s, {:.2e} s on the device",
@@ -88,8 +90,8 @@ fn sherman_solvers_match_the_cpu() {
         let st = stations_for(&g);
         for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
             let o = opts(Model::Sherman, solver, 1e-6);
-            let cpu = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
-            let dev = wind::compute(g.clone(), &st, &o, be).unwrap();
+            let cpu = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
+            let dev = wind::compute(be, g.clone(), &st, &o).unwrap();
             let (rc, rd) = (&cpu.report, &dev.report);
             // Each field is within poisson_reach · (its max |div|) of the exact one (wind_common).
             let tol = agreement_bound(&g, rc.max_div_per_s, rd.max_div_per_s);
@@ -133,7 +135,7 @@ fn no_flux_through_solid_faces_and_residual_is_the_divergence() {
             (Model::West, Solver::Sor),
         ] {
             let o = opts(model, solver, 1e-6);
-            let f = wind::compute(g.clone(), &st, &o, be).unwrap();
+            let f = wind::compute(be, g.clone(), &st, &o).unwrap();
             let coeffs = Coeffs::new(&g, 1.0, o.top);
             for (c, x) in coeffs
                 .cu
@@ -197,8 +199,8 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
                 ..opts(Model::West, Solver::Sor, 1e-6)
             };
             let coeffs = Coeffs::new(&g, 1.0, o.top);
-            let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
-            let f = wind::compute(g.clone(), &st, &o, be).unwrap();
+            let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
+            let f = wind::compute(be, g.clone(), &st, &o).unwrap();
             let r = &f.report;
             assert_eq!(r.iterations, 50, "{profile:?}: the sweeps ran");
             let u_max = guess
@@ -224,7 +226,7 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
                     profile,
                     ..opts(Model::Sherman, solver, 1e-6)
                 };
-                let f = wind::compute(g.clone(), &st, &o, be).unwrap();
+                let f = wind::compute(be, g.clone(), &st, &o).unwrap();
                 let d = max_diff(&f.u, &guess.u)
                     .max(max_diff(&f.v, &guess.v))
                     .max(max_diff(&f.w, &guess.w));
@@ -240,7 +242,7 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
             ..opts(Model::Sherman, Solver::Multigrid, 1e-6)
         };
         let coeffs = Coeffs::new(&g, 1.0, o.top);
-        let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+        let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
         let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
         let (d0, _) = ops::divergence_stats(&g, &div0);
         let problem = Problem::new(&g, &coeffs, &div0);
@@ -250,7 +252,7 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
             .chain(&guess.v)
             .fold(0.0f64, |m, x| m.max(x.abs()));
         for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
-            let omega = wind::sor::optimal_omega(&g, 1.0);
+            let omega = sor::optimal_omega(&g, 1.0);
             let run = multigrid::solve(&problem, solver, omega, 30, 0.0, 1, |_, _| {}).unwrap();
             let (mut u, mut v, mut w) = (guess.u.clone(), guess.v.clone(), guess.w.clone());
             let phi = if run.cell_order {
@@ -289,7 +291,7 @@ fn timing_api() {
     let st = stations_for(&g);
     let o = opts(Model::Sherman, Solver::MgCg, 1e-6);
     let coeffs = Coeffs::new(&g, 1.0, o.top);
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
     for variant in [cuda::WestVariant::Compact, cuda::WestVariant::Parity] {
         let t = cuda::time_west(
             &gpu,
@@ -310,7 +312,7 @@ fn timing_api() {
     let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
     let (max0, _) = ops::divergence_stats(&g, &div0);
     for solver in [Solver::Multigrid, Solver::MgCg, Solver::Sor] {
-        let omega = wind::sor::optimal_omega(&g, 1.0);
+        let omega = sor::optimal_omega(&g, 1.0);
         let t = cuda::time_sherman(
             &gpu,
             &g,

@@ -3,11 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use geofield::Backend;
-use geofield::wind::{
-    self, Levels, Model, Profile, Solver, Stability, WindGrid, WindOptions,
+use geofield::bench::wind::{
+    cases, init,
     multigrid::{self, Problem},
     ops::{self, Coeffs},
 };
+use geofield::wind::{self, Levels, Model, Profile, Solver, Stability, WindGrid, WindOptions};
 
 mod wind_common;
 use wind_common::{agreement_bound, hill, hill_grid, max_diff, plan, station, stations_for};
@@ -38,7 +39,7 @@ fn single_station_gives_its_wind_with_the_profile() {
         ..Default::default()
     };
     let coeffs = Coeffs::new(&g, 1.0, o.top);
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
     for k in 0..g.nz {
         let z = g.z_centre_m(k);
         let want = 4.0 * (z / 10.0).powf(0.35);
@@ -68,10 +69,8 @@ fn single_station_gives_the_log_law() {
         };
         let coeffs = Coeffs::new(&g, 1.0, o.top);
         // From the west at 4 m/s: u = +4 at 10 m; from the south at 3 m/s: v = +3 at 10 m.
-        let west =
-            wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 4.0, 270.0)], &o).unwrap();
-        let south =
-            wind::init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 3.0, 180.0)], &o).unwrap();
+        let west = init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 4.0, 270.0)], &o).unwrap();
+        let south = init::first_guess(&g, &coeffs, &[station(40.0, 40.0, 3.0, 180.0)], &o).unwrap();
         for k in 0..g.nz {
             // Cell centres 2.5, 7.5, …, 27.5 m above the flat ground.
             let z = 2.5 + 5.0 * k as f64;
@@ -100,10 +99,10 @@ fn converged_field_does_not_depend_on_the_solver() {
     let g = hill_grid();
     let st = stations_for(&g);
     let reference = wind::compute(
+        &Backend::Cpu,
         g.clone(),
         &st,
         &opts(Model::Sherman, Solver::MgCg, 1e-10),
-        &Backend::Cpu,
     )
     .unwrap();
     for (model, solver, tol) in [
@@ -115,7 +114,7 @@ fn converged_field_does_not_depend_on_the_solver() {
             divergence_removal: false,
             ..opts(model, solver, tol)
         };
-        let f = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
+        let f = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
         let d = max_diff(&f.u, &reference.u)
             .max(max_diff(&f.v, &reference.v))
             .max(max_diff(&f.w, &reference.w));
@@ -143,10 +142,10 @@ fn west_velocity_form_equals_sor_in_potential_form() {
         divergence_removal: false,
         ..Default::default()
     };
-    let f = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
+    let f = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
     assert!(!f.report.converged);
     let coeffs = Coeffs::new(&g, 1.0, o.top);
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
     let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
     let problem = Problem::new(&g, &coeffs, &div0);
     let run = multigrid::solve(&problem, Solver::Sor, 1.25, 37, 0.0, 1000, |_, _| {}).unwrap();
@@ -172,7 +171,7 @@ fn divergence_removal_zeroes_the_divergence() {
         max_iterations: 50,
         ..Default::default()
     };
-    let f = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
+    let f = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
     let (max, _) = ops::divergence_stats(&g, &ops::divergence(&g, &f.u, &f.v, &f.w));
     assert!(max < 1e-12, "{max}");
     assert!(f.report.removal_max_dw_m_per_s.unwrap() > 0.0);
@@ -183,24 +182,24 @@ fn multigrid_converges_in_few_cycles() {
     let g = hill_grid();
     let st = stations_for(&g);
     let mg = wind::compute(
+        &Backend::Cpu,
         g.clone(),
         &st,
         &opts(Model::Sherman, Solver::Multigrid, 1e-6),
-        &Backend::Cpu,
     )
     .unwrap();
     let cg = wind::compute(
+        &Backend::Cpu,
         g.clone(),
         &st,
         &opts(Model::Sherman, Solver::MgCg, 1e-6),
-        &Backend::Cpu,
     )
     .unwrap();
     let sor = wind::compute(
+        &Backend::Cpu,
         g.clone(),
         &st,
         &opts(Model::Sherman, Solver::Sor, 1e-6),
-        &Backend::Cpu,
     )
     .unwrap();
     eprintln!(
@@ -213,12 +212,12 @@ fn multigrid_converges_in_few_cycles() {
 
 #[test]
 fn colour_order_does_not_change_the_converged_field() {
-    use geofield::wind::west::{self, WestOperator};
+    use geofield::bench::wind::west::{self, WestOperator};
     let g = hill_grid();
     let st = stations_for(&g);
     let o = WindOptions::default();
     let coeffs = Coeffs::new(&g, 1.0, o.top);
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
     let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
     let (d0, _) = ops::divergence_stats(&g, &div0);
     let mut fields = Vec::new();
@@ -275,7 +274,7 @@ fn stations_interpolate_by_inverse_distance_squared_with_a_radius() {
         ..Default::default()
     };
     let coeffs = Coeffs::new(&g, 1.0, o.top);
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
     // v at the north face of column 3 (row 0, face 0): the cell's own value at the edge.
     let (d1, d2) = (300.0f64, 600.0f64);
     let (w1, w2) = (1.0 / (d1 * d1), 1.0 / (d2 * d2));
@@ -291,7 +290,7 @@ fn stations_interpolate_by_inverse_distance_squared_with_a_radius() {
         radius_m: Some(350.0),
         ..o
     };
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &o).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &o).unwrap();
     // (cos 270° rounds to −1.8e-16, hence the tolerance.)
     assert!(guess.v[3].abs() < 1e-12);
     assert!(guess.v[4].abs() < 1e-12);
@@ -304,10 +303,10 @@ fn stations_outside_are_ignored_and_none_usable_is_an_error() {
     let g = hill_grid();
     let mut st = stations_for(&g);
     st.push(station(-10.0, 50.0, 3.0, 90.0));
-    let f = wind::compute(g.clone(), &st, &WindOptions::default(), &Backend::Cpu).unwrap();
+    let f = wind::compute(&Backend::Cpu, g.clone(), &st, &WindOptions::default()).unwrap();
     assert_eq!(f.ignored_stations.len(), 1);
     assert!(f.ignored_stations[0].reason.contains("outside the domain"));
-    let e = wind::compute(g.clone(), &st[2..], &WindOptions::default(), &Backend::Cpu)
+    let e = wind::compute(&Backend::Cpu, g.clone(), &st[2..], &WindOptions::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("no usable station"), "{e}");
@@ -319,10 +318,10 @@ fn zero_wind_gives_a_zero_field() {
     let st = vec![station(300.0, 300.0, 0.0, 0.0)];
     for model in [Model::Sherman, Model::West] {
         let f = wind::compute(
+            &Backend::Cpu,
             g.clone(),
             &st,
             &opts(model, Solver::MgCg, 1e-6),
-            &Backend::Cpu,
         )
         .unwrap();
         assert!(f.u.iter().chain(&f.v).chain(&f.w).all(|&x| x == 0.0));
@@ -345,7 +344,7 @@ fn stretched_levels_and_a_lid_converge_and_keep_the_invariants() {
                 top,
                 ..opts(Model::Sherman, solver, 1e-7)
             };
-            let f = wind::compute(g.clone(), &st, &o, &Backend::Cpu).unwrap();
+            let f = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
             assert!(f.report.converged, "{top:?} {solver:?}");
             if top == wind::Top::Lid {
                 let plane = g.rows() * g.cols();
@@ -361,9 +360,9 @@ fn stretched_levels_and_a_lid_converge_and_keep_the_invariants() {
 /// 0.23 (0.4 on 512² columns); keeping φ = 0 half a finest column outside gives ≤ 0.1.
 #[test]
 fn multigrid_contracts_fast_on_a_deep_grid() {
-    let (g, st) = wind::cases::hill_grid(128, 128, 10.0).unwrap();
+    let (g, st) = cases::hill_grid(128, 128, 10.0).unwrap();
     let coeffs = Coeffs::new(&g, 1.0, wind::Top::Open);
-    let guess = wind::init::first_guess(&g, &coeffs, &st, &WindOptions::default()).unwrap();
+    let guess = init::first_guess(&g, &coeffs, &st, &WindOptions::default()).unwrap();
     let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
     let p = Problem::new(&g, &coeffs, &div0);
     let d0 = p.max_div(&p.b);

@@ -9,11 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use geofield::wind::{
-    Levels, Solver, Top, WindGrid,
+use geofield::bench::wind::{
     multigrid::{self, Problem},
     ops::{self, Coeffs},
 };
+use geofield::wind::{Levels, Solver, Top, WindGrid};
 use geofield_core::GridSpec;
 
 const L: f64 = 100.0;

@@ -1,6 +1,6 @@
 //! `geofield bench wind`: the paper's fixed-iteration WEST runs and the time to tolerance of
 //! every solver on the grid family R1…R64 (64² … 512² columns × 32 layers on a Gaussian hill,
-//! [`geofield::wind::cases`]), plus 512 × 512 × 128 to tolerance, in one run.
+//! [`geofield::bench::wind::cases`]), plus 512 × 512 × 128 to tolerance, in one run.
 //!
 //! Every row: median seconds of the solve alone (the first guess and setup are a separate
 //! row), iterations, cell updates per second (cells × sweeps, or × V-cycles / CG iterations),
@@ -14,12 +14,14 @@ use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::Args;
 use geofield::Backend;
-use geofield::wind::{
-    self, Solver, Top, WindGrid, WindOptions,
+use geofield::bench::wind::{
+    cases, init,
     multigrid::{self, Problem},
     ops::{self, Coeffs},
+    sor,
     west::{self, WestOperator},
 };
+use geofield::wind::{self, Solver, Top, WindGrid, WindOptions};
 
 use super::{BenchEnv, JsonRows, Stats};
 
@@ -84,7 +86,7 @@ pub struct Case {
 pub fn case(name: String, grid: WindGrid, stations: &[wind::Station]) -> Result<Case> {
     let opts = WindOptions::default();
     let coeffs = Coeffs::new(&grid, 1.0, Top::Open);
-    let g = wind::init::first_guess(&grid, &coeffs, stations, &opts)?;
+    let g = init::first_guess(&grid, &coeffs, stations, &opts)?;
     let div0 = ops::divergence(&grid, &g.u, &g.v, &g.w);
     let (max_div0, _) = ops::divergence_stats(&grid, &div0);
     let problem = Problem::new(&grid, &coeffs, &div0);
@@ -148,7 +150,7 @@ fn cpu_west(c: &Case, sweeps: usize, fixed: bool, threshold: f64) -> (f64, usize
 }
 
 fn cpu_solve(c: &Case, solver: Solver, threshold: f64) -> Result<(f64, usize, f64, bool)> {
-    let omega = wind::sor::optimal_omega(&c.grid, 1.0);
+    let omega = sor::optimal_omega(&c.grid, 1.0);
     let t = Instant::now();
     let run = multigrid::solve(&c.problem, solver, omega, 100_000, threshold, 10, |_, _| {})?;
     let s = t.elapsed().as_secs_f64();
@@ -214,11 +216,11 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
     )?;
     let mut cases = Vec::new();
     for &r in &a.r {
-        let (grid, st) = wind::cases::hill_case(r, 32, 10.0)?;
+        let (grid, st) = cases::hill_case(r, 32, 10.0)?;
         cases.push((r, format!("R{r}"), grid, st));
     }
     if a.big.unwrap_or(be.is_cuda()) {
-        let (grid, st) = wind::cases::hill_grid(512, 128, 10.0)?;
+        let (grid, st) = cases::hill_grid(512, 128, 10.0)?;
         cases.push((usize::MAX, "512x512x128".to_string(), grid, st));
     }
     let mut rows = Vec::new();

@@ -6,8 +6,9 @@
 
 use anyhow::Result;
 use geofield::Backend;
-use geofield::wind::cuda::{WestVariant as SweepVariant, time_sherman, time_west};
-use geofield::wind::{Solver, sor};
+use geofield::bench::wind::cuda::{WestVariant as SweepVariant, time_sherman, time_west};
+use geofield::bench::wind::sor;
+use geofield::wind::Solver;
 
 use super::Stats;
 use super::wind::{BenchArgs, Case, Row, print_row};

@@ -29,6 +29,14 @@ pub enum Levels {
 }
 
 impl Levels {
+    /// Number of layers.
+    pub fn layers(&self) -> usize {
+        match self {
+            Levels::Uniform { nz, .. } => *nz,
+            Levels::Tops(tops) => tops.len(),
+        }
+    }
+
     /// Face heights above the domain bottom: `nz + 1` values starting at 0.
     pub fn faces_above_bottom_m(&self) -> Result<Vec<f64>, GeofieldError> {
         match self {
@@ -190,6 +198,11 @@ impl WindGrid {
     /// Top of the model (m).
     pub fn top_m(&self) -> f64 {
         self.z_faces_m[self.nz]
+    }
+    /// Whether every layer is as thick as the first (to 1e-9 relative), as a regular image
+    /// (VTK image data) needs.
+    pub fn uniform_layers(&self) -> bool {
+        (0..self.nz).all(|k| (self.dz_m(k) - self.dz_m(0)).abs() <= 1e-9 * self.dz_m(0))
     }
     pub fn cell(&self, k: usize, row: usize, col: usize) -> usize {
         (k * self.plan.rows + row) * self.plan.cols + col

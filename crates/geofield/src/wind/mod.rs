@@ -5,7 +5,7 @@
 //! A staggered (MAC) Cartesian grid ([`grid`]) covers the terrain: square columns of the DEM's
 //! cell size, layers of thickness Δz_k, cells below the ground solid (stair steps). The WEST
 //! pipeline of the paper (Pinheiro, Schirru & Pereira, INAC 2017; Table 1) runs as separate
-//! steps ([`init`]):
+//! steps (`init.rs`):
 //!
 //! 1. stability interpolation: the nearest station's Pasquill–Gifford class per column;
 //! 2. vertical extrapolation: each station's wind to any height above ground (power law with
@@ -16,7 +16,7 @@
 //!    nearest station where none is within the radius; faces average their two cells;
 //! 6. speed zero: no first-guess flux through faces touching solid cells, w0 = 0;
 //! 7. transparency: T_f = 1 on faces between fluid cells and on open domain edges, 0 else;
-//! 8. divergence minimisation ([`west`], [`sor`], [`multigrid`]);
+//! 8. divergence minimisation (`west.rs`, `sor.rs`, `multigrid.rs`);
 //! 9. divergence removal (WEST only): w integrated up each column from the ground.
 //!
 //! The adjustment is Sherman's (1978) variational problem in the potential form:
@@ -38,7 +38,7 @@
 //! `Model::Sherman` solves to a tolerance by multigrid, multigrid-preconditioned CG or SOR
 //! with the optimal ω. Stop rule: max over fluid cells of |div u| ≤ tol × max |div u0|.
 //!
-//! On `Backend::Cuda` the same sweeps and solvers run on the GPU ([`cuda`]): WEST on f32
+//! On `Backend::Cuda` the same sweeps and solvers run on the GPU (`cuda/`): WEST on f32
 //! corrections to the first guess; Sherman's problem assembled on the device from the grid's
 //! coefficients (the same operator and levels as the CPU's), an f32 V-cycle, f64 CG, residuals
 //! and SOR.
@@ -46,22 +46,23 @@
 //! References: Sherman, J. Appl. Meteor. 17 (1978) 312–319,
 //! doi:10.1175/1520-0450(1978)017<0312:AMCMFW>2.0.CO;2; the project note `notes/wind-field.md`.
 
-pub mod cases;
-pub mod cuda;
+pub(crate) mod cases;
+pub(crate) mod cuda;
 pub mod grid;
-pub mod init;
+pub(crate) mod init;
 #[cfg(feature = "io")]
 pub mod io;
-pub mod level;
-pub mod multigrid;
-pub mod ops;
-pub mod params;
-pub mod sample;
-pub mod sor;
-pub mod west;
+pub(crate) mod level;
+pub(crate) mod multigrid;
+pub(crate) mod ops;
+mod params;
+mod sample;
+pub(crate) mod sor;
+pub(crate) mod west;
 
 pub use grid::{Levels, WindGrid};
 pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
+pub use sample::{CellFields, at_height_agl, cell_centred};
 
 /// What a solve did: the residual history and the divergence before and after.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -228,30 +229,30 @@ pub fn warm_up(backend: &Backend) {
 /// let grid = WindGrid::new(plan, vec![100.0; 64], &Levels::Uniform { nz: 6, dz_m: 10.0 })?;
 /// let st = Station { id: "a".into(), x_m: 120.0, y_m: 120.0, height_agl_m: 10.0,
 ///     speed_m_per_s: 5.0, direction_deg: 270.0, stability: None };
-/// let field = wind::compute(grid, &[st], &WindOptions::default(), &Backend::Cpu)?;
+/// let field = wind::compute(&Backend::Cpu, grid, &[st], &WindOptions::default())?;
 /// assert!(field.report.converged);
 /// // Over flat ground the west wind blows east (u > 0) with no vertical component.
 /// assert!(field.u.iter().all(|&u| u >= 0.0) && field.w.iter().all(|&w| w.abs() < 1e-9));
 /// # Ok::<(), geofield::GeofieldError>(())
 /// ```
 pub fn compute(
+    backend: &Backend,
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
-    backend: &Backend,
 ) -> Result<WindField, GeofieldError> {
-    compute_with_progress(grid, stations, opts, backend, &mut |_, _| {})
+    compute_with_progress(backend, grid, stations, opts, &mut |_, _| {})
 }
 
 /// [`compute`] with a callback `progress(iteration, max |div u|)` at every convergence check.
 pub fn compute_with_progress(
+    backend: &Backend,
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
-    backend: &Backend,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<WindField, GeofieldError> {
-    compute_deferred(grid, stations, opts, || Ok(backend.clone()), progress).map(|(f, _)| f)
+    compute_deferred(|| Ok(backend.clone()), grid, stations, opts, progress).map(|(f, _)| f)
 }
 
 /// [`compute_with_progress`] with the backend opened while the first guess and the solver's
@@ -259,10 +260,10 @@ pub fn compute_with_progress(
 /// called once, just before the solve, and the backend it returns is handed back. Opening a
 /// CUDA context takes a few tenths of a second, which this hides behind the host steps.
 pub fn compute_deferred(
+    open_backend: impl FnOnce() -> Result<Backend, GeofieldError>,
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
-    open_backend: impl FnOnce() -> Result<Backend, GeofieldError>,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<(WindField, Backend), GeofieldError> {
     check_options(opts)?;

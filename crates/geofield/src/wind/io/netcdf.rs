@@ -1,99 +1,15 @@
-//! Outputs of `geofield wind`: the 3-D field as `.npz`, `.nc` or `.vti`, the speed and
-//! direction rasters at a height above ground, the map. Every file is staged next to its
-//! target and renamed into place only when all of them were written (`outputs::Outputs`), so a failed
-//! run leaves no output at all.
-//!
-//! Layouts:
-//! - `.npz`: the solver's own arrays: `u` (nz, rows, cols+1), `v` (nz, rows+1, cols), `w`
-//!   (nz+1, rows, cols) face velocities in m/s (f32; row 0 north, v positive north, face r of v
-//!   the north edge of row r, k = 0 bottom), `solid` (nz, rows, cols) u8, `z_faces_m` (nz+1),
-//!   `terrain_m` (rows, cols), `stability` (rows, cols) u8, the 0-d `x_min_m`, `y_max_m`,
-//!   `cell_size_m`, and the 0-d i32 `crs_epsg` when the CRS is known (from the DEM).
-//! - `.nc` (CF-1.8, read with its georeferencing by GDAL, QGIS and xarray): cell-centred `u`,
-//!   `v`, `w`, `speed` on (z, y, x) with `y` increasing (south to north, the order ncview draws
-//!   the right way up; xarray plots by coordinate values either way), `_FillValue` −9999 in
-//!   solid cells; coordinates x, y (cell centres, bounds in `x_bnds`, `y_bnds`) and z (layer
-//!   centre elevations, bounds in `z_bnds`); `terrain` and `stability_class` on (y, x); the
-//!   2-D `wind_speed` and `wind_from_direction` (y, x) at the output height above ground (the
-//!   same values as `--speed-out` / `--direction-out`; the scalar coordinate `height` holds the
-//!   height). When the CRS is known, the grid-mapping variable `crs` holds its CF parameters,
-//!   `crs_wkt` and `spatial_ref` ([`geofield_io::crs::cf_grid_mapping`]) and every field has
-//!   `grid_mapping = "crs"`. Global `history` holds the time and command line of the run.
-//! - `.vti`: the same cells, x east, y north, z up (uniform layers only): `wind` (u, v, w),
-//!   `speed` and `solid` (1 below ground). Solid cells are **zero in every field**: a NaN
-//!   vector stops ParaView's stream tracer with an error or spreads NaN through its
-//!   interpolation, while zero makes tracers stall at the ground (where the no-flux wall is) and
-//!   keeps contours and glyphs working; hide the ground with a Threshold on `solid` = 0.
-//!   FieldData holds `crs` (EPSG:CODE), `crs_wkt`, the units of each array, the method and
-//!   `history`.
-//!
-//! Stability classes have one coding in every format: 0 = A, 1 = B, … 5 = F (npz `stability`
-//! u8, NetCDF `stability_class` with `flag_values` 0..5 and `flag_meanings` "A B C D E F").
+//! The 3-D wind field as CF-1.8 NetCDF (layout in [`crate::wind::io`]).
 
 use std::path::Path;
 
-use anyhow::Result;
-use geofield::wind::sample::CellFields;
-use geofield::wind::{Stability, WindField};
-use geofield_io::{NcAttr, NcData, NcFile, NcVar, NpzArray, NpzData, VtkArray, VtkImage};
+use geofield_io::{IoError, NcAttr, NcData, NcFile, NcVar};
+
+use super::FieldMeta;
+use super::write::south_up;
+use crate::wind::{CellFields, Stability, WindField};
 
 /// Fill value of the NetCDF fields in solid cells.
-pub(crate) const NC_FILL: f32 = -9999.0;
-
-/// Cell order (k, row, col) with row 0 north → (k, j, i) with j = 0 south, as NetCDF with an
-/// increasing y and VTK image data want; `f` maps a cell index to the value.
-fn south_up<T>(rows: usize, cols: usize, nz: usize, f: impl Fn(usize) -> T) -> Vec<T> {
-    let mut out = Vec::with_capacity(nz * rows * cols);
-    for k in 0..nz {
-        for j in 0..rows {
-            let row = rows - 1 - j;
-            for col in 0..cols {
-                out.push(f((k * rows + row) * cols + col));
-            }
-        }
-    }
-    out
-}
-
-pub(crate) fn write_npz(path: &Path, field: &WindField, crs_epsg: Option<u16>) -> Result<()> {
-    let g = &field.grid;
-    let (nz, rows, cols) = (g.nz, g.rows(), g.cols());
-    let f32s = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-    let (u, v, w) = (f32s(&field.u), f32s(&field.v), f32s(&field.w));
-    let solid = g.solid_mask();
-    let stability: Vec<u8> = field.stability.iter().map(|s| s.index()).collect();
-    let (x0, y1, cell) = ([g.plan.x_min_m], [g.plan.y_max_m], [g.plan.cell_size_m]);
-    let epsg = crs_epsg.map(|c| [i32::from(c)]);
-    let mut arrays = vec![
-        ("u", NpzArray::new(&[nz, rows, cols + 1], NpzData::F32(&u))),
-        ("v", NpzArray::new(&[nz, rows + 1, cols], NpzData::F32(&v))),
-        ("w", NpzArray::new(&[nz + 1, rows, cols], NpzData::F32(&w))),
-        (
-            "solid",
-            NpzArray::new(&[nz, rows, cols], NpzData::U8(&solid)),
-        ),
-        (
-            "z_faces_m",
-            NpzArray::new(&[nz + 1], NpzData::F64(&g.z_faces_m)),
-        ),
-        (
-            "terrain_m",
-            NpzArray::new(&[rows, cols], NpzData::F64(&g.terrain_m)),
-        ),
-        (
-            "stability",
-            NpzArray::new(&[rows, cols], NpzData::U8(&stability)),
-        ),
-        ("x_min_m", NpzArray::new(&[], NpzData::F64(&x0))),
-        ("y_max_m", NpzArray::new(&[], NpzData::F64(&y1))),
-        ("cell_size_m", NpzArray::new(&[], NpzData::F64(&cell))),
-    ];
-    if let Some(e) = &epsg {
-        arrays.push(("crs_epsg", NpzArray::new(&[], NpzData::I32(e))));
-    }
-    geofield_io::write_npz(path, &arrays)?;
-    Ok(())
-}
+pub const NC_FILL: f32 = -9999.0;
 
 fn text(s: &str) -> NcAttr {
     NcAttr::Text(s.to_string())
@@ -103,16 +19,6 @@ fn attrs(list: &[(&str, NcAttr)]) -> Vec<(String, NcAttr)> {
     list.iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect()
-}
-
-/// What the NetCDF and VTK files record beside the 3-D field: the CRS (from the DEM), the
-/// run's history line, and the 2-D speed and direction at `height_agl_m` (row 0 north).
-pub(crate) struct FieldMeta<'a> {
-    pub crs_epsg: Option<u16>,
-    pub history: String,
-    pub height_agl_m: f64,
-    pub speed: &'a [f64],
-    pub direction: &'a [f64],
 }
 
 /// A cell-centred field on (z, y, x) with CF attributes.
@@ -158,12 +64,15 @@ fn bounds(centres: &[f64], cell: f64) -> Vec<f64> {
         .collect()
 }
 
-pub(crate) fn write_nc(
+/// The cell-centred field `cells` ([`crate::wind::cell_centred`]) as CF-1.8 NetCDF, with the
+/// terrain, the stability classes and the 2-D speed and direction of `meta` (layout in
+/// [`crate::wind::io`]).
+pub fn write_nc(
     path: &Path,
     field: &WindField,
     cells: &CellFields,
     meta: &FieldMeta,
-) -> Result<()> {
+) -> Result<(), IoError> {
     let g = &field.grid;
     let (nz, rows, cols) = (g.nz, g.rows(), g.cols());
     let p = &g.plan;
@@ -372,57 +281,5 @@ pub(crate) fn write_nc(
         global_attrs: global,
         vars,
     };
-    geofield_io::write_netcdf(path, &file)?;
-    Ok(())
-}
-
-pub(crate) fn write_vti(
-    path: &Path,
-    field: &WindField,
-    cells: &CellFields,
-    meta: &FieldMeta,
-) -> Result<()> {
-    let g = &field.grid;
-    let (nz, rows, cols) = (g.nz, g.rows(), g.cols());
-    // Solid cells are zero in every field (see the module docs).
-    let zero = |x: f64| if x.is_finite() { x as f32 } else { 0.0 };
-    let wind: Vec<f32> = south_up(rows, cols, nz, |i| {
-        [zero(cells.u[i]), zero(cells.v[i]), zero(cells.w[i])]
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-    let speed = south_up(rows, cols, nz, |i| zero(cells.speed[i]));
-    let solid_mask = g.solid_mask();
-    let solid = south_up(rows, cols, nz, |i| solid_mask[i]);
-    let mut field_data: Vec<(String, String)> = vec![
-        ("units_wind".into(), "m s-1".into()),
-        ("units_speed".into(), "m s-1".into()),
-        (
-            "solid".into(),
-            "1 below ground; wind and speed are 0 there".into(),
-        ),
-        ("method".into(), field.report.method.clone()),
-        ("history".into(), meta.history.clone()),
-    ];
-    if let Some(e) = meta.crs_epsg {
-        field_data.push(("crs".into(), format!("EPSG:{e}")));
-        if let Some(wkt) = geofield_io::crs::epsg_wkt(e) {
-            field_data.push(("crs_wkt".into(), wkt.into()));
-        }
-    }
-    let image = VtkImage {
-        origin: [g.plan.x_min_m, g.plan.y_min_m(), g.z_faces_m[0]],
-        spacing: [g.plan.cell_size_m, g.plan.cell_size_m, g.dz_m(0)],
-        cells: [cols, rows, nz],
-        cell_data: vec![
-            ("wind".into(), VtkArray::F32x3(&wind)),
-            ("speed".into(), VtkArray::F32(&speed)),
-            ("solid".into(), VtkArray::U8(&solid)),
-        ],
-        point_data: vec![],
-        field_data,
-    };
-    geofield_io::write_vti(path, &image)?;
-    Ok(())
+    geofield_io::write_netcdf(path, &file)
 }

@@ -1,21 +1,24 @@
-//! Reading the inputs of the wind model (feature `io`): the DEM (nodata filled, optionally
-//! block-averaged to a coarser cell) and the stations CSV. Errors name the file, line and
-//! column; what the caller may want to tell a user (several bands, cells filled, cells left out
-//! by the blocks) is returned in [`Dem`].
+//! Reading the inputs of the wind model: the DEM (nodata filled, optionally block-averaged to a
+//! coarser cell) and the stations CSV. Errors name the file, line and column; what the caller
+//! may want to tell a user (several bands, cells filled, cells left out by the blocks) is
+//! returned in [`Dem`].
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
 use geofield_core::GridSpec;
 
-use super::Station;
 use crate::input_error::{InputError, quote};
+use crate::wind::Station;
 
 /// The terrain on the wind grid's columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dem {
+    /// The wind grid's columns (the DEM's grid, or its blocks).
     pub plan: GridSpec,
+    /// Ground elevation per column (m), `plan.rows * plan.cols`, row 0 north.
     pub terrain_m: Vec<f64>,
+    /// EPSG code of the DEM's coordinate reference system, when it declares one.
     pub crs_epsg: Option<u16>,
     /// Nodata cells filled (counted on the DEM's own grid).
     pub filled: usize,
@@ -27,6 +30,19 @@ pub struct Dem {
     /// Bands in the file (the first is the elevation) and the name of the first.
     pub bands: usize,
     pub band_name: String,
+}
+
+impl Dem {
+    /// DEM columns (east edge) and rows (south edge) that do not fill a whole block and are
+    /// left out of the grid; (0, 0) without block averaging.
+    pub fn cells_left_out(&self) -> (usize, usize) {
+        let (g, k) = (self.dem_grid, self.factor);
+        if k > 1 {
+            (g.cols % k, g.rows % k)
+        } else {
+            (0, 0)
+        }
+    }
 }
 
 /// Errors of [`read_dem`] that are about the requested cell size rather than the file.
