@@ -44,10 +44,10 @@
 //! leaf size; `Auto` is brute force up to [`AUTO_BRUTE_MAX`] points and the uniform grid above
 //! (the fastest on the GPU for every set the bench measures).
 //!
-//! All CPU queries run in parallel on rayon; every output is independent of the thread count. When
-//! the queries are the points themselves, indexes that reorder the points answer them in their
-//! storage order (neighbouring queries share cells) and write each row straight to its query's
-//! place in the output.
+//! All CPU queries run in parallel on rayon; every output is independent of the thread count.
+//! When the queries are the points themselves, indexes that reorder the points answer them in
+//! their storage order (neighbouring queries share cells) and write each row straight to its
+//! query's place in the output.
 //!
 //! Reference: J. Breitbart, "Data structure design for GPU based heterogeneous systems",
 //! Int. Conf. on High Performance Computing & Simulation (HPCS) 2009 (full text in the project's
