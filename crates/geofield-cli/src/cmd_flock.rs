@@ -1,14 +1,14 @@
 //! `geofield flock`: OpenSteer's boids on exact neighbour searches, with frames and statistics.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use geofield::flock::io::{self as fio, Frames};
 use geofield::flock::{
     self, Flock, FlockIndex, FlockParams, FlockState, FlockStats, NeighborMode, Start,
 };
-use geofield_io::{FlockFrame, FlockView, NpyData};
 use serde::Serialize;
 
 use crate::ctx::{Ctx, Global};
@@ -113,45 +113,49 @@ struct Report {
     frames: Vec<String>,
 }
 
-fn read_state(path: &Path) -> Result<FlockState> {
-    let a = geofield_io::read_npy(path)?;
-    if a.shape.len() != 2 || a.shape[1] != 6 {
-        bail!(
-            "{}: expected an array of shape (N, 6) (x, y, z, vx, vy, vz), got {:?}",
-            path.display(),
-            a.shape
-        );
+impl From<IndexArg> for FlockIndex {
+    fn from(a: IndexArg) -> Self {
+        match a {
+            IndexArg::Brute => FlockIndex::Brute,
+            IndexArg::Uniform => FlockIndex::Uniform,
+            IndexArg::Dynamic => FlockIndex::Dynamic,
+        }
     }
-    let rows: Vec<f32> = match a.data {
-        NpyData::F32(v) => v,
-        NpyData::F64(v) => v.iter().map(|&x| x as f32).collect(),
-        _ => bail!("{}: expected float32 or float64 values", path.display()),
-    };
-    FlockState::from_rows(&rows).with_context(|| format!("{}", path.display()))
+}
+
+impl ModeArg {
+    pub fn mode(self, k: usize) -> NeighborMode {
+        match self {
+            ModeArg::Nearest7 => NeighborMode::Nearest { k },
+            ModeArg::Radius => NeighborMode::Radius,
+        }
+    }
+}
+
+impl From<StartArg> for Start {
+    fn from(a: StartArg) -> Self {
+        match a {
+            StartArg::Dense => Start::Dense,
+            StartArg::Uniform => Start::Uniform,
+        }
+    }
 }
 
 pub fn params_from(a: &FlockArgs, agents: usize) -> Result<FlockParams> {
     let world = a
         .world_radius
         .unwrap_or_else(|| flock::default_world_radius(agents));
-    let mut p = FlockParams::new(world);
-    p.radius = a.radius;
-    p.mode = match a.mode {
-        ModeArg::Nearest7 => NeighborMode::Nearest { k: a.k },
-        ModeArg::Radius => NeighborMode::Radius,
-    };
-    p.index = match a.index {
-        IndexArg::Brute => FlockIndex::Brute,
-        IndexArg::Uniform => FlockIndex::Uniform,
-        IndexArg::Dynamic => FlockIndex::Dynamic,
+    let p = FlockParams {
+        radius: a.radius,
+        mode: a.mode.mode(a.k),
+        index: a.index.into(),
+        ..FlockParams::new(world)
     };
     p.validate()?;
     Ok(p)
 }
 
-pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
-    let quiet = ctx.quiet();
+fn check_flags(a: &FlockArgs) -> Result<()> {
     if a.frame_size < 64 || a.frame_size > 4096 {
         bail!("--frame-size {} must be 64 to 4096 pixels", a.frame_size);
     }
@@ -172,6 +176,13 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
+    ctx.refuse_unused(&[Global::Crs])?;
+    let quiet = ctx.quiet();
+    check_flags(a)?;
     let mut outs = Outputs::new();
     if let Some(p) = &a.init {
         outs.input("--init", p);
@@ -181,7 +192,7 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     outs.plan_opt("--frames", a.frames.as_deref(), Kind::Folder)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let state = match &a.init {
-        Some(p) => read_state(p)?,
+        Some(p) => fio::read_state(p)?,
         None => {
             let agents = a.agents.unwrap_or(DEFAULT_AGENTS);
             if agents == 0 {
@@ -190,10 +201,7 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
             let world = a
                 .world_radius
                 .unwrap_or_else(|| flock::default_world_radius(agents));
-            let start = match a.start.unwrap_or(StartArg::Dense) {
-                StartArg::Dense => Start::Dense,
-                StartArg::Uniform => Start::Uniform,
-            };
+            let start = a.start.unwrap_or(StartArg::Dense).into();
             FlockState::new(agents, start, world, a.seed.unwrap_or(1)).context("--agents")?
         }
     };
@@ -202,73 +210,45 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
         bail!("the flock has no agents");
     }
     let params = params_from(a, n)?;
-    let frames_dir = match &a.frames {
-        Some(d) => Some(outs.folder(d)?),
-        None => None,
-    };
+    let frames_dir = a.frames.as_deref().map(|d| outs.folder(d)).transpose()?;
     let be = ctx.open_backend()?.backend;
     let world = params.constants.world_radius;
     let initial = flock::stats(&state, world);
     let mut fl = Flock::new(&be, params, state)?;
     let want_frames = a.frames.is_some() || a.gif.is_some();
     let every = a.every.unwrap_or((a.steps / 100).max(1));
-    let view = FlockView {
-        width: a.frame_size,
-        height: a.frame_size,
-        world_radius: world,
-        yaw_deg: 30.0,
-        pitch_deg: 20.0,
-        title: Some(format!("geofield flock: {n} boids")),
-    };
+    let view = fio::view(a.frame_size, world, n);
+    let mut frames = Frames::new(view, params.dt, frames_dir, a.gif.is_some());
     if !quiet {
+        let within = match params.mode {
+            NeighborMode::Nearest { k } => format!("{k} nearest"),
+            NeighborMode::Radius => "all".to_string(),
+        };
+        let index = format!("{:?}", params.index).to_lowercase();
         println!(
-            "{n} boids, world radius {world:.1}, {} within r = {}, {} index, {}",
-            match params.mode {
-                NeighborMode::Nearest { k } => format!("{k} nearest"),
-                NeighborMode::Radius => "all".to_string(),
-            },
+            "{n} boids, world radius {world:.1}, {within} within r = {}, {index} index, {}",
             params.radius,
-            format!("{:?}", params.index).to_lowercase(),
             be.label()
         );
     }
-    let mut frames: Vec<FlockFrame> = Vec::new();
-    let mut frame_files = Vec::new();
     let mut samples = Vec::new();
-    let mut step_seconds = 0.0;
-    let mut done = 0usize;
+    let (mut step_seconds, mut done) = (0.0, 0usize);
     let mut snapshot = |fl: &Flock, done: usize, step_seconds: f64| -> Result<()> {
         let st = fl.state()?;
         let s = flock::stats(&st, world);
         if !quiet {
+            let rate = if done > 0 {
+                format!(", {:.0} steps/s", done as f64 / step_seconds.max(1e-12))
+            } else {
+                String::new()
+            };
             println!(
-                "step {:>6}: polarisation {:.3}, mean nearest-neighbour distance {:.3}, mean speed {:.2}{}",
-                done,
-                s.polarisation,
-                s.mean_nn_distance,
-                s.mean_speed,
-                if done > 0 {
-                    format!(", {:.0} steps/s", done as f64 / step_seconds.max(1e-12))
-                } else {
-                    String::new()
-                }
+                "step {done:>6}: polarisation {:.3}, mean nearest-neighbour distance {:.3}, mean speed {:.2}{rate}",
+                s.polarisation, s.mean_nn_distance, s.mean_speed
             );
         }
         if want_frames {
-            let caption = format!(
-                "step {done}  t={:.1}s  polarisation {:.2}",
-                done as f64 * f64::from(params.dt),
-                s.polarisation
-            );
-            let frame = geofield_io::render_flock(&st.pos, &st.fwd, &view, &caption);
-            if let (Some(staged), Some(d)) = (&frames_dir, &a.frames) {
-                let name = format!("frame_{done:06}.png");
-                geofield_io::write_frame_png(&staged.join(&name), &frame)?;
-                frame_files.push(d.join(&name).display().to_string());
-            }
-            if a.gif.is_some() {
-                frames.push(frame);
-            }
+            frames.record(&st, done as u64, s.polarisation)?;
         }
         samples.push(Sample {
             step: done as u64,
@@ -280,11 +260,7 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
         snapshot(&fl, 0, 0.0)?;
     }
     while done < a.steps {
-        let chunk = if want_frames {
-            every.min(a.steps - done)
-        } else {
-            a.steps - done
-        };
+        let chunk = (a.steps - done).min(if want_frames { every } else { usize::MAX });
         let t = Instant::now();
         fl.step(chunk)?;
         fl.synchronize()?;
@@ -298,10 +274,8 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     let fin = flock::stats(&st, world);
     let sps = a.steps as f64 / step_seconds.max(1e-12);
     println!(
-        "{} steps of {n} boids in {:.3} s: {:.1} steps/s, {:.3e} agent-steps/s ({})",
+        "{} steps of {n} boids in {step_seconds:.3} s: {sps:.1} steps/s, {:.3e} agent-steps/s ({})",
         a.steps,
-        step_seconds,
-        sps,
         sps * n as f64,
         be.label()
     );
@@ -311,14 +285,19 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     );
     let mut written = Vec::new();
     if let Some(p) = &a.out {
-        written.push(outs.write_one(p, |s| {
-            Ok(geofield_io::write_npy_f32(s, &[n, 6], &st.to_rows())?)
-        })?);
+        written.push(outs.write_one(p, |s| Ok(fio::write_state(s, &st)?))?);
     }
     if let Some(p) = &a.gif {
-        let delay = 4; // centiseconds: 25 frames per second
-        written.push(outs.write_one(p, |s| Ok(geofield_io::write_gif(s, &frames, delay)?))?);
+        written.push(outs.write_one(p, |s| Ok(frames.write_gif(s)?))?);
     }
+    let frame_files: Vec<String> = match &a.frames {
+        Some(d) => frames
+            .names()
+            .iter()
+            .map(|f| d.join(f).display().to_string())
+            .collect(),
+        None => Vec::new(),
+    };
     if let Some(p) = ctx.json() {
         let r = Report {
             agents: n,

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::neighbors::{self, IndexKind, KnnQuery};
+use geofield::neighbors::io::{Points as Coords, read_points, write_distances, write_indices};
+use geofield::neighbors::{self, IndexKind, KnnParams};
 
 use crate::ctx::{Ctx, Global};
 use crate::outputs::{Kind, Outputs};
@@ -65,8 +66,6 @@ struct Summary {
     outputs: Vec<String>,
 }
 
-use geofield::neighbors::io::{Points as Coords, read_points};
-
 pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs])?;
     if a.out.is_none() && a.distances.is_none() {
@@ -94,11 +93,6 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
             points.dim()
         );
     }
-    let query = KnnQuery {
-        k: a.k,
-        radius: a.radius,
-        exclude_self: queries.is_none(),
-    };
     let index = match a.index {
         IndexArg::Brute => IndexKind::Brute,
         IndexArg::Uniform => IndexKind::Uniform {
@@ -107,17 +101,23 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
         IndexArg::Dynamic => IndexKind::Dynamic { max_per_leaf: 32 },
         IndexArg::Auto => IndexKind::Auto,
     };
+    let params = KnnParams {
+        k: a.k,
+        radius: a.radius,
+        exclude_self: queries.is_none(),
+        index,
+    };
     let be = ctx.open_backend()?.backend;
     let start = Instant::now();
     let dim = points.dim();
     let result = match (&points, &queries) {
-        (Coords::F64(p, _), None) => neighbors::knn_on(&be, p, None, dim, &query, index),
-        (Coords::F32(p, _), None) => neighbors::knn_on(&be, p, None, dim, &query, index),
+        (Coords::F64(p, _), None) => neighbors::knn(&be, p, None, dim, &params),
+        (Coords::F32(p, _), None) => neighbors::knn(&be, p, None, dim, &params),
         (Coords::F64(p, _), Some(Coords::F64(q, _))) => {
-            neighbors::knn_on(&be, p, Some(q), dim, &query, index)
+            neighbors::knn(&be, p, Some(q), dim, &params)
         }
         (Coords::F32(p, _), Some(Coords::F32(q, _))) => {
-            neighbors::knn_on(&be, p, Some(q), dim, &query, index)
+            neighbors::knn(&be, p, Some(q), dim, &params)
         }
         _ => bail!("points and queries must have the same dtype (both f32 or both f64)"),
     }
@@ -134,16 +134,12 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
         secs,
         nq as f64 / secs.max(1e-12)
     );
-    let shape = [nq, a.k];
     let mut written = Vec::new();
     if let Some(p) = &a.out {
-        written.push(outs.write_one(p, |s| {
-            Ok(geofield_io::write_npy_i64(s, &shape, &result.indices)?)
-        })?);
+        written.push(outs.write_one(p, |s| Ok(write_indices(s, &result)?))?);
     }
     if let Some(p) = &a.distances {
-        let d: Vec<f64> = result.dist2.iter().map(|&d2| d2.sqrt()).collect();
-        written.push(outs.write_one(p, |s| Ok(geofield_io::write_npy_f64(s, &shape, &d)?))?);
+        written.push(outs.write_one(p, |s| Ok(write_distances(s, &result)?))?);
     }
     if let Some(p) = ctx.json() {
         let summary = Summary {

@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release -p geofield --example neighbors`
 
-use geofield::neighbors::{self, IndexKind, KnnQuery};
+use geofield::neighbors::{self, KnnParams};
 use geofield::{BackendChoice, backend};
 use rand::{Rng, SeedableRng};
 
@@ -11,12 +11,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
     // 100 000 points in the unit square, as x0, y0, x1, y1, ...
     let points: Vec<f64> = (0..200_000).map(|_| rng.random::<f64>()).collect();
-    let query = KnnQuery {
-        k: 8,
-        radius: None,
-        exclude_self: true,
-    };
-    let nb = neighbors::knn_on(&be, &points, None, 2, &query, IndexKind::Auto)?;
+    // Each point's 8 nearest others, the index chosen from the points (IndexKind::Auto).
+    let nb = neighbors::knn(&be, &points, None, 2, &KnnParams::new(8))?;
     // Row i holds point i's neighbours, nearest first; squared distances alongside.
     println!(
         "point 0: neighbours {:?}, distances {:?}",

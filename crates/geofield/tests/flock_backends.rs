@@ -15,16 +15,15 @@
 )]
 
 use geofield::Backend;
-use geofield::flock::{
-    Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start, StepDetail, steer,
-};
+use geofield::bench::flock::{StepDetail, steer, step_detail};
+use geofield::flock::{Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start};
 
 mod backends;
 use backends::{Rng, for_each_backend};
 
 fn detail(be: &Backend, p: FlockParams, s: &FlockState) -> (StepDetail, FlockState) {
     let mut f = Flock::new(be, p, s.clone()).unwrap();
-    let d = f.step_detail().unwrap();
+    let d = step_detail(&mut f).unwrap();
     (d, f.state().unwrap())
 }
 

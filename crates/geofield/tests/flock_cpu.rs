@@ -8,7 +8,8 @@
 //! over many steps, neighbour lists against brute force, index and thread-count independence.
 
 use geofield::Backend;
-use geofield::flock::steer::{self, Agent, Sums};
+use geofield::bench::flock::steer::{self, Agent, Sums};
+use geofield::bench::flock::step_detail;
 use geofield::flock::{
     BoidsConstants, Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start, stats,
 };
@@ -228,7 +229,7 @@ fn invariants_hold_every_step_both_modes() {
         let s0 = FlockState::init(n, Start::Dense, r, 3);
         let mut f = Flock::new(&Backend::Cpu, p, s0).unwrap();
         for _ in 0..120 {
-            let d = f.step_detail().unwrap();
+            let d = step_detail(&mut f).unwrap();
             for (i, fv) in d.force.iter().enumerate() {
                 assert!(fv.iter().all(|v| v.is_finite()), "force {i}");
                 assert!(steer::length(*fv) <= 28.0 + 1e-4);
@@ -249,7 +250,7 @@ fn neighbour_rows_equal_brute_force() {
     let mut p = FlockParams::new(r);
     p.index = FlockIndex::Uniform;
     let mut f = Flock::new(&Backend::Cpu, p, s0.clone()).unwrap();
-    let d = f.step_detail().unwrap();
+    let d = step_detail(&mut f).unwrap();
     let r2 = 81.0f32;
     for i in 0..n {
         let mut all: Vec<(f32, u32)> = (0..n)

@@ -2,8 +2,9 @@
 //! grid for clustered ones, and either way returns exactly brute force's rows.
 #![allow(clippy::unwrap_used)]
 
+use geofield::Backend;
 use geofield::neighbors::{
-    AUTO_CLUSTERING_MAX, IndexKind, KnnQuery, auto_index, clustering_of, knn,
+    AUTO_CLUSTERING_MAX, IndexKind, KnnParams, auto_index, clustering_of, knn,
 };
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -34,13 +35,21 @@ fn clustered_points(n: usize, dim: usize, seed: u64) -> Vec<f64> {
 
 fn same_as_brute(points: &[f64], dim: usize) {
     for k in [1, 8] {
-        let q = KnnQuery {
+        let q = KnnParams {
             k,
             radius: None,
             exclude_self: true,
+            index: IndexKind::Auto,
         };
-        let auto = knn(points, None, dim, &q, IndexKind::Auto).unwrap();
-        let brute = knn(points, None, dim, &q, IndexKind::Brute).unwrap();
+        let auto = knn(&Backend::Cpu, points, None, dim, &q).unwrap();
+        let brute = knn(
+            &Backend::Cpu,
+            points,
+            None,
+            dim,
+            &q.with_index(IndexKind::Brute),
+        )
+        .unwrap();
         assert_eq!(
             auto.indices, brute.indices,
             "dim {dim} k {k}: indices differ"

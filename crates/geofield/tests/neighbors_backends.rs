@@ -18,7 +18,7 @@
 use std::time::Instant;
 
 use geofield::Backend;
-use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn, knn_on};
+use geofield::neighbors::{Coord, IndexKind, KnnParams, Neighbors, knn};
 use geofield_cuda::neighbors::{DeviceGrid, DeviceIndex, GpuCoord, bench_device, knn_brute};
 
 mod backends;
@@ -152,10 +152,11 @@ fn case<T: Coord + GpuCoord>(
 ) {
     let n = points.len() / dim;
     let nq = queries.map_or(n, |q| q.len() / dim);
-    let q = KnnQuery {
+    let q = KnnParams {
         k,
         radius,
         exclude_self,
+        index: IndexKind::Auto,
     };
     let label = format!(
         "{label} [{} dim={dim} n={n} q={nq} k={k} r={radius:?} excl={exclude_self}]",
@@ -166,7 +167,7 @@ fn case<T: Coord + GpuCoord>(
     } else {
         IndexKind::Uniform { cell_size: None }
     };
-    let want = knn(points, queries, dim, &q, ref_kind).unwrap();
+    let want = knn(&Backend::Cpu, points, queries, dim, &q.with_index(ref_kind)).unwrap();
     assert_well_formed(
         &format!("{label} cpu"),
         &want,
@@ -185,7 +186,7 @@ fn case<T: Coord + GpuCoord>(
     }
     for kind in kinds {
         let t = Instant::now();
-        let got = knn_on(be, points, queries, dim, &q, kind)
+        let got = knn(be, points, queries, dim, &q.with_index(kind))
             .unwrap_or_else(|e| panic!("{label} {kind:?}: {e}"));
         assert_same(
             &format!("{label} {} {kind:?} vs cpu {ref_kind:?}", be.label()),
@@ -296,20 +297,28 @@ fn knn_subnormal_distances_and_cell_sizes() {
             }
             // Odd cell sizes: tiny cells (many shells) and one huge cell.
             let u = uniform::<f32>(4000, dim, 10.0, 23);
-            let q = KnnQuery {
+            let q = KnnParams {
                 k: 7,
                 radius: None,
                 exclude_self: true,
+                index: IndexKind::Auto,
             };
-            let want = knn(&u, None, dim, &q, IndexKind::Brute).unwrap();
+            let want = knn(
+                &Backend::Cpu,
+                &u,
+                None,
+                dim,
+                &q.with_index(IndexKind::Brute),
+            )
+            .unwrap();
             for h in [0.05, 0.37, 1e6] {
                 let kind = IndexKind::Uniform { cell_size: Some(h) };
-                let got = knn_on(be, &u, None, dim, &q, kind).unwrap();
+                let got = knn(be, &u, None, dim, &q.with_index(kind)).unwrap();
                 assert_same(&format!("cell size {h} dim {dim}"), &want, &got);
             }
             for leaf in [2usize, 64, 5000] {
                 let kind = IndexKind::Dynamic { max_per_leaf: leaf };
-                let got = knn_on(be, &u, None, dim, &q, kind).unwrap();
+                let got = knn(be, &u, None, dim, &q.with_index(kind)).unwrap();
                 assert_same(&format!("leaf {leaf} dim {dim}"), &want, &got);
             }
         }
@@ -335,10 +344,11 @@ fn cuda_knn_large_sets() {
 #[test]
 fn knn_invalid_inputs_are_errors() {
     for_each_backend(|be| {
-        let q = |k| KnnQuery {
+        let q = |k| KnnParams {
             k,
             radius: None,
             exclude_self: true,
+            index: IndexKind::Auto,
         };
         let pts = [0.0f32, 1.0, 2.0, 3.0];
         for kind in [
@@ -346,29 +356,29 @@ fn knn_invalid_inputs_are_errors() {
             IndexKind::Uniform { cell_size: None },
             IndexKind::Dynamic { max_per_leaf: 8 },
         ] {
-            assert!(knn_on(be, &pts, None, 2, &q(0), kind).is_err());
-            assert!(knn_on(be, &pts, None, 2, &q(65), kind).is_err());
-            assert!(knn_on(be, &pts, None, 4, &q(1), kind).is_err());
-            assert!(knn_on(be, &pts[..3], None, 2, &q(1), kind).is_err());
-            assert!(knn_on(be, &[0.0, f32::NAN], None, 2, &q(1), kind).is_err());
-            assert!(knn_on(be, &pts, Some(&[1.0, 2.0, 3.0]), 2, &q(1), kind).is_err());
-            let neg = KnnQuery {
+            assert!(knn(be, &pts, None, 2, &q(0).with_index(kind)).is_err());
+            assert!(knn(be, &pts, None, 2, &q(65).with_index(kind)).is_err());
+            assert!(knn(be, &pts, None, 4, &q(1).with_index(kind)).is_err());
+            assert!(knn(be, &pts[..3], None, 2, &q(1).with_index(kind)).is_err());
+            assert!(knn(be, &[0.0, f32::NAN], None, 2, &q(1).with_index(kind)).is_err());
+            assert!(knn(be, &pts, Some(&[1.0, 2.0, 3.0]), 2, &q(1).with_index(kind)).is_err());
+            let neg = KnnParams {
                 k: 1,
                 radius: Some(-1.0),
                 exclude_self: false,
+                index: IndexKind::Auto,
             };
-            assert!(knn_on(be, &pts, None, 2, &neg, kind).is_err());
+            assert!(knn(be, &pts, None, 2, &neg.with_index(kind)).is_err());
         }
         assert!(
-            knn_on(
+            knn(
                 be,
                 &[0.0f64, 0.0, 1e9, 1e9],
                 None,
                 2,
-                &q(1),
-                IndexKind::Uniform {
+                &q(1).with_index(IndexKind::Uniform {
                     cell_size: Some(1e-3)
-                }
+                })
             )
             .is_err()
         );
@@ -507,44 +517,52 @@ fn cuda_knn_throughput() {
     let brute = to_nb(bi, bd);
     assert_same("throughput: uniform grid vs brute kernel", &brute, &rows[0]);
     assert_same("throughput: Morton tree vs brute kernel", &brute, &rows[1]);
-    let q = KnnQuery {
+    let q = KnnParams {
         k,
         radius: None,
         exclude_self: true,
+        index: IndexKind::Auto,
     };
     let t = Instant::now();
-    let via = knn_on(
+    let via = knn(
         &be,
         &pts,
         None,
         2,
-        &q,
-        IndexKind::Uniform { cell_size: None },
+        &q.with_index(IndexKind::Uniform { cell_size: None }),
     )
     .unwrap();
     eprintln!(
-        "knn_on(Uniform) end to end: {:.1} ms",
+        "knn(Uniform) end to end: {:.1} ms",
         t.elapsed().as_secs_f64() * 1e3
     );
-    assert_same("throughput: knn_on vs brute kernel", &brute, &via);
+    assert_same("throughput: knn vs brute kernel", &brute, &via);
 }
 
-/// Runs everywhere: `knn_on` with the CPU backend is `knn`.
+/// Runs everywhere: on the CPU backend every index returns brute force's rows.
 #[test]
-fn knn_on_cpu_is_knn() {
+fn knn_cpu_indexes_match_brute_force() {
     let pts = lattice::<f32>(500, 3, 6, 51);
     for kind in [
         IndexKind::Brute,
         IndexKind::Uniform { cell_size: None },
         IndexKind::Auto,
     ] {
-        let q = KnnQuery {
+        let q = KnnParams {
             k: 7,
             radius: Some(2.0),
             exclude_self: true,
+            index: IndexKind::Auto,
         };
-        let a = knn(&pts, None, 3, &q, kind).unwrap();
-        let b = knn_on(&Backend::Cpu, &pts, None, 3, &q, kind).unwrap();
-        assert_same(&format!("cpu dispatch {kind:?}"), &a, &b);
+        let a = knn(
+            &Backend::Cpu,
+            &pts,
+            None,
+            3,
+            &q.with_index(IndexKind::Brute),
+        )
+        .unwrap();
+        let b = knn(&Backend::Cpu, &pts, None, 3, &q.with_index(kind)).unwrap();
+        assert_same(&format!("cpu {kind:?}"), &a, &b);
     }
 }

@@ -8,7 +8,8 @@
     clippy::needless_range_loop
 )]
 
-use geofield::neighbors::{Coord, IndexKind, KnnQuery, Neighbors, knn};
+use geofield::Backend;
+use geofield::neighbors::{Coord, IndexKind, KnnParams, Neighbors, knn};
 
 mod backends;
 use backends::Rng;
@@ -143,7 +144,7 @@ fn assert_same(want: &Neighbors, got: &Neighbors, label: &str) {
 
 /// Structural checks on a result: sorted by (d2, index), -1/NaN padding only at the end, radius
 /// respected, self excluded.
-fn check_shape(nb: &Neighbors, q: &KnnQuery, self_query: bool, label: &str) {
+fn check_shape(nb: &Neighbors, q: &KnnParams, self_query: bool, label: &str) {
     for qi in 0..nb.queries() {
         let (ix, d2) = nb.row(qi);
         let mut ended = false;
@@ -169,11 +170,18 @@ fn check_shape(nb: &Neighbors, q: &KnnQuery, self_query: bool, label: &str) {
     }
 }
 
-fn compare_all<T: Coord>(pts: &[T], queries: Option<&[T]>, dim: usize, q: &KnnQuery, label: &str) {
-    let want = knn(pts, queries, dim, q, IndexKind::Brute).unwrap();
+fn compare_all<T: Coord>(pts: &[T], queries: Option<&[T]>, dim: usize, q: &KnnParams, label: &str) {
+    let want = knn(
+        &Backend::Cpu,
+        pts,
+        queries,
+        dim,
+        &q.with_index(IndexKind::Brute),
+    )
+    .unwrap();
     check_shape(&want, q, queries.is_none(), label);
     for idx in indexes(extent(pts, dim)) {
-        let got = knn(pts, queries, dim, q, idx).unwrap();
+        let got = knn(&Backend::Cpu, pts, queries, dim, &q.with_index(idx)).unwrap();
         assert_same(&want, &got, &format!("{label} {idx:?}"));
     }
 }
@@ -199,10 +207,11 @@ fn sweep<T: Coord>(conv: fn(f64) -> T, tname: &str) {
             for k in [1usize, 7, 64] {
                 for with_radius in [false, true] {
                     for exclude_self in [false, true] {
-                        let q = KnnQuery {
+                        let q = KnnParams {
                             k,
                             radius: with_radius.then(|| radius_for(family, n, dim, k)),
                             exclude_self,
+                            index: IndexKind::Auto,
                         };
                         let label = format!("{tname} {family:?} dim {dim} k {k} {q:?}");
                         compare_all(&pts, None, dim, &q, &label);
@@ -242,10 +251,11 @@ fn separate_queries_inside_and_far_outside() {
             for k in [1usize, 7, 64] {
                 for radius in [None, Some(radius_for(family, 700, dim, k))] {
                     // exclude_self is ignored with separate queries.
-                    let q = KnnQuery {
+                    let q = KnnParams {
                         k,
                         radius,
                         exclude_self: true,
+                        index: IndexKind::Auto,
                     };
                     let label = format!("queries {family:?} dim {dim} {q:?}");
                     compare_all(&pts, Some(&qs), dim, &q, &label);
@@ -267,14 +277,15 @@ fn tiny_sets() {
                     let pts = generate(family, n, dim, 7 * n as u64 + k as u64);
                     for exclude_self in [false, true] {
                         for radius in [None, Some(2.0)] {
-                            let q = KnnQuery {
+                            let q = KnnParams {
                                 k,
                                 radius,
                                 exclude_self,
+                                index: IndexKind::Auto,
                             };
                             let label = format!("tiny n {n} {family:?} dim {dim} {q:?}");
                             compare_all(&pts, None, dim, &q, &label);
-                            let nb = knn(&pts, None, dim, &q, IndexKind::Auto).unwrap();
+                            let nb = knn(&Backend::Cpu, &pts, None, dim, &q).unwrap();
                             assert_eq!(nb.queries(), n);
                             if radius.is_none() {
                                 // Without a radius every row holds min(k, available) neighbours.
@@ -295,16 +306,17 @@ fn tiny_sets() {
 #[test]
 fn no_points_gives_padding() {
     let qs = [1.0f64, 2.0, 3.0, 4.0];
-    let q = KnnQuery {
+    let q = KnnParams {
         k: 3,
         radius: None,
         exclude_self: false,
+        index: IndexKind::Auto,
     };
     for idx in indexes(0.0).into_iter().chain([IndexKind::Brute]) {
-        let nb = knn::<f64>(&[], Some(&qs), 2, &q, idx).unwrap();
+        let nb = knn::<f64>(&Backend::Cpu, &[], Some(&qs), 2, &q.with_index(idx)).unwrap();
         assert_eq!(nb.indices, vec![-1; 6]);
         assert!(nb.dist2.iter().all(|d| d.is_nan()));
-        let nb = knn::<f64>(&[], None, 3, &q, idx).unwrap();
+        let nb = knn::<f64>(&Backend::Cpu, &[], None, 3, &q.with_index(idx)).unwrap();
         assert!(nb.indices.is_empty());
     }
 }
@@ -314,13 +326,21 @@ fn all_points_identical() {
     for dim in [2usize, 3] {
         let pts = vec![3.5f32; 200 * dim];
         for k in [1usize, 7, 64] {
-            let q = KnnQuery {
+            let q = KnnParams {
                 k,
                 radius: Some(0.0),
                 exclude_self: true,
+                index: IndexKind::Auto,
             };
             compare_all(&pts, None, dim, &q, "identical");
-            let nb = knn(&pts, None, dim, &q, IndexKind::Dynamic { max_per_leaf: 4 }).unwrap();
+            let nb = knn(
+                &Backend::Cpu,
+                &pts,
+                None,
+                dim,
+                &q.with_index(IndexKind::Dynamic { max_per_leaf: 4 }),
+            )
+            .unwrap();
             // Ties broken by index: the lowest indices other than self.
             let (ix, d2) = nb.row(0);
             assert_eq!(ix[0], 1);
@@ -339,7 +359,7 @@ fn naive<T: Coord>(
     qp: &[T],
     qi: Option<usize>,
     dim: usize,
-    q: &KnnQuery,
+    q: &KnnParams,
 ) -> Vec<(f64, i64)> {
     let r2 = q.radius.map(|r| T::from_f64(r * r));
     let mut all: Vec<(f64, i64)> = Vec::new();
@@ -372,13 +392,28 @@ fn brute_force_matches_naive_sort() {
             let p32: Vec<f32> = pts.iter().map(|&v| v as f32).collect();
             for k in [1usize, 7, 64] {
                 for radius in [None, Some(radius_for(family, 600, dim, k))] {
-                    let q = KnnQuery {
+                    let q = KnnParams {
                         k,
                         radius,
                         exclude_self: true,
+                        index: IndexKind::Auto,
                     };
-                    let nb64 = knn(&pts, None, dim, &q, IndexKind::Brute).unwrap();
-                    let nb32 = knn(&p32, None, dim, &q, IndexKind::Brute).unwrap();
+                    let nb64 = knn(
+                        &Backend::Cpu,
+                        &pts,
+                        None,
+                        dim,
+                        &q.with_index(IndexKind::Brute),
+                    )
+                    .unwrap();
+                    let nb32 = knn(
+                        &Backend::Cpu,
+                        &p32,
+                        None,
+                        dim,
+                        &q.with_index(IndexKind::Brute),
+                    )
+                    .unwrap();
                     for qi in [0usize, 1, 17, 299, 599] {
                         for (nb, want) in [
                             (
@@ -421,78 +456,91 @@ fn err_text(r: Result<Neighbors, geofield::GeofieldError>) -> String {
 #[test]
 fn input_errors() {
     let pts = [0.0f64, 0.0, 1.0, 1.0, 2.0, 2.0];
-    let ok = KnnQuery {
+    let ok = KnnParams {
         k: 2,
         radius: None,
         exclude_self: true,
+        index: IndexKind::Auto,
     };
-    let e = err_text(knn(
-        &pts,
-        None,
-        2,
-        &KnnQuery { k: 0, ..ok },
-        IndexKind::Auto,
-    ));
+    let e = err_text(knn(&Backend::Cpu, &pts, None, 2, &KnnParams { k: 0, ..ok }));
     assert!(e.contains("k = 0"), "{e}");
     let e = err_text(knn(
+        &Backend::Cpu,
         &pts,
         None,
         2,
-        &KnnQuery { k: 65, ..ok },
-        IndexKind::Auto,
+        &KnnParams { k: 65, ..ok },
     ));
     assert!(e.contains("k = 65"), "{e}");
     for r in [-1.0, f64::NAN] {
-        let q = KnnQuery {
+        let q = KnnParams {
             radius: Some(r),
             ..ok
         };
-        let e = err_text(knn(&pts, None, 2, &q, IndexKind::Auto));
+        let e = err_text(knn(&Backend::Cpu, &pts, None, 2, &q));
         assert!(e.contains("radius"), "{e}");
     }
     for dim in [0usize, 1, 4] {
-        let e = err_text(knn(&pts, None, dim, &ok, IndexKind::Brute));
+        let e = err_text(knn(
+            &Backend::Cpu,
+            &pts,
+            None,
+            dim,
+            &ok.with_index(IndexKind::Brute),
+        ));
         assert!(e.contains("dim"), "{e}");
     }
-    let e = err_text(knn(&pts[..5], None, 2, &ok, IndexKind::Brute));
+    let e = err_text(knn(
+        &Backend::Cpu,
+        &pts[..5],
+        None,
+        2,
+        &ok.with_index(IndexKind::Brute),
+    ));
     assert!(e.contains("multiple of dim"), "{e}");
-    let e = err_text(knn(&pts, Some(&pts[..3]), 2, &ok, IndexKind::Brute));
+    let e = err_text(knn(
+        &Backend::Cpu,
+        &pts,
+        Some(&pts[..3]),
+        2,
+        &ok.with_index(IndexKind::Brute),
+    ));
     assert!(e.contains("queries"), "{e}");
     let mut bad = pts;
     bad[5] = f64::NAN;
-    let e = err_text(knn(&bad, None, 2, &ok, IndexKind::Auto));
+    let e = err_text(knn(&Backend::Cpu, &bad, None, 2, &ok));
     assert!(e.contains("point 2"), "{e}");
     let bad32 = [0.0f32, 1.0, f32::INFINITY, 0.0, 0.0, 0.0];
-    let e = err_text(knn(&bad32, None, 3, &ok, IndexKind::Auto));
+    let e = err_text(knn(&Backend::Cpu, &bad32, None, 3, &ok));
     assert!(e.contains("point 0"), "{e}");
-    let e = err_text(knn(&pts, Some(&bad), 2, &ok, IndexKind::Auto));
+    let e = err_text(knn(&Backend::Cpu, &pts, Some(&bad), 2, &ok));
     assert!(e.contains("query 2"), "{e}");
     let e = err_text(knn(
+        &Backend::Cpu,
         &pts,
         None,
         2,
-        &ok,
-        IndexKind::Uniform {
+        &ok.with_index(IndexKind::Uniform {
             cell_size: Some(0.0),
-        },
+        }),
     ));
     assert!(e.contains("cell_size"), "{e}");
     let e = err_text(knn(
+        &Backend::Cpu,
         &pts,
         None,
         2,
-        &ok,
-        IndexKind::Uniform {
+        &ok.with_index(IndexKind::Uniform {
             cell_size: Some(1e-9),
-        },
+        }),
     ));
     assert!(e.contains("cell_size"), "{e}");
     let e = err_text(knn(
+        &Backend::Cpu,
         &pts,
         None,
         2,
-        &ok,
-        IndexKind::Dynamic { max_per_leaf: 0 },
+        &ok.with_index(IndexKind::Dynamic { max_per_leaf: 0 }),
     ));
     assert!(e.contains("max_per_leaf"), "{e}");
 }
@@ -506,10 +554,11 @@ fn throughput_7nn_1e6_uniform_2d() {
     let n = 1_000_000;
     for (tname, pts64) in [("f64", generate(Family::Uniform, n, 2, 1))] {
         let pts32: Vec<f32> = pts64.iter().map(|&v| v as f32).collect();
-        let q = KnnQuery {
+        let q = KnnParams {
             k: 7,
             radius: None,
             exclude_self: true,
+            index: IndexKind::Auto,
         };
         for idx in [
             IndexKind::Uniform { cell_size: None },
@@ -518,14 +567,14 @@ fn throughput_7nn_1e6_uniform_2d() {
             IndexKind::Dynamic { max_per_leaf: 32 },
         ] {
             let t = Instant::now();
-            let nb = knn(&pts64, None, 2, &q, idx).unwrap();
+            let nb = knn(&Backend::Cpu, &pts64, None, 2, &q.with_index(idx)).unwrap();
             let s = t.elapsed().as_secs_f64();
             println!(
                 "{tname} {idx:?}: {s:.3} s incl. build, {:.3e} queries/s",
                 nb.queries() as f64 / s
             );
             let t = Instant::now();
-            let nb = knn(&pts32, None, 2, &q, idx).unwrap();
+            let nb = knn(&Backend::Cpu, &pts32, None, 2, &q.with_index(idx)).unwrap();
             let s = t.elapsed().as_secs_f64();
             println!(
                 "f32 {idx:?}: {s:.3} s incl. build, {:.3e} queries/s",
@@ -534,7 +583,7 @@ fn throughput_7nn_1e6_uniform_2d() {
         }
         let arr: Vec<[f64; 2]> = pts64.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
         let t = Instant::now();
-        let g = geofield::neighbors::uniform::UniformGrid::build(&arr, None).unwrap();
+        let g = geofield::bench::neighbors::UniformGrid::build(&arr, None).unwrap();
         println!(
             "uniform build: {:.3} s (cell {:.4}, dims {:?})",
             t.elapsed().as_secs_f64(),
@@ -542,7 +591,7 @@ fn throughput_7nn_1e6_uniform_2d() {
             g.dims()
         );
         let t = Instant::now();
-        let g = geofield::neighbors::dynamic::DynamicGrid::build(&arr, 16);
+        let g = geofield::bench::neighbors::DynamicGrid::build(&arr, 16);
         println!(
             "dynamic build (16/leaf): {:.3} s ({} leaves)",
             t.elapsed().as_secs_f64(),
@@ -550,7 +599,14 @@ fn throughput_7nn_1e6_uniform_2d() {
         );
         let qs = &pts64[..2 * 2000];
         let t = Instant::now();
-        let nb = knn(&pts64, Some(qs), 2, &q, IndexKind::Brute).unwrap();
+        let nb = knn(
+            &Backend::Cpu,
+            &pts64,
+            Some(qs),
+            2,
+            &q.with_index(IndexKind::Brute),
+        )
+        .unwrap();
         let s = t.elapsed().as_secs_f64();
         println!(
             "f64 Brute (2000 queries): {s:.3} s, {:.3e} queries/s",

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use geofield::Backend;
-use geofield::neighbors::{IndexKind, KnnQuery, Neighbors, knn_on};
+use geofield::neighbors::{IndexKind, KnnParams, Neighbors, knn};
 
 /// Run `f` on a thread; fail if it takes longer than `secs` (it is then left running, and the
 /// test process exits with the failure).
@@ -81,14 +81,22 @@ fn coordinates_near_the_f64_limit_match_brute_force() {
         for (c, pts) in cases(dim).into_iter().enumerate() {
             for k in [1usize, 4] {
                 for radius in [None, Some(1e300)] {
-                    let q = KnnQuery {
+                    let q = KnnParams {
                         k,
                         radius,
                         exclude_self: true,
+                        index: IndexKind::Auto,
                     };
                     let (p, qq) = (pts.clone(), q);
                     let want = within(20, "brute force", move || {
-                        knn_on(&Backend::Cpu, &p, None, dim, &qq, IndexKind::Brute).unwrap()
+                        knn(
+                            &Backend::Cpu,
+                            &p,
+                            None,
+                            dim,
+                            &qq.with_index(IndexKind::Brute),
+                        )
+                        .unwrap()
                     });
                     for be in backends() {
                         for kind in [
@@ -104,8 +112,9 @@ fn coordinates_near_the_f64_limit_match_brute_force() {
                                 be.label()
                             );
                             let (p, qq, be2) = (pts.clone(), q, be.clone());
-                            let got =
-                                within(20, &label, move || knn_on(&be2, &p, None, dim, &qq, kind));
+                            let got = within(20, &label, move || {
+                                knn(&be2, &p, None, dim, &qq.with_index(kind))
+                            });
                             match got {
                                 Ok(got) => {
                                     assert!(same(&got, &want), "{label}: differs from brute force")

@@ -14,7 +14,8 @@ use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::Args;
 use geofield::Backend;
-use geofield::flock::{self, Flock, FlockIndex, FlockParams, FlockState, NeighborMode, Start};
+use geofield::bench::flock::profile_step;
+use geofield::flock::{self, Flock, FlockParams, FlockState};
 
 use super::{BenchEnv, JsonRows, Stats};
 use crate::cmd_flock::{IndexArg, ModeArg, StartArg};
@@ -86,8 +87,7 @@ fn one(be: &Backend, params: FlockParams, state: FlockState, a: &BenchArgs) -> R
         fl.synchronize()?;
         samples.push(t.elapsed().as_secs_f64() / chunk as f64);
     }
-    let phases = fl
-        .profile_step()?
+    let phases = profile_step(&mut fl)?
         .into_iter()
         .map(|(n, ms)| (n.to_string(), ms))
         .collect();
@@ -148,20 +148,9 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                     }
                     let world = flock::default_world_radius(n);
                     let mut params = FlockParams::new(world);
-                    params.mode = match mode {
-                        ModeArg::Nearest7 => NeighborMode::Nearest { k: 7 },
-                        ModeArg::Radius => NeighborMode::Radius,
-                    };
-                    params.index = match index {
-                        IndexArg::Brute => FlockIndex::Brute,
-                        IndexArg::Uniform => FlockIndex::Uniform,
-                        IndexArg::Dynamic => FlockIndex::Dynamic,
-                    };
-                    let st = match start {
-                        StartArg::Dense => Start::Dense,
-                        StartArg::Uniform => Start::Uniform,
-                    };
-                    let state = FlockState::init(n, st, world, 1);
+                    params.mode = mode.mode(7);
+                    params.index = index.into();
+                    let state = FlockState::init(n, start.into(), world, 1);
                     let (chunk, step, phases) = match one(&be, params, state, a) {
                         Ok(v) => v,
                         Err(e) => {

@@ -3,7 +3,7 @@
 //!
 //! On a GPU backend the geofield rows are the device's: points resident on the GPU, the grid
 //! built there and searched, both timed with CUDA events (medians), in f32 and f64; plus one
-//! end-to-end row (`knn_on`: upload, build, search, download, wall clock). kiddo still runs on
+//! end-to-end row (`knn`: upload, build, search, download, wall clock). kiddo still runs on
 //! the host's cores as the CPU reference.
 
 use std::num::NonZero;
@@ -13,7 +13,7 @@ use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::Backend;
-use geofield::neighbors::{self, IndexKind, KnnQuery};
+use geofield::neighbors::{self, IndexKind, KnnParams};
 use geofield_cuda::Gpu;
 use geofield_cuda::neighbors::{self as gn, DeviceIndex, GpuCoord};
 use kiddo::SquaredEuclidean;
@@ -115,11 +115,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         "{:<10} {:>9} {:<28} {:>11} {:>11} {:>13} {:>6} {:>8}",
         "set", "n", "method", "total", "build", "queries/s", "exact", "DRAM"
     );
-    let q = KnnQuery {
-        k: a.k,
-        radius: None,
-        exclude_self: true,
-    };
+    let q = KnnParams::new(a.k);
     let mut rows = Vec::new();
     for &set in &a.sets {
         for &l in &a.log2_n {
@@ -201,7 +197,7 @@ fn cpu_rows(
     a: &BenchArgs,
     set_name: &'static str,
     pts: &[f64],
-    q: &KnnQuery,
+    q: &KnnParams,
     reference: &mut Option<Vec<f64>>,
     rows: &mut Vec<Row>,
 ) -> Result<()> {
@@ -214,7 +210,8 @@ fn cpu_rows(
     methods.push(("dynamic grid", IndexKind::Dynamic { max_per_leaf: 16 }));
     for (name, index) in methods {
         let (total, _, res) = measure(a.warmup, a.repeats, || {
-            Ok((neighbors::knn(pts, None, 2, q, index)?, None))
+            let r = neighbors::knn(&Backend::Cpu, pts, None, 2, &KnnParams { index, ..*q })?;
+            Ok((r, None))
         })?;
         let agrees = match reference {
             None => {
@@ -304,21 +301,12 @@ fn gpu_rows(
     }
     // End to end from host memory (upload, build, search, download), f32.
     let be = Backend::Cuda(Arc::clone(g));
-    let q = KnnQuery {
-        k: a.k,
-        radius: None,
-        exclude_self: true,
+    let q = KnnParams {
+        index: IndexKind::Uniform { cell_size: None },
+        ..KnnParams::new(a.k)
     };
     let (total, _, res) = measure(a.warmup, a.repeats, || {
-        let r = neighbors::knn_on(
-            &be,
-            &p32,
-            None,
-            2,
-            &q,
-            IndexKind::Uniform { cell_size: None },
-        )?;
-        Ok((r, None))
+        Ok((neighbors::knn(&be, &p32, None, 2, &q)?, None))
     })?;
     let row = Row {
         set: set_name,

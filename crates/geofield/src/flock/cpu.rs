@@ -11,7 +11,8 @@
 use rayon::prelude::*;
 
 use super::steer::{self, Agent, Sums};
-use super::{FlockIndex, FlockParams, FlockState, NeighborMode, StepDetail};
+use super::{FlockIndex, FlockParams, FlockState, NeighborMode};
+use crate::bench::flock::StepDetail;
 use crate::neighbors::Search;
 use crate::neighbors::brute::Brute;
 use crate::neighbors::dynamic::DynamicGrid;

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use geofield_cuda::Gpu;
 use geofield_cuda::flock::{FlockConfig, FlockHostState, FlockSearch, GpuFlock};
 
-use super::{FlockIndex, FlockParams, FlockState, NeighborMode, StepDetail};
+use super::{FlockIndex, FlockParams, FlockState, NeighborMode};
 use crate::GeofieldError;
+use crate::bench::flock::StepDetail;
 
 pub(super) struct CudaFlockEngine {
     flock: GpuFlock,

@@ -33,9 +33,10 @@
 //! on every backend). The default world radius keeps the paper's density (40,960 agents in a
 //! ball of radius 200) for any N, and is at least OpenSteer's 50.
 
-pub mod steer;
-
 mod cpu;
+#[cfg(feature = "io")]
+pub mod io;
+pub(crate) mod steer;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -345,7 +346,7 @@ pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
             exclude_self: true,
         };
         let index = crate::neighbors::IndexKind::Uniform { cell_size: None };
-        match crate::neighbors::knn(&flat, None, 3, &q, index) {
+        match crate::neighbors::knn_cpu(&flat, None, 3, &q, index) {
             Ok(nb) => {
                 let mut snn = 0.0;
                 let mut sal = 0.0;
@@ -382,18 +383,6 @@ pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
         mean_speed: sp / nf,
         mean_radius_fraction: sr / nf / f64::from(world_radius),
     }
-}
-
-/// One step's intermediate results, for tests and diagnostics.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StepDetail {
-    /// Neighbours per agent in [`NeighborMode::Nearest`] mode (k per row, u32::MAX padding);
-    /// empty in radius mode.
-    pub neighbors: Vec<u32>,
-    /// Neighbour count per agent.
-    pub counts: Vec<u32>,
-    /// The steering force before the low-speed limit and clipping.
-    pub force: Vec<[f32; 3]>,
 }
 
 enum Engine {
@@ -466,8 +455,9 @@ impl Flock {
         Ok(())
     }
 
-    /// One step that also returns the neighbours and forces it used.
-    pub fn step_detail(&mut self) -> Result<StepDetail, GeofieldError> {
+    /// One step that also returns the neighbours and forces it used
+    /// ([`crate::bench::flock::step_detail`]).
+    pub(crate) fn step_detail(&mut self) -> Result<crate::bench::flock::StepDetail, GeofieldError> {
         let d = match &mut self.engine {
             Engine::Cpu(e) => e.step_detail(),
             Engine::Cuda(e) => e.step_detail()?,
@@ -476,9 +466,8 @@ impl Flock {
         Ok(d)
     }
 
-    /// Time one step by phases, in milliseconds (GPU: device events per phase; CPU: the index
-    /// build alone, then a whole step). The step counts as taken.
-    pub fn profile_step(&mut self) -> Result<Vec<(&'static str, f64)>, GeofieldError> {
+    /// Time one step by phases ([`crate::bench::flock::profile_step`]).
+    pub(crate) fn profile_step(&mut self) -> Result<Vec<(&'static str, f64)>, GeofieldError> {
         let v = match &mut self.engine {
             Engine::Cpu(e) => e.profile_step(),
             Engine::Cuda(e) => e.profile_step()?,
@@ -487,7 +476,8 @@ impl Flock {
         Ok(v)
     }
 
-    /// Wait for queued GPU work (a no-op on the CPU); for timing.
+    /// Wait for the queued GPU work (a no-op on the CPU): [`Flock::step`] may return before
+    /// the device has finished, so call this before reading a clock.
     pub fn synchronize(&self) -> Result<(), GeofieldError> {
         match &self.engine {
             Engine::Cpu(_) => Ok(()),

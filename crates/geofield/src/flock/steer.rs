@@ -11,7 +11,7 @@
 
 use super::BoidsConstants;
 
-pub type V3 = [f32; 3];
+pub(crate) type V3 = [f32; 3];
 
 #[inline]
 pub fn sub(a: V3, b: V3) -> V3 {
@@ -52,7 +52,7 @@ pub fn unit(a: V3) -> V3 {
 
 /// OpenSteer's `truncateLength`: v scaled to length `max` when longer.
 #[inline]
-pub fn truncate(a: V3, max: f32) -> V3 {
+pub(crate) fn truncate(a: V3, max: f32) -> V3 {
     let l2 = dot(a, a);
     if l2 <= max * max {
         a
@@ -126,7 +126,7 @@ pub fn force(c: &BoidsConstants, s: &Sums, pi: V3, fi: V3) -> V3 {
 
 /// x^20 by repeated squaring (the same bits on every backend, unlike `powf`).
 #[inline]
-pub fn pow20(x: f32) -> f32 {
+pub(crate) fn pow20(x: f32) -> f32 {
     let x2 = x * x;
     let x4 = x2 * x2;
     let x8 = x4 * x4;

@@ -26,7 +26,7 @@ use super::samples::{Merged, SampleSet};
 use super::space::{Covariance, Frame, eps_for};
 use super::variogram::Variogram;
 use crate::GeofieldError;
-use crate::neighbors::{IndexKind, KnnQuery, knn};
+use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
 
 /// Local kriging of the surfaces of one sample set.
 pub struct LocalKriging {

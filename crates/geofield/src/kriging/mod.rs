@@ -457,7 +457,7 @@ pub fn cross_validate(set: &SampleSet, groups: &[Group]) -> Result<Vec<SurfaceCv
 
 /// Brute-force leave-one-out for local kriging: each sample predicted from its k nearest others.
 fn local_loo(s: &LocalKriging) -> Result<CrossValidation, GeofieldError> {
-    use crate::neighbors::{IndexKind, KnnQuery, knn};
+    use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
     use rayon::prelude::*;
     let pts: Vec<f64> = s.xs.iter().zip(&s.ys).flat_map(|(&x, &y)| [x, y]).collect();
     let q = KnnQuery {

@@ -1,4 +1,4 @@
-//! CUDA glue for [`super::knn_on`]: validates like the CPU path, then calls the safe wrappers in
+//! CUDA glue for [`super::knn`]: validates like the CPU path, then calls the safe wrappers in
 //! `geofield_cuda::neighbors` (kernels in `crates/geofield-cuda/kernels/neighbors.cu`).
 //!
 //! Index mapping: [`IndexKind::Brute`] runs the brute-force kernel; [`IndexKind::Uniform`] the
@@ -10,7 +10,7 @@
 //! for bit.
 
 use geofield_cuda::Gpu;
-use geofield_cuda::neighbors::{self as gn, GpuCoord};
+use geofield_cuda::neighbors as gn;
 
 use super::{Coord, IndexKind, KnnQuery, Neighbors};
 use crate::GeofieldError;
@@ -26,8 +26,8 @@ fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, Geof
     Ok(v.len() / dim)
 }
 
-/// kNN on the GPU; same contract as [`super::knn`].
-pub(super) fn knn<T: Coord + GpuCoord>(
+/// kNN on the GPU; same contract as the CPU's [`super::knn_cpu`].
+pub(super) fn knn<T: Coord>(
     gpu: &Gpu,
     points: &[T],
     queries: Option<&[T]>,

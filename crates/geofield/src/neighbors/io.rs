@@ -1,9 +1,13 @@
-//! Reading point sets (feature `io`): a CSV with `x`, `y` and optionally `z` columns (also
-//! `x_m`, `y_m`, `z_m`; names matched ignoring case; every value finite), or an `.npy` array of
-//! shape `(n, 2)` or `(n, 3)`, float32 or float64 (kept in its precision: the search runs in it).
+//! Point sets and neighbour files (feature `io`). Points are read from a CSV with `x`, `y` and
+//! optionally `z` columns (also `x_m`, `y_m`, `z_m`; names matched ignoring case; every value
+//! finite), or an `.npy` array of shape `(n, 2)` or `(n, 3)`, float32 or float64 (kept in its
+//! precision: the search runs in it). Results are written as `.npy` arrays of shape
+//! `(queries, k)`: neighbour indices (int64, −1 where fewer than k exist) and distances
+//! (float64, NaN where absent).
 
 use std::path::Path;
 
+use super::Neighbors;
 use crate::input_error::InputError;
 
 /// Coordinates as read, `dim` per point, point-major.
@@ -97,4 +101,21 @@ pub fn read_points(path: &Path) -> Result<Points, InputError> {
             crate::input_error::quote(other)
         ))),
     }
+}
+
+/// Write the neighbour indices of `nb` as an int64 `.npy` of shape `(queries, k)`, −1 where
+/// fewer than k neighbours exist.
+pub fn write_indices(path: &Path, nb: &Neighbors) -> Result<(), InputError> {
+    Ok(geofield_io::write_npy_i64(
+        path,
+        &[nb.queries(), nb.k],
+        &nb.indices,
+    )?)
+}
+
+/// Write the neighbour distances of `nb` (the square roots of its squared distances) as a
+/// float64 `.npy` of shape `(queries, k)`, NaN where absent.
+pub fn write_distances(path: &Path, nb: &Neighbors) -> Result<(), InputError> {
+    let d: Vec<f64> = nb.dist2.iter().map(|&d2| d2.sqrt()).collect();
+    Ok(geofield_io::write_npy_f64(path, &[nb.queries(), nb.k], &d)?)
 }

@@ -1,4 +1,5 @@
-//! Exact k-nearest-neighbour queries on 2-D and 3-D point sets (CPU backend).
+//! Exact k-nearest-neighbour queries on 2-D and 3-D point sets, on the CPU (rayon) and on
+//! CUDA: [`knn`] with the backend, the points, optional queries and one [`KnnParams`].
 //!
 //! # Semantics
 //!
@@ -22,37 +23,43 @@
 //!
 //! # Indexes ([`IndexKind`])
 //!
-//! - [`brute`]: every query against every point, O(Q·N).
-//! - [`uniform`]: the paper's static grid: a counting sort into equal cells (≈ 2 points per cell
+//! - Brute force: every query against every point, O(Q·N).
+//! - Uniform grid: the paper's static grid: a counting sort into equal cells (≈ 2 points per cell
 //!   by default), searched shell by shell outwards with an exact stopping rule. O(N + cells) build,
 //!   about O(k) per query on evenly spread points. When the queries are the points themselves,
 //!   they are answered cell by cell against the block of cells around each cell, gathered once.
-//! - [`dynamic`]: the paper's dynamic grid: a recursive partition into leaves of at most
+//! - Dynamic grid: the paper's dynamic grid: a recursive partition into leaves of at most
 //!   `max_per_leaf` points (median splits), searched depth first with box pruning.
 //!   O(N log N) build, about O(log N + k) per query, robust to clustering.
 //! - `Auto`: brute force for at most [`AUTO_BRUTE_MAX`] points; else the uniform grid on evenly
 //!   spread points (about twice as fast as the dynamic grid there) and the dynamic grid with
-//!   [`AUTO_LEAF`] points per leaf on clustered ones. The measure is [`clustering`]: the mean
+//!   [`AUTO_LEAF`] points per leaf on clustered ones. The measure is [`clustering_of`]: the mean
 //!   occupancy of the coarse cell a point falls in, over what evenly spread (Poisson) points
 //!   would give (1 for those; about 1/f for points crowded into a fraction f of their bounding
 //!   box); the dynamic grid above [`AUTO_CLUSTERING_MAX`].
 //!
-//! All queries run in parallel on rayon; every output is independent of the thread count. When
-//! the queries are the points themselves, indexes that reorder the points answer them in their
-//! storage order (neighbouring queries share cells) and write each row straight to its query's
-//! place in the output.
+//! On [`Backend::Cuda`] every index is built and searched on the device and returns the same
+//! rows bit for bit: brute force the brute-force kernel, the uniform grid searched shell by
+//! shell, the dynamic grid as Morton-ordered cells searched as an implicit tree with the given
+//! leaf size; `Auto` is brute force up to [`AUTO_BRUTE_MAX`] points and the uniform grid above
+//! (the fastest on the GPU for every set the bench measures).
+//!
+//! All CPU queries run in parallel on rayon; every output is independent of the thread count.
+//! When the queries are the points themselves, indexes that reorder the points answer them in
+//! their storage order (neighbouring queries share cells) and write each row straight to its
+//! query's place in the output.
 //!
 //! Reference: J. Breitbart, "Data structure design for GPU based heterogeneous systems",
 //! Int. Conf. on High Performance Computing & Simulation (HPCS) 2009 (full text in the project's
 //! `shared/papers/knn-grids-boids-gpu.txt`).
 
-pub mod brute;
+pub(crate) mod brute;
 mod cuda;
-pub mod dynamic;
+pub(crate) mod dynamic;
 #[cfg(feature = "io")]
 pub mod io;
 pub(crate) mod kbest;
-pub mod uniform;
+pub(crate) mod uniform;
 
 use std::fmt::Debug;
 use std::ops::{Add, Mul, Sub};
@@ -62,6 +69,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use rayon::prelude::*;
 
 use crate::{Backend, GeofieldError};
+use geofield_cuda::neighbors::GpuCoord;
 pub use kbest::K_MAX;
 use kbest::KBest;
 
@@ -69,16 +77,16 @@ use kbest::KBest;
 pub const AUTO_BRUTE_MAX: usize = 256;
 /// Leaf size [`IndexKind::Auto`] gives the dynamic grid.
 pub const AUTO_LEAF: usize = 16;
-/// Above this [`clustering`], [`IndexKind::Auto`] takes the dynamic grid instead of the uniform
+/// Above this [`clustering_of`], [`IndexKind::Auto`] takes the dynamic grid instead of the uniform
 /// one. The uniform grid's cells are sized for the mean density; points crowded 3× denser than
 /// that make each query scan about 3× the points, which costs more than the dynamic grid's
 /// tree descent (the uniform grid is ~2× faster on evenly spread points).
 pub const AUTO_CLUSTERING_MAX: f64 = 3.0;
-/// Mean points per cell of [`clustering`]'s coarse grid.
+/// Mean points per cell of `clustering`'s coarse grid.
 const CLUSTER_MEAN: f64 = 4.0;
-/// Most cells of [`clustering`]'s coarse grid (16 MB of counts).
+/// Most cells of `clustering`'s coarse grid (16 MB of counts).
 const CLUSTER_MAX_CELLS: f64 = (1u64 << 22) as f64;
-/// Most points [`clustering`] counts (a regular subsample of larger sets).
+/// Most points `clustering` counts (a regular subsample of larger sets).
 const CLUSTER_SAMPLE: usize = 1 << 16;
 
 /// The index [`IndexKind::Auto`] takes on the CPU for these points (`dim` = 2 or 3, flat as
@@ -93,7 +101,13 @@ pub fn auto_index<T: Coord>(points: &[T], dim: usize) -> Result<IndexKind, Geofi
     }
 }
 
-/// [`clustering`] of flat points (`dim` = 2 or 3).
+/// How clustered flat points are (`dim` = 2 or 3): points (every one up to 65,536, else a
+/// regular subsample of that many) are counted into a coarse uniform grid over their bounding
+/// box (about 4 points per cell; an axis of zero extent gets one cell), and the result is
+/// Σc² / Σc (the mean count of the cell a point lies in) over m + 1, its expectation for Poisson
+/// points of mean m per cell. ≈ 1 for evenly spread points, ≈ 1/f when the points fill a
+/// fraction f of the box. Coordinates are halved before subtracting, so any finite input works
+/// (a span near 1e308 does not overflow).
 pub fn clustering_of<T: Coord>(points: &[T], dim: usize) -> Result<f64, GeofieldError> {
     match dim {
         2 => Ok(clustering(&to_points::<T, 2>(points, "point")?)),
@@ -116,13 +130,8 @@ fn resolve_auto<T: Coord, const D: usize>(pts: &[[T; D]]) -> IndexKind {
     }
 }
 
-/// How clustered `pts` are: points (every one up to 65,536, else a regular subsample of that
-/// many) are counted into a coarse uniform grid over their bounding box (about 4 points per
-/// cell; an axis of zero extent gets one cell), and the result is Σc² / Σc (the mean count of the cell a point lies in) over
-/// m + 1, its expectation for Poisson points of mean m per cell. ≈ 1 for evenly spread points,
-/// ≈ 1/f when the points fill a fraction f of the box. Coordinates are halved before
-/// subtracting, so any finite input works (a span near 1e308 does not overflow).
-pub fn clustering<T: Coord, const D: usize>(pts: &[[T; D]]) -> f64 {
+/// [`clustering_of`] of points as arrays.
+pub(crate) fn clustering<T: Coord, const D: usize>(pts: &[[T; D]]) -> f64 {
     // A regular subsample of at most CLUSTER_SAMPLE points measures the same thing at a
     // fraction of the search's cost.
     let stride = pts.len().div_ceil(CLUSTER_SAMPLE).max(1);
@@ -182,9 +191,10 @@ pub fn clustering<T: Coord, const D: usize>(pts: &[[T; D]]) -> f64 {
     (sum_sq / n as f64) / (m + 1.0)
 }
 
-/// A coordinate type the search can run in (f32 or f64).
+/// A coordinate type the search can run in (f32 or f64), on the CPU and on the GPU.
 pub trait Coord:
-    Copy
+    GpuCoord
+    + Copy
     + PartialOrd
     + Debug
     + Send
@@ -234,9 +244,9 @@ impl Coord for f64 {
     }
 }
 
-/// What to ask of each query.
+/// The parameters of [`knn`]: what to ask of each query and which index answers it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct KnnQuery {
+pub struct KnnParams {
     /// Neighbours per query, 1..=64.
     pub k: usize,
     /// Keep only points with d ≤ radius (in coordinate units); `None` for no cap.
@@ -244,11 +254,56 @@ pub struct KnnQuery {
     /// When the queries are the points themselves, skip the query's own index. Ignored when
     /// separate queries are given.
     pub exclude_self: bool,
+    /// The spatial index (every index returns the same rows).
+    pub index: IndexKind,
+}
+
+impl KnnParams {
+    /// `k` nearest others of each point: no radius, self excluded, [`IndexKind::Auto`].
+    pub fn new(k: usize) -> Self {
+        KnnParams {
+            k,
+            radius: None,
+            exclude_self: true,
+            index: IndexKind::Auto,
+        }
+    }
+
+    /// The same query answered by `index`.
+    pub fn with_index(self, index: IndexKind) -> Self {
+        KnnParams { index, ..self }
+    }
+
+    /// Check the fields; errors name the offending one.
+    pub fn validate(&self) -> Result<(), GeofieldError> {
+        self.query().validate()?;
+        self.index.validate()
+    }
+
+    fn query(&self) -> KnnQuery {
+        KnnQuery {
+            k: self.k,
+            radius: self.radius,
+            exclude_self: self.exclude_self,
+        }
+    }
+}
+
+/// What to ask of each query ([`KnnParams`] without the index), for the crate's own callers
+/// of [`knn_cpu`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct KnnQuery {
+    /// Neighbours per query, 1..=64.
+    pub(crate) k: usize,
+    /// Keep only points with d ≤ radius (in coordinate units); `None` for no cap.
+    pub(crate) radius: Option<f64>,
+    /// When the queries are the points themselves, skip the query's own index.
+    pub(crate) exclude_self: bool,
 }
 
 impl KnnQuery {
     /// Check the fields; errors name the offending one.
-    pub fn validate(&self) -> Result<(), GeofieldError> {
+    pub(crate) fn validate(&self) -> Result<(), GeofieldError> {
         if self.k == 0 || self.k > K_MAX {
             return Err(GeofieldError::Invalid(format!(
                 "k = {} is out of range 1..={K_MAX}",
@@ -398,11 +453,41 @@ fn check_inputs<T: Coord>(
     Ok(())
 }
 
-/// Exact k-nearest-neighbour search (see the module docs for the semantics).
+/// Exact k-nearest-neighbour search on `backend` (see the module docs for the semantics; the
+/// CPU and the GPU return the same rows bit for bit).
 ///
-/// `points` and `queries` are flat coordinate arrays, `dim` (2 or 3) values per point. Without
-/// `queries`, every point is a query (and `q.exclude_self` applies).
+/// `points` and `queries` are flat coordinate arrays, `dim` (2 or 3) values per point, in f32
+/// or f64 (the search runs in that precision). Without `queries`, every point is a query (and
+/// `params.exclude_self` applies).
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::neighbors::{self, KnnParams};
+///
+/// // Four points on a line; each point's nearest other point.
+/// let pts = [0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 7.0, 0.0];
+/// let nb = neighbors::knn(&Backend::Cpu, &pts[..], None, 2, &KnnParams::new(1))?;
+/// assert_eq!(nb.indices, vec![1, 0, 1, 2]);
+/// assert_eq!(nb.dist2, vec![1.0, 1.0, 4.0, 16.0]);
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
 pub fn knn<T: Coord>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    params: &KnnParams,
+) -> Result<Neighbors, GeofieldError> {
+    let q = params.query();
+    match backend {
+        Backend::Cpu => knn_cpu(points, queries, dim, &q, params.index),
+        Backend::Cuda(gpu) => cuda::knn(gpu, points, queries, dim, &q, params.index),
+    }
+}
+
+/// [`knn`] on the CPU, for the crate's own callers (kriging's and the wind field's neighbour
+/// searches).
+pub(crate) fn knn_cpu<T: Coord>(
     points: &[T],
     queries: Option<&[T]>,
     dim: usize,
@@ -414,38 +499,6 @@ pub fn knn<T: Coord>(
         knn_d::<T, 2>(points, queries, q, index)
     } else {
         knn_d::<T, 3>(points, queries, q, index)
-    }
-}
-
-/// [`knn`] on a backend: the CPU path for [`Backend::Cpu`]; for [`Backend::Cuda`] the GPU
-/// kernels, which return the same rows bit for bit. On the GPU every index is built on the
-/// device: [`IndexKind::Brute`] the brute-force kernel, [`IndexKind::Uniform`] the uniform grid
-/// searched shell by shell, [`IndexKind::Dynamic`] the dynamic grid (Morton-ordered cells
-/// searched as an implicit tree with the given leaf size); see [`cuda`].
-///
-/// ```
-/// use geofield::Backend;
-/// use geofield::neighbors::{self, IndexKind, KnnQuery};
-///
-/// // Four points on a line; each point's nearest other point.
-/// let pts = [0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 7.0, 0.0];
-/// let q = KnnQuery { k: 1, radius: None, exclude_self: true };
-/// let nb = neighbors::knn_on(&Backend::Cpu, &pts[..], None, 2, &q, IndexKind::Auto)?;
-/// assert_eq!(nb.indices, vec![1, 0, 1, 2]);
-/// assert_eq!(nb.dist2, vec![1.0, 1.0, 4.0, 16.0]);
-/// # Ok::<(), geofield::GeofieldError>(())
-/// ```
-pub fn knn_on<T: Coord + geofield_cuda::neighbors::GpuCoord>(
-    backend: &Backend,
-    points: &[T],
-    queries: Option<&[T]>,
-    dim: usize,
-    q: &KnnQuery,
-    index: IndexKind,
-) -> Result<Neighbors, GeofieldError> {
-    match backend {
-        Backend::Cpu => knn(points, queries, dim, q, index),
-        Backend::Cuda(gpu) => cuda::knn(gpu, points, queries, dim, q, index),
     }
 }
 

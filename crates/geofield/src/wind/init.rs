@@ -24,7 +24,7 @@ use super::grid::WindGrid;
 use super::ops::Coeffs;
 use super::params::{Profile, Stability, Station, WindOptions};
 use crate::GeofieldError;
-use crate::neighbors::{IndexKind, KnnQuery, knn};
+use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
 
 /// Nearest stations considered per column.
 pub const MAX_STATIONS_PER_CELL: usize = 64;
