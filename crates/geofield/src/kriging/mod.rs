@@ -21,7 +21,7 @@
 //! - `space`: centring, geometric anisotropy ([`Anisotropy`], gstat's convention), the
 //!   covariance with the exactness rule.
 //! - [`samples`]: sample sets, missing values, merging of duplicates.
-//! - [`empirical`], [`variogram`]: empirical variograms, weighted least-squares fits, models.
+//! - [`empirical`](mod@empirical), [`variogram`]: empirical variograms, weighted least-squares fits, models.
 //! - [`strata`]: crossings of stratum surfaces, voxel models.
 //! - `paper`: the paper's per-node Gaussian elimination, for the benchmark
 //!   ([`crate::bench::kriging`]).
