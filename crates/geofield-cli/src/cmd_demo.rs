@@ -272,7 +272,9 @@ fn flock_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Re
 /// variance, leave-one-out cross-validation, the error against the true surfaces, crossings
 /// resolved, a voxel model and a section.
 fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Result<()> {
-    use geofield::kriging::{self, Estimator, KrigeOptions, LagSpec, Model, SampleSet, Surface};
+    use geofield::kriging::{
+        self, Estimator, KrigeParams, LagSpec, Model, SampleSet, Surface, Target,
+    };
     let t = Instant::now();
     let extent = Extent::new(500_000.0, 6_100_000.0, 501_000.0, 6_101_800.0)?;
     let h = 11;
@@ -327,13 +329,15 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
 
     let t = Instant::now();
     let grid = GridSpec::from_extent(extent, 10.0)?;
-    let opts = KrigeOptions::default();
-    let (groups, reports) = kriging::build(&set, std::slice::from_ref(&fit.variogram), &opts)?;
-    let mut pred = kriging::krige_grid_with(be, &set, &groups, reports, &opts, &grid, true, None)?;
-    let clipped: usize = kriging::strata::resolve_crossings(&mut pred.values)
-        .iter()
-        .sum();
-    let cv = kriging::cross_validate(&set, &groups)?;
+    let params = KrigeParams {
+        variance: true,
+        resolve_crossings: true,
+        ..KrigeParams::new(fit.variogram.clone(), Target::Grid(grid))
+    };
+    let k = kriging::krige(be, &set, &params)?;
+    let pred = &k.prediction;
+    let clipped: usize = k.crossings_clipped.iter().flatten().sum();
+    let cv = k.cross_validate(&set)?;
     // Error against the true surfaces.
     let mut sq = 0.0;
     let mut count = 0usize;
@@ -380,13 +384,13 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
             Some(DEMO_CRS),
         )?;
     }
-    crate::krige_out::write_map(
+    kriging::io::write_map(
         &a.out.join("strata.png"),
         &est,
         "kriged stratum surfaces (elevation; wells marked)",
         "m",
         &set,
-        "viridis",
+        geofield_io::Colormap::Viridis,
     )?;
     let mut written = vec![
         "strata.tif",
@@ -394,28 +398,19 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
         "strata.png",
         "variogram.png",
     ];
-    if crate::krige_out::write_voxels(
-        &a.out.join("strata.vti"),
-        &pred.values,
-        &grid,
-        2.0,
-        &names,
-        Some(DEMO_CRS),
-    )
-    .is_ok()
+    if let Ok(m) = k.voxels(2.0)
+        && kriging::io::write_voxels(
+            &a.out.join("strata.vti"),
+            &k,
+            &m,
+            Some(DEMO_CRS),
+            &output::history(),
+        )
+        .is_ok()
     {
         written.push("strata.vti");
     }
-    if crate::krige_out::write_section(
-        &a.out.join("section.png"),
-        &pred.values,
-        &grid,
-        None,
-        &names,
-        &set,
-    )
-    .is_ok()
-    {
+    if kriging::io::write_section(&a.out.join("section.png"), &k, &set, None).is_ok() {
         written.push("section.png");
     }
     steps.push(Step {

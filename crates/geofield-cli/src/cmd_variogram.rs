@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use geofield::kriging::io::{read_variable, write_variogram_png};
 use geofield::kriging::{self, Estimator, LagSpec, Model};
-use geofield_io::{CsvTable, XyChart};
 
 use crate::ctx::{Ctx, Global};
 use crate::outputs::{Kind, Outputs};
@@ -71,16 +71,8 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
     outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let model = a.model.as_deref().map(Model::parse).transpose()?;
-    let mut t = CsvTable::read(&a.samples)?;
-    let (cx, cy, cv) = (t.column(&a.x)?, t.column(&a.y)?, t.column(&a.values)?);
-    let (mut xs, mut ys, mut vs) = (vec![], vec![], vec![]);
-    let mut rec = geofield_io::CsvRecord::default();
-    while t.next_record(&mut rec)? {
-        let row = t.row(&rec);
-        xs.push(row.finite_f64(cx)?);
-        ys.push(row.finite_f64(cy)?);
-        vs.push(row.finite_f64(cv)?);
-    }
+    let set = read_variable(&a.samples, &a.x, &a.y, &a.values)?;
+    let (xs, ys, vs) = (&set.xs, &set.ys, &set.surfaces[0].values);
     let direction = match a.direction.as_deref() {
         None => None,
         Some([az, tol]) => Some((*az, *tol)),
@@ -95,7 +87,7 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
         EstimatorArg::Matheron => Estimator::Matheron,
         EstimatorArg::Cressie => Estimator::CressieHawkins,
     };
-    let bins = kriging::empirical(&xs, &ys, &vs, &spec, estimator)
+    let bins = kriging::empirical(xs, ys, vs, &spec, estimator)
         .with_context(|| format!("{}: column {}", a.samples.display(), a.values))?;
     println!(
         "{} samples of {} from {}; {} bins{}",
@@ -126,28 +118,8 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
     }
     let mut written = Vec::new();
     if let Some(p) = &a.png {
-        let hmax = bins.last().map_or(1.0, |b| b.hi);
-        let chart = XyChart {
-            title: format!("variogram of {}", a.values),
-            subtitle: fitted
-                .as_ref()
-                .map_or("empirical (labels: pair counts)".into(), |f| {
-                    f.variogram.to_string()
-                }),
-            x_label: "distance (m)".into(),
-            y_label: "semivariance".into(),
-            points: bins.iter().map(|b| (b.distance, b.gamma)).collect(),
-            point_labels: bins.iter().map(|b| b.pairs.to_string()).collect(),
-            curve: fitted.as_ref().map_or(vec![], |f| {
-                (0..=200)
-                    .map(|i| {
-                        let h = hmax * f64::from(i) / 200.0;
-                        (h, f.variogram.gamma(h))
-                    })
-                    .collect()
-            }),
-        };
-        written.push(outs.write_one(p, |s| Ok(geofield_io::write_xy_chart_png(s, &chart)?))?);
+        let f = fitted.as_ref();
+        written.push(outs.write_one(p, |s| Ok(write_variogram_png(s, &a.values, &bins, f)?))?);
     }
     if let Some(p) = ctx.json() {
         let r = Report {

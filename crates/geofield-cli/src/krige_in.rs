@@ -1,33 +1,100 @@
-//! Inputs of `geofield krige`: the samples CSV (read by [`geofield::kriging::io`]), the
-//! variograms (given or fitted) and the options, each checked with errors that name the flag,
-//! file and line.
+//! Inputs of `geofield krige`: the flags checked together, the options and the grid target
+//! ([`params`]), and the variograms given or fitted; errors name the flag, file and line.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::ValueEnum;
+use geofield::GeofieldError;
 use geofield::kriging::{
-    self, Anisotropy, Drift, Estimator, Kind, KrigeOptions, LagSpec, MergeRule, Model,
-    Neighbourhood, NuggetMode, Precision, SampleSet, Variogram,
+    self, Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, LagSpec, MergeRule, Model,
+    Neighbourhood, NuggetMode, Precision, SampleSet, SurfaceFit, Target, Variogram,
 };
+use geofield_core::{Extent, GridSpec};
 
-use crate::cmd_krige::{DriftArg, KindArg, KrigeArgs, PrecisionArg};
+use crate::cmd_krige::KrigeArgs;
 
-pub use geofield::kriging::io::read_samples;
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum KindArg {
+    Ordinary,
+    Simple,
+    Universal,
+}
 
-#[derive(serde::Serialize)]
-pub(crate) struct FitReport {
-    pub(crate) surfaces: Vec<String>,
-    pub(crate) variogram: Variogram,
-    pub(crate) wrss: f64,
-    pub(crate) warnings: Vec<String>,
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum DriftArg {
+    Linear,
+    Quadratic,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum PrecisionArg {
+    /// f64 on the CPU; on the GPU f32 for global kriging, f64 for local kriging.
+    Auto,
+    F32,
+    F64,
 }
 
 /// Lag bins of a variogram fit when --lags is not given.
 const DEFAULT_LAGS: usize = 15;
 
-/// The variograms: the one given, or fitted per column (or pooled).
+/// The flags that only make sense together.
+pub(crate) fn check_flags(a: &KrigeArgs) -> Result<()> {
+    if a.model_vti.is_some() && a.dz_m.is_none() {
+        bail!("--model-vti needs --dz-m (the voxel height in metres)");
+    }
+    if let Some(dz) = a.dz_m
+        && !(dz.is_finite() && dz > 0.0)
+    {
+        bail!("--dz-m {dz}: the voxel height must be a positive number of metres");
+    }
+    if a.fit.is_none() {
+        for (given, flag) in [
+            (a.lags.is_some(), "--lags"),
+            (a.max_lag.is_some(), "--max-lag"),
+        ] {
+            if given {
+                bail!("{flag} sets the bins of the variogram fit: give --fit MODEL");
+            }
+        }
+    }
+    if a.png.is_none() && a.colormap != "viridis" {
+        bail!("--colormap styles --png: give --png");
+    }
+    Ok(())
+}
+
+/// The parameters but the variograms: the options, the grid of `extent` (refused if its bands
+/// would not fit in memory), the variance, crossings; and --section-row checked on the grid.
+pub(crate) fn params(a: &KrigeArgs, gpu: bool, extent: Extent) -> Result<KrigeParams> {
+    let options = options(a, gpu)?;
+    let grid = GridSpec::from_extent(extent, a.cell_size_m)
+        .context("the output grid of --extent at cell size --cell-size-m")?;
+    let params = KrigeParams {
+        variograms: vec![],
+        options,
+        target: Target::Grid(grid),
+        variance: a.variance.is_some() || a.sd_png.is_some(),
+        resolve_crossings: a.strata,
+    };
+    params.check_memory(a.values.len()).context(
+        "the output grid would not fit in this machine's available memory (MemAvailable)",
+    )?;
+    if let Some(r) = a.section_row
+        && r >= grid.rows
+    {
+        bail!(
+            "--section-row {r} is outside the grid: rows 0 (north) to {}",
+            grid.rows - 1
+        );
+    }
+    Ok(params)
+}
+
+/// The variograms into `params`: the one given, or fitted per column (or pooled); the fits.
 pub(crate) fn variograms(
     a: &KrigeArgs,
     set: &SampleSet,
-) -> Result<(Vec<Variogram>, Vec<FitReport>)> {
+    params: &mut KrigeParams,
+) -> Result<Vec<SurfaceFit>> {
     if let Some(m) = &a.model {
         let model = Model::parse(m)?;
         let sill = a
@@ -38,43 +105,40 @@ pub(crate) fn variograms(
             None if !model.is_bounded() => 1.0,
             None => bail!("--model {m} needs --range (the practical range in metres)"),
         };
-        return Ok((vec![Variogram::new(model, sill, range, a.nugget)?], vec![]));
+        params.variograms = vec![Variogram::new(model, sill, range, a.nugget)?];
+        return Ok(vec![]);
     }
     let Some(m) = &a.fit else {
         bail!("give a variogram (--model M --sill C --range A [--nugget N]) or --fit M");
     };
-    let model = Model::parse(m)?;
     let spec = LagSpec {
         lags: a.lags.unwrap_or(DEFAULT_LAGS),
         max_lag: a.max_lag,
         direction: None,
     };
-    let all_bins = kriging::surface_bins(set, &spec, Estimator::Matheron)?;
-    if a.fit_pooled {
-        let pooled = kriging::pool(&all_bins);
-        let f = kriging::fit(model, &pooled, true).context("pooled variogram fit")?;
-        let rep = FitReport {
-            surfaces: set.surfaces.iter().map(|s| s.name.clone()).collect(),
-            variogram: f.variogram.clone(),
-            wrss: f.wrss,
-            warnings: f.warnings(&pooled),
-        };
-        return Ok((vec![f.variogram], vec![rep]));
+    let fits = kriging::fit_surfaces(set, Model::parse(m)?, &spec, a.fit_pooled)?;
+    params.variograms = fits.iter().map(|f| f.variogram.clone()).collect();
+    Ok(fits)
+}
+
+/// A kriging error as the command says it: global kriging too large for memory with the flags
+/// to use instead; any other error in the context of the samples file.
+pub(crate) fn krige_error(e: GeofieldError, a: &KrigeArgs) -> anyhow::Error {
+    match e {
+        GeofieldError::KrigingTooLarge {
+            samples,
+            need_bytes,
+            available_bytes,
+        } => anyhow!(
+            "global kriging of {} samples needs about {:.1} GB for the covariance matrix and                  its factor, more than this machine's {:.1} GB available: use local kriging                  (--neighbors 32 [--radius R])",
+            samples,
+            need_bytes as f64 / 1e9,
+            available_bytes as f64 / 1e9
+        ),
+        e => {
+            anyhow::Error::new(e).context(format!("kriging the samples of {}", a.samples.display()))
+        }
     }
-    let mut out = vec![];
-    let mut reps = vec![];
-    for (s, bins) in set.surfaces.iter().zip(&all_bins) {
-        let f = kriging::fit(model, bins, true)
-            .with_context(|| format!("variogram fit of {}", s.name))?;
-        reps.push(FitReport {
-            surfaces: vec![s.name.clone()],
-            variogram: f.variogram.clone(),
-            wrss: f.wrss,
-            warnings: f.warnings(bins),
-        });
-        out.push(f.variogram);
-    }
-    Ok((out, reps))
 }
 
 pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {

@@ -1,26 +1,153 @@
-//! Outputs of `geofield krige` besides the rasters: the printed summary, the cross-validation
-//! CSV, maps with the wells, the voxel model and the stratigraphic section.
+//! Outputs of `geofield krige`: the files planned and written (the library writes the
+//! kriging's own files, [`geofield::kriging::io`]), the printed summary and the --json summary.
 
-use std::path::Path;
+use std::path::PathBuf;
+use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
-use geofield::kriging::{self, SampleSet};
-use geofield_core::{GridSpec, Raster};
+use anyhow::{Context, Result};
+use geofield::kriging::io::{write_cv, write_map, write_section, write_voxels};
+use geofield::kriging::{
+    Band, CvSummary, GroupReport, KrigeOptions, KrigeParams, Kriged, SampleSet, SurfaceFit,
+    Variogram,
+};
+use geofield::{Backend, BackendSelection};
+use geofield_io::Colormap;
 
-use crate::cmd_krige::CvSummary;
-use crate::inputs;
+use crate::cmd_krige::KrigeArgs;
+use crate::ctx::Ctx;
+use crate::output;
+use crate::outputs::{Kind, Outputs};
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn print_summary(
-    grid: &GridSpec,
-    be: &geofield::Backend,
-    pred: &kriging::Prediction,
-    set: &SampleSet,
+#[derive(serde::Serialize)]
+pub(crate) struct Summary {
+    command: &'static str,
+    version: &'static str,
+    samples: String,
+    sample_rows: usize,
+    surfaces: Vec<String>,
+    cols: usize,
+    rows: usize,
+    cell_size_m: f64,
+    backend: String,
+    device: String,
+    backend_fallback_reason: Option<String>,
+    evaluated: String,
+    options: KrigeOptions,
+    variograms: Vec<Variogram>,
+    fits: Vec<SurfaceFit>,
+    groups: Vec<GroupReport>,
+    crossings_clipped: Option<Vec<usize>>,
+    cross_validation: Vec<CvSummary>,
     seconds_factor: f64,
     seconds_grid: f64,
-    crossings: Option<&[usize]>,
-    cv: &[CvSummary],
-) {
+    seconds_total: f64,
+    outputs: Vec<String>,
+}
+
+/// Every output path checked before anything is computed.
+pub(crate) fn plan(a: &KrigeArgs, ctx: &Ctx) -> Result<Outputs> {
+    let mut outs = Outputs::new();
+    outs.input("--samples", &a.samples);
+    outs.plan("--out", &a.out, Kind::Raster)?;
+    outs.plan_opt("--variance", a.variance.as_deref(), Kind::Raster)?;
+    for (flag, p) in [
+        ("--png", &a.png),
+        ("--sd-png", &a.sd_png),
+        ("--cv", &a.cv),
+        ("--model-vti", &a.model_vti),
+        ("--section-png", &a.section_png),
+    ] {
+        outs.plan_opt(flag, p.as_deref(), Kind::File)?;
+    }
+    outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    Ok(outs)
+}
+
+/// Writes (stages) every output asked for; returns the paths and the cross-validation summary.
+pub(crate) fn write_outputs(
+    a: &KrigeArgs,
+    outs: &mut Outputs,
+    k: &Kriged,
+    set: &SampleSet,
+    params: &KrigeParams,
+    crs: Option<u16>,
+) -> Result<(Vec<PathBuf>, Vec<CvSummary>)> {
+    let units = a
+        .units
+        .clone()
+        .unwrap_or_else(|| if a.strata { "m" } else { "unknown" }.to_string());
+    let var_units = if units.chars().all(|c| c.is_ascii_alphabetic()) {
+        format!("{units}2")
+    } else {
+        format!("({units})2")
+    };
+    let method = provenance(a, &params.variograms);
+    // Local kriging leaves NaN where a node has no sample within --radius.
+    let local = a.neighbors.is_some();
+    let est = k.to_raster(Band::Prediction)?;
+    let mut written = outs.write(&a.out, |p| {
+        output::write_raster_with(p, &est, &units, "kriging prediction", crs, &method, local)
+    })?;
+    if let Some(p) = &a.variance {
+        let r = k.to_raster(Band::Variance)?;
+        written.extend(outs.write(p, |s| {
+            output::write_raster_with(s, &r, &var_units, "kriging variance", crs, &method, local)
+        })?);
+    }
+    let mut cv_summary = vec![];
+    if let Some(p) = &a.cv {
+        let cv = k.cross_validate(set)?;
+        written.push(outs.write_one(p, |s| Ok(write_cv(s, set, &cv)?))?);
+        cv_summary = cv.iter().map(|c| c.summary()).collect();
+    }
+    if let Some(p) = &a.png {
+        let cmap = Colormap::from_name(&a.colormap).unwrap_or(Colormap::Viridis);
+        written.push(outs.write_one(p, |s| {
+            Ok(write_map(s, &est, &k.title(), &units, set, cmap)?)
+        })?);
+    }
+    if let Some(p) = &a.sd_png {
+        let r = k.to_raster(Band::StandardDeviation)?;
+        let title = "kriging standard deviation (wells marked)";
+        written.push(outs.write_one(p, |s| {
+            Ok(write_map(s, &r, title, &units, set, Colormap::Magma)?)
+        })?);
+    }
+    if let (Some(p), Some(dz)) = (&a.model_vti, a.dz_m) {
+        let m = k.voxels(dz).context("--model-vti")?;
+        let what = format!("voxel model of {} surfaces", k.surfaces().len());
+        written.push(outs.write_one(p, |s| {
+            write_voxels(s, k, &m, crs, &output::history()).context(what)
+        })?);
+    }
+    if let Some(p) = &a.section_png {
+        written.push(outs.write_one(p, |s| Ok(write_section(s, k, set, a.section_row)?))?);
+    }
+    Ok((written, cv_summary))
+}
+
+/// "fitted ..." per fit, its warnings on stderr.
+pub(crate) fn print_fits(fits: &[SurfaceFit]) {
+    for f in fits {
+        println!(
+            "fitted {}: {} (weighted RSS {:.4e})",
+            f.surfaces.join(", "),
+            f.variogram,
+            f.wrss
+        );
+        for w in &f.warnings {
+            eprintln!("warning: {}: {w}", f.surfaces.join(", "));
+        }
+    }
+}
+
+/// The summary on stdout: the grid, the timings, per surface its range and NaN nodes, the
+/// cross-validation statistics.
+pub(crate) fn print_summary(k: &Kriged, be: &Backend, set: &SampleSet, cv: &[CvSummary]) {
+    let pred = &k.prediction;
+    let Some(grid) = k.grid() else { return };
+    let (seconds_factor, seconds_grid) = (k.seconds_factor, k.seconds_grid);
+    let crossings = k.crossings_clipped.as_deref();
     println!(
         "{} samples from {}; grid {} x {} = {} nodes of {} m; backend {} ({}), {}",
         set.len(),
@@ -79,163 +206,76 @@ pub(crate) fn print_summary(
     }
 }
 
-/// One row per (surface, location): the leave-one-out prediction and its error.
-pub(crate) fn write_cv(path: &Path, set: &SampleSet, cv: &[kriging::SurfaceCv]) -> Result<()> {
-    let mut text =
-        String::from("surface,line,x,y,value,prediction,error,variance,standardised_error\n");
-    for c in cv {
-        let h = set
-            .surfaces
-            .iter()
-            .position(|s| s.name == c.surface)
-            .unwrap_or(0);
-        for (j, &i) in c.locations.iter().enumerate() {
-            let e = c.error[j];
-            let value = set.surfaces[h].values[i];
-            let line = set.lines.get(i).copied().unwrap_or(i as u64);
-            text.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{}\n",
-                c.surface,
-                line,
-                set.xs[i],
-                set.ys[i],
-                value,
-                value - e,
-                e,
-                c.variance[j],
-                e / c.variance[j].sqrt()
-            ));
-        }
-    }
-    geofield_io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
-    Ok(())
-}
-
-pub(crate) fn write_map(
-    path: &Path,
-    est: &Raster,
-    title: &str,
-    units: &str,
+/// The --json summary.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn summary(
+    a: &KrigeArgs,
+    sel: &BackendSelection,
+    k: &Kriged,
     set: &SampleSet,
-    colormap: &str,
-) -> Result<()> {
-    let opts = geofield_io::RenderOptions {
-        title: title.to_string(),
-        units: units.to_string(),
-        colormap: geofield_io::Colormap::from_name(colormap)
-            .unwrap_or(geofield_io::Colormap::Viridis),
-        scale: geofield_io::Scale::Linear,
-        layout: geofield_io::Layout::Panels,
-        max_pixels: 4_000_000,
-        markers: set.xs.iter().copied().zip(set.ys.iter().copied()).collect(),
-    };
-    geofield_io::render_png(path, est, &opts)?;
-    Ok(())
+    params: &KrigeParams,
+    fits: Vec<SurfaceFit>,
+    cv: Vec<CvSummary>,
+    start: Instant,
+    written: &[PathBuf],
+) -> Summary {
+    let (cols, rows, cell_size_m) = k
+        .grid()
+        .map_or((0, 0, 0.0), |g| (g.cols, g.rows, g.cell_size_m));
+    Summary {
+        command: "krige",
+        version: env!("CARGO_PKG_VERSION"),
+        samples: a.samples.display().to_string(),
+        sample_rows: set.len(),
+        surfaces: k.surfaces().to_vec(),
+        cols,
+        rows,
+        cell_size_m,
+        backend: sel.backend.label(),
+        device: sel.backend.device_name(),
+        backend_fallback_reason: sel.fallback_reason.clone(),
+        evaluated: k.prediction.evaluated.clone(),
+        options: params.options,
+        variograms: params.variograms.clone(),
+        fits,
+        groups: k.groups().to_vec(),
+        crossings_clipped: k.crossings_clipped.clone(),
+        cross_validation: cv,
+        seconds_factor: k.seconds_factor,
+        seconds_grid: k.seconds_grid,
+        seconds_total: start.elapsed().as_secs_f64(),
+        outputs: written.iter().map(|p| p.display().to_string()).collect(),
+    }
 }
 
-/// The voxel model of layer indices (0 above the top surface, i under surface i − 1, H below
-/// the bottom one) as VTK image data, x east, y north, z up.
-pub(crate) fn write_voxels(
-    path: &Path,
-    values: &[Vec<f64>],
-    grid: &GridSpec,
-    dz: f64,
-    names: &[String],
-    crs_epsg: Option<u16>,
-) -> Result<()> {
-    let max_voxels = inputs::available_memory_bytes()
-        .map_or(1 << 31, |m| (m / 4) as usize)
-        .min(1 << 32);
-    let m = kriging::strata::voxelise(values, grid.rows, grid.cols, dz, max_voxels)
-        .context("--model-vti")?;
-    // VTK's y index grows northwards: flip the rows.
-    let (rows, cols) = (grid.rows, grid.cols);
-    let mut layer = Vec::with_capacity(m.layers.len());
-    for k in 0..m.nz {
-        for j in 0..rows {
-            let r = rows - 1 - j;
-            let start = (k * rows + r) * cols;
-            layer.extend_from_slice(&m.layers[start..start + cols]);
-        }
+/// The method and its parameters, for the outputs' provenance.
+fn provenance(a: &KrigeArgs, vgs: &[Variogram]) -> Vec<(&'static str, String)> {
+    let mut m = vec![
+        ("method", format!("{:?} kriging", a.kind).to_lowercase()),
+        (
+            "variograms",
+            vgs.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        ("samples", a.samples.display().to_string()),
+        ("value_columns", a.values.join(",")),
+    ];
+    if let Some(k) = a.neighbors {
+        m.push(("neighbors", k.to_string()));
     }
-    let image = geofield_io::VtkImage {
-        origin: [grid.x_min_m, grid.y_min_m(), m.z_bottom_m],
-        spacing: [grid.cell_size_m, grid.cell_size_m, m.dz_m],
-        cells: [cols, rows, m.nz],
-        cell_data: vec![("layer".to_string(), geofield_io::VtkArray::U8(&layer))],
-        point_data: vec![],
-        field_data: {
-            let mut f = vec![
-                ("history".to_string(), crate::output::history()),
-                (
-                    "layer".to_string(),
-                    format!(
-                        "0 above {}; i under surface i-1",
-                        names.first().map_or("", |s| s)
-                    ),
-                ),
-            ];
-            if let Some(e) = crs_epsg {
-                f.push(("crs".to_string(), format!("EPSG:{e}")));
-                if let Some(wkt) = geofield_io::crs::epsg_wkt(e) {
-                    f.push(("crs_wkt".to_string(), wkt.to_string()));
-                }
-            }
-            f
-        },
-    };
-    geofield_io::write_vti(path, &image)
-        .with_context(|| format!("voxel model of {} surfaces", names.len()))?;
-    Ok(())
-}
-
-/// A vertical section along grid row `row` (default the middle one), coloured by layer, with the
-/// wells within two cells (or 10 % of the grid's height) of the row, each labelled with its
-/// distance from the section line.
-pub(crate) fn write_section(
-    path: &Path,
-    values: &[Vec<f64>],
-    grid: &GridSpec,
-    row: Option<usize>,
-    names: &[String],
-    set: &SampleSet,
-) -> Result<()> {
-    let r = row.unwrap_or(grid.rows / 2);
-    if r >= grid.rows {
-        bail!("--section-row {r} is outside the grid (0..{})", grid.rows);
+    if let Some(r) = a.radius {
+        m.push(("radius_m", r.to_string()));
     }
-    let cols = grid.cols;
-    let (_, y) = grid.cell_centre(r, 0);
-    let near = (2.0 * grid.cell_size_m).max(0.1 * grid.height_m());
-    let wells = (0..set.len())
-        .filter(|&i| (set.ys[i] - y).abs() <= near)
-        .map(|i| {
-            let label = set
-                .labels
-                .get(i)
-                .cloned()
-                .unwrap_or_else(|| set.describe(i));
-            geofield_io::SectionWell {
-                name: label,
-                along_m: set.xs[i] - grid.x_min_m,
-                offset_m: (set.ys[i] - y).abs(),
-            }
-        })
-        .collect();
-    let s = geofield_io::Section {
-        title: format!("section along row {r} (y = {y:.0} m)"),
-        x_label: format!("distance east of x = {} (m)", grid.x_min_m),
-        y_label: "elevation (m)".into(),
-        distance_m: (0..cols)
-            .map(|c| (c as f64 + 0.5) * grid.cell_size_m)
-            .collect(),
-        surfaces: values
-            .iter()
-            .map(|v| v[r * cols..(r + 1) * cols].to_vec())
-            .collect(),
-        names: names.to_vec(),
-        wells,
-    };
-    geofield_io::write_section_png(path, &s)?;
-    Ok(())
+    if let Some(an) = &a.anisotropy {
+        m.push(("anisotropy", an.clone()));
+    }
+    if let Some(d) = a.drift {
+        m.push(("drift", format!("{d:?}").to_lowercase()));
+    }
+    if let Some(mean) = a.mean {
+        m.push(("mean", mean.to_string()));
+    }
+    m
 }

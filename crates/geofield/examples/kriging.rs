@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release -p geofield --example kriging`
 
-use geofield::kriging::{self, KrigeOptions, Model, SampleSet, Variogram};
+use geofield::kriging::{self, KrigeParams, Model, SampleSet, Target, Variogram};
 use geofield::{BackendChoice, backend};
 use geofield_core::{Extent, GridSpec};
 
@@ -17,15 +17,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Exponential model, partial sill 2 m², practical range 60 m, no nugget.
     let vg = Variogram::new(Model::Exponential, 2.0, 60.0, 0.0)?;
     let grid = GridSpec::from_extent(Extent::new(0.0, 0.0, 100.0, 100.0)?, 10.0)?;
-    let pred = kriging::krige_grid(
-        &be,
-        &set,
-        &[vg],
-        &KrigeOptions::default(),
-        &grid,
-        true,
-        None,
-    )?;
+    // Ordinary global kriging (the default options), with the variance.
+    let params = KrigeParams {
+        variance: true,
+        ..KrigeParams::new(vg, Target::Grid(grid))
+    };
+    let kriged = kriging::krige(&be, &set, &params)?;
+    let pred = &kriged.prediction;
     let var = pred.variance.as_ref().map(|v| &v[0]);
     for row in 0..grid.rows {
         let line: Vec<String> = (0..grid.cols)

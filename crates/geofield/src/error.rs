@@ -21,6 +21,17 @@ pub enum GeofieldError {
     /// input that led to it.
     #[error("the {what} is not finite ({cause}); nothing was written")]
     NonFinite { what: String, cause: String },
+    /// Global kriging of `samples` samples would hold more memory (the covariance matrix and its
+    /// factor, 3 n² f64: `need_bytes`) than is available (`available_bytes`).
+    #[error(
+        "global kriging of {samples} samples needs about {:.1} GB for the covariance matrix and its factor, more than the {:.1} GB available: use local kriging (Neighbourhood::Local, e.g. k = 32)",
+        *.need_bytes as f64 / 1e9, *.available_bytes as f64 / 1e9
+    )]
+    KrigingTooLarge {
+        samples: usize,
+        need_bytes: u128,
+        available_bytes: u128,
+    },
     /// A requested combination is not supported.
     #[error("not supported: {0}")]
     Unsupported(String),

@@ -1,4 +1,4 @@
-//! Kriging on every backend against the CPU path: `krige_grid` (f64 and f32) equals the CPU's
+//! Kriging on every backend against the CPU path: `krige` on a grid (f64 and f32) equals the CPU's
 //! f64 result for every kind, model family, neighbourhood and nugget convention, predictions and
 //! variances, including NaN nodes of local kriging and surfaces with missing wells.
 //!
@@ -16,8 +16,8 @@
 
 use geofield::Backend;
 use geofield::kriging::{
-    Anisotropy, Drift, Kind, KrigeOptions, Model, Neighbourhood, NuggetMode, Precision, SampleSet,
-    Structure, Variogram, krige_grid,
+    Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, Model, Neighbourhood, NuggetMode,
+    Precision, Prediction, SampleSet, Structure, Target, Variogram, krige,
 };
 use geofield_core::{Extent, GridSpec};
 use rand::{Rng, SeedableRng};
@@ -86,6 +86,22 @@ fn compare(what: &str, cpu: &[Vec<f64>], gpu: &[Vec<f64>], scale: f64, tol: f64)
     }
 }
 
+/// The predictions and variances of `krige` on the grid `g`.
+fn krige_grid(
+    be: &Backend,
+    set: &SampleSet,
+    v: &Variogram,
+    options: KrigeOptions,
+    g: &GridSpec,
+) -> Prediction {
+    let params = KrigeParams {
+        options,
+        variance: true,
+        ..KrigeParams::new(v.clone(), Target::Grid(*g))
+    };
+    krige(be, set, &params).unwrap().prediction
+}
+
 fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOptions) {
     // Local systems are solved in another form on the GPU (explicit weights) than on the CPU
     // (dual coefficients per neighbour set); a drift on the few samples within a radius is
@@ -95,16 +111,7 @@ fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOpt
         Neighbourhood::Local { .. } => 1e-8,
     };
     let g = grid(be);
-    let cpu = krige_grid(
-        &Backend::Cpu,
-        set,
-        std::slice::from_ref(v),
-        &opts,
-        &g,
-        true,
-        None,
-    )
-    .unwrap();
+    let cpu = krige_grid(&Backend::Cpu, set, v, opts, &g);
     let spread = 30.0;
     let sill = if v.is_bounded() { v.sill() } else { 100.0 };
     // f32 local universal kriging is not held to the CPU: where a node's few neighbours barely
@@ -122,7 +129,7 @@ fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOpt
             .collect();
     for (precision, tp, tv) in precisions {
         let o = KrigeOptions { precision, ..opts };
-        let got = krige_grid(be, set, std::slice::from_ref(v), &o, &g, true, None).unwrap();
+        let got = krige_grid(be, set, v, o, &g);
         if matches!(be, Backend::Cuda(_)) {
             assert!(got.evaluated.starts_with("cuda"), "{}", got.evaluated);
             assert!(got.device_seconds.is_some());

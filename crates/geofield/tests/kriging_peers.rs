@@ -13,8 +13,8 @@
 
 use geofield::Backend;
 use geofield::kriging::{
-    Anisotropy, Drift, Kind, KrigeOptions, Model, Neighbourhood, NuggetMode, SampleSet, Variogram,
-    krige_points,
+    Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, Model, Neighbourhood, NuggetMode,
+    SampleSet, Target, Variogram, krige,
 };
 use serde_json::Value;
 
@@ -89,7 +89,18 @@ fn check_case(case: &Value, xs: &[f64], ys: &[f64], z: &[f64]) -> usize {
             nugget: nugget_mode,
             ..KrigeOptions::default()
         };
-        let got = krige_points(&Backend::Cpu, &set, &[v], &opts, &nx, &ny, true).unwrap();
+        let params = KrigeParams {
+            options: opts,
+            variance: true,
+            ..KrigeParams::new(
+                v,
+                Target::Points {
+                    xs: nx.clone(),
+                    ys: ny.clone(),
+                },
+            )
+        };
+        let got = krige(&Backend::Cpu, &set, &params).unwrap().prediction;
         let (want_p, want_v) = (floats(&c["prediction"]), floats(&c["variance"]));
         let var = &got.variance.as_ref().unwrap()[0];
         let total = sill + nugget;

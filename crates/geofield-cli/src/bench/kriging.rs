@@ -10,7 +10,8 @@
 //!   square, z = sin(x/150) + cos(y/200) + 0.1 N(0, 1), exponential c = 1, a = 300 (the note's
 //!   benchmark); H = 1 and 10, with and without the variance, global and local k = 32. On the CPU
 //!   heavy rows run on fewer nodes (`--cpu-max-pairs`), stated in the row. These rows time
-//!   `kriging::krige_grid_with`, the function `geofield krige` calls for its grid, so the
+//!   `geofield::bench::kriging::krige_grid_with`, the grid evaluation `geofield krige` runs (through
+//!   `kriging::krige`), so the
 //!   command's "grid evaluated in" matches their wall time (one-time costs aside: the first
 //!   run's kernel compilation and loading, paid here in the warm-up).
 //!
@@ -23,10 +24,8 @@ use crate::ctx::{Ctx, Global};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::Backend;
-use geofield::kriging::{
-    self, Group, KrigeOptions, Model, Neighbourhood, Precision, SampleSet, System, Variogram,
-    paper::{self, PaperMode},
-};
+use geofield::bench::kriging::{Group, PaperMode, System, build, krige_grid_with, paper_nodes};
+use geofield::kriging::{KrigeOptions, Model, Neighbourhood, Precision, SampleSet, Variogram};
 use geofield_core::{Extent, GridSpec};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -303,7 +302,7 @@ fn paper_rows(
 ) -> Result<()> {
     let s = paper_setup(zoom)?;
     let opts = KrigeOptions::default();
-    let (groups, reports) = kriging::build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
+    let (groups, reports) = build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
     let Some(System::Global(g)) = groups.first().map(|g| &g.system) else {
         bail!("the paper's case builds one global system");
     };
@@ -328,7 +327,7 @@ fn paper_rows(
         }
         let (t, _, p) = measure(a.warmup, a.repeats.min(3), || {
             Ok((
-                paper::paper_nodes(g.covariance(), px, py, &z, &nx, &ny, mode),
+                paper_nodes(g.covariance(), px, py, &z, &nx, &ny, mode),
                 None,
             ))
         })?;
@@ -364,7 +363,7 @@ fn paper_rows(
     );
     let (t, _, _) = measure(a.warmup, a.repeats, || {
         Ok((
-            kriging::krige_grid_with(
+            krige_grid_with(
                 &Backend::Cpu,
                 &s.set,
                 &groups,
@@ -394,7 +393,7 @@ fn paper_rows(
         for precision in [Precision::F32, Precision::F64] {
             let o = KrigeOptions { precision, ..opts };
             let (t, d, p) = measure(a.warmup, a.repeats, || {
-                let p = kriging::krige_grid_with(
+                let p = krige_grid_with(
                     be,
                     &s.set,
                     &groups,
@@ -473,7 +472,7 @@ fn large_rows(
             grid = first_rows(&s.grid, (max_nodes / s.grid.cols as f64) as usize);
         }
         let nodes = grid.n_cells();
-        let (groups, reports) = kriging::build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
+        let (groups, reports) = build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
         // The reference: the same systems evaluated in f64 on the CPU (local rows against local).
         let check = 4096.min(nodes);
         let reference = reference(&groups, &grid, check)?;
@@ -481,7 +480,7 @@ fn large_rows(
             a.warmup.min(1),
             if gpu { a.repeats } else { a.repeats.min(3) },
             || {
-                let p = kriging::krige_grid_with(
+                let p = krige_grid_with(
                     be,
                     &s.set,
                     &groups,

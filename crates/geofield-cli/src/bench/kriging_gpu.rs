@@ -4,8 +4,7 @@
 
 use anyhow::Result;
 use geofield::Backend;
-use geofield::kriging::GlobalKriging;
-use geofield::kriging::cuda::{device_covariance, device_grid};
+use geofield::bench::kriging::{GlobalKriging, NodeMap, device_covariance, device_grid};
 use geofield_cuda::kriging::{self as gk, DualInputs, KrigeFloat, PaperMode};
 
 use super::kriging::{BenchArgs, Row};
@@ -80,7 +79,7 @@ pub fn paper_rows(
     env: &BenchEnv,
     case: &str,
     g: &GlobalKriging,
-    grid_map: &geofield::kriging::space::NodeMap,
+    grid_map: &NodeMap,
     rows_cols: (usize, usize),
     reference: &[Vec<f64>],
     spread: f64,
@@ -188,7 +187,7 @@ pub fn large_fast_row(
     env: &BenchEnv,
     case: &str,
     g: &GlobalKriging,
-    grid_map: &geofield::kriging::space::NodeMap,
+    grid_map: &NodeMap,
     rows_cols: (usize, usize),
     reference: &[Vec<f64>],
     spread: f64,

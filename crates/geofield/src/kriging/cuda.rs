@@ -9,7 +9,7 @@
 //!
 //! f32 evaluates with coordinates already centred (and anisotropy-corrected) in f64, accurate
 //! f32 exp and sqrt, and per-block partial sums added into f64 accumulators; f64 evaluates in f64.
-//! Arbitrary points ([`super::krige_points`]) are evaluated on the CPU (the kernels take
+//! Arbitrary points ([`super::Target::Points`]) are evaluated on the CPU (the kernels take
 //! grids); the result says so.
 
 use std::sync::Arc;
@@ -20,9 +20,9 @@ use geofield_cuda::kriging::{
     VarianceInputs,
 };
 
-use super::System;
 use super::params::{Kind, Precision};
 use super::space::{Covariance, NodeMap};
+use super::systems::System;
 use super::variogram::{Model, matern_scale};
 use crate::GeofieldError;
 

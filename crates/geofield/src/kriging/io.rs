@@ -1,12 +1,22 @@
-//! Reading sample sets (feature `io`): a CSV with coordinate columns and one or more value
-//! columns (names matched ignoring case). Coordinates must be finite; a value cell that is
-//! empty or `NA` is missing (NaN), any other must be a finite number. An `id` column, when
-//! present, labels the samples. Every error names the file, the line and the column.
+//! The kriging capability's files (feature `io`).
+//!
+//! Reading sample sets: a CSV with coordinate columns and one or more value columns (names
+//! matched ignoring case). Coordinates must be finite; a value cell that is empty or `NA` is
+//! missing (NaN), any other must be a finite number ([`read_samples`]; [`read_variable`] for
+//! one column that must be complete). An `id` column, when present, labels the samples. Every
+//! error names the file, the line and the column.
+//!
+//! Writing: the cross-validation CSV, maps with the samples marked, the stratigraphic section,
+//! the voxel model and the variogram chart (see the functions re-exported from `write`).
 
 use std::path::Path;
 
 use super::{SampleSet, Surface};
 use crate::input_error::InputError;
+
+mod write;
+
+pub use write::{write_cv, write_map, write_section, write_variogram_png, write_voxels};
 
 /// The samples of `path`: columns `x` and `y` for the coordinates, `values` for the surfaces.
 pub fn read_samples(
@@ -63,6 +73,30 @@ pub fn read_samples(
         if s.values.iter().all(|v| v.is_nan()) {
             return Err(invalid(format!("column {} has no value", s.name)));
         }
+    }
+    Ok(set)
+}
+
+/// One variable of `path` (columns `x`, `y` and `column`, every cell a finite number, as the
+/// empirical variogram needs), as a sample set of one surface named `column`.
+pub fn read_variable(path: &Path, x: &str, y: &str, column: &str) -> Result<SampleSet, InputError> {
+    let mut t = geofield_io::CsvTable::read(path)?;
+    let (cx, cy, cv) = (t.column(x)?, t.column(y)?, t.column(column)?);
+    let mut set = SampleSet {
+        surfaces: vec![Surface {
+            name: column.to_string(),
+            values: vec![],
+        }],
+        source: Some(path.display().to_string()),
+        ..SampleSet::default()
+    };
+    let mut rec = geofield_io::CsvRecord::default();
+    while t.next_record(&mut rec)? {
+        let row = t.row(&rec);
+        set.xs.push(row.finite_f64(cx)?);
+        set.ys.push(row.finite_f64(cy)?);
+        set.lines.push(row.line());
+        set.surfaces[0].values.push(row.finite_f64(cv)?);
     }
     Ok(set)
 }

@@ -133,7 +133,7 @@ impl LocalKriging {
         nx: &[f64],
         ny: &[f64],
         variance: bool,
-    ) -> Result<super::Evaluated, GeofieldError> {
+    ) -> Result<super::systems::Evaluated, GeofieldError> {
         let nb = self.neighbours(nx, ny)?;
         let hc = self.surfaces;
         let m = nx.len();

@@ -1,7 +1,10 @@
 //! Kriging options: the kind (simple, ordinary, universal), geometric anisotropy, the
 //! neighbourhood (global or the k nearest samples), the nugget convention, precision and the
-//! rule for duplicate samples.
+//! rule for duplicate samples; and [`KrigeParams`], all the parameters of [`super::krige`].
 
+use geofield_core::GridSpec;
+
+use super::variogram::Variogram;
 use crate::GeofieldError;
 
 /// Drift (trend) of universal kriging, a polynomial in the centred, scaled coordinates.
@@ -209,6 +212,65 @@ impl KrigeOptions {
             return Err(GeofieldError::Invalid(format!(
                 "merge tolerance = {t} must be >= 0"
             )));
+        }
+        Ok(())
+    }
+}
+
+/// Where [`super::krige`] predicts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// Every cell centre of a grid (row 0 north), evaluated on the backend.
+    Grid(GridSpec),
+    /// Arbitrary world points (`xs[j]`, `ys[j]`), evaluated on the CPU.
+    Points { xs: Vec<f64>, ys: Vec<f64> },
+}
+
+/// Everything [`super::krige`] needs besides the backend and the samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KrigeParams {
+    /// One variogram for every surface, or one per surface (in the samples' order).
+    pub variograms: Vec<Variogram>,
+    pub options: KrigeOptions,
+    pub target: Target,
+    /// Compute the kriging variance too.
+    pub variance: bool,
+    /// The surfaces are strata, top first: clip each to the one above
+    /// ([`super::strata::resolve_crossings`]) and report the nodes changed.
+    pub resolve_crossings: bool,
+}
+
+impl KrigeParams {
+    /// Ordinary global kriging of every surface with `variogram` at `target`, no variance.
+    pub fn new(variogram: Variogram, target: Target) -> Self {
+        KrigeParams {
+            variograms: vec![variogram],
+            options: KrigeOptions::default(),
+            target,
+            variance: false,
+            resolve_crossings: false,
+        }
+    }
+
+    /// Bytes per output value: 4 for [`Precision::F32`], 8 for [`Precision::F64`].
+    pub fn output_bytes(&self) -> usize {
+        match self.options.precision {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+
+    /// For a grid target, refuses a grid whose predictions (and variances) of `surfaces`
+    /// surfaces, at the output precision plus the f64 working copies, would not fit in the
+    /// available memory (`MemAvailable`; no check where it cannot be read). [`super::krige`]
+    /// checks this first; a caller may check before reading the samples.
+    pub fn check_memory(&self, surfaces: usize) -> Result<(), GeofieldError> {
+        let Target::Grid(grid) = &self.target else {
+            return Ok(());
+        };
+        let bands = surfaces * if self.variance { 2 } else { 1 };
+        if let Some(avail) = geofield_core::available_memory_bytes() {
+            grid.check_memory(bands.max(1), 8 + self.output_bytes(), u128::from(avail))?;
         }
         Ok(())
     }

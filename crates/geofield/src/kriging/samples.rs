@@ -111,7 +111,7 @@ impl SampleSet {
 
 /// Samples after merging, for one set of surfaces.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Merged {
+pub(crate) struct Merged {
     pub xs: Vec<f64>,
     pub ys: Vec<f64>,
     /// `values[h][j]` for merged location j (finite).
@@ -144,7 +144,7 @@ fn robust_diagonal(points: impl Iterator<Item = (f64, f64)>) -> f64 {
 
 /// Merges the samples `subset` (input indices, every surface of `surfaces` present at each)
 /// under `rule`; see the module docs.
-pub fn merge(
+pub(crate) fn merge(
     set: &SampleSet,
     subset: &[usize],
     surfaces: &[usize],

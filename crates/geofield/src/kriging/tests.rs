@@ -11,8 +11,51 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use geofield_core::GridSpec;
+
 use super::global::tests::{reference, wells};
 use super::*;
+
+/// [`krige`] at points, its prediction.
+fn krige_points(
+    be: &Backend,
+    set: &SampleSet,
+    variograms: &[Variogram],
+    opts: &KrigeOptions,
+    xs: &[f64],
+    ys: &[f64],
+    variance: bool,
+) -> Result<Prediction, GeofieldError> {
+    let target = Target::Points {
+        xs: xs.to_vec(),
+        ys: ys.to_vec(),
+    };
+    let params = KrigeParams {
+        variograms: variograms.to_vec(),
+        options: *opts,
+        variance,
+        ..KrigeParams::new(variograms[0].clone(), target)
+    };
+    Ok(krige(be, set, &params)?.prediction)
+}
+
+/// [`krige`] on a grid, its prediction.
+fn krige_grid(
+    be: &Backend,
+    set: &SampleSet,
+    variograms: &[Variogram],
+    opts: &KrigeOptions,
+    grid: &GridSpec,
+    variance: bool,
+) -> Result<Prediction, GeofieldError> {
+    let params = KrigeParams {
+        variograms: variograms.to_vec(),
+        options: *opts,
+        variance,
+        ..KrigeParams::new(variograms[0].clone(), Target::Grid(*grid))
+    };
+    Ok(krige(be, set, &params)?.prediction)
+}
 
 fn close(a: f64, b: f64, tol: f64, what: &str) {
     assert!(
@@ -365,7 +408,7 @@ fn a_grid_is_the_same_function_as_its_cell_centres() {
             ..KrigeOptions::default()
         },
     ] {
-        let g = krige_grid(&Backend::Cpu, &set, &[v.clone()], &opts, &grid, true, None).unwrap();
+        let g = krige_grid(&Backend::Cpu, &set, &[v.clone()], &opts, &grid, true).unwrap();
         let (mut px, mut py) = (vec![], vec![]);
         for r in 0..grid.rows {
             for c in 0..grid.cols {
@@ -394,8 +437,17 @@ fn local_leave_one_out_equals_kriging_without_each_sample() {
         ..KrigeOptions::default()
     };
     let set = SampleSet::new(xs.clone(), ys.clone(), z.clone());
-    let (groups, _) = build(&set, std::slice::from_ref(&v), &opts).unwrap();
-    let cv = cross_validate(&set, &groups).unwrap();
+    let params = KrigeParams {
+        options: opts,
+        ..KrigeParams::new(
+            v.clone(),
+            Target::Points {
+                xs: vec![],
+                ys: vec![],
+            },
+        )
+    };
+    let cv = cross_validate(&Backend::Cpu, &set, &params).unwrap();
     for i in [0, 7, 23, 39] {
         let keep: Vec<usize> = (0..40).filter(|&j| j != i).collect();
         let sub = SampleSet::new(

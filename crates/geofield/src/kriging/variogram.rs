@@ -3,7 +3,7 @@
 //! A [`Variogram`] is a nugget c₀ plus a sum of [`Structure`]s, each a [`Model`] with a partial
 //! sill c and a practical (effective) range a:
 //!
-//! γ(h) = c₀·[h > 0] + Σ cᵢ·gᵢ(h / aᵢ)
+//! γ(h) = c₀·\[h > 0\] + Σ cᵢ·gᵢ(h / aᵢ)
 //!
 //! | model | g(r), r = h/a | a is |
 //! |---|---|---|
