@@ -4,7 +4,8 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use geofield_cuda::{Gpu, ProbeReport};
+pub use geofield_cuda::{DeviceInfo, ProbeReport, probe};
+use geofield_cuda::Gpu;
 
 use crate::GeofieldError;
 

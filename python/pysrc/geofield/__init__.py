@@ -1,0 +1,38 @@
+"""geofield: spatial simulations of the environment on GPUs and CPUs.
+
+The same library as the ``geofield`` command line, from numpy, pandas and xarray:
+
+- :func:`disperse`: seed density maps from a stem map (SORTIE-ND-style kernels).
+- :func:`krige`, :func:`krige_points`, :func:`variogram`, :func:`cross_validate`: kriging;
+  :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging``.
+- :class:`NeighborIndex`: exact k-nearest neighbours, a drop-in for scipy's ``cKDTree.query``.
+- :class:`Flock`: OpenSteer's boids, state resident on the GPU between steps.
+- :func:`wind`: a mass-consistent 3-D wind field over terrain from stations.
+
+Every function takes ``backend="auto"`` (CUDA when a usable GPU is found, else the CPU),
+``"cpu"`` or ``"cuda"``/``"cuda:N"``; both compute the same function. :func:`info` says which
+backend ``"auto"`` picks and why. Errors are :class:`GeofieldError` subclasses that are also
+``ValueError``, ``OSError`` or ``RuntimeError``.
+"""
+
+from . import _native
+from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, GeofieldValueError
+from .dispersal import disperse
+
+__version__ = _native.__version__
+
+__all__ = [
+    "GeofieldError",
+    "GeofieldIOError",
+    "GeofieldRuntimeError",
+    "GeofieldValueError",
+    "disperse",
+    "info",
+]
+
+
+def info(device: int = 0) -> dict:
+    """The version, whether CUDA is usable (and why not), the GPU, and what ``backend="auto"``
+    picks: ``{"version", "cpu_threads", "cuda_available", "cuda_unavailable_reason",
+    "cuda_driver_version", "nvrtc_version", "device", "auto_backend"}``."""
+    return dict(_native.info(device))

@@ -1,0 +1,23 @@
+//! `geofield._native`: the compiled half of the `geofield` Python package. Every function here
+//! converts numpy arrays and Python values to the library's types, releases the GIL, calls the
+//! library and converts the result back; the rules (validation, algorithms, precision policy)
+//! are the library's. The Python half (`pysrc/geofield`) adds array coercion, pandas and
+//! xarray conversion and the peers' drop-in classes.
+
+mod backend;
+mod crs;
+mod dispersal;
+mod errors;
+mod grid;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(backend::info, m)?)?;
+    m.add_function(wrap_pyfunction!(dispersal::disperse, m)?)?;
+    m.add_function(wrap_pyfunction!(dispersal::species_names, m)?)?;
+    m.add_function(wrap_pyfunction!(crs::crs_attrs, m)?)?;
+    Ok(())
+}
