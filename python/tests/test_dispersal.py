@@ -144,7 +144,7 @@ def test_same_map_as_the_cli(tmp_path, rng):
     out = tmp_path / "seeds.npy"
     subprocess.run([exe, "-q", "--backend", "cpu", "disperse", "--trees", str(csv), "--species",
                     str(toml), "--extent", "0,0,120,80", "--cell-size-m", "2", "--method",
-                    "exact", "--out", str(out)], check=True)
+                    "exact", "--precision", "f64", "--out", str(out)], check=True)
     cli = np.load(out)
     ds = geofield.disperse(trees, toml, (0, 0, 120, 80), 2.0, method="exact", backend="cpu")
     np.testing.assert_array_equal(cli.reshape(2, 40, 60), np.stack([ds.fir, ds.aspen]))
