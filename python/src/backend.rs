@@ -65,7 +65,11 @@ pub fn info(py: Python<'_>, device: usize) -> PyResult<Bound<'_, PyDict>> {
     } else {
         d.set_item("device", py.None())?;
     }
-    let auto = if p.ok { format!("cuda:{device}") } else { "cpu".to_string() };
+    let auto = if p.ok {
+        format!("cuda:{device}")
+    } else {
+        "cpu".to_string()
+    };
     d.set_item("auto_backend", auto)?;
     Ok(d)
 }

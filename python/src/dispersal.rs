@@ -8,8 +8,8 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use crate::backend::open;
-use crate::grid::{Grid, grid_tuple};
 use crate::errors;
+use crate::grid::{Grid, grid_tuple};
 
 fn method(s: &str) -> PyResult<Method> {
     Ok(match s {
@@ -70,7 +70,10 @@ pub fn disperse<'py>(
     if let Some(i) = sp.iter().position(|&s| s >= n_species) {
         return Err(errors::arg(
             "trees",
-            format!("tree {i} has species index {} of {n_species} species", sp[i]),
+            format!(
+                "tree {i} has species index {} of {n_species} species",
+                sp[i]
+            ),
         ));
     }
     let stand = Stand::new(
@@ -82,7 +85,8 @@ pub fn disperse<'py>(
     .map_err(|e| errors::arg("trees", e))?;
     let extent = Extent::new(extent.0, extent.1, extent.2, extent.3)
         .map_err(|e| errors::arg("extent", e))?;
-    let grid = GridSpec::from_extent(extent, cell_size_m).map_err(|e| errors::arg("cell_size_m", e))?;
+    let grid =
+        GridSpec::from_extent(extent, cell_size_m).map_err(|e| errors::arg("cell_size_m", e))?;
     let method = method(method_name)?;
     let precision = precision(precision_name)?;
     let sel = open(backend)?;

@@ -8,7 +8,10 @@ mod backend;
 mod crs;
 mod dispersal;
 mod errors;
+mod flock;
 mod grid;
+mod knn;
+mod wind;
 
 use pyo3::prelude::*;
 
@@ -19,5 +22,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dispersal::disperse, m)?)?;
     m.add_function(wrap_pyfunction!(dispersal::species_names, m)?)?;
     m.add_function(wrap_pyfunction!(crs::crs_attrs, m)?)?;
+    m.add_function(wrap_pyfunction!(knn::knn, m)?)?;
+    m.add_class::<flock::Flock>()?;
+    m.add_function(wrap_pyfunction!(wind::wind, m)?)?;
     Ok(())
 }

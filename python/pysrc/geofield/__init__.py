@@ -18,6 +18,10 @@ backend ``"auto"`` picks and why. Errors are :class:`GeofieldError` subclasses t
 from . import _native
 from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, GeofieldValueError
 from .dispersal import disperse
+from .flocking import Flock
+from .neighbors import NeighborIndex
+from .wind import wind
+from . import pykrige
 
 __version__ = _native.__version__
 
@@ -26,8 +30,12 @@ __all__ = [
     "GeofieldIOError",
     "GeofieldRuntimeError",
     "GeofieldValueError",
+    "Flock",
+    "NeighborIndex",
     "disperse",
+    "wind",
     "info",
+    "pykrige",
 ]
 
 

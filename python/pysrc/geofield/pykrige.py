@@ -162,6 +162,22 @@ def _fit(model: str, x: np.ndarray, y: np.ndarray, z: np.ndarray, nlags: int, we
     return dict(zip(names, (float(v) for v in res.x)))
 
 
+def _uniform_grid(xp: np.ndarray, yp: np.ndarray):
+    """``((x_min, y_max, h, rows, cols), flip_x, flip_y)`` when ``xpoints`` × ``ypoints`` are the
+    cell centres of a grid of square cells (equal steps to 1e-9 relative), else None."""
+    if xp.size < 2 or yp.size < 2:
+        return None
+    dx, dy = np.diff(xp), np.diff(yp)
+    h = abs(dx[0])
+    if h == 0 or not (np.all(np.abs(dx - dx[0]) <= 1e-9 * h)
+                      and np.all(np.abs(dy - dy[0]) <= 1e-9 * h)
+                      and abs(abs(dy[0]) - h) <= 1e-9 * h):
+        return None
+    x_min = min(xp[0], xp[-1]) - 0.5 * h
+    y_max = max(yp[0], yp[-1]) + 0.5 * h
+    return (x_min, y_max, h, yp.size, xp.size), bool(dx[0] < 0), bool(dy[0] > 0)
+
+
 class _Kriging:
     _kind = "ordinary"
 
@@ -260,12 +276,25 @@ class _Kriging:
                                                  f"len(xpoints)) = {shape}")
             else:
                 m = np.zeros(shape, dtype=bool)
+        neighbors = None if n_closest_points is None else int(n_closest_points)
+        grid = _uniform_grid(xp, yp) if style != "points" else None
+        if grid is not None:
+            # A regular grid with square cells: geofield's grid path (on the GPU when there is
+            # one), then flipped into PyKrige's axis order.
+            spec, flip_x, flip_y = grid
+            zs, ss = self._krige(None, spec, neighbors, device)
+            zs, ss = zs.reshape(shape), ss.reshape(shape)
+            if flip_y:
+                zs, ss = zs[::-1], ss[::-1]
+            if flip_x:
+                zs, ss = zs[:, ::-1], ss[:, ::-1]
+            return (np.ma.masked_array(np.ascontiguousarray(zs), mask=m),
+                    np.ma.masked_array(np.ascontiguousarray(ss), mask=m))
+        if style != "points":
             gx, gy = np.meshgrid(xp, yp)
             px, py_ = gx[~m], gy[~m]
-        neighbors = None
-        if n_closest_points is not None:
-            neighbors = int(n_closest_points)
-        zs, ss = self._krige(px, py_, neighbors, device)
+        zs, ss = self._krige((np.ascontiguousarray(px), np.ascontiguousarray(py_)), None,
+                             neighbors, device)
         z_full = np.zeros(shape)
         s_full = np.zeros(shape)
         if style == "points":
@@ -276,17 +305,16 @@ class _Kriging:
             s_full[~m] = ss
         return np.ma.masked_array(z_full, mask=m), np.ma.masked_array(s_full, mask=m)
 
-    def _krige(self, px, py_, neighbors, device):
+    def _krige(self, points, grid, neighbors, device):
         model, sill, rng, nugget = self._gf
         aniso = None
         if self.anisotropy_scaling != 1.0 or self.anisotropy_angle != 0.0:
             aniso = (90.0 - self.anisotropy_angle, 1.0 / self.anisotropy_scaling)
-        z, var, _ = _native.krige(
-            self.X_ORIG, self.Y_ORIG, self.Z, model, sill, rng, nugget, self._kind, None,
-            self._drift(), aniso, neighbors, None, not self.exact_values,
-            (np.ascontiguousarray(px), np.ascontiguousarray(py_)), None, True, "float64",
-            device)
-        return z, var
+        z, var, _, self.info, self.last_device = _native.krige(
+            self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, sill, rng, nugget)],
+            self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values,
+            points, grid, True, "float64", device)
+        return z[0], var[0]
 
     def _drift(self):
         return None

@@ -1,0 +1,161 @@
+"""Wind fields: a mass-consistent 3-D wind over terrain from station observations (Sherman's
+variational model, solved to a tolerance, or the WEST model of the paper)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from . import _arrays, _native, _xr
+from ._errors import GeofieldValueError
+
+_STATION_COLUMNS = {
+    "x_m": ("x_m", "x"), "y_m": ("y_m", "y"), "height_agl_m": ("height_agl_m", "height_m", "z_m"),
+    "speed_m_per_s": ("speed_m_per_s", "speed"), "direction_deg": ("direction_deg", "direction"),
+}
+
+
+def _col(stations, names, required=True):
+    for n in names:
+        try:
+            return stations[n]
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+    if required:
+        raise GeofieldValueError(f"stations: no column {' or '.join(map(repr, names))}")
+    return None
+
+
+def _stations(stations):
+    cols = {k: _arrays.floats(f"stations.{k}", _col(stations, v))
+            for k, v in _STATION_COLUMNS.items()}
+    n = _arrays.same_length(**{f"stations.{k}": v for k, v in cols.items()})
+    ids = _col(stations, ("id", "station"), required=False)
+    ids = [str(i) for i in (ids if ids is not None else range(n))]
+    st = _col(stations, ("stability",), required=False)
+    st = [None] * n if st is None else [None if (s is None or s != s or s == "") else str(s)
+                                        for s in st]
+    if len(ids) != n or len(st) != n:
+        raise GeofieldValueError("stations: the id and stability columns must have one value "
+                                 "per station")
+    return (ids, cols["x_m"], cols["y_m"], cols["height_agl_m"], cols["speed_m_per_s"],
+            cols["direction_deg"], st)
+
+
+def _dem(dem):
+    """(native DEM argument, EPSG or None)."""
+    if isinstance(dem, (str, os.PathLike)):
+        return os.fspath(dem), None
+    if not hasattr(dem, "dims") or not hasattr(dem, "coords"):
+        raise GeofieldValueError("dem: expected a path or an xarray.DataArray with x/y coordinates")
+    da = dem.squeeze(drop=True)
+    if da.ndim != 2 or "x" not in da.coords or "y" not in da.coords:
+        raise GeofieldValueError(f"dem: expected a 2-D DataArray with x and y coordinates, got "
+                                 f"dims {da.dims}")
+    da = da.transpose("y", "x")
+    x = np.asarray(da.x, dtype=float)
+    y = np.asarray(da.y, dtype=float)
+    if x.size < 2 or y.size < 2:
+        raise GeofieldValueError("dem: needs at least 2 cells in x and y")
+    h = x[1] - x[0]
+    z = np.asarray(da.values, dtype=float)
+    if y[1] > y[0]:  # south-up: flip to row 0 north
+        y, z = y[::-1], z[::-1]
+    if h < 0:
+        x, z, h = x[::-1], z[:, ::-1], -h
+    if not (np.allclose(np.diff(x), h, rtol=1e-9, atol=0)
+            and np.allclose(np.diff(y), -h, rtol=1e-9, atol=0)):
+        raise GeofieldValueError("dem: the x and y coordinates must be evenly spaced with square "
+                                 "cells")
+    z = _arrays.floats("dem", np.ascontiguousarray(z).ravel())
+    epsg = None
+    try:
+        crs = da.rio.crs  # rioxarray, when imported
+        epsg = None if crs is None else crs.to_epsg()
+    except AttributeError:
+        pass
+    grid = (float(x[0] - h / 2), float(y[0] + h / 2), float(h), int(y.size), int(x.size))
+    return (z, grid), epsg
+
+
+def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, model="sherman",
+         solver="multigrid", tolerance=1e-6, max_iterations=2000, profile="power",
+         roughness_m=0.1, alpha=None, stability="D", radius_m=None, lid=False,
+         height_agl_m=10.0, backend="auto", crs=None):
+    """The wind field over ``dem`` from ``stations``, as an ``xarray.Dataset``.
+
+    Parameters
+    ----------
+    dem : path or xarray.DataArray
+        Elevation in metres: a GeoTIFF or ESRI ASCII grid (``cell_size_m`` may coarsen it by
+        block averaging), or a DataArray with evenly spaced ``x``/``y`` (its CRS is read with
+        rioxarray when present).
+    stations : pandas.DataFrame or dict of arrays
+        ``x_m``, ``y_m``, ``height_agl_m`` (anemometer height above ground), ``speed_m_per_s``,
+        ``direction_deg`` (where the wind comes from, clockwise from north); optional ``id`` and
+        ``stability`` (Pasquill class A-F).
+    nz, dz_m, levels_m
+        ``nz`` layers of ``dz_m`` metres, or the layer tops ``levels_m`` (stretched layers).
+    model : {"sherman", "west"}
+    solver : {"multigrid", "mgcg", "sor"}
+    tolerance, max_iterations
+        Stop when max |div u| ≤ tolerance × max |div u0|.
+    profile : {"power", "log", "uniform"}
+        Vertical extrapolation of the stations (``roughness_m`` for "log", ``alpha`` fixes the
+        power exponent).
+    stability : str
+        Class of stations without one.
+    radius_m : float, optional
+        Only stations within this distance inform a column.
+    lid : bool
+        A closed top instead of an open one.
+    height_agl_m : float
+        Height above ground of the ``speed_agl``/``direction_agl`` maps.
+    crs : int or str, optional
+        EPSG code (default: the DEM's).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``u``, ``v``, ``w``, ``speed`` (z, y, x) at cell centres (NaN below ground), ``z`` the
+        layer centres above the domain bottom; ``speed_agl``, ``direction_agl`` (y, x);
+        ``terrain``; attrs with the solver report (iterations, max divergence, convergence).
+    """
+    _xr.require_xarray("geofield.wind")
+    dem_arg, dem_epsg = _dem(dem)
+    (u, v, w, speed, speed_h, dir_h, grid, z, terrain, report, file_epsg,
+     used) = _native.wind(
+        dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
+        int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
+        model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
+        None if alpha is None else float(alpha), stability,
+        None if radius_m is None else float(radius_m), bool(lid), float(height_agl_m), backend)
+    epsg = crs if crs is not None else (file_epsg or dem_epsg)
+    info = json.loads(report)
+    rep = info["report"]
+    ds = _xr.grid_dataset(
+        "geofield.wind", [speed_h, dir_h, terrain], ["speed_agl", "direction_agl", "terrain"],
+        grid, crs=epsg, units=["m s-1", "degree", "m"],
+        long_names=[f"horizontal wind speed {height_agl_m:g} m above ground",
+                    f"wind direction (from, clockwise from north) {height_agl_m:g} m above ground",
+                    "ground elevation"],
+        attrs={"title": "mass-consistent wind field", "source": "geofield.wind",
+               "backend": used, "method": rep["method"], "iterations": rep["iterations"],
+               "converged": int(rep["converged"]), "max_div0_per_s": rep["max_div0_per_s"],
+               "max_div_per_s": rep["max_div_per_s"], "rms_div_per_s": rep["rms_div_per_s"],
+               "threshold_per_s": rep["threshold_per_s"], "bottom_elevation_m": info["bottom_m"],
+               "ignored_stations": json.dumps(info["ignored_stations"])})
+    ds["speed_agl"].attrs["height_agl_m"] = float(height_agl_m)
+    ds["direction_agl"].attrs["height_agl_m"] = float(height_agl_m)
+    ds = ds.assign_coords(z=("z", np.asarray(z), {
+        "units": "m", "positive": "up", "axis": "Z",
+        "long_name": "layer centre height above the domain bottom"}))
+    grid_map = {"grid_mapping": "spatial_ref"} if "spatial_ref" in ds.coords else {}
+    for name, arr, units, long in (("u", u, "m s-1", "eastward wind"),
+                                   ("v", v, "m s-1", "northward wind"),
+                                   ("w", w, "m s-1", "upward wind"),
+                                   ("speed", speed, "m s-1", "horizontal wind speed")):
+        ds[name] = (("z", "y", "x"), arr, {"units": units, "long_name": long, **grid_map})
+    return ds

@@ -1,0 +1,102 @@
+//! `geofield.NeighborIndex`: exact k-nearest neighbours from numpy arrays.
+
+use geofield::neighbors::{self, IndexKind, KnnParams};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use crate::backend::open;
+use crate::errors;
+
+/// Points of either precision: each is searched in its own arithmetic.
+#[derive(FromPyObject)]
+pub enum Points<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+fn index_kind(name: &str, cell_size: Option<f64>) -> PyResult<IndexKind> {
+    Ok(match name {
+        "auto" => IndexKind::Auto,
+        "brute" => IndexKind::Brute,
+        "uniform" => IndexKind::Uniform { cell_size },
+        "dynamic" => IndexKind::Dynamic { max_per_leaf: 32 },
+        _ => {
+            return Err(errors::arg(
+                "index",
+                format!("{name:?} is not one of 'auto', 'brute', 'uniform', 'dynamic'"),
+            ));
+        }
+    })
+}
+
+/// The k nearest points of each query (or of each point, without queries), as
+/// `(distances (m, k) float64, indices (m, k) int64)`: Euclidean distances in ascending
+/// (distance, index) order; where fewer than k qualify the distance is `inf` and the index is
+/// `missing_index` (scipy's convention is the number of points).
+#[pyfunction]
+#[pyo3(signature = (points, queries, k, radius, exclude_self, index, cell_size, backend, missing_index))]
+#[allow(clippy::too_many_arguments)]
+pub fn knn<'py>(
+    py: Python<'py>,
+    points: Points<'py>,
+    queries: Option<Points<'py>>,
+    k: usize,
+    radius: Option<f64>,
+    exclude_self: bool,
+    index: &str,
+    cell_size: Option<f64>,
+    backend: &str,
+    missing_index: i64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
+    let params = KnnParams {
+        k,
+        radius,
+        exclude_self,
+        index: index_kind(index, cell_size)?,
+    };
+    let sel = open(backend)?;
+    let be = sel.backend.clone();
+    let found = match (&points, &queries) {
+        (Points::F64(p), q) => {
+            let dim = p.shape()[1];
+            let q = match q {
+                None => None,
+                Some(Points::F64(q)) => Some(q.as_slice()?),
+                Some(Points::F32(_)) => {
+                    return Err(errors::arg("x", "float32 queries of float64 points"));
+                }
+            };
+            let p = p.as_slice()?;
+            py.detach(|| neighbors::knn(&be, p, q, dim, &params))
+        }
+        (Points::F32(p), q) => {
+            let dim = p.shape()[1];
+            let q = match q {
+                None => None,
+                Some(Points::F32(q)) => Some(q.as_slice()?),
+                Some(Points::F64(_)) => {
+                    return Err(errors::arg("x", "float64 queries of float32 points"));
+                }
+            };
+            let p = p.as_slice()?;
+            py.detach(|| neighbors::knn(&be, p, q, dim, &params))
+        }
+    }
+    .map_err(errors::lib)?;
+    let m = found.queries();
+    let kk = found.k;
+    let (mut idx, mut d) = (found.indices, found.dist2);
+    py.detach(|| {
+        for (i, d2) in idx.iter_mut().zip(d.iter_mut()) {
+            if *i < 0 {
+                *i = missing_index;
+                *d2 = f64::INFINITY;
+            } else {
+                *d2 = d2.sqrt();
+            }
+        }
+    });
+    let d = PyArray1::from_vec(py, d).reshape([m, kk])?.into_any();
+    let idx = PyArray1::from_vec(py, idx).reshape([m, kk])?.into_any();
+    Ok((d, idx, be.label()))
+}

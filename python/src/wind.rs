@@ -1,0 +1,255 @@
+//! `geofield.wind`: a mass-consistent 3-D wind field over terrain from stations.
+
+use std::path::Path;
+
+use geofield::wind::{
+    self as gw, Levels, Model, Profile, Solver, Stability, Station, Top, WindGrid, WindOptions,
+};
+use geofield_core::{Extent, GridSpec};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use crate::backend::open;
+use crate::errors;
+use crate::grid::{Grid, grid_tuple};
+
+/// The DEM: a file (GeoTIFF or ESRI ASCII grid, optionally block-averaged to `cell_size_m`) or
+/// an elevation array with its grid `(x_min, y_max, cell, rows, cols)`.
+#[derive(FromPyObject)]
+pub enum DemArg<'py> {
+    Path(std::path::PathBuf),
+    Array(PyReadonlyArray1<'py, f64>, (f64, f64, f64, usize, usize)),
+}
+
+/// Station columns.
+#[derive(FromPyObject)]
+pub struct Stations<'py> {
+    ids: Vec<String>,
+    x_m: PyReadonlyArray1<'py, f64>,
+    y_m: PyReadonlyArray1<'py, f64>,
+    height_agl_m: PyReadonlyArray1<'py, f64>,
+    speed_m_per_s: PyReadonlyArray1<'py, f64>,
+    direction_deg: PyReadonlyArray1<'py, f64>,
+    stability: Vec<Option<String>>,
+}
+
+fn stations(s: &Stations<'_>) -> PyResult<Vec<Station>> {
+    let (x, y, h) = (
+        s.x_m.as_slice()?,
+        s.y_m.as_slice()?,
+        s.height_agl_m.as_slice()?,
+    );
+    let (sp, dir) = (s.speed_m_per_s.as_slice()?, s.direction_deg.as_slice()?);
+    let n = s.ids.len();
+    for (name, len) in [
+        ("x_m", x.len()),
+        ("y_m", y.len()),
+        ("height_agl_m", h.len()),
+        ("speed_m_per_s", sp.len()),
+        ("direction_deg", dir.len()),
+        ("stability", s.stability.len()),
+    ] {
+        if len != n {
+            return Err(errors::arg(
+                &format!("stations.{name}"),
+                format!("has {len} values for {n} stations"),
+            ));
+        }
+    }
+    (0..n)
+        .map(|i| {
+            let stability =
+                match &s.stability[i] {
+                    None => None,
+                    Some(c) => Some(c.parse::<Stability>().map_err(|e| {
+                        errors::arg("stations.stability", format!("station {i}: {e}"))
+                    })?),
+                };
+            Ok(Station {
+                id: s.ids[i].clone(),
+                x_m: x[i],
+                y_m: y[i],
+                height_agl_m: h[i],
+                speed_m_per_s: sp[i],
+                direction_deg: dir[i],
+                stability,
+            })
+        })
+        .collect()
+}
+
+/// What `wind` returns: cell-centred u, v, w and speed (layers, rows, cols), speed and
+/// direction at the output height (rows, cols), the grid, the layer centre heights above the
+/// domain bottom, the bottom elevation, the terrain, the report (JSON), the CRS (EPSG) of a DEM
+/// file, the backend label.
+type WindOut<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Grid,
+    Vec<f64>,
+    Bound<'py, PyAny>,
+    String,
+    Option<u16>,
+    String,
+);
+
+/// The native half of `geofield.wind` (see its docstring for the options).
+#[pyfunction]
+#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, height_agl_m, backend))]
+#[allow(clippy::too_many_arguments)]
+pub fn wind<'py>(
+    py: Python<'py>,
+    dem: DemArg<'py>,
+    cell_size_m: Option<f64>,
+    stations_in: Stations<'py>,
+    nz: usize,
+    dz_m: f64,
+    levels_m: Option<Vec<f64>>,
+    model: &str,
+    solver: &str,
+    tolerance: f64,
+    max_iterations: usize,
+    profile: &str,
+    roughness_m: f64,
+    alpha: Option<f64>,
+    stability: &str,
+    radius_m: Option<f64>,
+    lid: bool,
+    height_agl_m: f64,
+    backend: &str,
+) -> PyResult<WindOut<'py>> {
+    let opts = WindOptions {
+        model: match model {
+            "sherman" => Model::Sherman,
+            "west" => Model::West,
+            m => {
+                return Err(errors::arg(
+                    "model",
+                    format!("{m:?} is not 'sherman' or 'west'"),
+                ));
+            }
+        },
+        solver: match solver {
+            "multigrid" => Solver::Multigrid,
+            "mgcg" => Solver::MgCg,
+            "sor" => Solver::Sor,
+            s => {
+                return Err(errors::arg(
+                    "solver",
+                    format!("{s:?} is not 'multigrid', 'mgcg' or 'sor'"),
+                ));
+            }
+        },
+        tolerance,
+        max_iterations,
+        profile: match profile {
+            "power" => Profile::Power,
+            "log" => Profile::Log { roughness_m },
+            "uniform" => Profile::Uniform,
+            p => {
+                return Err(errors::arg(
+                    "profile",
+                    format!("{p:?} is not 'power', 'log' or 'uniform'"),
+                ));
+            }
+        },
+        alpha,
+        default_stability: stability
+            .parse()
+            .map_err(|e: String| errors::arg("stability", e))?,
+        radius_m,
+        top: if lid { Top::Lid } else { Top::Open },
+        ..WindOptions::default()
+    };
+    gw::check_options(&opts).map_err(errors::lib)?;
+    let stations = stations(&stations_in)?;
+    let (plan, terrain, crs) = match dem {
+        DemArg::Path(p) => {
+            let d = gw::io::read_dem(Path::new(&p), cell_size_m)
+                .map_err(|e| errors::raise(dem_class(&e), e.to_string()))?;
+            (d.plan, d.terrain_m, d.crs_epsg)
+        }
+        DemArg::Array(z, (x_min, y_max, h, rows, cols)) => {
+            if cell_size_m.is_some_and(|c| c != h) {
+                return Err(errors::arg(
+                    "cell_size_m",
+                    "resampling an in-memory DEM is not supported: give its own cell size",
+                ));
+            }
+            let extent = Extent::new(
+                x_min,
+                y_max - rows as f64 * h,
+                x_min + cols as f64 * h,
+                y_max,
+            )
+            .map_err(|e| errors::arg("dem", e))?;
+            let plan = GridSpec::from_extent(extent, h).map_err(|e| errors::arg("dem", e))?;
+            (plan, z.as_slice()?.to_vec(), None)
+        }
+    };
+    let levels = match levels_m {
+        Some(t) => Levels::Tops(t),
+        None => Levels::Uniform { nz, dz_m },
+    };
+    gw::io::check_memory(plan.cols, plan.rows, levels.layers())
+        .map_err(|e| errors::lib(e.into()))?;
+    let grid = WindGrid::new(plan, terrain, &levels).map_err(errors::lib)?;
+    let sel = open(backend)?;
+    let be = sel.backend.clone();
+    let field = py
+        .detach(|| gw::compute(&be, grid, &stations, &opts))
+        .map_err(errors::lib)?;
+    let (cells, (speed_h, dir_h)) = py
+        .detach(|| -> Result<_, geofield::GeofieldError> {
+            Ok((
+                gw::cell_centred(&field)?,
+                gw::at_height_agl(&field, height_agl_m)?,
+            ))
+        })
+        .map_err(errors::lib)?;
+    let g = &field.grid;
+    let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+    let z_centres: Vec<f64> = (0..nz).map(|k| g.z_centre_m(k) - g.z_faces_m[0]).collect();
+    let report = serde_json::json!({
+        "report": field.report,
+        "ignored_stations": field.ignored_stations,
+        "bottom_m": g.z_faces_m[0],
+    })
+    .to_string();
+    let cube = |v: Vec<f64>| -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyArray1::from_vec(py, v)
+            .reshape([nz, rows, cols])?
+            .into_any())
+    };
+    let plane = |v: Vec<f64>| -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyArray1::from_vec(py, v).reshape([rows, cols])?.into_any())
+    };
+    Ok((
+        cube(cells.u)?,
+        cube(cells.v)?,
+        cube(cells.w)?,
+        cube(cells.speed)?,
+        plane(speed_h)?,
+        plane(dir_h)?,
+        grid_tuple(&g.plan),
+        z_centres,
+        plane(g.terrain_m.clone())?,
+        report,
+        crs,
+        be.label(),
+    ))
+}
+
+fn dem_class(e: &gw::io::DemError) -> errors::Class {
+    match e {
+        gw::io::DemError::Input(i) => match i.as_ref() {
+            geofield::InputError::File(geofield_io::IoError::Read { .. }) => errors::Class::Io,
+            _ => errors::Class::Value,
+        },
+        _ => errors::Class::Value,
+    }
+}
