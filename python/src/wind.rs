@@ -21,33 +21,30 @@ pub enum DemArg<'py> {
     Array(PyReadonlyArray1<'py, f64>, (f64, f64, f64, usize, usize)),
 }
 
-/// Station columns.
+/// Station columns: (ids, x_m, y_m, height_agl_m, speed_m_per_s, direction_deg, stability).
 #[derive(FromPyObject)]
-pub struct Stations<'py> {
-    ids: Vec<String>,
-    x_m: PyReadonlyArray1<'py, f64>,
-    y_m: PyReadonlyArray1<'py, f64>,
-    height_agl_m: PyReadonlyArray1<'py, f64>,
-    speed_m_per_s: PyReadonlyArray1<'py, f64>,
-    direction_deg: PyReadonlyArray1<'py, f64>,
-    stability: Vec<Option<String>>,
-}
+pub struct Stations<'py>(
+    Vec<String>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    Vec<Option<String>>,
+);
 
 fn stations(s: &Stations<'_>) -> PyResult<Vec<Station>> {
-    let (x, y, h) = (
-        s.x_m.as_slice()?,
-        s.y_m.as_slice()?,
-        s.height_agl_m.as_slice()?,
-    );
-    let (sp, dir) = (s.speed_m_per_s.as_slice()?, s.direction_deg.as_slice()?);
-    let n = s.ids.len();
+    let (ids, stab) = (&s.0, &s.6);
+    let (x, y, h) = (s.1.as_slice()?, s.2.as_slice()?, s.3.as_slice()?);
+    let (sp, dir) = (s.4.as_slice()?, s.5.as_slice()?);
+    let n = ids.len();
     for (name, len) in [
         ("x_m", x.len()),
         ("y_m", y.len()),
         ("height_agl_m", h.len()),
         ("speed_m_per_s", sp.len()),
         ("direction_deg", dir.len()),
-        ("stability", s.stability.len()),
+        ("stability", stab.len()),
     ] {
         if len != n {
             return Err(errors::arg(
@@ -59,14 +56,14 @@ fn stations(s: &Stations<'_>) -> PyResult<Vec<Station>> {
     (0..n)
         .map(|i| {
             let stability =
-                match &s.stability[i] {
+                match &stab[i] {
                     None => None,
                     Some(c) => Some(c.parse::<Stability>().map_err(|e| {
                         errors::arg("stations.stability", format!("station {i}: {e}"))
                     })?),
                 };
             Ok(Station {
-                id: s.ids[i].clone(),
+                id: ids[i].clone(),
                 x_m: x[i],
                 y_m: y[i],
                 height_agl_m: h[i],
