@@ -11,6 +11,7 @@ mod errors;
 mod flock;
 mod grid;
 mod knn;
+mod kriging;
 mod wind;
 
 use pyo3::prelude::*;
@@ -23,6 +24,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dispersal::species_names, m)?)?;
     m.add_function(wrap_pyfunction!(crs::crs_attrs, m)?)?;
     m.add_function(wrap_pyfunction!(knn::knn, m)?)?;
+    m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
+    m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;
+    m.add_function(wrap_pyfunction!(kriging::cross_validate, m)?)?;
     m.add_class::<flock::Flock>()?;
     m.add_function(wrap_pyfunction!(wind::wind, m)?)?;
     Ok(())

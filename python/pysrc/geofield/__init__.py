@@ -19,6 +19,7 @@ from . import _native
 from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, GeofieldValueError
 from .dispersal import disperse
 from .flocking import Flock
+from .kriging import cross_validate, krige, krige_points, variogram
 from .neighbors import NeighborIndex
 from .wind import wind
 from . import pykrige
@@ -32,7 +33,11 @@ __all__ = [
     "GeofieldValueError",
     "Flock",
     "NeighborIndex",
+    "cross_validate",
     "disperse",
+    "krige",
+    "krige_points",
+    "variogram",
     "wind",
     "info",
     "pykrige",

@@ -1,0 +1,220 @@
+"""Kriging: surfaces from scattered samples, with the kriging variance, empirical variograms and
+their fits, and leave-one-out cross-validation.
+
+Variograms are in geofield's practical-range convention (see ``geofield variogram --help``):
+``model`` one of ``exponential``, ``gaussian``, ``spherical``, ``cubic``, ``stable:ALPHA``,
+``matern:NU``, ``power:EXPONENT``, ``linear``; ``sill`` the partial sill (power: scale;
+linear: slope); ``range`` the practical range in metres; ``nugget``. For PyKrige's conventions
+use :mod:`geofield.pykrige`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from . import _arrays, _native, _xr
+from ._errors import GeofieldValueError
+
+builtins_range = range  # the functions below take a ``range`` argument (the variogram's)
+
+
+def _values(values, n):
+    """(list of contiguous float64 columns, names): ``values`` is one array, a 2-D array
+    (n, surfaces), a dict or a DataFrame of columns. NaN marks a missing value of a surface."""
+    if hasattr(values, "items") and not isinstance(values, np.ndarray):
+        names = [str(k) for k in values.keys()]
+        cols = [values[k] for k in values.keys()]
+    else:
+        a = np.asarray(values, dtype=float)
+        if a.ndim == 1:
+            names, cols = ["value"], [a]
+        elif a.ndim == 2:
+            names = [f"value{i + 1}" for i in range(a.shape[1])]
+            cols = [a[:, i] for i in range(a.shape[1])]
+        else:
+            raise GeofieldValueError(f"values: expected 1-D or 2-D, got shape {a.shape}")
+    out = []
+    for name, c in zip(names, cols):
+        arr = _arrays.floats(f"values[{name!r}]", c, finite=False)
+        if len(arr) != n:
+            raise GeofieldValueError(f"values[{name!r}]: has {len(arr)} values but x has {n}")
+        if np.isinf(arr).any():
+            i = int(np.flatnonzero(np.isinf(arr))[0])
+            raise GeofieldValueError(f"values[{name!r}]: value at index {i} is {arr[i]}")
+        out.append(arr)
+    return out, names
+
+
+def _variograms(model, sill, range, nugget, surfaces):
+    """[(model, sill, range, nugget)]: from the arguments, or from ``model`` given as a dict
+    (``geofield.variogram(...)["fit"]``) or a list of such, one per surface."""
+    if isinstance(model, dict):
+        return [(model["model"], float(model["sill"]), float(model["range"]),
+                 float(model["nugget"]))]
+    if isinstance(model, (list, tuple)) and model and isinstance(model[0], dict):
+        if len(model) != surfaces:
+            raise GeofieldValueError(f"model: {len(model)} variograms for {surfaces} surfaces")
+        return [v for m in model for v in _variograms(m, None, None, None, 1)]
+    if not isinstance(model, str):
+        raise GeofieldValueError("model: expected a model name, or a fit from geofield.variogram")
+    if sill is None:
+        raise GeofieldValueError("sill: give the partial sill (power: scale; linear: slope)")
+    if range is None:
+        range = 1.0 if model.split(":")[0] in ("power", "linear") else None
+    if range is None:
+        raise GeofieldValueError("range: give the practical range in metres")
+    return [(model, float(sill), float(range), float(nugget))]
+
+
+def _kind(kind, mean, drift):
+    if kind == "universal" and drift is None:
+        drift = "linear"
+    return kind, (None if mean is None else float(mean)), drift
+
+
+def _aniso(anisotropy):
+    if anisotropy is None:
+        return None
+    try:
+        azimuth, ratio = anisotropy
+        return float(azimuth), float(ratio)
+    except (TypeError, ValueError):
+        raise GeofieldValueError("anisotropy: expected (azimuth_deg, ratio)") from None
+
+
+def _common(x, y, values):
+    xs = _arrays.floats("x", x)
+    ys = _arrays.floats("y", y)
+    _arrays.same_length(x=xs, y=ys)
+    cols, names = _values(values, len(xs))
+    return xs, ys, cols, names
+
+
+def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cell_size,
+          kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None, radius=None,
+          variance=True, nugget_mode="exact", precision="float64", backend="auto", crs=None):
+    """Kriged surfaces on a grid, as an ``xarray.Dataset``.
+
+    Parameters
+    ----------
+    x, y : array_like
+        Sample coordinates in metres.
+    values : array_like, dict or DataFrame
+        One surface (1-D), several (2-D, one column each) or named columns; NaN where a sample
+        does not reach a surface.
+    model, sill, range, nugget
+        The variogram (see the module docs), or ``model`` = a fit from :func:`variogram`.
+    extent : (x_min, y_min, x_max, y_max)
+        The grid's extent in metres, a whole number of cells.
+    cell_size : float
+    kind : {"ordinary", "simple", "universal"}
+        ``simple`` needs ``mean``; ``universal`` takes ``drift`` = "linear" (default) or
+        "quadratic".
+    anisotropy : (azimuth_deg, ratio), optional
+        Longest range along the azimuth (degrees clockwise from north); ``ratio`` = minor/major.
+    neighbors, radius : optional
+        Local kriging from the ``neighbors`` nearest samples (1..64), optionally within
+        ``radius``; nodes with too few samples get NaN.
+    variance : bool
+        Add ``<name>_variance`` variables.
+    nugget_mode : {"exact", "measurement-error"}
+    precision : {"float64", "float32"}
+        Arithmetic of the node evaluation (the system is solved in float64).
+    crs : int or str, optional
+        EPSG code written as the CF ``spatial_ref``.
+    """
+    _xr.require_xarray("geofield.krige")
+    xs, ys, cols, names = _common(x, y, values)
+    try:
+        x_min, y_min, x_max, y_max = (float(v) for v in extent)
+    except (TypeError, ValueError):
+        raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}") from None
+    h = float(cell_size)
+    if not (h > 0):
+        raise GeofieldValueError(f"cell_size: {cell_size!r} must be > 0")
+    cols_n = round((x_max - x_min) / h)
+    rows_n = round((y_max - y_min) / h)
+    kind, mean, drift = _kind(kind, mean, drift)
+    z, var, grid, info, used = _native.krige(
+        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)), kind, mean,
+        drift, _aniso(anisotropy), neighbors, radius, nugget_mode == "measurement-error", None,
+        (x_min, y_max, h, rows_n, cols_n), bool(variance), precision, backend)
+    rows, cols_ = grid[3], grid[4]
+    bands = [z[i].reshape(rows, cols_) for i in builtins_range(len(names))]
+    band_names = list(names)
+    long_names = [f"kriging prediction of {n}" for n in names]
+    if var is not None:
+        bands += [var[i].reshape(rows, cols_) for i in builtins_range(len(names))]
+        band_names += [f"{n}_variance" for n in names]
+        long_names += [f"kriging variance of {n}" for n in names]
+    info = json.loads(info)
+    return _xr.grid_dataset("geofield.krige", bands, band_names, grid, crs=crs,
+                            long_names=long_names,
+                            attrs={"title": "kriging", "source": "geofield.krige",
+                                   "backend": used, "kind": kind,
+                                   "variograms": "; ".join(info["variograms"]),
+                                   "evaluated": info["evaluated"]})
+
+
+def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, points,
+                 kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None,
+                 radius=None, variance=True, nugget_mode="exact", backend="auto"):
+    """Kriged values at arbitrary ``points`` = (xp, yp): returns ``(values, variance)`` arrays
+    of shape (surfaces, n) (``variance`` None unless asked for). Arguments as :func:`krige`."""
+    xs, ys, cols, names = _common(x, y, values)
+    try:
+        xp, yp = points
+    except (TypeError, ValueError):
+        raise GeofieldValueError("points: expected (xp, yp)") from None
+    xp = _arrays.floats("points[0]", xp)
+    yp = _arrays.floats("points[1]", yp)
+    _arrays.same_length(**{"points[0]": xp, "points[1]": yp})
+    kind, mean, drift = _kind(kind, mean, drift)
+    z, var, _, _, _ = _native.krige(
+        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)), kind, mean,
+        drift, _aniso(anisotropy), neighbors, radius, nugget_mode == "measurement-error",
+        (xp, yp), None, bool(variance), "float64", backend)
+    return z, var
+
+
+def variogram(x, y, values, lags=15, max_lag=None, direction=None, estimator="matheron",
+              model=None, fit_nugget=True):
+    """The empirical variogram of one surface, and with ``model`` its weighted least-squares fit.
+
+    Returns a dict: ``lo``, ``hi`` (bin edges), ``distance`` (mean separation), ``gamma``,
+    ``pairs`` (numpy arrays) and ``fit`` = ``{"model", "sill", "range", "nugget", "wrss",
+    "warnings"}`` (or None), which :func:`krige` takes as its ``model``.
+    """
+    xs, ys, cols, _ = _common(x, y, values)
+    if len(cols) != 1:
+        raise GeofieldValueError("values: variogram takes one surface")
+    lo, hi, dist, gamma, pairs, fit = _native.variogram_bins(
+        xs, ys, cols[0], int(lags), None if max_lag is None else float(max_lag),
+        None if direction is None else (float(direction[0]), float(direction[1])), estimator,
+        model, bool(fit_nugget))
+    out = {"lo": np.array(lo), "hi": np.array(hi), "distance": np.array(dist),
+           "gamma": np.array(gamma), "pairs": np.array(pairs, dtype=np.int64), "fit": None}
+    if fit is not None:
+        m = model if ":" in model else fit[0]
+        out["fit"] = {"model": m, "sill": fit[1], "range": fit[2], "nugget": fit[3],
+                      "wrss": fit[4], "warnings": list(fit[5])}
+    return out
+
+
+def cross_validate(x, y, values, model, sill=None, range=None, nugget=0.0, *, kind="ordinary",
+                   mean=None, drift=None, anisotropy=None, neighbors=None, radius=None,
+                   nugget_mode="exact"):
+    """Leave-one-out cross-validation: per surface a dict with ``locations`` (input index of
+    each location left out), ``error`` (datum − prediction), ``variance``, ``rmse``,
+    ``mean_error``, ``mean_standardised_error`` and ``mean_square_standardised_error``."""
+    xs, ys, cols, names = _common(x, y, values)
+    kind, mean, drift = _kind(kind, mean, drift)
+    rows = _native.cross_validate(
+        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)), kind, mean,
+        drift, _aniso(anisotropy), neighbors, radius, nugget_mode == "measurement-error")
+    return {r[0]: {"locations": np.array(r[1], dtype=np.int64), "error": np.array(r[2]),
+                   "variance": np.array(r[3]), "rmse": r[4], "mean_error": r[5],
+                   "mean_standardised_error": r[6], "mean_square_standardised_error": r[7]}
+            for r in rows}

@@ -1,0 +1,367 @@
+//! Kriging from numpy: `geofield.krige`, `geofield.krige_points`, `geofield.cross_validate` and
+//! the PyKrige drop-ins all end here.
+
+use geofield::kriging::{
+    self, Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, Model, Neighbourhood, NuggetMode,
+    Precision, SampleSet, Surface, Target, Variogram,
+};
+use geofield_core::GridSpec;
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use crate::backend::open;
+use crate::errors;
+use crate::grid::{Grid, grid_tuple};
+
+/// The variogram `(model, sill, range, nugget)` in geofield's practical-range convention.
+pub type VariogramArg = (String, f64, f64, f64);
+
+fn variogram(v: &VariogramArg) -> PyResult<Variogram> {
+    let model = Model::parse(&v.0).map_err(|e| errors::arg("model", shown(&e)))?;
+    Variogram::new(model, v.1, v.2, v.3).map_err(errors::lib)
+}
+
+fn shown(e: &dyn std::error::Error) -> String {
+    e.to_string()
+}
+
+/// Kriging options from the Python arguments.
+#[allow(clippy::too_many_arguments)]
+fn options(
+    kind: &str,
+    mean: Option<f64>,
+    drift: Option<&str>,
+    anisotropy: Option<(f64, f64)>,
+    neighbors: Option<usize>,
+    radius: Option<f64>,
+    measurement_error: bool,
+    precision: &str,
+) -> PyResult<KrigeOptions> {
+    let kind = match (kind, mean, drift) {
+        ("ordinary", None, None) => Kind::Ordinary,
+        ("simple", Some(mean), None) => Kind::Simple { mean },
+        ("simple", None, _) => return Err(errors::arg("mean", "simple kriging needs the mean")),
+        ("universal", None, Some("linear") | None) => Kind::Universal {
+            drift: Drift::Linear,
+        },
+        ("universal", None, Some("quadratic")) => Kind::Universal {
+            drift: Drift::Quadratic,
+        },
+        ("universal", None, Some(d)) => {
+            return Err(errors::arg(
+                "drift",
+                format!("{d:?} is not 'linear' or 'quadratic'"),
+            ));
+        }
+        ("ordinary" | "universal", Some(_), _) => {
+            return Err(errors::arg(
+                "mean",
+                "only simple kriging takes a known mean",
+            ));
+        }
+        ("ordinary" | "simple", _, Some(_)) => {
+            return Err(errors::arg("drift", "only universal kriging takes a drift"));
+        }
+        (k, _, _) => {
+            return Err(errors::arg(
+                "kind",
+                format!("{k:?} is not one of 'ordinary', 'simple', 'universal'"),
+            ));
+        }
+    };
+    let neighbourhood = match neighbors {
+        None if radius.is_some() => {
+            return Err(errors::arg("radius", "needs neighbors (local kriging)"));
+        }
+        None => Neighbourhood::Global,
+        Some(k) => Neighbourhood::Local { k, radius },
+    };
+    let precision = match precision {
+        "float64" | "f64" => Precision::F64,
+        "float32" | "f32" => Precision::F32,
+        p => {
+            return Err(errors::arg(
+                "precision",
+                format!("{p:?} is not 'float64' or 'float32'"),
+            ));
+        }
+    };
+    Ok(KrigeOptions {
+        kind,
+        anisotropy: anisotropy.map(|(azimuth_deg, ratio)| Anisotropy { azimuth_deg, ratio }),
+        neighbourhood,
+        nugget: if measurement_error {
+            NuggetMode::MeasurementError
+        } else {
+            NuggetMode::Exact
+        },
+        precision,
+        ..KrigeOptions::default()
+    })
+}
+
+fn samples(
+    xs: &PyReadonlyArray1<'_, f64>,
+    ys: &PyReadonlyArray1<'_, f64>,
+    values: &[PyReadonlyArray1<'_, f64>],
+    names: Vec<String>,
+) -> PyResult<SampleSet> {
+    let mut set = SampleSet::new(
+        xs.as_slice()?.to_vec(),
+        ys.as_slice()?.to_vec(),
+        values
+            .iter()
+            .map(|v| v.as_slice().map(<[f64]>::to_vec))
+            .collect::<Result<_, _>>()?,
+    );
+    for (s, name) in set.surfaces.iter_mut().zip(names) {
+        *s = Surface {
+            name,
+            values: std::mem::take(&mut s.values),
+        };
+    }
+    set.source = Some("the samples".into());
+    Ok(set)
+}
+
+/// Predictions (and variances) of one or more surfaces at points or on a grid. Returns
+/// `(values (surfaces, nodes), variance (surfaces, nodes) or None, grid or None, info JSON,
+/// backend label)`; on a grid the nodes are row-major from the north-west corner.
+#[pyfunction]
+#[pyo3(signature = (xs, ys, values, names, variograms, kind, mean, drift, anisotropy, neighbors, radius, measurement_error, points, grid, variance, precision, backend))]
+#[allow(clippy::too_many_arguments)]
+pub fn krige<'py>(
+    py: Python<'py>,
+    xs: PyReadonlyArray1<'py, f64>,
+    ys: PyReadonlyArray1<'py, f64>,
+    values: Vec<PyReadonlyArray1<'py, f64>>,
+    names: Vec<String>,
+    variograms: Vec<VariogramArg>,
+    kind: &str,
+    mean: Option<f64>,
+    drift: Option<&str>,
+    anisotropy: Option<(f64, f64)>,
+    neighbors: Option<usize>,
+    radius: Option<f64>,
+    measurement_error: bool,
+    points: Option<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)>,
+    grid: Option<(f64, f64, f64, usize, usize)>,
+    variance: bool,
+    precision: &str,
+    backend: &str,
+) -> PyResult<(
+    Bound<'py, PyAny>,
+    Option<Bound<'py, PyAny>>,
+    Option<Grid>,
+    String,
+    String,
+)> {
+    let set = samples(&xs, &ys, &values, names)?;
+    let target = match (points, grid) {
+        (Some((px, py_)), None) => Target::Points {
+            xs: px.as_slice()?.to_vec(),
+            ys: py_.as_slice()?.to_vec(),
+        },
+        (None, Some((x_min_m, y_max_m, cell_size_m, rows, cols))) => {
+            let extent = geofield_core::Extent::new(
+                x_min_m,
+                y_max_m - rows as f64 * cell_size_m,
+                x_min_m + cols as f64 * cell_size_m,
+                y_max_m,
+            )
+            .map_err(|e| errors::arg("grid", e))?;
+            Target::Grid(
+                GridSpec::from_extent(extent, cell_size_m).map_err(|e| errors::arg("grid", e))?,
+            )
+        }
+        _ => return Err(errors::arg("target", "give either points or a grid")),
+    };
+    let params = KrigeParams {
+        variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
+        options: options(
+            kind,
+            mean,
+            drift,
+            anisotropy,
+            neighbors,
+            radius,
+            measurement_error,
+            precision,
+        )?,
+        target,
+        variance,
+        resolve_crossings: false,
+    };
+    let sel = open(backend)?;
+    let be = sel.backend.clone();
+    let out = py
+        .detach(|| kriging::krige(&be, &set, &params))
+        .map_err(errors::lib)?;
+    let grid_out = match &params.target {
+        Target::Grid(g) => Some(grid_tuple(g)),
+        Target::Points { .. } => None,
+    };
+    let info = serde_json::json!({
+        "evaluated": out.prediction.evaluated,
+        "groups": out.prediction.groups,
+        "seconds_factor": out.seconds_factor,
+        "seconds_grid": out.seconds_grid,
+        "device_seconds": out.prediction.device_seconds,
+        "variograms": params.variograms.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+    })
+    .to_string();
+    let h = out.prediction.values.len();
+    let to_array = |bands: Vec<Vec<f64>>| -> PyResult<Bound<'py, PyAny>> {
+        let n = bands.first().map_or(0, Vec::len);
+        let flat: Vec<f64> = bands.into_iter().flatten().collect();
+        Ok(PyArray1::from_vec(py, flat).reshape([h, n])?.into_any())
+    };
+    let var = match out.prediction.variance {
+        Some(v) => Some(to_array(v)?),
+        None => None,
+    };
+    Ok((
+        to_array(out.prediction.values)?,
+        var,
+        grid_out,
+        info,
+        be.label(),
+    ))
+}
+
+/// The empirical variogram of one surface and, with `model`, its weighted least-squares fit.
+/// Returns `(lo, hi, distance, gamma, pairs, fit)` with `fit = (model, sill, range, nugget,
+/// wrss, warnings)` or None.
+#[pyfunction]
+#[pyo3(signature = (xs, ys, values, lags, max_lag, direction, estimator, model, fit_nugget))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn variogram_bins<'py>(
+    py: Python<'py>,
+    xs: PyReadonlyArray1<'py, f64>,
+    ys: PyReadonlyArray1<'py, f64>,
+    values: PyReadonlyArray1<'py, f64>,
+    lags: usize,
+    max_lag: Option<f64>,
+    direction: Option<(f64, f64)>,
+    estimator: &str,
+    model: Option<&str>,
+    fit_nugget: bool,
+) -> PyResult<(
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<u64>,
+    Option<(String, f64, f64, f64, f64, Vec<String>)>,
+)> {
+    let estimator = match estimator {
+        "matheron" => kriging::Estimator::Matheron,
+        "cressie-hawkins" | "cressie" => kriging::Estimator::CressieHawkins,
+        e => {
+            return Err(errors::arg(
+                "estimator",
+                format!("{e:?} is not 'matheron' or 'cressie-hawkins'"),
+            ));
+        }
+    };
+    let model = match model {
+        Some(m) => Some(Model::parse(m).map_err(|e| errors::arg("model", shown(&e)))?),
+        None => None,
+    };
+    let spec = kriging::LagSpec {
+        lags,
+        max_lag,
+        direction,
+    };
+    let (xs, ys, values) = (xs.as_slice()?, ys.as_slice()?, values.as_slice()?);
+    let set = SampleSet::new(xs.to_vec(), ys.to_vec(), vec![values.to_vec()]);
+    let bins = py
+        .detach(|| kriging::surface_bins(&set, &spec, estimator))
+        .map_err(errors::lib)?
+        .pop()
+        .unwrap_or_default();
+    let fit = match model {
+        Some(m) => {
+            let f = kriging::fit(m, &bins, fit_nugget).map_err(errors::lib)?;
+            let warnings = f.warnings(&bins);
+            let s = f.variogram.structures.first().copied();
+            Some((
+                s.map_or_else(String::new, |s| s.model.name().to_string()),
+                s.map_or(0.0, |s| s.sill),
+                s.map_or(0.0, |s| s.range),
+                f.variogram.nugget,
+                f.wrss,
+                warnings,
+            ))
+        }
+        None => None,
+    };
+    Ok((
+        bins.iter().map(|b| b.lo).collect(),
+        bins.iter().map(|b| b.hi).collect(),
+        bins.iter().map(|b| b.distance).collect(),
+        bins.iter().map(|b| b.gamma).collect(),
+        bins.iter().map(|b| b.pairs).collect(),
+        fit,
+    ))
+}
+
+/// Leave-one-out cross-validation of each surface: `[(name, locations, error, variance, rmse,
+/// mean_error, mean_standardised, mean_square_standardised)]`.
+#[pyfunction]
+#[pyo3(signature = (xs, ys, values, names, variograms, kind, mean, drift, anisotropy, neighbors, radius, measurement_error))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn cross_validate<'py>(
+    py: Python<'py>,
+    xs: PyReadonlyArray1<'py, f64>,
+    ys: PyReadonlyArray1<'py, f64>,
+    values: Vec<PyReadonlyArray1<'py, f64>>,
+    names: Vec<String>,
+    variograms: Vec<VariogramArg>,
+    kind: &str,
+    mean: Option<f64>,
+    drift: Option<&str>,
+    anisotropy: Option<(f64, f64)>,
+    neighbors: Option<usize>,
+    radius: Option<f64>,
+    measurement_error: bool,
+) -> PyResult<Vec<(String, Vec<usize>, Vec<f64>, Vec<f64>, f64, f64, f64, f64)>> {
+    let set = samples(&xs, &ys, &values, names)?;
+    let params = KrigeParams {
+        variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
+        options: options(
+            kind,
+            mean,
+            drift,
+            anisotropy,
+            neighbors,
+            radius,
+            measurement_error,
+            "float64",
+        )?,
+        target: Target::Points {
+            xs: vec![],
+            ys: vec![],
+        },
+        variance: true,
+        resolve_crossings: false,
+    };
+    let cv = py
+        .detach(|| kriging::cross_validate(&geofield::Backend::Cpu, &set, &params))
+        .map_err(errors::lib)?;
+    Ok(cv
+        .into_iter()
+        .map(|c| {
+            (
+                c.surface,
+                c.locations,
+                c.error,
+                c.variance,
+                c.rmse,
+                c.mean_error,
+                c.mean_standardised,
+                c.mean_square_standardised,
+            )
+        })
+        .collect())
+}
