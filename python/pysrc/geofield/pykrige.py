@@ -105,6 +105,19 @@ def _pykrige_variogram(model: str, p: dict, h: np.ndarray) -> np.ndarray:
                          ps + n])
 
 
+def _anisotropy_adjusted(x: np.ndarray, y: np.ndarray, scaling: float, angle_deg: float):
+    """The coordinates PyKrige fits its variogram on: rotated by -angle about the bounding-box
+    centre and stretched by ``scaling`` across the major axis (the same operations in the same
+    order, so the bins and hence the fit come out the same to the last bit)."""
+    center = np.array([[(np.amax(x) + np.amin(x)) / 2.0, (np.amax(y) + np.amin(y)) / 2.0]])
+    pts = np.vstack((x, y)).T - center
+    a = angle_deg * np.pi / 180.0
+    stretch = np.array([[1.0, 0.0], [0.0, scaling]])
+    rot = np.array([[np.cos(-a), -np.sin(-a)], [np.sin(-a), np.cos(-a)]])
+    adj = np.dot(stretch, np.dot(rot, pts.T)).T + center
+    return adj[:, 0], adj[:, 1]
+
+
 def _fit(model: str, x: np.ndarray, y: np.ndarray, z: np.ndarray, nlags: int, weight: bool):
     """PyKrige 1.7's automatic fit: all pairs' semivariances in ``nlags`` equal-width bins
     between the smallest and largest separation, then a soft-L1 least-squares fit from its
@@ -219,8 +232,9 @@ class _Kriging:
                 f"anisotropy_scaling: {anisotropy_scaling} must be >= 1 (geofield takes the "
                 f"longer axis as the variogram's range)")
         if variogram_parameters is None:
-            p = _fit(variogram_model, self.X_ORIG, self.Y_ORIG, self._fit_values(), int(nlags),
-                     bool(weight))
+            xa, ya = _anisotropy_adjusted(self.X_ORIG, self.Y_ORIG, self.anisotropy_scaling,
+                                          self.anisotropy_angle)
+            p = _fit(variogram_model, xa, ya, self._fit_values(), int(nlags), bool(weight))
         else:
             p = _params_from(variogram_model, variogram_parameters)
         self._params = p
