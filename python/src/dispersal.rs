@@ -46,7 +46,7 @@ fn precision(s: &str) -> PyResult<Option<Precision>> {
 /// the per-species reports as JSON, the backend label, the grid).
 #[pyfunction]
 #[pyo3(signature = (x_m, y_m, dbh_cm, species_index, species_toml, species_source, extent, cell_size_m, method_name, tolerance, torus, precision_name, backend))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn disperse<'py>(
     py: Python<'py>,
     x_m: PyReadonlyArray1<'py, f64>,

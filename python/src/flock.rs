@@ -41,6 +41,7 @@ fn mode(s: &str) -> PyResult<NeighborMode> {
 #[pymethods]
 impl Flock {
     #[new]
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (n, mode_name, start, seed, backend, world_radius, index))]
     fn new(
         py: Python<'_>,

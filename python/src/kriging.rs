@@ -129,7 +129,7 @@ fn samples(
 /// backend label)`; on a grid the nodes are row-major from the north-west corner.
 #[pyfunction]
 #[pyo3(signature = (xs, ys, values, names, variograms, kind, mean, drift, anisotropy, neighbors, radius, measurement_error, points, grid, variance, precision, backend))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige<'py>(
     py: Python<'py>,
     xs: PyReadonlyArray1<'py, f64>,

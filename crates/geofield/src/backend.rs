@@ -4,8 +4,8 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-pub use geofield_cuda::{DeviceInfo, ProbeReport, probe};
 use geofield_cuda::Gpu;
+pub use geofield_cuda::{DeviceInfo, ProbeReport, probe};
 
 use crate::GeofieldError;
 
