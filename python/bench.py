@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Timings of the Python package against the peers its users would otherwise call, in one run on
+one machine (results go to docs/benchmarks.md):
+
+- ``NeighborIndex(p).query(p, k=8)`` on 1e6 uniform 3-D points: geofield (each backend) against
+  scipy's ``cKDTree(p).query(p, k=8, workers=-1)`` (tree build included in both).
+- ``geofield.pykrige.OrdinaryKriging(...).execute("grid", ...)`` with its variance on 1e6 grid
+  nodes from 500 samples against PyKrige's fastest backend ("vectorized" and "C", both timed).
+- The Python overhead: each call's wall time minus the time of the library call inside it
+  (``_native`` timed directly with the same arrays).
+
+Usage: ``python python/bench.py [--json out.json] [--repeat 3] [--quick]``. Medians of
+``--repeat`` runs after one warm-up (the warm-up also compiles the GPU kernels once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import geofield
+from geofield import _native
+
+
+def median_time(fn, repeat):
+    fn()  # warm-up (GPU kernel compile, page faults)
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def knn_rows(n, repeat, backends):
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0, 1000, (n, 3))
+    rows = []
+    for be in backends:
+        whole = median_time(lambda: geofield.NeighborIndex(p, backend=be).query(p, k=8), repeat)
+        lib = median_time(lambda: _native.knn(p, p, 8, None, False, "auto", None, be, n), repeat)
+        rows.append({"case": f"knn 3-D n={n} k=8", "who": f"geofield {be}", "seconds": whole,
+                     "library_seconds": lib, "python_overhead": (whole - lib) / lib})
+    try:
+        from scipy.spatial import cKDTree
+    except ImportError:
+        return rows
+    t = median_time(lambda: cKDTree(p).query(p, k=8, workers=-1), repeat)
+    rows.append({"case": f"knn 3-D n={n} k=8", "who": "scipy cKDTree workers=-1", "seconds": t})
+    return rows
+
+
+def krige_rows(nodes_side, samples, repeat, backends, pykrige_backends):
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(0, 1000, (2, samples))
+    z = np.sin(x / 150) + np.cos(y / 200) + 0.05 * rng.normal(size=samples)
+    gx = np.linspace(0.5, 999.5, nodes_side)
+    gy = np.linspace(0.5, 999.5, nodes_side)
+    params = [1.0, 300.0, 0.05]
+    rows = []
+    from geofield import pykrige as gk
+    ok = gk.OrdinaryKriging(x, y, z, variogram_model="exponential", variogram_parameters=params)
+    h = gx[1] - gx[0]
+    grid = (gx[0] - h / 2, gy[-1] + h / 2, h, nodes_side, nodes_side)
+    for be in backends:
+        whole = median_time(lambda: ok.execute("grid", gx, gy, device=be), repeat)
+        model, sill, rng_, nug = ok._gf
+        lib = median_time(lambda: _native.krige(
+            ok.X_ORIG, ok.Y_ORIG, [ok.Z], ["z"], [(model, sill, rng_, nug)], "ordinary", None,
+            None, None, None, None, False, None, grid, True, "float64", be), repeat)
+        rows.append({"case": f"pykrige grid {nodes_side}x{nodes_side} from {samples} with variance",
+                     "who": f"geofield.pykrige {be}", "seconds": whole, "library_seconds": lib,
+                     "python_overhead": (whole - lib) / lib})
+    try:
+        from pykrige.ok import OrdinaryKriging
+    except ImportError:
+        return rows
+    pk = OrdinaryKriging(x, y, z, variogram_model="exponential", variogram_parameters=params)
+    for b in pykrige_backends:
+        t = median_time(lambda: pk.execute("grid", gx, gy, backend=b), max(1, repeat // 3))
+        rows.append({"case": f"pykrige grid {nodes_side}x{nodes_side} from {samples} with variance",
+                     "who": f"PyKrige 1.7 backend={b}", "seconds": t})
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
+    ap.add_argument("--pykrige-backends", default="vectorized,C")
+    a = ap.parse_args()
+    info = geofield.info()
+    backends = ["cpu"] + (["cuda"] if info["cuda_available"] else [])
+    n, side = (100_000, 316) if a.quick else (1_000_000, 1000)
+    rows = knn_rows(n, a.repeat, backends)
+    rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
+    out = {"machine": platform.node(), "python": sys.version.split()[0], "geofield": info,
+           "rows": rows}
+    for r in rows:
+        extra = ""
+        if "library_seconds" in r:
+            extra = f"  (library {r['library_seconds']:.4f} s, Python overhead {100 * r['python_overhead']:.1f} %)"
+        print(f"{r['case']:<48} {r['who']:<28} {r['seconds']:9.4f} s{extra}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
