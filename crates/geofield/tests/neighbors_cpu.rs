@@ -268,6 +268,41 @@ fn separate_queries_inside_and_far_outside() {
     }
 }
 
+/// More separate queries than `SPATIAL_ORDER_MIN` (4096): they are answered in a spatial order
+/// and the rows must still come back in input order, equal to brute force, also with queries far
+/// outside the points and repeated queries.
+#[test]
+fn many_separate_queries_answered_in_spatial_order() {
+    for dim in [2usize, 3] {
+        for family in [Family::Uniform, Family::Clustered] {
+            let pts = generate(family, 900, dim, 11 + dim as u64);
+            let mut qs = generate(family, 5000, dim, 13 + dim as u64);
+            let far: Vec<f64> = generate(Family::Uniform, 40, dim, 17)
+                .iter()
+                .map(|v| v * 1e4 - 5e3)
+                .collect();
+            qs.extend_from_slice(&far);
+            let again = qs[..dim * 300].to_vec();
+            qs.extend_from_slice(&again);
+            for k in [1usize, 8] {
+                let q = KnnParams {
+                    k,
+                    radius: None,
+                    exclude_self: false,
+                    index: IndexKind::Auto,
+                };
+                compare_all(
+                    &pts,
+                    Some(&qs),
+                    dim,
+                    &q,
+                    &format!("many queries {family:?} {dim}-D k {k}"),
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn tiny_sets() {
     for dim in [2usize, 3] {

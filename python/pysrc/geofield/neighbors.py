@@ -83,9 +83,13 @@ class NeighborIndex:
             d = np.empty((0, kk))
             i = np.empty((0, kk), dtype=np.int64)
         else:
+            # Querying the indexed points themselves (the same memory): the library's stored
+            # path answers them in the index's own order, with the same rows.
+            same = (q.shape == self.data.shape and q.dtype == self.data.dtype
+                    and q.ctypes.data == self.data.ctypes.data)
             d, i, self.last_backend = _native.knn(
-                self.data, q, kk, None if math.isinf(bound) else bound, False, self.index,
-                self.cell_size, self.backend, self.n)
+                self.data, None if same else q, kk, None if math.isinf(bound) else bound, False,
+                self.index, self.cell_size, self.backend, self.n)
             if not math.isinf(bound):
                 # scipy keeps neighbours strictly closer than the bound.
                 far = d >= bound
