@@ -22,40 +22,41 @@
 //!   largest relative error against the exact sum is 5e-4 to 3e-3 and its mean 2e-4 to 3e-4
 //!   (docs/benchmarks.md, `geofield bench dispersal`).
 //! - [`Method::Cutoff`]: the sum over trees within a radius R chosen from the tolerance with an
-//!   a-priori bound (see [`radius`]): the neglected part is ≤ tolerance × band maximum at every
+//!   a-priori bound (`radius.rs`): the neglected part is ≤ tolerance × band maximum at every
 //!   cell. Trees binned by tile; a tiled gather. O(cells × density × πR²).
 //! - [`Method::Auto`]: the cheaper of exact and cutoff by a pair-count cost model.
 //!
 //! Reference: Fan, Ji, Guan, Tang (2012), "A GPU-based multi-resolution algorithm for simulation
 //! of seed dispersal", J Zhejiang Univ-Sci C 13(11):816-827, doi:10.1631/jzus.C1200147.
 
-mod band;
-pub mod bins;
+pub(crate) mod band;
+pub(crate) mod bins;
 mod cuda;
-pub mod cutoff_cpu;
-pub mod exact_cpu;
+pub(crate) mod cutoff_cpu;
+pub(crate) mod exact_cpu;
 #[cfg(feature = "io")]
 pub mod io;
 // Guards on float fields read better than float literal patterns.
 #[allow(clippy::redundant_guards)]
 pub(crate) mod fastmath;
-pub mod metrics;
-pub mod multires_cpu;
-pub mod params;
-pub mod pyramid;
-pub mod radius;
-pub mod reference;
-pub mod sources;
+mod metrics;
+pub(crate) mod multires_cpu;
+mod params;
+pub(crate) mod pyramid;
+pub(crate) mod radius;
+pub(crate) mod reference;
+pub(crate) mod sources;
 
 use geofield_core::{GridSpec, Raster, RasterData};
 
 use crate::{Backend, GeofieldError};
 
-pub use band::{Band, disperse_species};
+use band::{Band, disperse_species};
 pub use metrics::{ErrorMetrics, compare};
 pub use params::{Eta, Kernel, Species};
-pub use radius::{CutoffBound, cutoff_radius};
-pub use sources::{Sources, Stand};
+use radius::cutoff_radius;
+use sources::Sources;
+pub use sources::Stand;
 
 /// How to evaluate the sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -338,7 +339,7 @@ pub fn compare_exact(
 }
 
 /// Stack per-species bands (in species order) into one raster in `precision`.
-pub fn bands_to_raster(
+fn bands_to_raster(
     grid: &GridSpec,
     names: Vec<String>,
     bands: Vec<Band>,
