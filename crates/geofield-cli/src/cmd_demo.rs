@@ -7,12 +7,14 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use geofield::backend;
-use geofield::dispersal::{self, DisperseOptions, Method, Precision, Sources};
+use geofield::dispersal::io::MapStyle;
+use geofield::dispersal::{self, DisperseOptions, Method, Precision};
 use geofield::synth::{self, DbhModel, Pattern};
 use geofield_core::{Extent, GridSpec, Raster, RasterData};
+use geofield_io::Colormap;
 
 use crate::ctx::{Ctx, Global};
-use crate::{cmd_synth, inputs, output};
+use crate::output;
 
 #[derive(Args)]
 pub struct DemoArgs {
@@ -60,12 +62,8 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
         DbhModel::Realistic,
         &synth::SBS_SHARES,
     );
-    let names: Vec<&str> = species.iter().map(|s| s.name.as_str()).collect();
-    let trees_csv = a.out.join("trees.csv");
-    cmd_synth::write_stand_csv(&trees_csv, &stand, &names)?;
-    let species_toml = a.out.join("species.toml");
-    let text = inputs::species_toml(&species);
-    geofield_io::write_atomic(&species_toml, |w| w.write_all(text.as_bytes()))?;
+    dispersal::io::write_stand(&a.out.join("trees.csv"), &stand, &species)?;
+    dispersal::io::write_species(&a.out.join("species.toml"), &species)?;
     steps.push(Step {
         what: "synth forest".into(),
         seconds: t.elapsed().as_secs_f64(),
@@ -100,18 +98,9 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
     });
 
     let t = Instant::now();
-    let mut worst = 0.0f64;
-    for (i, sp) in species.iter().enumerate() {
-        let src = Sources::for_species(&stand, i as u32, sp, &grid, false);
-        let exact_opts = DisperseOptions {
-            method: Method::Exact,
-            precision: dispersal::reference_precision(&be),
-            ..opts
-        };
-        let (exact, _) = dispersal::disperse_species(&be, &grid, sp, &src, &exact_opts)?;
-        let m = dispersal::compare(&out.raster.band_f64(i), &exact.to_f64());
-        worst = worst.max(m.max_abs_over_max);
-    }
+    let worst = dispersal::compare_exact(&be, &grid, &species, &stand, &out, &opts, &mut |_| {})?
+        .iter()
+        .fold(0.0f64, |w, m| w.max(m.max_abs_over_max));
     steps.push(Step {
         what: "exact check".into(),
         seconds: t.elapsed().as_secs_f64(),
@@ -141,42 +130,23 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
     });
 
     let t = Instant::now();
-    let seeds_tif = a.out.join("seeds.tif");
-    output::write_raster(
-        &seeds_tif,
+    let provenance = output::provenance(&[]);
+    dispersal::io::write_seed_map(
+        &a.out.join("seeds.tif"),
         &out.raster,
-        "seeds m-2 yr-1",
-        "expected seed density",
         Some(DEMO_CRS),
+        &provenance,
     )?;
-    output::write_png(
-        &a.out.join("seeds.png"),
-        &out.raster,
-        "Seed density, SBS-like stand",
-        "seeds m-2 yr-1",
-        false,
-        false,
-        "viridis",
-    )?;
-    output::write_png(
-        &a.out.join("seeds_blend.png"),
-        &out.raster,
-        "Seed density by species (blend)",
-        "seeds m-2 yr-1",
-        true,
-        false,
-        "viridis",
-    )?;
-    let err = error_raster(&mr.raster, &out.raster)?;
-    output::write_png(
-        &a.out.join("multires_error.png"),
-        &err,
-        "Multires relative error vs cutoff",
-        "relative error",
-        false,
-        false,
-        "magma",
-    )?;
+    let style = MapStyle::panels("Seed density, SBS-like stand", Colormap::Viridis);
+    dispersal::io::write_seed_png(&a.out.join("seeds.png"), &out.raster, &style)?;
+    let style = MapStyle {
+        blend: true,
+        ..MapStyle::panels("Seed density by species (blend)", Colormap::Viridis)
+    };
+    dispersal::io::write_seed_png(&a.out.join("seeds_blend.png"), &out.raster, &style)?;
+    let err = dispersal::relative_error_raster(&mr.raster, &out.raster)?;
+    let style = MapStyle::panels("Multires relative error vs cutoff", Colormap::Magma);
+    dispersal::io::write_error_png(&a.out.join("multires_error.png"), &err, &style)?;
     steps.push(Step {
         what: "write outputs".into(),
         seconds: t.elapsed().as_secs_f64(),
@@ -281,8 +251,8 @@ fn kriging_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> 
     let strata = synth::Strata::new(&extent, h, 3);
     let (xs, ys, z) = strata.wells(25, 3, 0.3);
     let wells_csv = a.out.join("wells.csv");
-    cmd_synth::write_wells_csv(&wells_csv, &xs, &ys, &z)?;
-    let names = cmd_synth::surface_names(h);
+    synth::io::write_wells(&wells_csv, &xs, &ys, &z)?;
+    let names = synth::surface_names(h);
     let set = SampleSet {
         xs: xs.clone(),
         ys: ys.clone(),
@@ -513,25 +483,4 @@ fn wind_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Res
         result: "wind.nc (xarray, ncview), wind_speed.tif, wind.png".into(),
     });
     Ok(())
-}
-
-/// |a − b| / b per cell where b ≥ 1e-6 max(b), else 0.
-fn error_raster(a: &Raster, b: &Raster) -> Result<Raster> {
-    let mut v = Vec::with_capacity(a.data.len());
-    for band in 0..a.n_bands() {
-        let (x, y) = (a.band_f64(band), b.band_f64(band));
-        let m = y.iter().cloned().fold(0.0f64, f64::max);
-        v.extend(x.iter().zip(&y).map(|(p, q)| {
-            if *q >= 1e-6 * m && *q > 0.0 {
-                ((p - q).abs() / q) as f32
-            } else {
-                0.0
-            }
-        }));
-    }
-    Ok(Raster::new(
-        a.grid,
-        a.band_names.clone(),
-        RasterData::F32(v),
-    )?)
 }

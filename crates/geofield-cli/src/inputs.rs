@@ -43,7 +43,7 @@ pub fn grid_for(
     Ok(g)
 }
 
-pub use geofield::dispersal::io::{StandReport, read_species, species_toml};
+pub use geofield::dispersal::io::{StandReport, read_species};
 pub use geofield_core::available_memory_bytes;
 
 /// The stem map of `path` (see [`geofield::dispersal::io::read_stand`]); `--strict` makes a

@@ -12,12 +12,14 @@ mod cmd_synth;
 mod cmd_variogram;
 mod cmd_wind;
 mod ctx;
+mod disperse_report;
 mod inputs;
 mod krige_in;
 mod krige_out;
 mod output;
 mod outputs;
 mod progress;
+mod synth_terrain;
 mod wind_in;
 mod wind_report;
 

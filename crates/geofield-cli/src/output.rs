@@ -1,11 +1,12 @@
-//! Writing results: rasters by extension, PNG maps, JSON summaries. Paths are checked before any
-//! computation so that a bad path fails fast, and every file is written atomically.
+//! Writing results: rasters by extension, the colour maps of PNGs, JSON summaries. Paths are
+//! checked before any computation so that a bad path fails fast, and every file is written
+//! atomically.
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use geofield_core::Raster;
-use geofield_io::{Colormap, Layout, RasterFormat, RasterMeta, RenderOptions, Scale};
+use geofield_io::{RasterFormat, RasterMeta};
 
 /// Check a single output path (a bench's `--json`) before measuring; see [`crate::outputs`].
 pub fn preflight(path: &Path) -> Result<()> {
@@ -151,37 +152,6 @@ fn iso8601(secs: u64) -> String {
 
 /// The colour maps a PNG can use (clap's list for `--colormap`).
 pub const COLORMAPS: [&str; 3] = ["viridis", "magma", "cividis"];
-
-/// Render the raster's bands to a PNG.
-pub fn write_png(
-    path: &Path,
-    raster: &Raster,
-    title: &str,
-    units: &str,
-    blend: bool,
-    log: bool,
-    colormap: &str,
-) -> Result<()> {
-    let colormap = Colormap::from_name(colormap)
-        .with_context(|| format!("unknown colour map {colormap:?}: {}", COLORMAPS.join(", ")))?;
-    let opts = RenderOptions {
-        title: title.to_string(),
-        units: units.to_string(),
-        colormap,
-        scale: if log {
-            Scale::Log {
-                floor_fraction: 1e-4,
-            }
-        } else {
-            Scale::Linear
-        },
-        layout: if blend { Layout::Blend } else { Layout::Panels },
-        max_pixels: 4_000_000,
-        markers: Vec::new(),
-    };
-    geofield_io::render_png(path, raster, &opts)?;
-    Ok(())
-}
 
 /// Serialise `value` as pretty JSON to `path`, atomically.
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {

@@ -1,8 +1,12 @@
 //! Synthetic inputs for demos, tests and benchmarks (seeded, reproducible).
 
+#[cfg(feature = "io")]
+pub mod io;
 pub mod terrain;
 
-pub use terrain::{StationSpec, TerrainKind, TerrainSpec, stations, terrain};
+pub use terrain::{
+    StationSpec, TerrainKind, TerrainSpec, dem_raster, is_utm, stations, terrain, terrain_origin,
+};
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal, Poisson, Weibull};
@@ -167,6 +171,11 @@ mod tests {
             sp[1].str_
         );
     }
+}
+
+/// Column names of `h` stratum surfaces, top to bottom: `s01`, `s02`, ...
+pub fn surface_names(h: usize) -> Vec<String> {
+    (1..=h).map(|i| format!("s{i:02}")).collect()
 }
 
 /// A layered subsurface: `surfaces` smooth horizons ordered top to bottom (elevations in metres,

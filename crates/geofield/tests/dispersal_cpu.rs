@@ -228,10 +228,10 @@ fn cutoff_truncates_for_light_tails() {
     for (i, rep) in out.reports.iter().enumerate() {
         let r = rep.radius_m.unwrap();
         assert!(r > 30.0 && r < 120.0, "{}: R = {r}", rep.name);
-        let exact = geofield::dispersal::exact_cpu::exact(
+        let exact = geofield::bench::dispersal::exact(
             &g,
             &sp[i].kernel,
-            &geofield::dispersal::Sources::for_species(&st, i as u32, &sp[i], &g, false),
+            &geofield::bench::dispersal::Sources::for_species(&st, i as u32, &sp[i], &g, false),
             false,
         );
         let m = dispersal::compare(&out.raster.band_f64(i), &exact);

@@ -5,7 +5,8 @@ use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use geofield::Backend;
-use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision, Sources};
+use geofield::bench::dispersal::{Sources, cutoff_radius, disperse_species, exact_rows};
+use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision};
 use geofield::synth::{self, DbhModel, Pattern};
 use geofield_core::{Extent, GridSpec};
 
@@ -168,7 +169,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             .zip(&sources)
             .map(|(sp, src)| {
                 let mut out = vec![0.0; nwin * case.cols];
-                dispersal::exact_cpu::exact_rows(&grid, &sp.kernel, src, false, r0, &mut out);
+                exact_rows(&grid, &sp.kernel, src, false, r0, &mut out);
                 out
             })
             .collect();
@@ -301,7 +302,7 @@ fn run_method(
             } else {
                 src.clone()
             };
-            let (band, rep) = dispersal::disperse_species(be, &run_grid, sp, &src, &opts)?;
+            let (band, rep) = disperse_species(be, &run_grid, sp, &src, &opts)?;
             if let Some(ms) = rep.kernel_ms {
                 kernel_s += ms / 1e3;
                 any_kernel = true;
@@ -486,7 +487,7 @@ fn estimate_cpu_time(
     let rows = ((2e7 / row_pairs).ceil() as usize).clamp(1, grid.rows);
     let mut out = vec![0.0; rows * grid.cols];
     let t = std::time::Instant::now();
-    dispersal::exact_cpu::exact_rows(grid, &sp.kernel, src, false, 0, &mut out);
+    exact_rows(grid, &sp.kernel, src, false, 0, &mut out);
     let rate = rows as f64 * row_pairs / t.elapsed().as_secs_f64().max(1e-9);
     let runs = (a.warmup + a.repeats.max(1)) as f64;
     let cells = grid.n_cells() as f64;
@@ -508,7 +509,7 @@ fn estimate_cpu_time(
     if want("cutoff") {
         for &tol in &a.tolerances {
             for (sp, src) in species.iter().zip(sources) {
-                let r = dispersal::radius::cutoff_radius(grid, &sp.kernel, src, tol).radius_m;
+                let r = cutoff_radius(grid, &sp.kernel, src, tol).radius_m;
                 let within = src.len() as f64 / area * std::f64::consts::PI * r * r;
                 cutoff += runs * cells * within.min(src.len() as f64);
             }

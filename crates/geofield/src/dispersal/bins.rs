@@ -98,10 +98,6 @@ impl Bins {
         }
     }
 
-    pub fn n_trees(&self) -> usize {
-        self.w.len()
-    }
-
     /// Range of tile indices along one axis whose tiles can hold trees within `radius_m` of the
     /// interval [lo, hi] (grid-relative metres).
     pub fn tile_range(

@@ -5,11 +5,12 @@ use geofield_core::GridSpec;
 use geofield_cuda::Gpu;
 use geofield_cuda::dispersal as gd;
 
+use super::Precision;
+use super::band::Band;
 use super::bins::Bins;
 use super::params::Kernel;
 use super::pyramid::Pyramid;
 use super::sources::Sources;
-use super::{Band, Precision};
 use crate::GeofieldError;
 
 fn shape(k: &Kernel) -> gd::KernelShape {

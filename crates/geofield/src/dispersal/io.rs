@@ -1,5 +1,7 @@
-//! Reading the inputs of seed dispersal (feature `io`): species files (TOML) and stem maps
-//! (CSV). Every error names the file, the line and the field.
+//! The files of seed dispersal (feature `io`). Reading its inputs: species files (TOML) and
+//! stem maps (CSV); every error names the file, the line and the field. Writing (see
+//! [`write_seed_map`] and its neighbours): the seed maps as rasters with their units and
+//! provenance, PNG maps, and the inputs themselves, which the readers read back.
 //!
 //! A species file has one `[[species]]` table per species, with the keys of [`RawSpecies`]:
 //!
@@ -27,6 +29,13 @@ use serde::Deserialize;
 
 use super::{Eta, Kernel, Species, Stand};
 use crate::input_error::{InputError, quote};
+
+mod write;
+
+pub use write::{
+    ERROR_UNITS, MapStyle, SEED_DENSITY_DESCRIPTION, SEED_DENSITY_UNITS, seed_map_provenance,
+    write_error_png, write_seed_map, write_seed_png, write_species, write_stand,
+};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,40 +22,41 @@
 //!   largest relative error against the exact sum is 5e-4 to 3e-3 and its mean 2e-4 to 3e-4
 //!   (docs/benchmarks.md, `geofield bench dispersal`).
 //! - [`Method::Cutoff`]: the sum over trees within a radius R chosen from the tolerance with an
-//!   a-priori bound (see [`radius`]): the neglected part is ≤ tolerance × band maximum at every
+//!   a-priori bound (`radius.rs`): the neglected part is ≤ tolerance × band maximum at every
 //!   cell. Trees binned by tile; a tiled gather. O(cells × density × πR²).
 //! - [`Method::Auto`]: the cheaper of exact and cutoff by a pair-count cost model.
 //!
 //! Reference: Fan, Ji, Guan, Tang (2012), "A GPU-based multi-resolution algorithm for simulation
 //! of seed dispersal", J Zhejiang Univ-Sci C 13(11):816-827, doi:10.1631/jzus.C1200147.
 
-pub mod bins;
+pub(crate) mod band;
+pub(crate) mod bins;
 mod cuda;
-pub mod cutoff_cpu;
-pub mod exact_cpu;
+pub(crate) mod cutoff_cpu;
+pub(crate) mod exact_cpu;
 #[cfg(feature = "io")]
 pub mod io;
 // Guards on float fields read better than float literal patterns.
 #[allow(clippy::redundant_guards)]
 pub(crate) mod fastmath;
-pub mod metrics;
-pub mod multires_cpu;
-pub mod params;
-pub mod pyramid;
-pub mod radius;
-pub mod reference;
-pub mod sources;
-
-use std::time::Instant;
+mod metrics;
+pub(crate) mod multires_cpu;
+mod params;
+pub(crate) mod pyramid;
+pub(crate) mod radius;
+pub(crate) mod reference;
+pub(crate) mod sources;
 
 use geofield_core::{GridSpec, Raster, RasterData};
 
 use crate::{Backend, GeofieldError};
 
+use band::{Band, disperse_species};
 pub use metrics::{ErrorMetrics, compare};
 pub use params::{Eta, Kernel, Species};
-pub use radius::{CutoffBound, cutoff_radius};
-pub use sources::{Sources, Stand};
+use radius::cutoff_radius;
+use sources::Sources;
+pub use sources::Stand;
 
 /// How to evaluate the sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -128,37 +129,6 @@ impl Default for DisperseOptions {
     }
 }
 
-/// One species' map in the output precision.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Band {
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-}
-
-impl Band {
-    pub fn to_f64(&self) -> Vec<f64> {
-        match self {
-            Band::F32(v) => v.iter().map(|&x| x as f64).collect(),
-            Band::F64(v) => v.clone(),
-        }
-    }
-    fn from_f64(v: Vec<f64>, p: Precision) -> Self {
-        match p {
-            Precision::F64 => Band::F64(v),
-            Precision::F32 => Band::F32(v.into_iter().map(|x| x as f32).collect()),
-        }
-    }
-    fn sum_and_max(&self) -> (f64, f64) {
-        let f = |it: &mut dyn Iterator<Item = f64>| {
-            it.fold((0.0, 0.0f64), |(s, m), x| (s + x, m.max(x)))
-        };
-        match self {
-            Band::F32(v) => f(&mut v.iter().map(|&x| x as f64)),
-            Band::F64(v) => f(&mut v.iter().copied()),
-        }
-    }
-}
-
 /// What happened for one species.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SpeciesReport {
@@ -188,11 +158,82 @@ pub struct SpeciesReport {
 /// The maps (one band per species, in species order) and per-species reports.
 #[derive(Debug, Clone)]
 pub struct Dispersal {
+    /// One band per species, named after it, in the output precision (units
+    /// `seeds m-2 yr-1`).
     pub raster: Raster,
     pub reports: Vec<SpeciesReport>,
 }
 
+impl Dispersal {
+    /// The maps as a raster, one band per species.
+    pub fn into_raster(self) -> Raster {
+        self.raster
+    }
+
+    /// The methods that ran, `/`-separated where species differ (`cutoff`, `exact/cutoff`).
+    pub fn method_label(&self) -> String {
+        let mut m: Vec<&str> = self.reports.iter().map(|r| r.method.name()).collect();
+        m.dedup();
+        m.join("/")
+    }
+}
+
+/// A step of [`disperse_with_progress`] or [`compare_exact`], for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum SpeciesStep<'a> {
+    /// The species at `index` starts.
+    Start { index: usize, species: &'a Species },
+    /// The species at `index` is done; its report carries its warnings.
+    Done {
+        index: usize,
+        report: &'a SpeciesReport,
+    },
+}
+
+/// Bytes per cell and band that [`disperse`] holds in host memory: an f64 working copy and the
+/// value in the output precision.
+pub fn bytes_per_cell(precision: Precision) -> usize {
+    8 + match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    }
+}
+
+/// Refuse, before anything is allocated, maps of `n_species` bands on `grid` that would not fit
+/// in the machine's available memory (`MemAvailable`; no check where it cannot be read):
+/// [`bytes_per_cell`] per cell and band. The error is [`geofield_core::CoreError::TooLarge`]
+/// with the sizes.
+pub fn check_memory(
+    grid: &GridSpec,
+    n_species: usize,
+    precision: Precision,
+) -> Result<(), GeofieldError> {
+    if let Some(available) = geofield_core::available_memory_bytes() {
+        grid.check_memory(
+            n_species.max(1),
+            bytes_per_cell(precision),
+            u128::from(available),
+        )?;
+    }
+    Ok(())
+}
+
+/// Refuse a grid whose maps would not fit in the GPU's memory: one species at a time, its f64
+/// output plus as much again for partial sums. Nothing to check on the CPU. The error is
+/// [`geofield_core::CoreError::TooLarge`] with the sizes.
+pub fn check_device_memory(backend: &Backend, grid: &GridSpec) -> Result<(), GeofieldError> {
+    if let Backend::Cuda(g) = backend {
+        grid.check_memory(2, 8, u128::from(g.info().total_memory_bytes))?;
+    }
+    Ok(())
+}
+
 /// Compute the seed density of every species on `grid`.
+///
+/// Grids whose maps would not fit in memory are refused before anything is allocated
+/// ([`check_memory`], and on the GPU [`check_device_memory`]). On the GPU only
+/// [`Precision::F32`] is computed ([`GPU_F64_REFUSED`]); [`reference_precision`] gives the
+/// precision of an exact reference on a backend.
 ///
 /// ```
 /// use geofield::dispersal::{self, DisperseOptions};
@@ -204,10 +245,14 @@ pub struct Dispersal {
 /// let species = synth::sbs_species();
 /// let stand = synth::forest(50, &extent, 1, synth::Pattern::Uniform,
 ///     synth::DbhModel::Uniform15to60, &synth::SBS_SHARES);
-/// let out = dispersal::disperse(&Backend::Cpu, &grid, &species, &stand,
-///     &DisperseOptions::default())?;
+/// let opts = DisperseOptions::default();
+/// let out = dispersal::disperse(&Backend::Cpu, &grid, &species, &stand, &opts)?;
 /// assert_eq!(out.raster.n_bands(), species.len());
 /// assert!(out.reports.iter().all(|r| r.max_density_per_m2 >= 0.0));
+/// // The errors of the chosen method against the exact sum, band by band.
+/// let errors = dispersal::compare_exact(&Backend::Cpu, &grid, &species, &stand, &out, &opts,
+///     &mut |_| {})?;
+/// assert!(errors.iter().all(|e| e.max_abs_over_max <= 1e-6));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn disperse(
@@ -217,11 +262,30 @@ pub fn disperse(
     stand: &Stand,
     opts: &DisperseOptions,
 ) -> Result<Dispersal, GeofieldError> {
+    disperse_with_progress(backend, grid, species, stand, opts, &mut |_| {})
+}
+
+/// [`disperse`], calling `progress` as each species starts and ends.
+pub fn disperse_with_progress(
+    backend: &Backend,
+    grid: &GridSpec,
+    species: &[Species],
+    stand: &Stand,
+    opts: &DisperseOptions,
+    progress: &mut dyn FnMut(SpeciesStep<'_>),
+) -> Result<Dispersal, GeofieldError> {
+    check_memory(grid, species.len(), opts.precision)?;
+    check_device_memory(backend, grid)?;
     let mut bands = Vec::with_capacity(species.len());
     let mut reports = Vec::with_capacity(species.len());
-    for (i, sp) in species.iter().enumerate() {
-        let sources = Sources::for_species(stand, i as u32, sp, grid, opts.torus);
+    for (index, sp) in species.iter().enumerate() {
+        progress(SpeciesStep::Start { index, species: sp });
+        let sources = Sources::for_species(stand, index as u32, sp, grid, opts.torus);
         let (band, report) = disperse_species(backend, grid, sp, &sources, opts)?;
+        progress(SpeciesStep::Done {
+            index,
+            report: &report,
+        });
         bands.push(band);
         reports.push(report);
     }
@@ -232,8 +296,50 @@ pub fn disperse(
     })
 }
 
+/// The errors of each band of `result` (from [`disperse`] with the same inputs and `opts`)
+/// against the exact method run on `backend` in its [`reference_precision`], one species at a
+/// time; `progress` is called as each exact run starts and ends.
+pub fn compare_exact(
+    backend: &Backend,
+    grid: &GridSpec,
+    species: &[Species],
+    stand: &Stand,
+    result: &Dispersal,
+    opts: &DisperseOptions,
+    progress: &mut dyn FnMut(SpeciesStep<'_>),
+) -> Result<Vec<ErrorMetrics>, GeofieldError> {
+    if result.raster.grid != *grid || result.raster.n_bands() != species.len() {
+        return Err(GeofieldError::Invalid(format!(
+            "the result to compare has {} band(s) of {} x {} cells; the inputs give {} species on {} x {} cells",
+            result.raster.n_bands(),
+            result.raster.grid.cols,
+            result.raster.grid.rows,
+            species.len(),
+            grid.cols,
+            grid.rows
+        )));
+    }
+    let exact_opts = DisperseOptions {
+        method: Method::Exact,
+        precision: reference_precision(backend),
+        ..*opts
+    };
+    let mut errors = Vec::with_capacity(species.len());
+    for (index, sp) in species.iter().enumerate() {
+        progress(SpeciesStep::Start { index, species: sp });
+        let sources = Sources::for_species(stand, index as u32, sp, grid, opts.torus);
+        let (exact, report) = disperse_species(backend, grid, sp, &sources, &exact_opts)?;
+        progress(SpeciesStep::Done {
+            index,
+            report: &report,
+        });
+        errors.push(compare(&result.raster.band_f64(index), &exact.to_f64()));
+    }
+    Ok(errors)
+}
+
 /// Stack per-species bands (in species order) into one raster in `precision`.
-pub fn bands_to_raster(
+fn bands_to_raster(
     grid: &GridSpec,
     names: Vec<String>,
     bands: Vec<Band>,
@@ -254,187 +360,36 @@ pub fn bands_to_raster(
     Ok(Raster::new(*grid, names, data)?)
 }
 
-/// One species on `grid` from its prepared sources.
-pub fn disperse_species(
-    backend: &Backend,
-    grid: &GridSpec,
-    sp: &Species,
-    sources: &Sources,
-    opts: &DisperseOptions,
-) -> Result<(Band, SpeciesReport), GeofieldError> {
-    let start = Instant::now();
-    if backend.is_cuda() && opts.precision == Precision::F64 {
-        return Err(GeofieldError::Invalid(GPU_F64_REFUSED.into()));
+/// The relative error of each band of `approx` against the same band of `reference`, as f32:
+/// |a − r| / r where r ≥ 1e-6 × the band's maximum (and r > 0), else 0. For maps of a method's
+/// error (the multires error map).
+pub fn relative_error_raster(approx: &Raster, reference: &Raster) -> Result<Raster, GeofieldError> {
+    if approx.grid != reference.grid || approx.n_bands() != reference.n_bands() {
+        return Err(GeofieldError::Invalid(format!(
+            "relative error of rasters of different shapes: {} band(s) of {} x {} cells vs {} of {} x {}",
+            approx.n_bands(),
+            approx.grid.cols,
+            approx.grid.rows,
+            reference.n_bands(),
+            reference.grid.cols,
+            reference.grid.rows
+        )));
     }
-    let kernel = sp.kernel;
-    let cells = grid.n_cells() as f64;
-    let mut report = SpeciesReport {
-        name: sp.name.clone(),
-        trees_contributing: sources.len(),
-        method: opts.method,
-        note: None,
-        radius_m: None,
-        bound_rel: None,
-        rho_m: None,
-        seconds: 0.0,
-        kernel_ms: None,
-        pairs: None,
-        seeds_on_grid: 0.0,
-        max_density_per_m2: 0.0,
-        warnings: Vec::new(),
-    };
-    let (lx, ly) = (grid.width_m(), grid.height_m());
-    if opts.torus {
-        let ratio = kernel.eval(lx.min(ly) / 2.0) / kernel.peak();
-        if ratio > 1e-6 {
-            report.warnings.push(format!(
-                "torus of {:.0} m x {:.0} m is small for this kernel: K(L/2)/K(peak) = {ratio:.1e} > 1e-6, so the minimum image differs from the periodic sum",
-                lx, ly
-            ));
-        }
-    }
-    let mut method = opts.method;
-    let mut bound = None;
-    if matches!(method, Method::Cutoff | Method::Auto) {
-        let b = cutoff_radius(grid, &kernel, sources, opts.tolerance);
-        bound = Some(b);
-        report.radius_m = Some(b.radius_m);
-        report.bound_rel = Some(b.bound_rel);
-    }
-    // Cutoff with a radius that reaches across the torus: the minimum-image sum is summed whole.
-    let torus_whole = opts.torus && bound.is_some_and(|b| b.radius_m >= lx.min(ly) / 2.0);
-    let mut bins = None;
-    if let (Some(b), false) = (bound, torus_whole)
-        && matches!(method, Method::Cutoff | Method::Auto)
-    {
-        {
-            let src = if opts.torus {
-                sources.with_periodic_images(lx, ly, b.radius_m)
+    let mut v = Vec::with_capacity(approx.data.len());
+    for band in 0..approx.n_bands() {
+        let (x, y) = (approx.band_f64(band), reference.band_f64(band));
+        let m = y.iter().cloned().fold(0.0f64, f64::max);
+        v.extend(x.iter().zip(&y).map(|(p, q)| {
+            if *q >= 1e-6 * m && *q > 0.0 {
+                ((p - q).abs() / q) as f32
             } else {
-                sources.clone()
-            };
-            let tb = bins::Bins::build(
-                &src,
-                grid,
-                b.radius_m,
-                bins::tile_size_for(b.radius_m, grid.cell_size_m),
-            );
-            report.pairs = Some(tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE));
-            bins = Some(tb);
-        }
+                0.0
+            }
+        }));
     }
-    if method == Method::Auto {
-        let exact_pairs = cells * sources.len() as f64;
-        match (&bins, report.pairs) {
-            (Some(_), Some(p)) if p < exact_pairs => {
-                method = Method::Cutoff;
-                report.note = Some(format!(
-                    "auto: cutoff at R = {:.1} m visits {:.2e} pairs vs {:.2e} for exact",
-                    report.radius_m.unwrap_or(0.0),
-                    p,
-                    exact_pairs
-                ));
-            }
-            _ => {
-                method = Method::Exact;
-                report.note = Some(format!(
-                    "auto: exact ({:.2e} pairs) is cheaper than a cutoff at R = {:.1} m",
-                    exact_pairs,
-                    report.radius_m.unwrap_or(f64::INFINITY)
-                ));
-                report.radius_m = None;
-                report.bound_rel = None;
-            }
-        }
-    }
-    report.method = method;
-    let band = match method {
-        Method::Exact | Method::Auto => {
-            report.pairs = Some(cells * sources.len() as f64);
-            run_exact(backend, grid, &kernel, sources, opts, &mut report)?
-        }
-        Method::Cutoff => match &bins {
-            Some(tb) => {
-                let r = report.radius_m.unwrap_or(0.0);
-                match backend {
-                    Backend::Cpu => {
-                        Band::from_f64(cutoff_cpu::cutoff(grid, &kernel, tb, r), opts.precision)
-                    }
-                    Backend::Cuda(gpu) => {
-                        let (b, ms) = cuda::cutoff(gpu, grid, &kernel, tb, r, opts.precision)?;
-                        report.kernel_ms = Some(ms);
-                        b
-                    }
-                }
-            }
-            None => {
-                report.note = Some("cutoff radius reaches across the torus: the minimum-image sum is evaluated whole (no truncation)".into());
-                report.pairs = Some(cells * sources.len() as f64);
-                run_exact(backend, grid, &kernel, sources, opts, &mut report)?
-            }
-        },
-        Method::Multires => {
-            if opts.torus {
-                return Err(GeofieldError::Unsupported(
-                    "the multires method is the paper's open-plot method; use exact or cutoff on a torus".into(),
-                ));
-            }
-            let rho = sp.multires_threshold();
-            report.rho_m = Some(rho);
-            let (inside, outside) = sources.split_inside(grid);
-            let pyr = pyramid::Pyramid::build(grid, &inside)?;
-            let rhos = pyramid::opening_distances(pyr.levels, rho, opts.multires_variant_b);
-            let mut v = match backend {
-                Backend::Cpu => multires_cpu::multires(grid, &kernel, &pyr, &rhos),
-                Backend::Cuda(gpu) => {
-                    let (v, ms) = cuda::multires(gpu, grid, &kernel, &pyr, &rhos)?;
-                    report.kernel_ms = Some(ms);
-                    v
-                }
-            };
-            if !outside.is_empty() {
-                // The paper's pyramid covers the plot only: trees outside it are summed exactly.
-                let extra = match backend {
-                    Backend::Cpu => exact_cpu::exact(grid, &kernel, &outside, false),
-                    Backend::Cuda(gpu) => {
-                        cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
-                            .0
-                            .to_f64()
-                    }
-                };
-                v.iter_mut().zip(extra).for_each(|(a, b)| *a += b);
-                report.note = Some(format!(
-                    "{} trees outside the grid summed exactly",
-                    outside.len()
-                ));
-            }
-            Band::from_f64(v, opts.precision)
-        }
-    };
-    let (sum, max) = band.sum_and_max();
-    report.seeds_on_grid = sum * grid.cell_size_m * grid.cell_size_m;
-    report.max_density_per_m2 = max;
-    report.seconds = start.elapsed().as_secs_f64();
-    Ok((band, report))
-}
-
-fn run_exact(
-    backend: &Backend,
-    grid: &GridSpec,
-    kernel: &Kernel,
-    sources: &Sources,
-    opts: &DisperseOptions,
-    report: &mut SpeciesReport,
-) -> Result<Band, GeofieldError> {
-    Ok(match backend {
-        Backend::Cpu => Band::from_f64(
-            exact_cpu::exact(grid, kernel, sources, opts.torus),
-            opts.precision,
-        ),
-        Backend::Cuda(gpu) => {
-            let (b, ms) = cuda::exact(gpu, grid, kernel, sources, opts.torus, opts.precision)?;
-            report.kernel_ms = Some(ms);
-            b
-        }
-    })
+    Ok(Raster::new(
+        approx.grid,
+        approx.band_names.clone(),
+        RasterData::F32(v),
+    )?)
 }

@@ -22,7 +22,7 @@ use rand_pcg::Pcg64;
 
 use crate::GeofieldError;
 use crate::wind::{Stability, Station};
-use geofield_core::GridSpec;
+use geofield_core::{GridSpec, Raster, RasterData};
 
 /// Shape of synthetic terrain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +31,48 @@ pub enum TerrainKind {
     Ridge,
     Valley,
     Flat,
+}
+
+impl TerrainKind {
+    /// The kind's name: `gaussian-hill`, `ridge`, `valley` or `flat`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TerrainKind::GaussianHill => "gaussian-hill",
+            TerrainKind::Ridge => "ridge",
+            TerrainKind::Valley => "valley",
+            TerrainKind::Flat => "flat",
+        }
+    }
+}
+
+/// Whether `epsg` is a UTM zone (WGS 84, ETRS89 or NAD83 variants), whose valid eastings centre
+/// on 500 000 m.
+pub fn is_utm(epsg: u16) -> bool {
+    matches!(epsg, 32601..=32660 | 32701..=32760 | 25828..=25838 | 26901..=26923 | 3154..=3160)
+}
+
+/// The south-west corner of a synthetic DEM `width_m` wide, from the coordinates given: in a
+/// UTM zone ([`is_utm`]) a missing easting centres the grid on the zone's central meridian
+/// (500 000 m) and a missing northing is 5 000 000 m; otherwise a missing coordinate is 0. The
+/// flag is true where a CRS other than UTM is given with neither coordinate: the corner (0, 0)
+/// may lie where that CRS is not valid.
+pub fn terrain_origin(
+    x_min_m: Option<f64>,
+    y_min_m: Option<f64>,
+    crs_epsg: Option<u16>,
+    width_m: f64,
+) -> ((f64, f64), bool) {
+    match (x_min_m, y_min_m, crs_epsg) {
+        (x, y, Some(code)) if is_utm(code) => (
+            (
+                x.unwrap_or((500_000.0 - 0.5 * width_m).round()),
+                y.unwrap_or(5_000_000.0),
+            ),
+            false,
+        ),
+        (None, None, Some(_)) => ((0.0, 0.0), true),
+        (x, y, _) => ((x.unwrap_or(0.0), y.unwrap_or(0.0)), false),
+    }
 }
 
 /// A synthetic DEM: the grid and the shape (see the module docs).
@@ -129,6 +171,15 @@ pub fn terrain(spec: &TerrainSpec) -> Result<(GridSpec, Vec<f64>), GeofieldError
         }
     }
     Ok((grid, z))
+}
+
+/// Elevations `z` (m, from [`terrain`]) on `grid` as a one-band f32 raster named `elevation`.
+pub fn dem_raster(grid: GridSpec, z: &[f64]) -> Result<Raster, GeofieldError> {
+    Ok(Raster::new(
+        grid,
+        vec!["elevation".into()],
+        RasterData::F32(z.iter().map(|&v| v as f32).collect()),
+    )?)
 }
 
 fn centre(grid: &GridSpec) -> (f64, f64) {
