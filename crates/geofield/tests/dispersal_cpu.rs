@@ -270,10 +270,14 @@ fn auto_picks_a_method_and_meets_tolerance() {
 
 #[test]
 fn multires_error_is_in_the_documented_range() {
-    // An SBS-like 4-species stand on a 1 m grid: 256 m x 256 m at 300 stems/ha. Measured and
-    // documented in docs/benchmarks.md: variant A (rho_q = rho 2^(q-1)) errs by mean 2e-7..3e-4
-    // and max 5e-5..3e-2 per species here; variant B (rho at every level) lumps whole quadrants
-    // and errs by tens of per cent. Neither is the exact sum.
+    // An SBS-like 4-species stand on a 1 m grid: 256 m x 256 m at 300 stems/ha. The method has
+    // no a-priori bound, so the reference is the paper's own published accuracy (Fan et al.
+    // 2012: 0-4.1 % per-cell error, mean 1.72 %, against the exact sum): the port must be at
+    // least as accurate (variant A, rho_q = rho 2^(q-1)). The total seed mass then cannot be off
+    // by more than the largest per-cell relative error (|sum a - sum e| <= max|a/e - 1| sum e;
+    // cells below 1e-6 of the maximum, left out of max_rel, add at most 1e-6 relative).
+    // Variant B (rho at every level) lumps whole quadrants: it must be far outside the paper's
+    // range, or the two readings would not be told apart.
     let sp = synth::sbs_species();
     let e = Extent::new(0.0, 0.0, 256.0, 256.0).unwrap();
     let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
@@ -306,20 +310,25 @@ fn multires_error_is_in_the_documented_range() {
             "multires A {}: {ma:?}\nmultires B {}: {mb:?}",
             sp[i].name, sp[i].name
         );
+        const PAPER_MAX_REL: f64 = 0.041;
+        const PAPER_MEAN_REL: f64 = 0.0172;
         assert!(
-            ma.mean_rel < 1e-3 && ma.max_rel < 0.05 && ma.mass_rel.abs() < 1e-4,
+            ma.mean_rel <= PAPER_MEAN_REL
+                && ma.max_rel <= PAPER_MAX_REL
+                && ma.mass_rel.abs() <= ma.max_rel + 1e-6,
             "{}: {ma:?}",
             sp[i].name
         );
         assert!(
-            mb.mean_rel > 0.1,
+            mb.mean_rel > PAPER_MAX_REL,
             "variant B should be grossly wrong here: {mb:?}"
         );
         worst_a = worst_a.max(ma.max_rel);
         assert_eq!(a.reports[i].rho_m, sp[i].multires_threshold_m);
     }
-    // Clustered nodes are used: the port is not secretly the exact sum.
-    assert!(worst_a > 1e-3, "{worst_a}");
+    // Clustered nodes are used: the port is not secretly the exact sum (which, in f64 over a few
+    // thousand terms, would agree with the exact method to ~1e-13).
+    assert!(worst_a > 1e-9, "{worst_a}");
 }
 
 #[test]

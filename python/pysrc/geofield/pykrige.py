@@ -302,8 +302,9 @@ class _Kriging:
                 zs, ss = zs[::-1], ss[::-1]
             if flip_x:
                 zs, ss = zs[:, ::-1], ss[:, ::-1]
-            return (np.ma.masked_array(np.ascontiguousarray(zs), mask=m),
-                    np.ma.masked_array(np.ascontiguousarray(ss), mask=m))
+            # Views, not copies: flipping a 1e6-node grid twice would cost more than the
+            # Python layer's whole budget on the GPU.
+            return np.ma.masked_array(zs, mask=m), np.ma.masked_array(ss, mask=m)
         if style != "points":
             gx, gy = np.meshgrid(xp, yp)
             px, py_ = gx[~m], gy[~m]
