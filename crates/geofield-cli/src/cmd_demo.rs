@@ -171,11 +171,8 @@ pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
 /// Boids: 2,000 agents from OpenSteer's dense start in a world of radius 30, 1,500 steps (25 s of
 /// simulated time), with an animated GIF, the final frame and the final state.
 fn flock_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Result<()> {
-    use geofield::flock::{Flock, FlockParams, FlockState, Start, stats};
+    use geofield::flock::{self, FlockParams, FlockState, RunOptions, Start};
     let (n, world, total, every) = (2000usize, 30.0f32, 1500usize, 25usize);
-    let params = FlockParams::new(world);
-    let s0 = FlockState::init(n, Start::Dense, world, 7);
-    let st0 = stats(&s0, world);
     let view = geofield_io::FlockView {
         width: 480,
         height: 480,
@@ -186,44 +183,41 @@ fn flock_demo(a: &DemoArgs, be: &geofield::Backend, steps: &mut Vec<Step>) -> Re
             "geofield flock: {n} boids (OpenSteer rules, 7 nearest)"
         )),
     };
-    let mut fl = Flock::new(be, params, s0)?;
     let mut frames = Vec::new();
-    let mut step_s = 0.0;
-    let mut last = None;
-    for done in (0..=total).step_by(every) {
-        if done > 0 {
-            let t = Instant::now();
-            fl.step(every)?;
-            fl.synchronize()?;
-            step_s += t.elapsed().as_secs_f64();
-        }
-        let st = fl.state()?;
-        let s = stats(&st, world);
+    let opts = RunOptions {
+        steps: total,
+        every: Some(every),
+        ..Default::default()
+    };
+    let s0 = FlockState::init(n, Start::Dense, world, 7);
+    let run = flock::run(be, s0, &FlockParams::new(world), &opts, &mut |s| {
         let caption = format!(
-            "step {done}  t={:.1}s  polarisation {:.2}",
-            done as f64 / 60.0,
-            s.polarisation
+            "step {}  t={:.1}s  polarisation {:.2}",
+            s.step,
+            s.step as f64 / 60.0,
+            s.stats.polarisation
         );
-        frames.push(geofield_io::render_flock(&st.pos, &st.fwd, &view, &caption));
-        last = Some((st, s));
-    }
+        frames.push(geofield_io::render_flock(
+            &s.state.pos,
+            &s.state.fwd,
+            &view,
+            &caption,
+        ));
+    })?;
     let t = Instant::now();
     geofield_io::write_gif(&a.out.join("flock.gif"), &frames, 4)?;
     if let Some(f) = frames.last() {
         geofield_io::write_frame_png(&a.out.join("flock.png"), f)?;
     }
-    let Some((st, s)) = last else {
-        return Ok(());
-    };
-    geofield_io::write_npy_f32(&a.out.join("flock_state.npy"), &[n, 6], &st.to_rows())?;
+    flock::io::write_state(&a.out.join("flock_state.npy"), &run.state)?;
     steps.push(Step {
         what: "flock (boids)".into(),
-        seconds: step_s,
+        seconds: run.step_seconds,
         result: format!(
             "{n} boids x {total} steps, {:.0} steps/s; polarisation {:.2} -> {:.2}",
-            total as f64 / step_s.max(1e-9),
-            st0.polarisation,
-            s.polarisation
+            total as f64 / run.step_seconds.max(1e-9),
+            run.initial.polarisation,
+            run.final_stats.polarisation
         ),
     });
     steps.push(Step {

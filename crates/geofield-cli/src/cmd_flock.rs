@@ -1,17 +1,14 @@
 //! `geofield flock`: OpenSteer's boids on exact neighbour searches, with frames and statistics.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::flock::io::{self as fio, Frames};
-use geofield::flock::{
-    self, Flock, FlockIndex, FlockParams, FlockState, FlockStats, NeighborMode, Start,
-};
-use serde::Serialize;
+use geofield::flock::{self, FlockIndex, FlockParams, FlockState, NeighborMode, RunOptions, Start};
 
 use crate::ctx::{Ctx, Global};
+use crate::flock_report;
 use crate::outputs::{Kind, Outputs};
 
 /// Agents when neither --agents nor --init gives them.
@@ -85,32 +82,6 @@ pub struct FlockArgs {
     /// Frame size in pixels (square).
     #[arg(long, default_value_t = 640)]
     pub frame_size: u32,
-}
-
-#[derive(Serialize)]
-struct Sample {
-    step: u64,
-    #[serde(flatten)]
-    stats: FlockStats,
-}
-
-#[derive(Serialize)]
-struct Report {
-    agents: usize,
-    steps: usize,
-    backend: String,
-    device: String,
-    params: FlockParams,
-    start: String,
-    seed: Option<u64>,
-    /// Wall time of the steps alone (frames and statistics excluded), seconds.
-    step_seconds: f64,
-    steps_per_s: f64,
-    agent_steps_per_s: f64,
-    initial: FlockStats,
-    r#final: FlockStats,
-    samples: Vec<Sample>,
-    frames: Vec<String>,
 }
 
 impl From<IndexArg> for FlockIndex {
@@ -212,120 +183,20 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     let params = params_from(a, n)?;
     let frames_dir = a.frames.as_deref().map(|d| outs.folder(d)).transpose()?;
     let be = ctx.open_backend()?.backend;
-    let world = params.constants.world_radius;
-    let initial = flock::stats(&state, world);
-    let mut fl = Flock::new(&be, params, state)?;
     let want_frames = a.frames.is_some() || a.gif.is_some();
-    let every = a.every.unwrap_or((a.steps / 100).max(1));
-    let view = fio::view(a.frame_size, world, n);
-    let mut frames = Frames::new(view, params.dt, frames_dir, a.gif.is_some());
+    let view = fio::view(a.frame_size, params.constants.world_radius, n);
+    let opts = RunOptions {
+        steps: a.steps,
+        every: want_frames.then(|| a.every.unwrap_or((a.steps / 100).max(1))),
+        frames: want_frames.then(|| Frames::new(view, params.dt, frames_dir, a.gif.is_some())),
+    };
     if !quiet {
-        let within = match params.mode {
-            NeighborMode::Nearest { k } => format!("{k} nearest"),
-            NeighborMode::Radius => "all".to_string(),
-        };
-        let index = format!("{:?}", params.index).to_lowercase();
-        println!(
-            "{n} boids, world radius {world:.1}, {within} within r = {}, {index} index, {}",
-            params.radius,
-            be.label()
-        );
+        flock_report::print_header(&params, n, &be);
     }
-    let mut samples = Vec::new();
-    let (mut step_seconds, mut done) = (0.0, 0usize);
-    let mut snapshot = |fl: &Flock, done: usize, step_seconds: f64| -> Result<()> {
-        let st = fl.state()?;
-        let s = flock::stats(&st, world);
+    let run = flock::run(&be, state, &params, &opts, &mut |s| {
         if !quiet {
-            let rate = if done > 0 {
-                format!(", {:.0} steps/s", done as f64 / step_seconds.max(1e-12))
-            } else {
-                String::new()
-            };
-            println!(
-                "step {done:>6}: polarisation {:.3}, mean nearest-neighbour distance {:.3}, mean speed {:.2}{rate}",
-                s.polarisation, s.mean_nn_distance, s.mean_speed
-            );
+            flock_report::print_snapshot(s);
         }
-        if want_frames {
-            frames.record(&st, done as u64, s.polarisation)?;
-        }
-        samples.push(Sample {
-            step: done as u64,
-            stats: s,
-        });
-        Ok(())
-    };
-    if want_frames {
-        snapshot(&fl, 0, 0.0)?;
-    }
-    while done < a.steps {
-        let chunk = (a.steps - done).min(if want_frames { every } else { usize::MAX });
-        let t = Instant::now();
-        fl.step(chunk)?;
-        fl.synchronize()?;
-        step_seconds += t.elapsed().as_secs_f64();
-        done += chunk;
-        if want_frames {
-            snapshot(&fl, done, step_seconds)?;
-        }
-    }
-    let st = fl.state()?;
-    let fin = flock::stats(&st, world);
-    let sps = a.steps as f64 / step_seconds.max(1e-12);
-    println!(
-        "{} steps of {n} boids in {step_seconds:.3} s: {sps:.1} steps/s, {:.3e} agent-steps/s ({})",
-        a.steps,
-        sps * n as f64,
-        be.label()
-    );
-    println!(
-        "polarisation {:.3} (start {:.3}), mean nearest-neighbour distance {:.3} (start {:.3})",
-        fin.polarisation, initial.polarisation, fin.mean_nn_distance, initial.mean_nn_distance
-    );
-    let mut written = Vec::new();
-    if let Some(p) = &a.out {
-        written.push(outs.write_one(p, |s| Ok(fio::write_state(s, &st)?))?);
-    }
-    if let Some(p) = &a.gif {
-        written.push(outs.write_one(p, |s| Ok(frames.write_gif(s)?))?);
-    }
-    let frame_files: Vec<String> = match &a.frames {
-        Some(d) => frames
-            .names()
-            .iter()
-            .map(|f| d.join(f).display().to_string())
-            .collect(),
-        None => Vec::new(),
-    };
-    if let Some(p) = ctx.json() {
-        let r = Report {
-            agents: n,
-            steps: a.steps,
-            backend: be.label(),
-            device: be.device_name(),
-            params,
-            start: match (&a.init, a.start.unwrap_or(StartArg::Dense)) {
-                (Some(p), _) => format!("file {}", p.display()),
-                (None, s) => format!("{s:?}").to_lowercase(),
-            },
-            seed: a.init.is_none().then(|| a.seed.unwrap_or(1)),
-            step_seconds,
-            steps_per_s: sps,
-            agent_steps_per_s: sps * n as f64,
-            initial,
-            r#final: fin,
-            samples,
-            frames: frame_files.clone(),
-        };
-        written.push(outs.write_json(p, &r)?);
-    }
-    outs.commit()?;
-    if !written.is_empty() {
-        println!("wrote {}", crate::output::joined(&written));
-    }
-    if let Some(d) = &a.frames {
-        println!("wrote {} frames into {}", frame_files.len(), d.display());
-    }
-    Ok(())
+    })?;
+    flock_report::finish(a, ctx, &be, params, &run, outs)
 }

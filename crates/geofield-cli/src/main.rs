@@ -13,6 +13,7 @@ mod cmd_variogram;
 mod cmd_wind;
 mod ctx;
 mod disperse_report;
+mod flock_report;
 mod inputs;
 mod krige_in;
 mod krige_out;

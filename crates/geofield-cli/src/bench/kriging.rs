@@ -166,7 +166,7 @@ fn first_rows(grid: &GridSpec, rows: usize) -> GridSpec {
 fn reference(groups: &[Group], grid: &GridSpec, nodes: usize) -> Result<Vec<Vec<f64>>> {
     let mut out = vec![];
     for g in groups {
-        let map = g.system.frame().node_map(grid);
+        let map = g.system.frame().node_grid(grid);
         let (nx, ny): (Vec<f64>, Vec<f64>) = (0..nodes.min(grid.n_cells()))
             .map(|j| map.node(j / grid.cols, j % grid.cols))
             .unzip();
@@ -309,7 +309,7 @@ fn paper_rows(
     let nodes = s.grid.n_cells();
     let n = s.set.len();
     let reference = reference(&groups, &s.grid, nodes)?;
-    let map = g.frame().node_map(&s.grid);
+    let map = g.frame().node_grid(&s.grid);
     let (nx, ny): (Vec<f64>, Vec<f64>) = (0..nodes)
         .map(|j| map.node(j / s.grid.cols, j % s.grid.cols))
         .unzip();
@@ -421,18 +421,7 @@ fn paper_rows(
                 true,
             );
         }
-        super::kriging_gpu::paper_rows(
-            a,
-            be,
-            env,
-            &s.name,
-            g,
-            &map,
-            (s.grid.rows, s.grid.cols),
-            &reference,
-            s.spread,
-            rows,
-        )?;
+        super::kriging_gpu::paper_rows(a, be, env, &s.name, g, &map, &reference, s.spread, rows)?;
     }
     Ok(())
 }
@@ -521,18 +510,9 @@ fn large_rows(
             && !variance
             && let Some(System::Global(g)) = groups.first().map(|g| &g.system)
         {
-            let map = g.frame().node_map(&grid);
+            let map = g.frame().node_grid(&grid);
             super::kriging_gpu::large_fast_row(
-                a,
-                be,
-                env,
-                &s.name,
-                g,
-                &map,
-                (grid.rows, grid.cols),
-                &reference,
-                s.spread,
-                rows,
+                a, be, env, &s.name, g, &map, &reference, s.spread, rows,
             )?;
         }
     }

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use geofield::Backend;
-use geofield::bench::kriging::{GlobalKriging, NodeMap, device_covariance, device_grid};
+use geofield::bench::kriging::{GlobalKriging, NodeGrid, device_covariance};
 use geofield_cuda::kriging::{self as gk, DualInputs, KrigeFloat, PaperMode};
 
 use super::kriging::{BenchArgs, Row};
@@ -79,8 +79,7 @@ pub fn paper_rows(
     env: &BenchEnv,
     case: &str,
     g: &GlobalKriging,
-    grid_map: &NodeMap,
-    rows_cols: (usize, usize),
+    grid: &NodeGrid,
     reference: &[Vec<f64>],
     spread: f64,
     rows: &mut Vec<Row>,
@@ -88,12 +87,11 @@ pub fn paper_rows(
     let Backend::Cuda(gpu) = be else {
         return Ok(());
     };
-    let grid = device_grid(grid_map, rows_cols.0, rows_cols.1);
     let nodes = grid.len();
     let (xs, ys) = g.sample_coords();
     let xy: Vec<f64> = xs.iter().zip(ys).flat_map(|(&x, &y)| [x, y]).collect();
     for mode in [PaperMode::Exp1, PaperMode::Exp2, PaperMode::Exp4] {
-        let (t, d, v) = paper_t::<f32>(a, gpu, g, &grid, &xy, mode)?;
+        let (t, d, v) = paper_t::<f32>(a, gpu, g, grid, &xy, mode)?;
         let e = rel_err(&v, reference, nodes, spread);
         row(
             rows,
@@ -106,7 +104,7 @@ pub fn paper_rows(
             d,
             e,
         );
-        let (t, d, v) = paper_t::<f64>(a, gpu, g, &grid, &xy, mode)?;
+        let (t, d, v) = paper_t::<f64>(a, gpu, g, grid, &xy, mode)?;
         let e = rel_err(&v, reference, nodes, spread);
         row(
             rows,
@@ -126,7 +124,7 @@ pub fn paper_rows(
         env,
         case,
         g,
-        &grid,
+        grid,
         &[true, false],
         reference,
         spread,
@@ -187,8 +185,7 @@ pub fn large_fast_row(
     env: &BenchEnv,
     case: &str,
     g: &GlobalKriging,
-    grid_map: &NodeMap,
-    rows_cols: (usize, usize),
+    grid: &NodeGrid,
     reference: &[Vec<f64>],
     spread: f64,
     rows: &mut Vec<Row>,
@@ -196,17 +193,5 @@ pub fn large_fast_row(
     let Backend::Cuda(gpu) = be else {
         return Ok(());
     };
-    let grid = device_grid(grid_map, rows_cols.0, rows_cols.1);
-    dual_rows(
-        a,
-        gpu,
-        env,
-        case,
-        g,
-        &grid,
-        &[true],
-        reference,
-        spread,
-        rows,
-    )
+    dual_rows(a, gpu, env, case, g, grid, &[true], reference, spread, rows)
 }

@@ -124,7 +124,9 @@ impl NodeGrid {
         self.len() == 0
     }
 
-    /// Node coordinates in the kernels' exact order (no FMA: Rust never contracts).
+    /// Node coordinates in the kernels' exact order (no FMA: Rust never contracts); the CPU
+    /// evaluation of `geofield` places its nodes with this too.
+    #[inline]
     pub fn node(&self, row: usize, col: usize) -> (f64, f64) {
         let (c, r) = (col as f64, row as f64);
         (

@@ -32,10 +32,16 @@
 //! the whole world ball instead. Both come from a seeded PCG generator on the host (same start
 //! on every backend). The default world radius keeps the paper's density (40,960 agents in a
 //! ball of radius 200) for any N, and is at least OpenSteer's 50.
+//!
+//! # Running
+//!
+//! [`Flock`] steps a flock on a backend; [`run`] takes a whole run in timed chunks, with
+//! snapshots (statistics, a progress callback and, with feature `io`, frames) between them.
 
 mod cpu;
 #[cfg(feature = "io")]
 pub mod io;
+mod simulation;
 pub(crate) mod steer;
 
 use rand::{Rng, SeedableRng};
@@ -44,6 +50,7 @@ use serde::Serialize;
 
 use crate::neighbors::K_MAX;
 use crate::{Backend, GeofieldError};
+pub use simulation::{FlockRun, FlockSample, RunOptions, Snapshot, run};
 pub use steer::Agent;
 
 /// OpenSteer's boids constants and the world radius (`BoidsConstants::opensteer(r)`): the

@@ -21,7 +21,7 @@ use geofield_cuda::kriging::{
 };
 
 use super::params::{Kind, Precision};
-use super::space::{Covariance, NodeMap};
+use super::space::Covariance;
 use super::systems::System;
 use super::variogram::{Model, matern_scale};
 use crate::GeofieldError;
@@ -63,17 +63,6 @@ pub fn device_covariance(cov: &Covariance) -> gk::Covariance {
     }
 }
 
-/// The device's node grid.
-pub fn device_grid(map: &NodeMap, rows: usize, cols: usize) -> NodeGrid {
-    NodeGrid {
-        origin: [map.ox, map.oy],
-        col_step: [map.cx, map.cy],
-        row_step: [map.rx, map.ry],
-        rows,
-        cols,
-    }
-}
-
 /// Surface-major device output (`surfaces` blocks of equal length) as one f64 vector per
 /// surface, in one pass.
 fn per_surface<T: KrigeFloat>(v: &[T], surfaces: usize) -> Vec<Vec<f64>> {
@@ -91,15 +80,13 @@ fn widen<T: KrigeFloat>(v: Vec<T>) -> Vec<f64> {
 pub(crate) fn eval_grid(
     gpu: &Arc<Gpu>,
     system: &System,
-    map: &NodeMap,
-    rows: usize,
-    cols: usize,
+    grid: &NodeGrid,
     variance: bool,
     precision: Precision,
 ) -> Result<Out, GeofieldError> {
     match precision {
-        Precision::F32 => eval_grid_t::<f32>(gpu, system, map, rows, cols, variance, precision),
-        Precision::F64 => eval_grid_t::<f64>(gpu, system, map, rows, cols, variance, precision),
+        Precision::F32 => eval_grid_t::<f32>(gpu, system, grid, variance, precision),
+        Precision::F64 => eval_grid_t::<f64>(gpu, system, grid, variance, precision),
     }
 }
 
@@ -126,13 +113,10 @@ fn global_variance(
 fn eval_grid_t<T: KrigeFloat>(
     gpu: &Arc<Gpu>,
     system: &System,
-    map: &NodeMap,
-    rows: usize,
-    cols: usize,
+    grid: &NodeGrid,
     variance: bool,
     precision: Precision,
 ) -> Result<Out, GeofieldError> {
-    let grid = device_grid(map, rows, cols);
     match system {
         System::Global(g) => {
             let cov = device_covariance(&g.cov);
@@ -147,7 +131,7 @@ fn eval_grid_t<T: KrigeFloat>(
             };
             // Every kernel of the evaluation compiled together (in parallel) on a first run.
             gk::prepare_global::<T>(gpu, &cov, g.xs.len(), g.surfaces, false, variance)?;
-            let (pred, t) = gk::dual_predict::<T>(gpu, &cov, &grid, &inp, false)?;
+            let (pred, t) = gk::dual_predict::<T>(gpu, &cov, grid, &inp, false)?;
             let mut seconds = t.kernel_ms / 1e3;
             let var = if variance {
                 let linv = g.l_inverse();
@@ -159,7 +143,7 @@ fn eval_grid_t<T: KrigeFloat>(
                     drift_terms: g.p_var,
                     drift_scale: g.frame.drift_scale,
                 };
-                let (v, s) = global_variance(gpu, &cov, &grid, &vin, precision)?;
+                let (v, s) = global_variance(gpu, &cov, grid, &vin, precision)?;
                 seconds += s;
                 Some(v)
             } else {
@@ -185,7 +169,7 @@ fn eval_grid_t<T: KrigeFloat>(
                 means: &means,
                 want_variance: variance,
             };
-            let (out, t) = gk::local_krige::<T>(gpu, &cov, &grid, &inp)?;
+            let (out, t) = gk::local_krige::<T>(gpu, &cov, grid, &inp)?;
             Ok((
                 per_surface(&out.pred, l.surfaces),
                 out.var.map(widen),

@@ -86,10 +86,9 @@ pub fn krige_grid_with(
     let mut done = 0usize;
     let mut device_seconds = None;
     for g in groups {
-        let map = g.system.frame().node_map(grid);
+        let map = g.system.frame().node_grid(grid);
         let (mut p, mut v) = if let Backend::Cuda(gpu) = backend {
-            let (p, v, s) =
-                cuda::eval_grid(gpu, &g.system, &map, rows, cols, variance, opts.precision)?;
+            let (p, v, s) = cuda::eval_grid(gpu, &g.system, &map, variance, opts.precision)?;
             *device_seconds.get_or_insert(0.0) += s;
             done += rows;
             if let Some(f) = progress {

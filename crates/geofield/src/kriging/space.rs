@@ -20,6 +20,11 @@ use super::params::{Anisotropy, NuggetMode};
 use super::variogram::{Model, Variogram};
 use crate::dispersal::fastmath::exp_neg;
 
+/// Node (row, col) of a grid in kriging space: [`NodeGrid::node`] evaluates
+/// x = (origin.x + col·col_step.x) + row·row_step.x (and y likewise) in that order in f64, the
+/// order the CUDA kernels use (without FMA), so the CPU and the GPU place every node alike.
+pub use geofield_cuda::kriging::NodeGrid;
+
 /// World → kriging space.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Frame {
@@ -30,29 +35,6 @@ pub struct Frame {
     pub isotropic: bool,
     /// Drift coordinates are (x, y) / `drift_scale`.
     pub drift_scale: f64,
-}
-
-/// Node (row, col) of a grid in kriging space: x = (ox + col·cx) + row·rx, y = (oy + col·cy) +
-/// row·ry, evaluated in that order in f64 (the CUDA kernels use the same order without FMA).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NodeMap {
-    pub ox: f64,
-    pub oy: f64,
-    pub cx: f64,
-    pub cy: f64,
-    pub rx: f64,
-    pub ry: f64,
-}
-
-impl NodeMap {
-    #[inline]
-    pub fn node(&self, row: usize, col: usize) -> (f64, f64) {
-        let (r, c) = (row as f64, col as f64);
-        (
-            (self.ox + c * self.cx) + r * self.rx,
-            (self.oy + c * self.cy) + r * self.ry,
-        )
-    }
 }
 
 impl Frame {
@@ -98,29 +80,26 @@ impl Frame {
     }
 
     /// The grid's cell centres in kriging space.
-    pub fn node_map(&self, grid: &GridSpec) -> NodeMap {
+    pub fn node_grid(&self, grid: &GridSpec) -> NodeGrid {
         let cs = grid.cell_size_m;
         let dx0 = grid.x_min_m + 0.5 * cs - self.centre.0;
         let dy0 = grid.y_max_m - 0.5 * cs - self.centre.1;
         let [a, b, c, d] = self.m;
-        if self.isotropic {
-            NodeMap {
-                ox: dx0,
-                oy: dy0,
-                cx: cs,
-                cy: 0.0,
-                rx: 0.0,
-                ry: -cs,
-            }
+        let (origin, col_step, row_step) = if self.isotropic {
+            ([dx0, dy0], [cs, 0.0], [0.0, -cs])
         } else {
-            NodeMap {
-                ox: a * dx0 + b * dy0,
-                oy: c * dx0 + d * dy0,
-                cx: a * cs,
-                cy: c * cs,
-                rx: -b * cs,
-                ry: -d * cs,
-            }
+            (
+                [a * dx0 + b * dy0, c * dx0 + d * dy0],
+                [a * cs, c * cs],
+                [-b * cs, -d * cs],
+            )
+        };
+        NodeGrid {
+            origin,
+            col_step,
+            row_step,
+            rows: grid.rows,
+            cols: grid.cols,
         }
     }
 
