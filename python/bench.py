@@ -75,8 +75,9 @@ def krige_rows(nodes_side, samples, repeat, backends, pykrige_backends):
         whole = median_time(lambda: ok.execute("grid", gx, gy, device=be), repeat)
         model, sill, rng_, nug = ok._gf
         lib = median_time(lambda: _native.krige(
-            ok.X_ORIG, ok.Y_ORIG, [ok.Z], ["z"], [(model, sill, rng_, nug)], "ordinary", None,
-            None, None, None, None, False, None, grid, True, "float64", be), repeat)
+            ok.X_ORIG, ok.Y_ORIG, [ok.Z], ["z"], [(model, sill, rng_, nug)],
+            ("ordinary", None, None, None, None, None, False), None, grid, True, "float64", be),
+            repeat)
         rows.append({"case": f"pykrige grid {nodes_side}x{nodes_side} from {samples} with variance",
                      "who": f"geofield.pykrige {be}", "seconds": whole, "library_seconds": lib,
                      "python_overhead": (whole - lib) / lib})

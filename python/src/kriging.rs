@@ -25,18 +25,31 @@ fn shown(e: &dyn std::error::Error) -> String {
     e.to_string()
 }
 
+/// How to krige, as Python passes it: `(kind, mean, drift, anisotropy (azimuth_deg, ratio),
+/// neighbors, radius, measurement_error)`.
+#[derive(FromPyObject)]
+pub struct Setup(
+    String,
+    Option<f64>,
+    Option<String>,
+    Option<(f64, f64)>,
+    Option<usize>,
+    Option<f64>,
+    bool,
+);
+
 /// Kriging options from the Python arguments.
-#[allow(clippy::too_many_arguments)]
-fn options(
-    kind: &str,
-    mean: Option<f64>,
-    drift: Option<&str>,
-    anisotropy: Option<(f64, f64)>,
-    neighbors: Option<usize>,
-    radius: Option<f64>,
-    measurement_error: bool,
-    precision: &str,
-) -> PyResult<KrigeOptions> {
+fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> {
+    let Setup(kind, mean, drift, anisotropy, neighbors, radius, measurement_error) = setup;
+    let (kind, mean, drift, anisotropy, neighbors, radius, measurement_error) = (
+        kind.as_str(),
+        *mean,
+        drift.as_deref(),
+        *anisotropy,
+        *neighbors,
+        *radius,
+        *measurement_error,
+    );
     let kind = match (kind, mean, drift) {
         ("ordinary", None, None) => Kind::Ordinary,
         ("simple", Some(mean), None) => Kind::Simple { mean },
@@ -128,7 +141,7 @@ fn samples(
 /// `(values (surfaces, nodes), variance (surfaces, nodes) or None, grid or None, info JSON,
 /// backend label)`; on a grid the nodes are row-major from the north-west corner.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, kind, mean, drift, anisotropy, neighbors, radius, measurement_error, points, grid, variance, precision, backend))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige<'py>(
     py: Python<'py>,
@@ -137,13 +150,7 @@ pub fn krige<'py>(
     values: Vec<PyReadonlyArray1<'py, f64>>,
     names: Vec<String>,
     variograms: Vec<VariogramArg>,
-    kind: &str,
-    mean: Option<f64>,
-    drift: Option<&str>,
-    anisotropy: Option<(f64, f64)>,
-    neighbors: Option<usize>,
-    radius: Option<f64>,
-    measurement_error: bool,
+    setup: Setup,
     points: Option<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)>,
     grid: Option<(f64, f64, f64, usize, usize)>,
     variance: bool,
@@ -178,16 +185,7 @@ pub fn krige<'py>(
     };
     let params = KrigeParams {
         variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
-        options: options(
-            kind,
-            mean,
-            drift,
-            anisotropy,
-            neighbors,
-            radius,
-            measurement_error,
-            precision,
-        )?,
+        options: options(&setup, precision)?,
         target,
         variance,
         resolve_crossings: false,
@@ -309,7 +307,7 @@ pub fn variogram_bins<'py>(
 /// Leave-one-out cross-validation of each surface: `[(name, locations, error, variance, rmse,
 /// mean_error, mean_standardised, mean_square_standardised)]`.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, kind, mean, drift, anisotropy, neighbors, radius, measurement_error))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn cross_validate<'py>(
     py: Python<'py>,
@@ -318,27 +316,12 @@ pub fn cross_validate<'py>(
     values: Vec<PyReadonlyArray1<'py, f64>>,
     names: Vec<String>,
     variograms: Vec<VariogramArg>,
-    kind: &str,
-    mean: Option<f64>,
-    drift: Option<&str>,
-    anisotropy: Option<(f64, f64)>,
-    neighbors: Option<usize>,
-    radius: Option<f64>,
-    measurement_error: bool,
+    setup: Setup,
 ) -> PyResult<Vec<(String, Vec<usize>, Vec<f64>, Vec<f64>, f64, f64, f64, f64)>> {
     let set = samples(&xs, &ys, &values, names)?;
     let params = KrigeParams {
         variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
-        options: options(
-            kind,
-            mean,
-            drift,
-            anisotropy,
-            neighbors,
-            radius,
-            measurement_error,
-            "float64",
-        )?,
+        options: options(&setup, "float64")?,
         target: Target::Points {
             xs: vec![],
             ys: vec![],

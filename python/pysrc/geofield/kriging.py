@@ -84,6 +84,15 @@ def _aniso(anisotropy):
         raise GeofieldValueError("anisotropy: expected (azimuth_deg, ratio)") from None
 
 
+def _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode):
+    """The native ``setup`` tuple (see ``python/src/kriging.rs``)."""
+    if nugget_mode not in ("exact", "measurement-error"):
+        raise GeofieldValueError(f"nugget_mode: {nugget_mode!r} is not 'exact' or "
+                                 f"'measurement-error'")
+    return (kind, mean, drift, _aniso(anisotropy), neighbors,
+            None if radius is None else float(radius), nugget_mode == "measurement-error")
+
+
 def _common(x, y, values):
     xs = _arrays.floats("x", x)
     ys = _arrays.floats("y", y)
@@ -138,8 +147,8 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
     rows_n = round((y_max - y_min) / h)
     kind, mean, drift = _kind(kind, mean, drift)
     z, var, grid, info, used = _native.krige(
-        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)), kind, mean,
-        drift, _aniso(anisotropy), neighbors, radius, nugget_mode == "measurement-error", None,
+        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
+        _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), None,
         (x_min, y_max, h, rows_n, cols_n), bool(variance), precision, backend)
     rows, cols_ = grid[3], grid[4]
     bands = [z[i].reshape(rows, cols_) for i in builtins_range(len(names))]
@@ -173,9 +182,9 @@ def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, poin
     _arrays.same_length(**{"points[0]": xp, "points[1]": yp})
     kind, mean, drift = _kind(kind, mean, drift)
     z, var, _, _, _ = _native.krige(
-        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)), kind, mean,
-        drift, _aniso(anisotropy), neighbors, radius, nugget_mode == "measurement-error",
-        (xp, yp), None, bool(variance), "float64", backend)
+        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
+        _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), (xp, yp), None,
+        bool(variance), "float64", backend)
     return z, var
 
 
@@ -212,8 +221,8 @@ def cross_validate(x, y, values, model, sill=None, range=None, nugget=0.0, *, ki
     xs, ys, cols, names = _common(x, y, values)
     kind, mean, drift = _kind(kind, mean, drift)
     rows = _native.cross_validate(
-        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)), kind, mean,
-        drift, _aniso(anisotropy), neighbors, radius, nugget_mode == "measurement-error")
+        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
+        _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode))
     return {r[0]: {"locations": np.array(r[1], dtype=np.int64), "error": np.array(r[2]),
                    "variance": np.array(r[3]), "rmse": r[4], "mean_error": r[5],
                    "mean_standardised_error": r[6], "mean_square_standardised_error": r[7]}

@@ -327,7 +327,7 @@ class _Kriging:
             aniso = (90.0 - self.anisotropy_angle, 1.0 / self.anisotropy_scaling)
         z, var, _, self.info, self.last_device = _native.krige(
             self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, sill, rng, nugget)],
-            self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values,
+            (self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values),
             points, grid, True, "float64", device)
         return z[0], var[0]
 
