@@ -74,8 +74,11 @@ class NeighborIndex:
             raise GeofieldValueError(f"x: the last dimension must be {self.m} (the points' "
                                      f"dimension), got shape {xa.shape}")
         lead = xa.shape[:-1]
-        q = _arrays.floats("x", xa.reshape(-1, self.m), ndim=2, dtypes=(self.data.dtype,),
-                           allow_empty=True)
+        if xa is self.data:
+            q = self.data  # checked when the index was built
+        else:
+            q = _arrays.floats("x", xa.reshape(-1, self.m), ndim=2, dtypes=(self.data.dtype,),
+                               allow_empty=True)
         bound = float(distance_upper_bound)
         if math.isnan(bound) or bound < 0:
             raise GeofieldValueError(f"distance_upper_bound: {distance_upper_bound!r} must be >= 0")
