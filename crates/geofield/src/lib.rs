@@ -12,11 +12,14 @@
 //! - [`kriging`]: variograms, simple/ordinary/universal kriging, global and local.
 //! - [`wind`]: mass-consistent 3-D wind fields over terrain (WEST and Sherman).
 //!
-//! With the default feature `io` each capability also reads its domain inputs, next to it:
-//! [`dispersal::io`] (species TOML, stem-map CSV), [`kriging::io`] (sample CSV),
-//! [`neighbors::io`] (point CSV/NPY) and [`wind::io`] (DEM GeoTIFF/ESRI ASCII, stations CSV),
-//! with errors ([`InputError`]) that name the file, line and field. Sizes a file declares are
-//! checked against the file's length and the available memory before anything is allocated.
+//! With the default feature `io` each capability also reads and writes its domain files, next to
+//! it: [`dispersal::io`] (species TOML, stem-map CSV; seed maps as GeoTIFF/ASCII/NPY and PNG),
+//! [`kriging::io`] (sample CSV; surfaces, cross-validation CSV, maps, sections, voxel models),
+//! [`neighbors::io`] (point CSV/NPY; index and distance arrays), [`flock::io`] (state NPY,
+//! frames, GIF), [`wind::io`] (DEM GeoTIFF/ESRI ASCII, stations CSV; NetCDF/VTK/NPZ fields,
+//! rasters, maps) and [`synth::io`], with errors ([`InputError`]) that name the file, line and
+//! field. Sizes a file declares are checked against the file's length and the available memory
+//! before anything is allocated.
 
 pub mod backend;
 #[doc(hidden)]
