@@ -2,7 +2,6 @@
 //! once with their chain; the exit code is 0 on success and 2 on any error.
 
 mod bench;
-mod cmd_demo;
 mod cmd_disperse;
 mod cmd_flock;
 mod cmd_info;
@@ -12,6 +11,7 @@ mod cmd_synth;
 mod cmd_variogram;
 mod cmd_wind;
 mod ctx;
+mod demo;
 mod disperse_report;
 mod flock_report;
 mod inputs;
@@ -45,7 +45,7 @@ enum Command {
     /// Version, the CUDA probe (and why it falls back to the CPU), device name, compute capability, memory.
     Info(cmd_info::InfoArgs),
     /// Run every capability on built-in synthetic data and write maps into a folder.
-    Demo(cmd_demo::DemoArgs),
+    Demo(demo::DemoArgs),
     /// Seed density maps of a forest from a stem map (one band per species).
     Disperse(Box<cmd_disperse::DisperseArgs>),
     /// Exact k nearest neighbours of query points among a point set (2-D or 3-D).
@@ -105,7 +105,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Info(a) => cmd_info::run(&a, &ctx),
-        Command::Demo(a) => cmd_demo::run(&a, &ctx),
+        Command::Demo(a) => demo::run(&a, &ctx),
         Command::Disperse(a) => cmd_disperse::run(&a, &ctx),
         Command::Knn(a) => cmd_knn::run(&a, &ctx),
         Command::Flock(a) => cmd_flock::run(&a, &ctx),

@@ -13,7 +13,7 @@ use rand_distr::{Distribution, Normal, Poisson, Weibull};
 use rand_pcg::Pcg64;
 
 use crate::dispersal::{Eta, Kernel, Species, Stand};
-use geofield_core::Extent;
+use geofield_core::{Extent, GridSpec};
 
 /// The 4-species SBS-like parameter set of the dispersal note (§5): Weibull θ = 3, analytic η,
 /// STR_total = STR₁ × η so the maps equal the paper's η = 1 convention; DBH_min 15 cm; the
@@ -254,5 +254,23 @@ impl Strata {
             ys.push(y);
         }
         (xs, ys, z)
+    }
+
+    /// Root-mean-square error of gridded surfaces (`surfaces[h]` row-major over `grid`, as
+    /// kriging predicts them) against the true elevations at the cell centres, over all surfaces
+    /// and cells (values past the grid's cell count are ignored; 0 when there are none).
+    pub fn rmse(&self, grid: &GridSpec, surfaces: &[Vec<f64>]) -> f64 {
+        let cols = grid.cols.max(1);
+        let mut sq = 0.0;
+        let mut count = 0usize;
+        for (h, v) in surfaces.iter().enumerate() {
+            for (i, &z) in v.iter().take(grid.rows * grid.cols).enumerate() {
+                let (x, y) = grid.cell_centre(i / cols, i % cols);
+                let e = z - self.elevation(h, x, y);
+                sq += e * e;
+                count += 1;
+            }
+        }
+        (sq / count.max(1) as f64).sqrt()
     }
 }
