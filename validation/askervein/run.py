@@ -162,6 +162,7 @@ class Run:
     top_m: float = 3000.0
     fine_top_m: float = 165.0  # hill top 124 m above the sea + 40 m
     dem: Path = DEM
+    alpha: float | None = None  # None: from the stability class (D: 1)
 
 
 def run_geofield(run: Run, work: Path) -> tuple[Path, dict]:
@@ -183,6 +184,8 @@ def run_geofield(run: Run, work: Path) -> tuple[Path, dict]:
         "--profile", "log", "--roughness-m", str(Z0_M), "--stability", "D",
         "--out", str(field),
     ]
+    if run.alpha is not None:
+        cmd[-2:-2] = ["--alpha", str(run.alpha)]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -324,6 +327,8 @@ def main() -> None:
     ap.add_argument("--out-dir", type=Path, default=ROOT / "target" / "askervein")
     ap.add_argument("--quick", action="store_true", help="one run at 46.875 m, dz 5 m")
     ap.add_argument("--depth-study", action="store_true", help="also vary the model top")
+    ap.add_argument("--alpha-study", action="store_true",
+                    help="sensitivity to alpha (not the setup: neutral is alpha = 1)")
     ap.add_argument("--fine", action="store_true",
                     help="also 11.7 m cells (a 512 x 512 DEM built by make_dem.py; ~1 min, 5 GB)")
     a = ap.parse_args()
@@ -348,6 +353,8 @@ def main() -> None:
             dem = make_dem.make_dem(72200.0, 20000.0, DEM_CELL_M / 2, 512, 512)
             make_dem.write_geotiff(fine, dem, 72200.0, 26000.0, DEM_CELL_M / 2)
         runs.append(Run("12m_dz2.5", DEM_CELL_M / 2, 2.5, dem=fine))
+    if a.alpha_study:
+        runs += [Run(f"23m_dz5_alpha{al}", DEM_CELL_M, 5.0, alpha=al) for al in (0.5, 0.7, 2.0)]
     if a.depth_study:
         runs += [Run(f"47m_dz5_top{t}", 2 * DEM_CELL_M, 5.0, top_m=t) for t in (300, 1000, 6000)]
 
@@ -384,7 +391,7 @@ def main() -> None:
               f"| {s['lee'][0]:.2f} ({s['lee_min'][0]:.2f}) | {s['rms_ht_profile']:.2f} "
               f"| {info['wall_s']:.0f} s |")
 
-    best = [r.label for r in runs if "top" not in r.label][-1]
+    best = [r.label for r in runs if "top" not in r.label and "alpha" not in r.label][-1]
     p = preds[best]
     print(f"\nPer mast at 10 m ({best}):\n")
     print("| mast | line | distance (m) | measured FSR | predicted FSR | difference |")
@@ -393,7 +400,14 @@ def main() -> None:
         if m.h == 10 and m.line in ("A", "AA", "HT", "CP") and not m.name.startswith("HT ("):
             print(f"| {m.name} | {m.line} | {m.dist_m:.0f} | {m.fsr:+.2f} | {p[i]:+.2f} "
                   f"| {p[i] - m.fsr:+.2f} |")
-    if plot(masts, {k: preds[k] for k in preds if "top" not in k}, a.out_dir / "askervein_fsr.png"):
+    print(f"\nHill-top profile ({best}):\n")
+    print("| height above ground (m) | measured FSR | predicted FSR |")
+    print("| --- | --- | --- |")
+    for i, m in sorted(enumerate(masts), key=lambda t: t[1].h):
+        if m.name == "HT":
+            print(f"| {m.h:g} | {m.fsr:+.2f} | {p[i]:+.2f} |")
+    shown = {k: preds[k] for k in preds if "top" not in k and "alpha" not in k}
+    if plot(masts, shown, a.out_dir / "askervein_fsr.png"):
         print(f"\nwrote {a.out_dir / 'askervein_fsr.png'}", file=sys.stderr)
     print(f"wrote {a.out_dir / 'askervein_fsr.csv'}", file=sys.stderr)
     print(f"command of the {best} run: {infos[best]['cmd']}", file=sys.stderr)
