@@ -201,12 +201,24 @@ def run_geofield(run: Run, work: Path) -> tuple[Path, dict]:
 
 
 def column_speed(
-    uc: np.ndarray, vc: np.ndarray, zc: np.ndarray, first: int, ground: float, h: float
+    uc: np.ndarray, vc: np.ndarray, zc: np.ndarray, first: int, ground: float, h: float,
+    rule: str = "log",
 ) -> float:
     """Horizontal speed at h above `ground` in one column (cell-centred u, v from layer
-    `first` up, centres at elevations zc); see the module docs for the interpolation."""
+    `first` up, centres at elevations zc); see the module docs for the interpolation.
+    rule "linear" is geofield's own `at_height_agl` rule (linear in z between centres, the
+    first fluid cell's value below its centre), for comparison."""
     hc = zc[first:] - ground  # heights of the fluid centres above the true ground
     u, v = uc[first:], vc[first:]
+    if rule == "linear":
+        k = int(np.searchsorted(hc, h))
+        if k == 0:
+            return float(math.hypot(u[0], v[0]))
+        if k >= len(hc):
+            return float(math.hypot(u[-1], v[-1]))
+        t = (h - hc[k - 1]) / (hc[k] - hc[k - 1])
+        return float(math.hypot(u[k - 1] + t * (u[k] - u[k - 1]),
+                                v[k - 1] + t * (v[k] - v[k - 1])))
     lz = np.log(np.maximum(hc, 0.0) + Z0_M)
     lt = math.log(h + Z0_M)
     if lt <= lz[0]:
@@ -220,7 +232,9 @@ def column_speed(
     return float(math.hypot(u[k - 1] + t * (u[k] - u[k - 1]), v[k - 1] + t * (v[k] - v[k - 1])))
 
 
-def sample_points_npz(field: Path, pts: list[tuple[float, float, float]]) -> np.ndarray:
+def sample_points_npz(
+    field: Path, pts: list[tuple[float, float, float]], rule: str = "log"
+) -> np.ndarray:
     """Horizontal speed at (x, y, height above ground) points from a geofield .npz field."""
     f = np.load(field)
     u, v = f["u"].astype(float), f["v"].astype(float)
@@ -241,24 +255,28 @@ def sample_points_npz(field: Path, pts: list[tuple[float, float, float]]) -> np.
         for dj, di, wt in [(0, 0, (1 - tx) * (1 - ty)), (0, 1, tx * (1 - ty)),
                            (1, 0, (1 - tx) * ty), (1, 1, tx * ty)]:
             r, c = j + dj, i + di
-            s += wt * column_speed(uc[:, r, c], vc[:, r, c], zc, int(first[r, c]), terr[r, c], h)
+            s += wt * column_speed(
+                uc[:, r, c], vc[:, r, c], zc, int(first[r, c]), terr[r, c], h, rule
+            )
         out.append(s)
     return np.array(out)
 
 
-def sample_points(field: Path, pts: list[tuple[float, float, float]]) -> np.ndarray:
+def sample_points(
+    field: Path, pts: list[tuple[float, float, float]], rule: str = "log"
+) -> np.ndarray:
     """The one sampling entry point (replace by the CLI's --points-in/--points-out)."""
-    return sample_points_npz(field, pts)
+    return sample_points_npz(field, pts, rule)
 
 
 # ---------------------------------------------------------------------------------------------
 # Scores
 
 
-def predicted_fsr(field: Path, masts: list[Mast]) -> np.ndarray:
+def predicted_fsr(field: Path, masts: list[Mast], rule: str = "log") -> np.ndarray:
     """FSR = S(mast, h) / S(RS, h) - 1 for every mast."""
     pts = [(m.x, m.y, m.h) for m in masts] + [(RS_XY[0], RS_XY[1], m.h) for m in masts]
-    s = sample_points(field, pts)
+    s = sample_points(field, pts, rule)
     n = len(masts)
     return s[:n] / s[n:] - 1.0
 
@@ -356,13 +374,15 @@ def main() -> None:
     if a.alpha_study:
         runs += [Run(f"23m_dz5_alpha{al}", DEM_CELL_M, 5.0, alpha=al) for al in (0.5, 0.7, 2.0)]
     if a.depth_study:
-        runs += [Run(f"47m_dz5_top{t}", 2 * DEM_CELL_M, 5.0, top_m=t) for t in (300, 1000, 6000)]
+        runs += [Run(f"47m_dz5_top{t}", 2 * DEM_CELL_M, 5.0, top_m=t) for t in (200, 300, 1000, 6000)]
 
     preds: dict[str, np.ndarray] = {}
+    linear: dict[str, np.ndarray] = {}
     infos: dict[str, dict] = {}
     for run in runs:
         field, info = run_geofield(run, a.out_dir)
         preds[run.label] = predicted_fsr(field, masts)
+        linear[run.label] = predicted_fsr(field, masts, "linear")
         infos[run.label] = info
         print(f"# {run.label}: {info['wall_s']:.1f} s", file=sys.stderr)
 
@@ -400,6 +420,15 @@ def main() -> None:
         if m.h == 10 and m.line in ("A", "AA", "HT", "CP") and not m.name.startswith("HT ("):
             print(f"| {m.name} | {m.line} | {m.dist_m:.0f} | {m.fsr:+.2f} | {p[i]:+.2f} "
                   f"| {p[i] - m.fsr:+.2f} |")
+    print("\nSampling rule: hill top HT at 10 m, log rule (above) vs geofield's at_height_agl "
+          "rule (linear in z, clamped below the first fluid centre):\n")
+    print("| run | log rule | linear rule |")
+    print("| --- | --- | --- |")
+    i_ht = next(i for i, m in enumerate(masts) if m.name == "HT" and m.h == 10)
+    for run in runs:
+        if "top" in run.label or "alpha" in run.label:
+            continue
+        print(f"| {run.label} | {preds[run.label][i_ht]:.2f} | {linear[run.label][i_ht]:.2f} |")
     print(f"\nHill-top profile ({best}):\n")
     print("| height above ground (m) | measured FSR | predicted FSR |")
     print("| --- | --- | --- |")
