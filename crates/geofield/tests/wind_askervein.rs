@@ -6,7 +6,7 @@
 //! 2 of the 23.4375 m DEM), neutral (class D, alpha = 1), log profile with z0 = 0.03 m, the
 //! reference mast RS as the only station (8.9 m/s at 10 m from 210°), 5 m layers to 165 m
 //! above the sea (the hill top is 124 m) then growing by 1.2 to 3 km (deep enough: the hill's
-//! perturbation decays on its half-width, about 250 m).
+//! perturbation decays on its half-width, 200–300 m along line A).
 //!
 //! The bounds come from the measurements (FSR = S/S_RS − 1 at 10 m above ground), not from
 //! geofield's output:
