@@ -10,9 +10,9 @@ Method (reproducible, no tuning):
 
 1. Parse the WAsP map. A record header is ``elev n`` (height contour), ``z0l z0r n``
    (roughness-change line: no height, skipped) or ``z0l z0r elev n`` (a roughness line that is
-   also a height contour, e.g. a loch shore); ``n`` (x, y) pairs follow. The four lines after the
+   also a height contour, e.g. a loch shore); ``n`` (x, y) pairs follow. The three lines after the
    title are the map's coordinate transform and are all identity (checked).
-2. Keep the contour vertices within ``--margin-m`` of the output window, drop duplicate
+2. Keep the contour vertices within 1.5 km (``margin_m``) of the output window, drop duplicate
    vertices (closed contours repeat their first point), and interpolate linearly on their
    Delaunay triangulation (``scipy.interpolate.LinearNDInterpolator``) at the cell centres.
    Linear interpolation never overshoots the contours: a summit above its highest closed
