@@ -292,6 +292,7 @@ def scores(masts: list[Mast], pred: np.ndarray) -> dict:
     cp = sel(lambda m: m.name == "CP (FRG_t)" and m.h == 10)[0]
     a = sel(lambda m: m.line in ("A", "HT") and m.h == 10 and not m.name.startswith("HT ("))
     aa = sel(lambda m: (m.line == "AA" or m.name == "CP (FRG_t)") and m.h == 10)
+    b = sel(lambda m: (m.line == "B" or m.name == "HT (10m_t)") and m.h == 10)
     lee = sel(lambda m: m.name in LEE and m.h == 10)
     ht_prof = sel(lambda m: m.name == "HT" and m.h != 10)
 
@@ -301,10 +302,10 @@ def scores(masts: list[Mast], pred: np.ndarray) -> dict:
     return {
         "ht": (float(pred[ht]), float(meas[ht])),
         "cp": (float(pred[cp]), float(meas[cp])),
-        "rms_a": rms(a), "rms_aa": rms(aa), "rms_ht_profile": rms(ht_prof),
+        "rms_a": rms(a), "rms_aa": rms(aa), "rms_b": rms(b), "rms_ht_profile": rms(ht_prof),
         "lee": (float(pred[lee].mean()), float(meas[lee].mean())),
         "lee_min": (float(pred[lee].min()), float(meas[lee].min())),
-        "n_a": len(a), "n_aa": len(aa),
+        "n_a": len(a), "n_aa": len(aa), "n_b": len(b),
     }
 
 
@@ -312,7 +313,8 @@ def scores(masts: list[Mast], pred: np.ndarray) -> dict:
 
 
 def plot(masts: list[Mast], preds: dict[str, np.ndarray], path: Path) -> bool:
-    """Lines A and AA at 10 m: measured (with error bars) and predicted FSR against distance."""
+    """Lines A, AA and B at 10 m: measured (with error bars) and predicted FSR against
+    distance."""
     try:
         import matplotlib
 
@@ -320,11 +322,13 @@ def plot(masts: list[Mast], preds: dict[str, np.ndarray], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, line, ref in [(axes[0], "A", "HT"), (axes[1], "AA", "CP")]:
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4), sharey=True)
+    for ax, line, ref, towards in [(axes[0], "A", "HT", "NE"), (axes[1], "AA", "CP", "NE"),
+                                   (axes[2], "B", "HT", "SE")]:
         ix = [i for i, m in enumerate(masts) if m.h == 10 and (
             m.line == line or (line == "A" and m.name == "HT")
-            or (line == "AA" and m.name == "CP (FRG_t)"))]
+            or (line == "AA" and m.name == "CP (FRG_t)")
+            or (line == "B" and m.name == "HT (10m_t)"))]
         ix.sort(key=lambda i: masts[i].dist_m)
         d = [masts[i].dist_m for i in ix]
         ax.errorbar(d, [masts[i].fsr for i in ix], yerr=[masts[i].fsr_err for i in ix],
@@ -332,10 +336,10 @@ def plot(masts: list[Mast], preds: dict[str, np.ndarray], path: Path) -> bool:
         for label, p in preds.items():
             ax.plot(d, p[ix], "-", marker=".", label=f"geofield {label}")
         ax.axhline(0, color="grey", lw=0.5)
-        ax.set_xlabel(f"distance from {ref} along line {line} (m, + towards NE)")
+        ax.set_xlabel(f"distance from {ref} along line {line} (m, + towards {towards})")
         ax.set_title(f"Askervein line {line}, 10 m above ground")
     axes[0].set_ylabel("fractional speed-up FSR")
-    axes[1].legend(fontsize=8)
+    axes[2].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
@@ -396,19 +400,20 @@ def main() -> None:
                        + [round(float(p[i]), 4) for p in preds.values()])
 
     print("| run | cells (x × y × z) | top (m) | hill top HT 10 m | CP 10 m | RMS A (n) "
-          "| RMS AA (n) | lee mean (min) | RMS HT 1–34 m | solve |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| RMS AA (n) | RMS B (n) | lee mean (min) | RMS HT 1–34 m | solve |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     first = True
     for run in runs:
         s = scores(masts, preds[run.label])
         info = infos[run.label]
         dims = f"{info['cols']} × {info['rows']} × {info['nz']}"
         if first:
-            print(f"| measured | | | {s['ht'][1]:.2f} | {s['cp'][1]:.2f} | | | "
+            print(f"| measured | | | {s['ht'][1]:.2f} | {s['cp'][1]:.2f} | | | | "
                   f"{s['lee'][1]:.2f} ({s['lee_min'][1]:.2f}) | | |")
             first = False
         print(f"| {run.label} | {dims} | {run.top_m:.0f} | {s['ht'][0]:.2f} | {s['cp'][0]:.2f} "
               f"| {s['rms_a']:.2f} ({s['n_a']}) | {s['rms_aa']:.2f} ({s['n_aa']}) "
+              f"| {s['rms_b']:.2f} ({s['n_b']}) "
               f"| {s['lee'][0]:.2f} ({s['lee_min'][0]:.2f}) | {s['rms_ht_profile']:.2f} "
               f"| {info['wall_s']:.0f} s |")
 
@@ -418,7 +423,7 @@ def main() -> None:
     print("| mast | line | distance (m) | measured FSR | predicted FSR | difference |")
     print("| --- | --- | --- | --- | --- | --- |")
     for i, m in sorted(enumerate(masts), key=lambda t: (t[1].line, t[1].dist_m)):
-        if m.h == 10 and m.line in ("A", "AA", "HT", "CP") and not m.name.startswith("HT ("):
+        if m.h == 10 and m.line in ("A", "AA", "B", "HT", "CP") and not m.name.startswith("HT ("):
             print(f"| {m.name} | {m.line} | {m.dist_m:.0f} | {m.fsr:+.2f} | {p[i]:+.2f} "
                   f"| {p[i] - m.fsr:+.2f} |")
     print("\nSampling rule: hill top HT at 10 m, log rule (above) vs geofield's at_height_agl "
