@@ -63,6 +63,7 @@ use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
 mod assemble;
+pub mod coarsening;
 mod hierarchy;
 pub mod params;
 mod reduce;
