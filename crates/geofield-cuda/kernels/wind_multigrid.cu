@@ -190,17 +190,7 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
 }
 #endif
 
-// The multigrid's grouping of fine rows (or columns) under coarse ones (geofield_cuda::wind::
-// coarsening): coarse row j of nc covers fine rows 2j up to wind_child_hi(n, nc, j), pairs with
-// the last group taking the remainder (three on an odd count); fine row r lies under
-// wind_parent(nc, r).
-__device__ __forceinline__ u32 wind_child_hi(u32 n, u32 nc, u32 j) {
-    return (j + 1 == nc) ? n : 2 * j + 2;
-}
-__device__ __forceinline__ u32 wind_parent(u32 nc, u32 r) { return min(r / 2, nc - 1); }
-
-// cb = sum over the children (2 x 2, up to 3 x 3 in the last coarse row and column; row-major)
-// of the fine residual b - A'x.
+// cb = sum over the 2x2 children (row-major) of the fine residual b - A'x.
 #if GF_WANTED(wind_restrict_f32)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_restrict_f32(const WindParams p, const float* __restrict__ kx,
@@ -212,8 +202,8 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         const u32 k = ci / cplane, rc = ci - k * cplane;
         const u32 jr = rc / p.ccols, ic = rc - jr * p.ccols;
         float s = 0.0f;
-        for (u32 row = 2 * jr; row < wind_child_hi(p.rows, p.crows, jr); ++row)
-            for (u32 col = 2 * ic; col < wind_child_hi(p.cols, p.ccols, ic); ++col) {
+        for (u32 row = 2 * jr; row < 2 * jr + 2 && row < p.rows; ++row)
+            for (u32 col = 2 * ic; col < 2 * ic + 2 && col < p.cols; ++col) {
                 const u32 i = (k * p.rows + row) * p.cols + col;
                 s += b[i] - wind_apply(p, i, k, row, col, kx, ky, kz, diag, x);
             }
@@ -232,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         if (diag[i] == 0.0f) continue;
         const u32 k = i / plane, rc = i - k * plane;
         const u32 row = rc / p.cols, col = rc - row * p.cols;
-        x[i] += xc[(k * p.crows + wind_parent(p.crows, row)) * p.ccols + wind_parent(p.ccols, col)];
+        x[i] += xc[(k * p.crows + row / 2) * p.ccols + col / 2];
     }
 }
 #endif

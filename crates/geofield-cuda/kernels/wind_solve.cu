@@ -161,8 +161,9 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
 
 // The next coarser level (p.rows x p.cols -> p.crows x p.ccols, same layers), by p.mode: 0 x
 // faces, 1 y faces: the sum of the fine faces covered times fx[ic] (fy[jr]), the ratio of the
-// fine and coarse distances between centres (coarsening.rs); 2 z faces: the sum over the
-// children; 3 the coarse diagonal. Products are rounded before the sum (no FMA), as on the CPU.
+// fine and coarse distances between centres (geofield_cuda::wind::coarsening); 2 z faces: the
+// sum over the (up to 2 x 2) children; 3 the coarse diagonal. Products are rounded before the
+// sum (no FMA), as on the CPU.
 #if GF_WANTED(wind_coarsen_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_coarsen_f64(const WindParams p, const double* __restrict__ fx,
@@ -174,27 +175,27 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         if (p.mode == 0) {
             const u32 k = i / (rc * (cc + 1)), t = i - k * rc * (cc + 1);
             const u32 jr = t / (cc + 1), ic = t - jr * (cc + 1);
-            const u32 fi = (ic == cc) ? cols : 2 * ic;
+            const u32 fi = min(2 * ic, cols);
             const double f = fx[ic];
             double s = 0.0;
-            for (u32 row = 2 * jr; row < wind_child_hi(rows, rc, jr); ++row)
+            for (u32 row = 2 * jr; row < 2 * jr + 2 && row < rows; ++row)
                 s += __dmul_rn(f, fkx[(k * rows + row) * (cols + 1) + fi]);
             ckx[i] = s;
         } else if (p.mode == 1) {
             const u32 k = i / ((rc + 1) * cc), t = i - k * (rc + 1) * cc;
             const u32 jr = t / cc, ic = t - jr * cc;
-            const u32 fr = (jr == rc) ? rows : 2 * jr;
+            const u32 fr = min(2 * jr, rows);
             const double f = fy[jr];
             double s = 0.0;
-            for (u32 col = 2 * ic; col < wind_child_hi(cols, cc, ic); ++col)
+            for (u32 col = 2 * ic; col < 2 * ic + 2 && col < cols; ++col)
                 s += __dmul_rn(f, fky[(k * (rows + 1) + fr) * cols + col]);
             cky[i] = s;
         } else if (p.mode == 2) {
             const u32 k = i / (rc * cc), t = i - k * rc * cc;
             const u32 jr = t / cc, ic = t - jr * cc;
             double s = 0.0;
-            for (u32 row = 2 * jr; row < wind_child_hi(rows, rc, jr); ++row)
-                for (u32 col = 2 * ic; col < wind_child_hi(cols, cc, ic); ++col)
+            for (u32 row = 2 * jr; row < 2 * jr + 2 && row < rows; ++row)
+                for (u32 col = 2 * ic; col < 2 * ic + 2 && col < cols; ++col)
                     s += fkz[(k * rows + row) * cols + col];
             ckz[i] = s;
         } else {

@@ -258,9 +258,8 @@ impl Hierarchy {
             .arg(&mut c.b);
         // SAFETY: wind_restrict_f32(WindParams, fine const float* kx, ky, kz, diag, x, b, float*
         // cb): coarse cell ci < crows·ccols·nz (the coarse level's size) sums its children
-        // (rows 2jr .. wind_child_hi ≤ rows, cols alike ≤ cols, since crows =
-        // coarse_count(rows) and ccols = coarse_count(cols), checked in from_device) read within
-        // the fine level's arrays, and writes cb[ci].
+        // (row < rows, col < cols, checked: crows = coarse_count(rows) = ⌈rows/2⌉, ccols alike,
+        // in from_device) read within the fine level's arrays, and writes cb[ci].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_restrict_f32"))?;
         Ok(())
     }
@@ -278,9 +277,9 @@ impl Hierarchy {
         let mut lb = gpu.stream().launch_builder(&self.k.prolong);
         lb.arg(&p).arg(&f.diag).arg(&c.x).arg(&mut f.x);
         // SAFETY: wind_prolong_f32(WindParams, const float* diag, const float* xc, float* x):
-        // fine cell i < n reads diag[i], x[i] and xc at its parent (k, min(row/2, crows − 1),
-        // min(col/2, ccols − 1)), inside the coarse level (crows, ccols ≥ 1: coarse_count,
-        // checked in from_device), and writes x[i].
+        // fine cell i < n reads diag[i], x[i] and xc at its parent (k, row/2, col/2), inside the
+        // coarse level (crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉, checked in from_device), and
+        // writes x[i].
         unsafe { lb.launch(cfg_1d(n)) }.map_err(launch_err("wind_prolong_f32"))?;
         Ok(())
     }

@@ -6,18 +6,17 @@
 //! K = c_f Δy Δz_k / Δx on x faces, c_f Δx Δz_k / Δy on y faces, c_f Δx Δy / Δz_{k±½} on z faces;
 //! A' = V A where V_c = Δx Δy Δz_k, and the residual b' − A'φ over V_c is the divergence.
 //!
-//! Coarse levels pair the columns and rows (horizontal semicoarsening, every layer kept; on an
-//! odd count the last group takes three, see `geofield_cuda::wind::coarsening`, the one copy
-//! of the rule that the device's assembly uses too): a coarse face's conductance is the sum of
-//! the fine conductances it covers times d_fine/d_coarse, the distances between the centres
-//! either side in finest columns ((a + b)/2 between columns of widths a and b; w/2 + ½ on the
-//! domain's boundary faces, so that φ = 0 stays half a finest column outside the boundary on
-//! every level, where the finest level puts it), so closed walls stay closed. With widths 2^l
-//! this is ½ on interior faces and (s + 1)/(2s + 1) on boundary faces. Halving the boundary
-//! faces too moved φ = 0 outward level by level (~0.4 per V-cycle on 512² × 128 instead of
-//! ~0.1); treating the single last column of an odd count as full width (⌈n/2⌉ groups, every
-//! coarse column twice the fine width) made its conductances wrong by up to 2^l, and a real
-//! 257² DEM diverged.
+//! Coarse levels pair the columns and rows (horizontal semicoarsening, every layer kept; ⌈n/2⌉
+//! groups, see `geofield_cuda::wind::coarsening`, the one copy of the rule that the device's
+//! assembly uses too): a coarse face's conductance is the sum of the fine conductances it
+//! covers times d_fine/d_coarse, the distances between the centres either side in finest
+//! columns ((a + b)/2 between columns of widths a and b; w/2 + ½ on the domain's boundary
+//! faces, so that φ = 0 stays half a finest column outside the boundary on every level, where
+//! the finest level puts it), so closed walls stay closed. With widths 2^l this is ½ on
+//! interior faces and (s + 1)/(2s + 1) on boundary faces. Halving the boundary faces too moved
+//! φ = 0 outward level by level (~0.4 per V-cycle on 512² × 128 instead of ~0.1); treating the
+//! single last column of an odd count as full width made its conductances wrong by up to 2^l,
+//! and a real 257² DEM diverged.
 
 use rayon::prelude::*;
 
@@ -130,8 +129,8 @@ impl Level {
         d
     }
 
-    /// The next coarser level: the columns and rows grouped by
-    /// `geofield_cuda::wind::coarsening` (⌊n/2⌋ groups, at least 1), the same layers.
+    /// The next coarser level: ⌈cols/2⌉ × ⌈rows/2⌉ columns (`geofield_cuda::wind::coarsening`),
+    /// the same layers.
     pub fn coarsen(&self) -> Self {
         let (rows, cols, nz) = (self.rows, self.cols, self.nz);
         let (rc, cc) = (
@@ -149,9 +148,9 @@ impl Level {
             .enumerate()
             .for_each(|(jr, line)| {
                 for ic in 0..=cc {
-                    let fi = if ic == cc { cols } else { 2 * ic };
+                    let fi = (2 * ic).min(cols);
                     let f = fx[ic];
-                    for row in coarsening::children(rows, rc, jr) {
+                    for row in coarsening::children(rows, jr) {
                         let src = &self.kx[(row * (cols + 1) + fi) * nz..][..nz];
                         for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
                             *d += f * s;
@@ -162,10 +161,10 @@ impl Level {
         ky.par_chunks_mut(cc * nz)
             .enumerate()
             .for_each(|(jr, line)| {
-                let fr = if jr == rc { rows } else { 2 * jr };
+                let fr = (2 * jr).min(rows);
                 let f = fy[jr];
                 for ic in 0..cc {
-                    for col in coarsening::children(cols, cc, ic) {
+                    for col in coarsening::children(cols, ic) {
                         let src = &self.ky[(fr * cols + col) * nz..][..nz];
                         for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
                             *d += f * s;
@@ -176,9 +175,9 @@ impl Level {
         kz.par_chunks_mut(cc * (nz + 1))
             .enumerate()
             .for_each(|(jr, line)| {
-                for row in coarsening::children(rows, rc, jr) {
+                for row in coarsening::children(rows, jr) {
                     for col in 0..cols {
-                        let p = coarsening::parent(cc, col);
+                        let p = col / 2;
                         let src = &self.kz[(row * cols + col) * (nz + 1)..][..nz + 1];
                         let dst = &mut line[p * (nz + 1)..(p + 1) * (nz + 1)];
                         for (d, s) in dst.iter_mut().zip(src) {
@@ -320,10 +319,9 @@ impl Level {
             .enumerate()
             .for_each(|(jr, line)| {
                 line.fill(0.0);
-                for row in coarsening::children(self.rows, coarse.rows, jr) {
+                for row in coarsening::children(self.rows, jr) {
                     for col in 0..cols {
-                        let p = coarsening::parent(cc, col);
-                        let dst = &mut line[p * nz..(p + 1) * nz];
+                        let dst = &mut line[(col / 2) * nz..(col / 2 + 1) * nz];
                         let src = &fine_r[(row * cols + col) * nz..(row * cols + col + 1) * nz];
                         for (d, s) in dst.iter_mut().zip(src) {
                             *d += s;
@@ -340,9 +338,7 @@ impl Level {
             .enumerate()
             .for_each(|(row, line)| {
                 for col in 0..cols {
-                    let p = (coarsening::parent(coarse.rows, row) * cc
-                        + coarsening::parent(cc, col))
-                        * nz;
+                    let p = ((row / 2) * cc + col / 2) * nz;
                     for k in 0..nz {
                         if self.diag[(row * cols + col) * nz + k] != 0.0 {
                             line[col * nz + k] += coarse_x[p + k];
