@@ -145,7 +145,10 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
                "backend": used, "method": rep["method"], "iterations": rep["iterations"],
                "converged": int(rep["converged"]), "max_div0_per_s": rep["max_div0_per_s"],
                "max_div_per_s": rep["max_div_per_s"], "rms_div_per_s": rep["rms_div_per_s"],
-               "threshold_per_s": rep["threshold_per_s"], "bottom_elevation_m": info["bottom_m"],
+               "threshold_per_s": rep["threshold_per_s"], "stop": rep["stop"],
+               "first_residual_per_s": rep["first_residual_per_s"],
+               "last_residual_per_s": rep["last_residual_per_s"],
+               "bottom_elevation_m": info["bottom_m"],
                "ignored_stations": json.dumps(info["ignored_stations"])})
     ds["speed_agl"].attrs["height_agl_m"] = float(height_agl_m)
     ds["direction_agl"].attrs["height_agl_m"] = float(height_agl_m)

@@ -69,6 +69,7 @@ pub mod params;
 mod reduce;
 mod sherman;
 mod solve;
+pub mod stall;
 mod west;
 
 pub use assemble::ShermanGrid;
