@@ -128,3 +128,20 @@ fn non_square_and_narrow_domains_converge_like_powers_of_two() {
         (257, 5),
     ]);
 }
+
+/// Stretched layers (2 m at the ground, each 1.2× the one below, the top 300 m above the hill:
+/// 20 layers) converge in as many V-cycles, ± 2, as uniform 20 m layers up to the same top
+/// (18 layers), on a power of two and on an odd size. The z-line smoother solves each column
+/// exactly, so thin layers (Δz ≪ Δx) cost no extra cycles.
+#[test]
+fn stretched_layers_converge_like_uniform_ones() {
+    for n in [64, 129] {
+        let dx = SIDE_M / n as f64;
+        let t = hill_terrain(n, n, dx);
+        let stretched = Levels::stretched(2.0, 1.2, Some(300.0), &t).unwrap();
+        let uniform = Levels::stretched(20.0, 1.0, Some(300.0), &t).unwrap();
+        let s = cycles(n, n, &stretched).expect("stretched layers converge");
+        let u = cycles(n, n, &uniform).expect("uniform layers converge");
+        assert!(s.abs_diff(u) <= SLACK, "{n}²: stretched {s}, uniform {u}");
+    }
+}
