@@ -96,7 +96,7 @@ type WindOut<'py> = (
 
 /// The native half of `geofield.wind` (see its docstring for the options).
 #[pyfunction]
-#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, height_agl_m, backend))]
+#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, height_agl_m, backend))]
 #[allow(clippy::too_many_arguments)]
 pub fn wind<'py>(
     py: Python<'py>,
@@ -106,6 +106,8 @@ pub fn wind<'py>(
     nz: usize,
     dz_m: f64,
     levels_m: Option<Vec<f64>>,
+    growth: Option<f64>,
+    top_m: Option<f64>,
     model: &str,
     solver: &str,
     tolerance: f64,
@@ -188,9 +190,18 @@ pub fn wind<'py>(
             (plan, z.as_slice()?.to_vec(), None)
         }
     };
-    let levels = match levels_m {
-        Some(t) => Levels::Tops(t),
-        None => Levels::Uniform { nz, dz_m },
+    let levels = match (levels_m, growth, top_m) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(errors::arg(
+                "levels_m",
+                "give either levels_m or growth/top_m (the layers they build), not both",
+            ));
+        }
+        (Some(t), _, _) => Levels::Tops(t),
+        (None, None, None) => Levels::Uniform { nz, dz_m },
+        (None, g, t) => {
+            Levels::stretched(dz_m, g.unwrap_or(1.0), t, &terrain).map_err(errors::lib)?
+        }
     };
     gw::io::check_memory(plan.cols, plan.rows, levels.layers())
         .map_err(|e| errors::lib(e.into()))?;

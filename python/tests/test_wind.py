@@ -84,3 +84,26 @@ def test_bad_stations():
     del s["direction_deg"]
     with pytest.raises(ValueError, match="direction"):
         geofield.wind(d, s, nz=4, dz_m=10.0, backend="cpu")
+
+
+def test_stretched_layers_and_the_convergence_report():
+    # A 60 m hill; layers from 2 m growing by 1.2 up to 100 m above the hill top.
+    d = dem(lambda X, Y: 100.0 + 60.0 * np.exp(-((X - X.mean()) ** 2 + (Y - Y.mean()) ** 2)
+                                               / (2 * 150.0 ** 2)))
+    ds = geofield.wind(d, station(d), dz_m=2.0, growth=1.2, top_m=100.0, backend="cpu")
+    relief = float(d.max() - d.min())
+    z = ds["z"].values
+    dz = np.diff(z)
+    # Centres of layers 2, 2.4, 2.88, ...: spacing between centres grows by 1.2.
+    assert z[0] == pytest.approx(1.0)
+    assert np.allclose(dz[1:] / dz[:-1], 1.2)
+    # The top face (last centre + half its layer) is at or above relief + 100 m, within a layer.
+    top = z[-1] + 0.5 * 2.0 * 1.2 ** (len(z) - 1)
+    assert relief + 100.0 <= top < relief + 100.0 + 2.0 * 1.2 ** (len(z) - 1)
+    assert ds.attrs["converged"] == 1 and ds.attrs["stop"] == "converged"
+    assert ds.attrs["last_residual_per_s"] <= ds.attrs["threshold_per_s"]
+    assert ds.attrs["first_residual_per_s"] > ds.attrs["last_residual_per_s"]
+    with pytest.raises(ValueError, match="growth"):
+        geofield.wind(d, station(d), dz_m=2.0, growth=0.5, backend="cpu")
+    with pytest.raises(ValueError, match="levels_m"):
+        geofield.wind(d, station(d), levels_m=[10.0, 20.0], growth=1.2, backend="cpu")

@@ -71,6 +71,15 @@ pub struct WindArgs {
     /// Layer tops above the lowest ground (m), increasing, e.g. 10,20,35,55 (stretched layers).
     #[arg(long, value_delimiter = ',')]
     pub levels_m: Option<Vec<f64>>,
+    /// Stretched layers: each layer this many times thicker than the one below (1 to 2;
+    /// WindNinja uses 1.3), the first --dz-m thick, up to --top-m; the layer count follows.
+    #[arg(long, conflicts_with_all = ["levels_m", "nz"])]
+    pub growth: Option<f64>,
+    /// Model top above the highest ground (m), for --growth (or uniform --dz-m layers without
+    /// it); the layer count follows. Default with --growth: 3 x the relief (highest minus
+    /// lowest ground), at least 200 m.
+    #[arg(long, conflicts_with_all = ["levels_m", "nz"])]
+    pub top_m: Option<f64>,
     #[arg(long, value_enum, default_value = "sherman")]
     pub model: ModelArg,
     #[arg(long, value_enum, default_value = "multigrid")]

@@ -94,12 +94,24 @@ pub(crate) fn read_inputs(
         ),
         (d, c) => d.or(c),
     };
-    let levels = match &a.levels_m {
-        Some(tops) => Levels::Tops(tops.clone()),
-        None => Levels::Uniform {
+    let levels = match (&a.levels_m, a.growth, a.top_m) {
+        (Some(tops), _, _) => Levels::Tops(tops.clone()),
+        (None, None, None) => Levels::Uniform {
             nz: a.nz,
             dz_m: a.dz_m,
         },
+        (None, growth, top_m) => {
+            Levels::stretched(a.dz_m, growth.unwrap_or(1.0), top_m, &dem.terrain_m).map_err(
+                |e| {
+                    let m = e.to_string();
+                    let m = m
+                        .replacen("dz_m =", "--dz-m =", 1)
+                        .replacen("growth =", "--growth =", 1)
+                        .replacen("top_m =", "--top-m =", 1);
+                    anyhow::anyhow!("{m}")
+                },
+            )?
+        }
     };
     let (cols, rows) = (dem.plan.cols, dem.plan.rows);
     wind::io::check_memory(cols, rows, levels.layers()).map_err(|e| {

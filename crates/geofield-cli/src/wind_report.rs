@@ -138,6 +138,13 @@ pub(crate) fn print_summary(
             "NOT converged"
         }
     );
+    println!(
+        "convergence: {} after {} iterations; solver residual max|div| {:.3e} -> {:.3e} s-1",
+        r.stop.describe(),
+        r.iterations,
+        r.first_residual_per_s,
+        r.last_residual_per_s
+    );
     if let Some(dw) = r.removal_max_dw_m_per_s {
         println!("divergence removal changed w by up to {dw:.3e} m/s");
     }

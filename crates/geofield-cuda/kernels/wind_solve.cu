@@ -160,12 +160,14 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
 #endif
 
 // The next coarser level (p.rows x p.cols -> p.crows x p.ccols, same layers), by p.mode: 0 x
-// faces, 1 y faces: half the sum of the two fine faces covered (edge, not 1/2, on the domain's
-// boundary faces); 2 z faces: the sum over the four children; 3 the coarse diagonal. Products
-// are rounded before the sum (no FMA), as on the CPU.
+// faces, 1 y faces: the sum of the fine faces covered times fx[ic] (fy[jr]), the ratio of the
+// fine and coarse distances between centres (geofield_cuda::wind::coarsening); 2 z faces: the
+// sum over the (up to 2 x 2) children; 3 the coarse diagonal. Products are rounded before the
+// sum (no FMA), as on the CPU.
 #if GF_WANTED(wind_coarsen_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
-    wind_coarsen_f64(const WindParams p, const double edge, const double* __restrict__ fkx,
+    wind_coarsen_f64(const WindParams p, const double* __restrict__ fx,
+                     const double* __restrict__ fy, const double* __restrict__ fkx,
                      const double* __restrict__ fky, const double* __restrict__ fkz, double* ckx,
                      double* cky, double* ckz, double* cdiag) {
     const u32 rows = p.rows, cols = p.cols, rc = p.crows, cc = p.ccols;
@@ -174,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
             const u32 k = i / (rc * (cc + 1)), t = i - k * rc * (cc + 1);
             const u32 jr = t / (cc + 1), ic = t - jr * (cc + 1);
             const u32 fi = min(2 * ic, cols);
-            const double f = (ic == 0 || ic == cc) ? edge : 0.5;
+            const double f = fx[ic];
             double s = 0.0;
             for (u32 row = 2 * jr; row < 2 * jr + 2 && row < rows; ++row)
                 s += __dmul_rn(f, fkx[(k * rows + row) * (cols + 1) + fi]);
@@ -183,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
             const u32 k = i / ((rc + 1) * cc), t = i - k * (rc + 1) * cc;
             const u32 jr = t / cc, ic = t - jr * cc;
             const u32 fr = min(2 * jr, rows);
-            const double f = (jr == 0 || jr == rc) ? edge : 0.5;
+            const double f = fy[jr];
             double s = 0.0;
             for (u32 col = 2 * ic; col < 2 * ic + 2 && col < cols; ++col)
                 s += __dmul_rn(f, fky[(k * (rows + 1) + fr) * cols + col]);

@@ -270,8 +270,15 @@ fn uniform_flow_over_flat_ground_is_a_fixed_point() {
                 "{solver:?} {profile:?}: {} iterations, d0 {d0:.1e} s⁻¹, |u − u0| {d:.1e} m/s (tol {tol:.1e})",
                 run.iterations
             );
+            // The sweeps ran until the 30-iteration cap or until the solver had stopped
+            // contracting (stagnated at the rounding level: at least the stall rule's window).
             if d0 > 0.0 {
-                assert_eq!(run.iterations, 30, "{solver:?} {profile:?}: the sweeps ran");
+                assert!(
+                    run.iterations == 30 || (run.stall.is_some() && run.iterations >= 3),
+                    "{solver:?} {profile:?}: {} iterations, {:?}",
+                    run.iterations,
+                    run.stall
+                );
             }
             assert!(
                 d <= tol,

@@ -373,3 +373,78 @@ fn multigrid_contracts_fast_on_a_deep_grid() {
     let worst = factors[1..].iter().cloned().fold(0.0, f64::max);
     assert!(worst <= 1.0 / 6.0, "factors {factors:?}");
 }
+
+/// A solve that stops contracting stops within a few checks and says why (issue 15): at the
+/// rounding level (threshold 0) every solver stagnates long before its cap, and a broken
+/// hierarchy (the coarse operators 10× too weak, so each coarse correction overshoots 10×)
+/// diverges within a few V-cycles instead of running to the cap.
+#[test]
+fn stalled_solves_stop_early_with_the_reason() {
+    let g = hill_grid();
+    let st = stations_for(&g);
+    let coeffs = Coeffs::new(&g, 1.0, wind::Top::Open);
+    let guess = init::first_guess(&g, &coeffs, &st, &WindOptions::default()).unwrap();
+    let div0 = ops::divergence(&g, &guess.u, &guess.v, &guess.w);
+    let p = Problem::new(&g, &coeffs, &div0);
+    let omega = geofield::bench::wind::sor::optimal_omega(&g, 1.0);
+    // Caps far beyond what reaching the rounding level takes (MG ~10 cycles, SOR ~ 500 sweeps
+    // on this 24 × 20 × 16 grid); the stall rule's windows: 3 checks, SOR 1000 sweeps. MG-CG's
+    // recurrence residual keeps falling below the rounding level until p·Ap vanishes (~90
+    // iterations here), which stops it as stagnated too.
+    for (solver, cap, most) in [
+        (Solver::Multigrid, 500, 40),
+        (Solver::MgCg, 500, 150),
+        (Solver::Sor, 50_000, 6000),
+    ] {
+        let run = multigrid::solve(&p, solver, omega, cap, 0.0, 10, |_, _| {}).unwrap();
+        eprintln!("{solver:?}: {} iterations, {:?}", run.iterations, run.stall);
+        assert!(!run.converged);
+        assert_eq!(run.stall, Some(wind::Stall::Stagnated), "{solver:?}");
+        assert!(run.iterations <= most, "{solver:?}: {}", run.iterations);
+    }
+    let mut broken = p.clone();
+    for l in broken.levels.iter_mut().skip(1) {
+        for a in [&mut l.kx, &mut l.ky, &mut l.kz, &mut l.diag] {
+            a.iter_mut().for_each(|x| *x *= 0.1);
+        }
+    }
+    let d0 = broken.max_div(&broken.b);
+    let run = multigrid::solve(
+        &broken,
+        Solver::Multigrid,
+        1.0,
+        500,
+        1e-6 * d0,
+        1,
+        |_, _| {},
+    )
+    .unwrap();
+    eprintln!("broken hierarchy: {:?}", run.history);
+    assert_eq!(run.stall, Some(wind::Stall::Diverged));
+    assert!(run.iterations <= 10, "{}", run.iterations);
+}
+
+/// The pipeline's error names what happened and the residuals; the report of a converged solve
+/// carries its first and last residual.
+#[test]
+fn the_report_says_how_the_solve_ended() {
+    let g = hill_grid();
+    let st = stations_for(&g);
+    let f = wind::compute(&Backend::Cpu, g.clone(), &st, &WindOptions::default()).unwrap();
+    let r = &f.report;
+    assert_eq!(r.stop, wind::StopReason::Converged);
+    assert_eq!(r.first_residual_per_s, r.history[0].1);
+    assert_eq!(r.last_residual_per_s, r.history[r.history.len() - 1].1);
+    assert!(r.last_residual_per_s <= r.threshold_per_s);
+    let o = WindOptions {
+        max_iterations: 1,
+        ..WindOptions::default()
+    };
+    let e = wind::compute(&Backend::Cpu, g, &st, &o)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("reached the iteration cap") && e.contains("at the start"),
+        "{e}"
+    );
+}

@@ -80,7 +80,8 @@ def _dem(dem):
     return (z, grid), epsg
 
 
-def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, model="sherman",
+def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=None,
+         cell_size_m=None, model="sherman",
          solver="multigrid", tolerance=1e-6, max_iterations=2000, profile="power",
          roughness_m=0.1, alpha=None, stability="D", radius_m=None, lid=False,
          height_agl_m=10.0, backend="auto", crs=None):
@@ -98,6 +99,11 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
         ``stability`` (Pasquill class A-F).
     nz, dz_m, levels_m
         ``nz`` layers of ``dz_m`` metres, or the layer tops ``levels_m`` (stretched layers).
+    growth, top_m
+        Stretched layers without listing them: the first ``dz_m`` thick, each ``growth`` times
+        the one below (1 to 2; WindNinja uses 1.3), up to a model top ``top_m`` metres above the
+        highest ground (default with ``growth``: 3 × the relief, at least 200 m). ``top_m``
+        alone gives uniform ``dz_m`` layers up to that top. Not with ``levels_m``.
     model : {"sherman", "west"}
     solver : {"multigrid", "mgcg", "sor"}
     tolerance, max_iterations
@@ -121,7 +127,10 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
     xarray.Dataset
         ``u``, ``v``, ``w``, ``speed`` (z, y, x) at cell centres (NaN below ground), ``z`` the
         layer centres above the domain bottom; ``speed_agl``, ``direction_agl`` (y, x);
-        ``terrain``; attrs with the solver report (iterations, max divergence, convergence).
+        ``terrain``; attrs with the solver report (iterations, max divergence, convergence,
+        ``stop``: "converged", "iteration_cap", "stagnated", "diverged" or "fixed_iterations",
+        and the solver's first and last residual ``first_residual_per_s``,
+        ``last_residual_per_s``).
     """
     _xr.require_xarray("geofield.wind")
     dem_arg, dem_epsg = _dem(dem)
@@ -129,6 +138,7 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
      used) = _native.wind(
         dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
         int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
+        None if growth is None else float(growth), None if top_m is None else float(top_m),
         model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
         None if alpha is None else float(alpha), stability,
         None if radius_m is None else float(radius_m), bool(lid), float(height_agl_m), backend)
@@ -145,7 +155,10 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
                "backend": used, "method": rep["method"], "iterations": rep["iterations"],
                "converged": int(rep["converged"]), "max_div0_per_s": rep["max_div0_per_s"],
                "max_div_per_s": rep["max_div_per_s"], "rms_div_per_s": rep["rms_div_per_s"],
-               "threshold_per_s": rep["threshold_per_s"], "bottom_elevation_m": info["bottom_m"],
+               "threshold_per_s": rep["threshold_per_s"], "stop": rep["stop"],
+               "first_residual_per_s": rep["first_residual_per_s"],
+               "last_residual_per_s": rep["last_residual_per_s"],
+               "bottom_elevation_m": info["bottom_m"],
                "ignored_stations": json.dumps(info["ignored_stations"])})
     ds["speed_agl"].attrs["height_agl_m"] = float(height_agl_m)
     ds["direction_agl"].attrs["height_agl_m"] = float(height_agl_m)

@@ -369,3 +369,75 @@ fn wind_rasters_alone_need_no_3d_output_and_nothing_to_write_is_an_error() {
     assert!(text(&o).contains("nothing to write"), "{}", text(&o));
     assert_eq!(listing(d), before);
 }
+
+/// Stretched layers from --dz-m, --growth and --top-m (issue 15): the faces grow by the factor
+/// up to the top above the highest ground; the summary and --json report how the solve ended;
+/// nonsense is refused naming the flag.
+#[test]
+fn wind_stretched_layers_and_the_convergence_report() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let (dem, st) = hill(d);
+    let (out, json) = (d.join("w.npz"), d.join("r.json"));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "wind",
+            "--dem",
+            s(&dem),
+            "--stations",
+            s(&st),
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        geofield(&args)
+    };
+    let o = run(&[
+        "--dz-m",
+        "2",
+        "--growth",
+        "1.2",
+        "--top-m",
+        "50",
+        "--json",
+        s(&json),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("convergence: converged after"),
+        "{}",
+        text(&o)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let z: Vec<f64> = j["z_faces_m"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!((z[1] - z[0] - 2.0).abs() < 1e-9, "{z:?}");
+    for k in 1..z.len() - 1 {
+        let ratio = (z[k + 1] - z[k]) / (z[k] - z[k - 1]);
+        assert!((ratio - 1.2).abs() < 1e-9, "{z:?}");
+    }
+    // The hill: 100 m plain, 80 m high (its highest cell a little lower): the top is the first
+    // face at or above the highest ground + 50 m, at most 180 + 50 m plus a layer.
+    let top = z[z.len() - 1];
+    let last = z[z.len() - 1] - z[z.len() - 2];
+    assert!(top >= 150.0 && top - last < 230.0, "{z:?}");
+    let r = &j["report"];
+    assert_eq!(r["stop"], "converged");
+    assert!(r["last_residual_per_s"].as_f64() <= r["threshold_per_s"].as_f64());
+    assert!(r["first_residual_per_s"].as_f64() > r["last_residual_per_s"].as_f64());
+
+    for (extra, flag) in [
+        (vec!["--growth", "0.5"], "--growth"),
+        (vec!["--growth", "1.2", "--top-m=-3"], "--top-m"),
+        (vec!["--growth", "1.2", "--dz-m", "0"], "--dz-m"),
+        (vec!["--growth", "1.2", "--levels-m", "10,20"], "--levels-m"),
+    ] {
+        let o = run(&extra);
+        assert!(!o.status.success());
+        assert!(text(&o).contains(flag), "{extra:?}: {}", text(&o));
+    }
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
+use super::coarsening;
 use super::hierarchy::{Hierarchy, LevelOp};
 use super::params::WindParams;
 use super::sherman::{CycleShape, FineOp, GpuSherman};
@@ -151,18 +152,29 @@ impl GpuSherman {
         )?];
         // Coarser levels in f64 (the CPU's arithmetic), each kept only until the next is built.
         let coarsen = gpu.function(MODULE, "wind_coarsen_f64")?;
-        let mut scale = 1.0f64;
         let mut prev: Option<Faces64> = None;
         let (mut fr, mut fc) = (rows, cols);
+        let (mut row_w, mut col_w) = (vec![1u32; rows], vec![1u32; cols]);
         while fr.max(fc) > 2 {
-            let (rc, cc) = (fr.div_ceil(2), fc.div_ceil(2));
+            let (rc, cc) = (coarsening::coarse_count(fr), coarsening::coarse_count(fc));
+            let (crow_w, ccol_w) = (
+                coarsening::coarse_widths(&row_w),
+                coarsening::coarse_widths(&col_w),
+            );
+            let fx = gpu.upload(
+                &coarsening::face_factors(&col_w, &ccol_w),
+                "coarse x-face factors",
+            )?;
+            let fy = gpu.upload(
+                &coarsening::face_factors(&row_w, &crow_w),
+                "coarse y-face factors",
+            )?;
             let mut c = Faces64 {
                 kx: gpu.zeros::<f64>(nz * rc * (cc + 1), "coarse x conductances")?,
                 ky: gpu.zeros::<f64>(nz * (rc + 1) * cc, "coarse y conductances")?,
                 kz: gpu.zeros::<f64>((nz + 1) * rc * cc, "coarse z conductances")?,
                 diag: gpu.zeros::<f64>(nz * rc * cc, "coarse diagonal")?,
             };
-            let edge = (scale + 1.0) / (2.0 * scale + 1.0);
             let (fkx, fky, fkz) = match &prev {
                 Some(p) => (&p.kx, &p.ky, &p.kz),
                 None => (&fine.kx, &fine.ky, &fine.kz),
@@ -183,7 +195,8 @@ impl GpuSherman {
                 };
                 let mut lb = gpu.stream().launch_builder(&coarsen);
                 lb.arg(&p)
-                    .arg(&edge)
+                    .arg(&fx)
+                    .arg(&fy)
                     .arg(fkx)
                     .arg(fky)
                     .arg(fkz)
@@ -191,18 +204,19 @@ impl GpuSherman {
                     .arg(&mut c.ky)
                     .arg(&mut c.kz)
                     .arg(&mut c.diag);
-                // SAFETY: wind_coarsen_f64(WindParams, double edge, const double* fkx, fky, fkz,
+                // SAFETY: wind_coarsen_f64(WindParams, const double* fx, fy, fkx, fky, fkz,
                 // double* ckx, cky, ckz, cdiag): item i < the mode's count (the length of the
-                // coarse array it writes, allocated above) reads the fine faces of its children
-                // (rows < fr, cols < fc, inside the fine arrays since rc = ⌈fr/2⌉, cc = ⌈fc/2⌉)
-                // or, for the diagonal, the coarse faces written by the earlier modes on the
-                // same stream, and writes only its own item.
+                // coarse array it writes, allocated above) reads fx[ic ≤ cc] (cc + 1 values) or
+                // fy[jr ≤ rc] (rc + 1), the fine faces of its children (rows < fr, cols < fc:
+                // coarsening::children of rc = coarse_count(fr), cc = coarse_count(fc), inside
+                // the fine arrays) or, for the diagonal, the coarse faces written by the earlier
+                // modes on the same stream, and writes only its own item.
                 unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_coarsen_f64"))?;
             }
             ops.push(to_f32_op(gpu, nz, &c.kx, &c.ky, &c.kz, &c.diag, rc, cc)?);
             prev = Some(c);
             (fr, fc) = (rc, cc);
-            scale *= 2.0;
+            (row_w, col_w) = (crow_w, ccol_w);
         }
         drop(prev);
         let mg = Hierarchy::from_device(gpu, ops, shape)?;

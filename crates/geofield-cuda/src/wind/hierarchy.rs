@@ -2,11 +2,12 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use super::coarsening;
 use super::params::WindParams;
 use super::sherman::CycleShape;
 use super::{MODULE, THREADS, cfg_1d, cfg_planes, launch_err};
 use crate::context::Gpu;
-use crate::error::{CudaError, DriverResultExt};
+use crate::error::{CudaError, DriverResultExt, invalid};
 
 /// One level: its f32 operator and work vectors (x, b, the Thomas scratch).
 pub(crate) struct DevLevel {
@@ -78,6 +79,23 @@ impl Hierarchy {
             restrict: gpu.function(MODULE, "wind_restrict_f32")?,
             prolong: gpu.function(MODULE, "wind_prolong_f32")?,
         };
+        // Each level must be the coarsening of the one before (the restriction and the
+        // prolongation index children and parents by that rule).
+        for w in ops.windows(2) {
+            let (f, c) = (&w[0], &w[1]);
+            if c.nz != f.nz
+                || c.rows != coarsening::coarse_count(f.rows)
+                || c.cols != coarsening::coarse_count(f.cols)
+            {
+                return Err(invalid(
+                    "wind_hierarchy",
+                    format!(
+                        "level of {} × {} × {} under {} × {} × {}: not its coarsening",
+                        c.rows, c.cols, c.nz, f.rows, f.cols, f.nz
+                    ),
+                ));
+            }
+        }
         let mut out = Vec::with_capacity(ops.len());
         for (l, op) in ops.into_iter().enumerate() {
             let n = op.rows * op.cols * op.nz;
@@ -240,8 +258,8 @@ impl Hierarchy {
             .arg(&mut c.b);
         // SAFETY: wind_restrict_f32(WindParams, fine const float* kx, ky, kz, diag, x, b, float*
         // cb): coarse cell ci < crows·ccols·nz (the coarse level's size) sums its children
-        // (row < rows, col < cols, checked: crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉) read within the
-        // fine level's arrays, and writes cb[ci].
+        // (row < rows, col < cols, checked: crows = coarse_count(rows) = ⌈rows/2⌉, ccols alike,
+        // in from_device) read within the fine level's arrays, and writes cb[ci].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_restrict_f32"))?;
         Ok(())
     }
@@ -260,7 +278,8 @@ impl Hierarchy {
         lb.arg(&p).arg(&f.diag).arg(&c.x).arg(&mut f.x);
         // SAFETY: wind_prolong_f32(WindParams, const float* diag, const float* xc, float* x):
         // fine cell i < n reads diag[i], x[i] and xc at its parent (k, row/2, col/2), inside the
-        // coarse level (crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉), and writes x[i].
+        // coarse level (crows = ⌈rows/2⌉, ccols = ⌈cols/2⌉, checked in from_device), and
+        // writes x[i].
         unsafe { lb.launch(cfg_1d(n)) }.map_err(launch_err("wind_prolong_f32"))?;
         Ok(())
     }

@@ -63,11 +63,13 @@ use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
 mod assemble;
+pub mod coarsening;
 mod hierarchy;
 pub mod params;
 mod reduce;
 mod sherman;
 mod solve;
+pub mod stall;
 mod west;
 
 pub use assemble::ShermanGrid;

@@ -49,6 +49,8 @@ pub struct DeviceSolve {
     /// (iteration, max |div u| in s⁻¹) at every check, starting with (0, max |b/V|).
     pub history: Vec<(usize, f64)>,
     pub converged: bool,
+    /// Why an unconverged solve stopped before its iteration cap ([`super::stall`]).
+    pub stall: Option<super::stall::Stall>,
     /// Device time of the solve (CUDA events; uploads and the final download excluded).
     pub device_seconds: f64,
 }

@@ -1,11 +1,13 @@
 //! The solver loops of [`GpuSherman`]: the same iterations, checks and stop rule as geofield's
-//! CPU `multigrid::solve`, with one scalar readback per convergence check.
+//! CPU `multigrid::solve` (including the stall rule of [`super::stall`]), with one scalar
+//! readback per convergence check.
 
 use std::sync::Arc;
 
 use super::DeviceTimer;
 use super::reduce::{SLOT_DIV, SLOT_PAP, SLOT_RZ};
 use super::sherman::{DeviceSolve, GpuSherman, Method, StopRule};
+use super::stall::StallRule;
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
@@ -54,6 +56,12 @@ impl GpuSherman {
         Ok(run)
     }
 
+    /// Records a stall of `rule` on the history; true when the solve must stop.
+    fn stalled(rule: StallRule, run: &mut DeviceSolve) -> bool {
+        run.stall = rule.check(&run.history);
+        run.stall.is_some()
+    }
+
     /// Reads the scalars and records a check.
     fn check(
         &self,
@@ -84,6 +92,9 @@ impl GpuSherman {
                 run.converged = true;
                 break;
             }
+            if Self::stalled(StallRule::CYCLES, run) {
+                break;
+            }
         }
         Ok(())
     }
@@ -97,6 +108,7 @@ impl GpuSherman {
         progress: &mut dyn FnMut(usize, f64),
     ) -> Result<(), CudaError> {
         let every = stop.check_every.max(1);
+        let rule = StallRule::sweeps(every);
         for it in 1..=stop.max_iterations {
             self.sor_half(gpu, 1, omega)?;
             self.sor_half(gpu, 0, omega)?;
@@ -105,6 +117,9 @@ impl GpuSherman {
                 self.residual(gpu)?;
                 if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
                     run.converged = true;
+                    break;
+                }
+                if Self::stalled(rule, run) {
                     break;
                 }
             }
@@ -133,6 +148,7 @@ impl GpuSherman {
             let pap = s[SLOT_PAP as usize];
             if pap.is_nan() || pap <= 0.0 {
                 // The update used α = 0: nothing moved. As on the CPU, stop unconverged.
+                run.stall = Some(super::stall::Stall::Stagnated);
                 break;
             }
             run.iterations = it;
@@ -140,6 +156,9 @@ impl GpuSherman {
                 self.residual(gpu)?;
                 if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
                     run.converged = true;
+                    break;
+                }
+                if Self::stalled(StallRule::CYCLES, run) {
                     break;
                 }
                 self.precondition(gpu)?;
@@ -150,6 +169,9 @@ impl GpuSherman {
             let d = s[SLOT_DIV as usize];
             run.history.push((it, d));
             progress(it, d);
+            if Self::stalled(StallRule::CYCLES, run) {
+                break;
+            }
             let next = 1 - cur;
             self.precondition(gpu)?;
             self.dot_z(gpu, SLOT_RZ[next])?;

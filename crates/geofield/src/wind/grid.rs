@@ -86,6 +86,99 @@ impl Levels {
     }
 }
 
+/// Most layers [`Levels::stretched`] builds.
+pub const MAX_STRETCHED_LAYERS: usize = 4096;
+
+/// The model top's default height above the highest ground, in multiples of the relief
+/// (highest minus lowest ground), for [`Levels::stretched`] without a top: 3, so that the top
+/// sits 4 reliefs above the lowest ground (WindNinja's default top is likewise several times
+/// the relief), and at least [`MIN_DEFAULT_TOP_M`] above the highest ground.
+pub const DEFAULT_TOP_RELIEFS: f64 = 3.0;
+/// The smallest default model top above the highest ground (m), for flat or nearly flat DEMs.
+pub const MIN_DEFAULT_TOP_M: f64 = 200.0;
+
+impl Levels {
+    /// Stretched layers: the first `dz_m` thick, each `growth` times the one below, up to the
+    /// first face at or above the model top, `top_m` above the highest ground of `terrain_m`
+    /// (default: [`DEFAULT_TOP_RELIEFS`] × the relief, at least [`MIN_DEFAULT_TOP_M`]). Heights
+    /// count from the lowest ground (the domain bottom), so the top face is relief + `top_m`
+    /// or just above (the last layer is not trimmed, to keep the growth). `growth` 1 gives
+    /// uniform layers; WindNinja grows its layers by 1.3. Refused: a non-positive or
+    /// non-finite `dz_m` or `top_m`, a `growth` outside [1, 2], a terrain with no finite value,
+    /// and more than [`MAX_STRETCHED_LAYERS`] layers; the error names the parameter.
+    ///
+    /// ```
+    /// use geofield::wind::Levels;
+    /// // 40 m of relief, the top 100 m above the highest ground: faces 0, 2, 4.4, 7.28, …
+    /// let l = Levels::stretched(2.0, 1.2, Some(100.0), &[500.0, 540.0]).unwrap();
+    /// let f = l.faces_above_bottom_m().unwrap();
+    /// assert!((f[2] - 4.4).abs() < 1e-12 && f[f.len() - 2] < 140.0 && f[f.len() - 1] >= 140.0);
+    /// ```
+    pub fn stretched(
+        dz_m: f64,
+        growth: f64,
+        top_m: Option<f64>,
+        terrain_m: &[f64],
+    ) -> Result<Levels, GeofieldError> {
+        if !(dz_m.is_finite() && dz_m > 0.0) {
+            return Err(invalid(
+                "dz_m",
+                &crate::error::shown(dz_m),
+                "a positive thickness of the first layer in metres",
+            ));
+        }
+        if !(growth.is_finite() && (1.0..=2.0).contains(&growth)) {
+            return Err(invalid(
+                "growth",
+                &crate::error::shown(growth),
+                "a factor in [1, 2] between a layer's thickness and the one below (1.2: 20 % \
+                 thicker each layer)",
+            ));
+        }
+        if let Some(t) = top_m
+            && !(t.is_finite() && t > 0.0)
+        {
+            return Err(invalid(
+                "top_m",
+                &crate::error::shown(t),
+                "a positive height of the model top above the highest ground, in metres",
+            ));
+        }
+        let (lo, hi) = terrain_m
+            .iter()
+            .filter(|h| h.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &z| {
+                (l.min(z), h.max(z))
+            });
+        if lo > hi {
+            return Err(GeofieldError::Invalid(
+                "stretched layers need a terrain with at least one finite elevation".into(),
+            ));
+        }
+        let relief = hi - lo;
+        let above = top_m.unwrap_or((DEFAULT_TOP_RELIEFS * relief).max(MIN_DEFAULT_TOP_M));
+        let top = relief + above;
+        let mut tops = Vec::new();
+        let (mut z, mut dz) = (0.0f64, dz_m);
+        while z < top {
+            if tops.len() == MAX_STRETCHED_LAYERS {
+                return Err(invalid(
+                    "dz_m",
+                    &crate::error::shown(dz_m),
+                    &format!(
+                        "a first layer and growth ({growth}) that reach the model top ({top:.1} m \
+                         above the lowest ground) in at most {MAX_STRETCHED_LAYERS} layers"
+                    ),
+                ));
+            }
+            z += dz;
+            tops.push(z);
+            dz *= growth;
+        }
+        Ok(Levels::Tops(tops))
+    }
+}
+
 fn invalid(name: &str, value: &str, expected: &str) -> GeofieldError {
     GeofieldError::InvalidParameter {
         name: name.into(),
@@ -287,6 +380,38 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("row 1, col 1") && e.contains("model top"), "{e}");
+    }
+
+    #[test]
+    fn stretched_layers_grow_to_the_top() {
+        // Relief 100 m, top 50 m above it: faces 0, 10, 22, 36.4, … up to ≥ 150 m.
+        let t = [200.0, 300.0, 250.0];
+        let f = Levels::stretched(10.0, 1.2, Some(50.0), &t)
+            .unwrap()
+            .faces_above_bottom_m()
+            .unwrap();
+        assert_eq!(f[0], 0.0);
+        for k in 1..f.len() - 1 {
+            let ratio = (f[k + 1] - f[k]) / (f[k] - f[k - 1]);
+            assert!((ratio - 1.2).abs() < 1e-12, "{f:?}");
+        }
+        assert!(f[f.len() - 2] < 150.0 && f[f.len() - 1] >= 150.0, "{f:?}");
+        // Default top: 3 reliefs above the highest ground, at least 200 m.
+        let f = Levels::stretched(10.0, 1.0, None, &t).unwrap();
+        assert_eq!(f.layers(), 40);
+        let f = Levels::stretched(10.0, 1.0, None, &[5.0, 5.0]).unwrap();
+        assert_eq!(f.layers(), 20);
+        // Nonsense is refused, naming the parameter.
+        for (dz, g, top, name) in [
+            (0.0, 1.2, None, "dz_m"),
+            (2.0, 0.9, None, "growth"),
+            (2.0, f64::NAN, None, "growth"),
+            (2.0, 1.2, Some(-5.0), "top_m"),
+            (1e-6, 1.0, Some(1e3), "dz_m"),
+        ] {
+            let e = Levels::stretched(dz, g, top, &t).unwrap_err().to_string();
+            assert!(e.starts_with(name), "{e}");
+        }
     }
 
     #[test]

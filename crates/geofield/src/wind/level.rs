@@ -6,15 +6,21 @@
 //! K = c_f Δy Δz_k / Δx on x faces, c_f Δx Δz_k / Δy on y faces, c_f Δx Δy / Δz_{k±½} on z faces;
 //! A' = V A where V_c = Δx Δy Δz_k, and the residual b' − A'φ over V_c is the divergence.
 //!
-//! Coarse levels halve the columns and rows (horizontal semicoarsening, every layer kept): a
-//! coarse face's conductance is the sum of the fine conductances it covers, halved on x and y
-//! faces (the distance between centres doubles), so closed walls stay closed. On the domain's
-//! boundary faces the factor is (s + 1)/(2s + 1) instead of ½ (s: the fine level's column width
-//! in finest columns), so that φ = 0 stays half a finest column outside the boundary on every
-//! level, where the finest level puts it; halving moved it outward level by level, and the
-//! V-cycle converged at ~0.4 per cycle on 512² × 128 instead of ~0.1.
+//! Coarse levels pair the columns and rows (horizontal semicoarsening, every layer kept; ⌈n/2⌉
+//! groups, see `geofield_cuda::wind::coarsening`, the one copy of the rule that the device's
+//! assembly uses too): a coarse face's conductance is the sum of the fine conductances it
+//! covers times d_fine/d_coarse, the distances between the centres either side in finest
+//! columns ((a + b)/2 between columns of widths a and b; w/2 + ½ on the domain's boundary
+//! faces, so that φ = 0 stays half a finest column outside the boundary on every level, where
+//! the finest level puts it), so closed walls stay closed. With widths 2^l this is ½ on
+//! interior faces and (s + 1)/(2s + 1) on boundary faces. Halving the boundary faces too moved
+//! φ = 0 outward level by level (~0.4 per V-cycle on 512² × 128 instead of ~0.1); treating the
+//! single last column of an odd count as full width made its conductances wrong by up to 2^l,
+//! and a real 257² DEM diverged.
 
 use rayon::prelude::*;
+
+use geofield_cuda::wind::coarsening;
 
 use super::grid::WindGrid;
 use super::ops::Coeffs;
@@ -32,8 +38,10 @@ pub struct Level {
     pub kz: Vec<f64>,
     /// Σ K over the cell's faces; 0 for cells with every face closed (solid).
     pub diag: Vec<f64>,
-    /// Column width over the finest level's (1, 2, 4, …).
-    pub scale: usize,
+    /// Width of each column in finest columns (1 on the finest level), `cols`.
+    pub col_w: Vec<u32>,
+    /// Height of each row in finest rows, `rows`.
+    pub row_w: Vec<u32>,
 }
 
 impl Level {
@@ -94,7 +102,8 @@ impl Level {
             ky,
             kz,
             diag: Vec::new(),
-            scale: 1,
+            col_w: vec![1; cols],
+            row_w: vec![1; rows],
         };
         level.diag = level.diagonal();
         level
@@ -120,28 +129,28 @@ impl Level {
         d
     }
 
-    /// The next coarser level: ⌈cols/2⌉ × ⌈rows/2⌉ columns, the same layers.
+    /// The next coarser level: ⌈cols/2⌉ × ⌈rows/2⌉ columns (`geofield_cuda::wind::coarsening`),
+    /// the same layers.
     pub fn coarsen(&self) -> Self {
         let (rows, cols, nz) = (self.rows, self.cols, self.nz);
-        let (rc, cc) = (rows.div_ceil(2), cols.div_ceil(2));
+        let (rc, cc) = (
+            coarsening::coarse_count(rows),
+            coarsening::coarse_count(cols),
+        );
+        let col_w = coarsening::coarse_widths(&self.col_w);
+        let row_w = coarsening::coarse_widths(&self.row_w);
+        let fx = coarsening::face_factors(&self.col_w, &col_w);
+        let fy = coarsening::face_factors(&self.row_w, &row_w);
         let mut kx = vec![0.0; rc * (cc + 1) * nz];
         let mut ky = vec![0.0; (rc + 1) * cc * nz];
         let mut kz = vec![0.0; rc * cc * (nz + 1)];
-        // Interior faces: the distance between centres doubles. Boundary faces: φ = 0 stays
-        // half a finest column beyond the boundary, so the distance goes from (s + 1)/2 to
-        // (2s + 1)/2 finest columns (s = this level's scale).
-        let s = self.scale as f64;
-        let edge = (s + 1.0) / (2.0 * s + 1.0);
         kx.par_chunks_mut((cc + 1) * nz)
             .enumerate()
             .for_each(|(jr, line)| {
                 for ic in 0..=cc {
                     let fi = (2 * ic).min(cols);
-                    let f = if ic == 0 || ic == cc { edge } else { 0.5 };
-                    for row in [2 * jr, 2 * jr + 1] {
-                        if row >= rows {
-                            continue;
-                        }
+                    let f = fx[ic];
+                    for row in coarsening::children(rows, jr) {
                         let src = &self.kx[(row * (cols + 1) + fi) * nz..][..nz];
                         for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
                             *d += f * s;
@@ -153,12 +162,9 @@ impl Level {
             .enumerate()
             .for_each(|(jr, line)| {
                 let fr = (2 * jr).min(rows);
-                let f = if jr == 0 || jr == rc { edge } else { 0.5 };
+                let f = fy[jr];
                 for ic in 0..cc {
-                    for col in [2 * ic, 2 * ic + 1] {
-                        if col >= cols {
-                            continue;
-                        }
+                    for col in coarsening::children(cols, ic) {
                         let src = &self.ky[(fr * cols + col) * nz..][..nz];
                         for (d, s) in line[ic * nz..(ic + 1) * nz].iter_mut().zip(src) {
                             *d += f * s;
@@ -169,13 +175,11 @@ impl Level {
         kz.par_chunks_mut(cc * (nz + 1))
             .enumerate()
             .for_each(|(jr, line)| {
-                for row in [2 * jr, 2 * jr + 1] {
-                    if row >= rows {
-                        continue;
-                    }
+                for row in coarsening::children(rows, jr) {
                     for col in 0..cols {
+                        let p = col / 2;
                         let src = &self.kz[(row * cols + col) * (nz + 1)..][..nz + 1];
-                        let dst = &mut line[(col / 2) * (nz + 1)..(col / 2 + 1) * (nz + 1)];
+                        let dst = &mut line[p * (nz + 1)..(p + 1) * (nz + 1)];
                         for (d, s) in dst.iter_mut().zip(src) {
                             *d += s;
                         }
@@ -190,7 +194,8 @@ impl Level {
             ky,
             kz,
             diag: Vec::new(),
-            scale: 2 * self.scale,
+            col_w,
+            row_w,
         };
         level.diag = level.diagonal();
         level
@@ -305,7 +310,7 @@ impl Level {
             });
     }
 
-    /// Sum each 2×2 block of columns of the fine residual into the coarse right-hand side.
+    /// Sum the fine residual over each coarse column's children into the coarse right-hand side.
     pub fn restrict(&self, fine_r: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
         let nz = self.nz;
         let (cols, cc) = (self.cols, coarse.cols);
@@ -314,10 +319,7 @@ impl Level {
             .enumerate()
             .for_each(|(jr, line)| {
                 line.fill(0.0);
-                for row in [2 * jr, 2 * jr + 1] {
-                    if row >= self.rows {
-                        continue;
-                    }
+                for row in coarsening::children(self.rows, jr) {
                     for col in 0..cols {
                         let dst = &mut line[(col / 2) * nz..(col / 2 + 1) * nz];
                         let src = &fine_r[(row * cols + col) * nz..(row * cols + col + 1) * nz];

@@ -60,9 +60,43 @@ mod sample;
 pub(crate) mod sor;
 pub(crate) mod west;
 
+/// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
+pub use geofield_cuda::wind::stall::Stall;
 pub use grid::{Levels, WindGrid};
 pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
 pub use sample::{CellFields, at_height_agl, cell_centred};
+
+/// How a solve ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// max |div u| reached the threshold.
+    #[default]
+    Converged,
+    /// The iteration cap came first (`max_iterations`), the residual still falling.
+    IterationCap,
+    /// The residual stopped falling (V-cycles or CG iterations: less than 2× over the last 3;
+    /// SOR: less than 1 % over 1000 sweeps), e.g. at the rounding level.
+    Stagnated,
+    /// The residual grew above its best (or is not finite): the solver does not contract on
+    /// this problem.
+    Diverged,
+    /// The paper's WEST mode: exactly `max_iterations` sweeps, converged or not.
+    FixedIterations,
+}
+
+impl StopReason {
+    /// In words, for messages: "converged", "reached the iteration cap", "stagnated", ….
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::IterationCap => "reached the iteration cap",
+            StopReason::Stagnated => "stagnated (stopped reducing max |div u|)",
+            StopReason::Diverged => "diverged (max |div u| grew)",
+            StopReason::FixedIterations => "ran the fixed number of sweeps",
+        }
+    }
+}
 
 /// What a solve did: the residual history and the divergence before and after.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -85,6 +119,12 @@ pub struct SolveReport {
     /// 4 f32 ulps of max|div u0| (`cuda::F32_FLOOR_ULPS`).
     pub threshold_per_s: f64,
     pub converged: bool,
+    /// How the solve ended (what happened when it did not converge).
+    pub stop: StopReason,
+    /// The solver's residual max |div| at its first check (the first guess's, s⁻¹).
+    pub first_residual_per_s: f64,
+    /// The solver's residual max |div| at its last check (s⁻¹).
+    pub last_residual_per_s: f64,
     pub alpha: f64,
     /// ω used by WEST or SOR.
     pub omega: Option<f64>,
@@ -206,6 +246,38 @@ fn non_finite(what: &str, grid: &WindGrid, stations: &[Station]) -> GeofieldErro
     }
 }
 
+/// The error of a tolerance-driven solve that did not converge: what happened (iteration cap,
+/// stagnation, divergence), the residual's first and last values, the divergence reached.
+fn not_converged(report: &SolveReport, opts: &WindOptions, max_div0: f64) -> GeofieldError {
+    let advice = match (report.stop, opts.model, opts.solver) {
+        (StopReason::IterationCap, Model::West, _) => {
+            "; raise max_iterations, or use the Sherman model (solved to the tolerance by multigrid)"
+        }
+        (StopReason::IterationCap, _, Solver::Sor) => {
+            "; raise max_iterations, or use the MG-CG solver"
+        }
+        (StopReason::IterationCap, _, _) => "; raise max_iterations",
+        (_, _, Solver::Multigrid) => {
+            "; try the MG-CG solver, a looser tolerance, or check the terrain and layers"
+        }
+        _ => "; try a looser tolerance, or check the terrain and layers",
+    };
+    GeofieldError::Invalid(format!(
+        "the {} solve did not converge: it {} after {} iterations (max |div| of the solver's \
+         residual {:.3e} at the start, {:.3e} at the end); max |div u| = {:.3e} s⁻¹, above the \
+         threshold {:.3e} s⁻¹ (tolerance {:.1e} × max |div u0| = {:.3e} s⁻¹){advice}",
+        report.method,
+        report.stop.describe(),
+        report.iterations,
+        report.first_residual_per_s,
+        report.last_residual_per_s,
+        report.max_div_per_s,
+        report.threshold_per_s,
+        opts.tolerance,
+        max_div0,
+    ))
+}
+
 /// Prepares `backend` for a wind solve: on a GPU, loads (compiling on first use) the wind
 /// kernels. Meant for the thread that opens the backend while the host reads the inputs;
 /// an error here is left for the solve to report.
@@ -217,7 +289,8 @@ pub fn warm_up(backend: &Backend) {
 
 /// The whole pipeline: first guess from the stations, then the adjustment, on `backend`.
 /// An error when no station is usable, or when a tolerance-driven solve does not converge
-/// within `max_iterations` (the message carries the residual reached).
+/// (the message says whether it reached `max_iterations`, stagnated or diverged, and carries
+/// the residual reached); a solve that stops contracting stops within a few checks.
 ///
 /// ```
 /// use geofield::Backend;
@@ -311,6 +384,7 @@ pub fn compute_deferred(
     };
     lap("divergence", &mut steps);
     let started;
+    let mut stall = None;
     let fixed = opts.model == Model::West && opts.fixed_iterations;
     let backend = match opts.model {
         Model::West => {
@@ -408,6 +482,7 @@ pub fn compute_deferred(
             lap("velocities", &mut steps);
             report.iterations = run.iterations;
             report.history = run.history;
+            stall = run.stall;
             backend
         }
     };
@@ -419,32 +494,26 @@ pub fn compute_deferred(
     }
     let (max_div, rms_div) = ops::divergence_stats(&grid, &ops::divergence(&grid, &u, &v, &w));
     lap("check", &mut steps);
-    if !max_div.is_finite() || u.iter().chain(&v).chain(&w).any(|x| !x.is_finite()) {
-        return Err(non_finite("solved wind field", &grid, stations));
-    }
     report.max_div_per_s = max_div;
     report.rms_div_per_s = rms_div;
+    report.first_residual_per_s = report.history.first().map_or(f64::NAN, |h| h.1);
+    report.last_residual_per_s = report.history.last().map_or(f64::NAN, |h| h.1);
     // The backend may have raised the threshold (f32 WEST on the GPU: its rounding floor).
     let threshold = report.threshold_per_s;
     report.converged = max_div <= threshold;
-    if !report.converged && !fixed {
-        return Err(GeofieldError::Invalid(format!(
-            "the {} solve did not converge: after {} iterations max |div u| = {:.3e} s⁻¹, \
-             above the threshold {:.3e} s⁻¹ (tolerance {:.1e} × max |div u0| = {:.3e} s⁻¹); \
-             raise max_iterations{}",
-            report.method,
-            report.iterations,
-            max_div,
-            threshold,
-            opts.tolerance,
-            max_div0,
-            match (opts.model, opts.solver) {
-                (Model::West, _) =>
-                    ", or use the Sherman model (solved to the tolerance by multigrid)",
-                (Model::Sherman, Solver::Sor) => ", or use the MG-CG solver",
-                _ => "",
-            }
-        )));
+    report.stop = match (report.converged, stall) {
+        (true, _) => StopReason::Converged,
+        (false, Some(geofield_cuda::wind::stall::Stall::Diverged)) => StopReason::Diverged,
+        (false, Some(geofield_cuda::wind::stall::Stall::Stagnated)) => StopReason::Stagnated,
+        (false, None) if fixed => StopReason::FixedIterations,
+        (false, None) => StopReason::IterationCap,
+    };
+    let finite = max_div.is_finite() && u.iter().chain(&v).chain(&w).all(|x| x.is_finite());
+    if !report.converged && !fixed && (finite || stall.is_some()) {
+        return Err(not_converged(&report, opts, max_div0));
+    }
+    if !finite {
+        return Err(non_finite("solved wind field", &grid, stations));
     }
     // Removal integrates whatever divergence is left; below the rounding floor that is noise,
     // and a field that is already divergence-free is returned unchanged.

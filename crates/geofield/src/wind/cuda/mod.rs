@@ -246,5 +246,6 @@ pub fn sherman(
         iterations: run.iterations,
         history: run.history,
         converged: run.converged,
+        stall: run.stall,
     })
 }
