@@ -1,9 +1,79 @@
 //! k-NN of host data through a [`DeviceGrid`]: upload, build, search, download, with the kernel
 //! times (the library's path and the benchmark's).
 
+use std::time::Instant;
+
 use super::{DeviceGrid, DeviceIndex, GpuCoord, KnnTimes, check_coords, check_k_r2};
 use crate::context::Gpu;
-use crate::error::{CudaError, invalid};
+use crate::error::{CudaError, DriverResultExt, invalid};
+
+/// Host wall-clock milliseconds of each step of a k-NN from host data, each step ended by a
+/// device synchronisation (filled only when asked for: the extra synchronisations cost a few
+/// microseconds each). `geofield bench knn --host` prints it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct HostSplit {
+    /// Argument checks (dimensions, finite coordinates).
+    pub check_ms: f64,
+    /// The points (and queries) to the device.
+    pub upload_ms: f64,
+    /// Device buffers: the grid's and the outputs'.
+    pub setup_ms: f64,
+    /// The grid build (kernels).
+    pub build_ms: f64,
+    /// The search kernel.
+    pub search_ms: f64,
+    /// The rows back to host memory (with the conversion into the caller's layout when the two
+    /// overlap).
+    pub download_ms: f64,
+    /// Host conversion into the caller's final layout, where it is a separate pass.
+    pub convert_ms: f64,
+}
+
+impl HostSplit {
+    /// The sum of the steps.
+    pub fn total_ms(&self) -> f64 {
+        self.check_ms
+            + self.upload_ms
+            + self.setup_ms
+            + self.build_ms
+            + self.search_ms
+            + self.download_ms
+            + self.convert_ms
+    }
+}
+
+/// Laps of a [`HostSplit`]: each [`Laps::lap`] synchronises the device and adds the time since
+/// the previous lap to one field. Without a split it does nothing.
+pub(crate) struct Laps<'a> {
+    split: Option<&'a mut HostSplit>,
+    t: Instant,
+}
+
+impl<'a> Laps<'a> {
+    pub(crate) fn new(split: Option<&'a mut HostSplit>) -> Self {
+        Laps {
+            split,
+            t: Instant::now(),
+        }
+    }
+
+    /// Ends a step: waits for the device, then adds the elapsed time to `field`.
+    pub(crate) fn lap(
+        &mut self,
+        gpu: &Gpu,
+        field: fn(&mut HostSplit) -> &mut f64,
+    ) -> Result<(), CudaError> {
+        if let Some(s) = self.split.as_deref_mut() {
+            gpu.stream()
+                .synchronize()
+                .doing("waiting for the device (timing a step)")?;
+            let now = Instant::now();
+            *field(s) += (now - self.t).as_secs_f64() * 1e3;
+            self.t = now;
+        }
+        Ok(())
+    }
+}
 
 /// k-NN of host data on a device-built grid: upload, build, search, download. Same contract as
 /// [`super::knn_brute`]; also returns the kernel times of the build and the search.
@@ -18,7 +88,35 @@ pub fn knn_device<T: GpuCoord>(
     exclude_self: bool,
     index: DeviceIndex,
 ) -> Result<(super::KnnRows<T>, KnnTimes), CudaError> {
+    knn_device_split(
+        gpu,
+        points,
+        queries,
+        dim,
+        k,
+        r2,
+        exclude_self,
+        index,
+        None,
+    )
+}
+
+/// [`knn_device`], timing each step on the host clock into `split` when given (see
+/// [`HostSplit`]; the device is then synchronised after each step).
+#[allow(clippy::too_many_arguments)]
+pub fn knn_device_split<T: GpuCoord>(
+    gpu: &Gpu,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    k: usize,
+    r2: Option<T>,
+    exclude_self: bool,
+    index: DeviceIndex,
+    split: Option<&mut HostSplit>,
+) -> Result<(super::KnnRows<T>, KnnTimes), CudaError> {
     const K: &str = "neighbors (device grid)";
+    let mut laps = Laps::new(split);
     let n = check_coords("point", points, dim, K)?;
     let nq = match queries {
         Some(q) => check_coords("query", q, dim, K)?,
@@ -29,17 +127,25 @@ pub fn knn_device<T: GpuCoord>(
         .checked_mul(k)
         .ok_or_else(|| invalid(K, "queries × k overflows"))?;
     let _held = gpu.hold();
+    laps.lap(gpu, |s| &mut s.check_ms)?;
     let dp = gpu.upload(points, "the points")?;
     let dq = match queries {
         Some(q) => Some(gpu.upload(q, "the queries")?),
         None => None,
     };
+    laps.lap(gpu, |s| &mut s.upload_ms)?;
     let mut grid = DeviceGrid::<T>::new(gpu, n, dim, index)?;
     let mut oi = gpu.zeros::<i64>(out_len, "the neighbour indices")?;
     let mut od = gpu.zeros::<T>(out_len, "the neighbour distances")?;
+    // Compiled (or loaded from the disk cache) here on a first run, not inside the build's lap.
+    let units = grid.kernels();
+    let refs: Vec<(&'static str, &str)> = units.iter().map(|(m, k)| (*m, k.as_str())).collect();
+    gpu.prepare_units(&refs)?;
+    laps.lap(gpu, |s| &mut s.setup_ms)?;
     let t0 = gpu.mark()?;
     grid.build(gpu, &dp)?;
     let t1 = gpu.mark()?;
+    laps.lap(gpu, |s| &mut s.build_ms)?;
     grid.knn(
         gpu,
         dq.as_ref().map(|q| (q, nq)),
@@ -50,12 +156,14 @@ pub fn knn_device<T: GpuCoord>(
         &mut od,
     )?;
     let query_ms = gpu.elapsed_ms(&t1)?;
+    laps.lap(gpu, |s| &mut s.search_ms)?;
     let build_ms = t0.elapsed_ms(&t1).map_err(|source| CudaError::Driver {
         action: "timing the grid build".into(),
         source,
     })?;
     let idx = gpu.download(&oi, out_len, "the neighbour indices")?;
     let d2 = gpu.download(&od, out_len, "the neighbour distances")?;
+    laps.lap(gpu, |s| &mut s.download_ms)?;
     Ok((
         (idx, d2, build_ms + query_ms),
         KnnTimes { build_ms, query_ms },

@@ -22,7 +22,7 @@ use crate::error::{CudaError, invalid};
 mod device;
 mod host_knn;
 pub use device::{BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, uniform_cells};
-pub use host_knn::{bench_device, knn_device};
+pub use host_knn::{HostSplit, bench_device, knn_device, knn_device_split};
 
 const MODULE: &str = "neighbors";
 const THREADS: u32 = 128;

@@ -35,6 +35,21 @@ pub(super) fn knn<T: Coord>(
     q: &KnnQuery,
     index: IndexKind,
 ) -> Result<Neighbors, GeofieldError> {
+    knn_split(gpu, points, queries, dim, q, index, None)
+}
+
+/// [`knn`], timing each step on the host clock into `split` when given (for
+/// `geofield bench knn --host`).
+pub(crate) fn knn_split<T: Coord>(
+    gpu: &Gpu,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+    mut split: Option<&mut gn::HostSplit>,
+) -> Result<Neighbors, GeofieldError> {
+    let t_check = std::time::Instant::now();
     super::check_inputs(points, queries, dim, q, index)?;
     let n = check_finite(points, dim, "point")?;
     if let Some(qs) = queries {
@@ -45,6 +60,9 @@ pub(super) fn knn<T: Coord>(
             "{n} points; fewer than {} are supported on the GPU",
             u32::MAX
         )));
+    }
+    if let Some(s) = split.as_deref_mut() {
+        s.check_ms += t_check.elapsed().as_secs_f64() * 1e3;
     }
     let r2 = q.radius.map(|r| T::from_f64(r * r));
     let brute = matches!(index, IndexKind::Brute)
@@ -73,16 +91,29 @@ pub(super) fn knn<T: Coord>(
                 },
                 _ => gn::DeviceIndex::Uniform,
             };
-            let (rows, _times) =
-                gn::knn_device(gpu, points, queries, dim, q.k, r2, q.exclude_self, dev)?;
+            let (rows, _times) = gn::knn_device_split(
+                gpu,
+                points,
+                queries,
+                dim,
+                q.k,
+                r2,
+                q.exclude_self,
+                dev,
+                split.as_deref_mut(),
+            )?;
             rows
         }
     };
+    let t_convert = std::time::Instant::now();
     let dist2 = indices
         .iter()
         .zip(&d2)
         .map(|(&i, &d)| if i < 0 { f64::NAN } else { d.to_f64() })
         .collect();
+    if let Some(s) = split {
+        s.convert_ms += t_convert.elapsed().as_secs_f64() * 1e3;
+    }
     Ok(Neighbors {
         k: q.k,
         indices,

@@ -55,7 +55,7 @@
 
 mod answer;
 pub(crate) mod brute;
-mod cuda;
+pub(crate) mod cuda;
 pub(crate) mod dynamic;
 #[cfg(feature = "io")]
 pub mod io;
@@ -281,7 +281,7 @@ impl KnnParams {
         self.index.validate()
     }
 
-    fn query(&self) -> KnnQuery {
+    pub(crate) fn query(&self) -> KnnQuery {
         KnnQuery {
             k: self.k,
             radius: self.radius,
