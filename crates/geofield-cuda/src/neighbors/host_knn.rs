@@ -1,5 +1,8 @@
 //! k-NN of host data through a [`DeviceGrid`]: upload, build, search, download, with the kernel
-//! times (the library's path and the benchmark's).
+//! times (the library's path and the benchmark's). Host data moves through the device's pinned
+//! staging buffer in chunks (see [`Gpu`]), the rows come back as u32 indices and d² in the
+//! coordinate type, and the caller converts each chunk into its own layout while the next one
+//! is in flight.
 
 use std::time::Instant;
 
@@ -22,10 +25,11 @@ pub struct HostSplit {
     pub build_ms: f64,
     /// The search kernel.
     pub search_ms: f64,
-    /// The rows back to host memory (with the conversion into the caller's layout when the two
-    /// overlap).
+    /// The rows back to host memory: the time spent waiting for the transfer, the part not
+    /// hidden behind the conversion.
     pub download_ms: f64,
-    /// Host conversion into the caller's final layout, where it is a separate pass.
+    /// Host conversion of the rows into the caller's final layout (done chunk by chunk while
+    /// the next chunk is in flight).
     pub convert_ms: f64,
 }
 
@@ -54,6 +58,19 @@ impl<'a> Laps<'a> {
         Laps {
             split,
             t: Instant::now(),
+        }
+    }
+
+    /// Moves `ms` from one field to another (a part of a step measured inside it).
+    pub(crate) fn move_ms(
+        &mut self,
+        ms: f64,
+        from: fn(&mut HostSplit) -> &mut f64,
+        to: fn(&mut HostSplit) -> &mut f64,
+    ) {
+        if let Some(s) = self.split.as_deref_mut() {
+            *from(s) -= ms;
+            *to(s) += ms;
         }
     }
 
@@ -88,7 +105,11 @@ pub fn knn_device<T: GpuCoord>(
     exclude_self: bool,
     index: DeviceIndex,
 ) -> Result<(super::KnnRows<T>, KnnTimes), CudaError> {
-    knn_device_split(
+    let nq = queries.map_or(points.len(), <[T]>::len) / dim.max(1);
+    let len = nq.saturating_mul(k);
+    let mut idx: Vec<i64> = Vec::new();
+    let mut d2: Vec<T> = Vec::new();
+    let times = knn_device_rows(
         gpu,
         points,
         queries,
@@ -98,13 +119,31 @@ pub fn knn_device<T: GpuCoord>(
         exclude_self,
         index,
         None,
-    )
+        |first, ci, cd| {
+            if first == 0 {
+                idx.reserve_exact(len);
+                d2.reserve_exact(len);
+            }
+            idx.extend(
+                ci.iter()
+                    .map(|&i| if i == u32::MAX { -1 } else { i64::from(i) }),
+            );
+            d2.extend_from_slice(cd);
+        },
+    )?;
+    let ms = times.build_ms + times.query_ms;
+    Ok(((idx, d2, ms), times))
 }
 
-/// [`knn_device`], timing each step on the host clock into `split` when given (see
-/// [`HostSplit`]; the device is then synchronised after each step).
+/// k-NN of host data on a device-built grid, the rows handed to `sink` as they come back:
+/// the points go up through the pinned staging buffer, the grid is built and searched on the
+/// device (outputs unset: the kernel writes every entry; indices as u32), and the rows come back
+/// in chunks, `sink(first, indices, d2)` being called (in order, on this thread) for entries
+/// `first ..` of the row-major output while the next chunk is in flight. Missing neighbours
+/// have index `u32::MAX` and d² NaN. `split`: the host time of each step (the device is then
+/// synchronised after each). Returns the kernel times of the build and the search.
 #[allow(clippy::too_many_arguments)]
-pub fn knn_device_split<T: GpuCoord>(
+pub fn knn_device_rows<T: GpuCoord>(
     gpu: &Gpu,
     points: &[T],
     queries: Option<&[T]>,
@@ -114,7 +153,8 @@ pub fn knn_device_split<T: GpuCoord>(
     exclude_self: bool,
     index: DeviceIndex,
     split: Option<&mut HostSplit>,
-) -> Result<(super::KnnRows<T>, KnnTimes), CudaError> {
+    sink: impl FnMut(usize, &[u32], &[T]),
+) -> Result<KnnTimes, CudaError> {
     const K: &str = "neighbors (device grid)";
     let mut laps = Laps::new(split);
     let n = check_coords("point", points, dim, K)?;
@@ -128,15 +168,18 @@ pub fn knn_device_split<T: GpuCoord>(
         .ok_or_else(|| invalid(K, "queries × k overflows"))?;
     let _held = gpu.hold();
     laps.lap(gpu, |s| &mut s.check_ms)?;
-    let dp = gpu.upload(points, "the points")?;
+    let dp = gpu.upload_staged(points, "the points")?;
     let dq = match queries {
-        Some(q) => Some(gpu.upload(q, "the queries")?),
+        Some(q) => Some(gpu.upload_staged(q, "the queries")?),
         None => None,
     };
     laps.lap(gpu, |s| &mut s.upload_ms)?;
     let mut grid = DeviceGrid::<T>::new(gpu, n, dim, index)?;
-    let mut oi = gpu.zeros::<i64>(out_len, "the neighbour indices")?;
-    let mut od = gpu.zeros::<T>(out_len, "the neighbour distances")?;
+    // SAFETY: the search writes all k entries of each of its nq rows (nb_write), and only the
+    // first out_len = nq·k entries are read back.
+    let mut oi = unsafe { gpu.alloc_unset::<u32>(out_len, "the neighbour indices")? };
+    // SAFETY: as above.
+    let mut od = unsafe { gpu.alloc_unset::<T>(out_len, "the neighbour distances")? };
     // Compiled (or loaded from the disk cache) here on a first run, not inside the build's lap.
     let units = grid.kernels();
     let refs: Vec<(&'static str, &str)> = units.iter().map(|(m, k)| (*m, k.as_str())).collect();
@@ -155,19 +198,21 @@ pub fn knn_device_split<T: GpuCoord>(
         &mut oi,
         &mut od,
     )?;
-    let query_ms = gpu.elapsed_ms(&t1)?;
+    let t2 = gpu.mark()?;
     laps.lap(gpu, |s| &mut s.search_ms)?;
-    let build_ms = t0.elapsed_ms(&t1).map_err(|source| CudaError::Driver {
-        action: "timing the grid build".into(),
-        source,
-    })?;
-    let idx = gpu.download(&oi, out_len, "the neighbour indices")?;
-    let d2 = gpu.download(&od, out_len, "the neighbour distances")?;
+    let sink_ms = gpu.download_pair_with(&oi, &od, out_len, "the neighbour rows", sink)?;
     laps.lap(gpu, |s| &mut s.download_ms)?;
-    Ok((
-        (idx, d2, build_ms + query_ms),
-        KnnTimes { build_ms, query_ms },
-    ))
+    laps.move_ms(sink_ms, |s| &mut s.download_ms, |s| &mut s.convert_ms);
+    let event_ms = |a: &cudarc::driver::CudaEvent, b: &cudarc::driver::CudaEvent, what: &str| {
+        a.elapsed_ms(b).map_err(|source| CudaError::Driver {
+            action: format!("timing the {what}"),
+            source,
+        })
+    };
+    Ok(KnnTimes {
+        build_ms: event_ms(&t0, &t1, "grid build")?,
+        query_ms: event_ms(&t1, &t2, "search")?,
+    })
 }
 
 /// Build + search times of `repeats` device-resident runs (points uploaded once, buffers reused,

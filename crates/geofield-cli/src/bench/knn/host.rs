@@ -1,6 +1,6 @@
 //! `geofield bench knn --host`: the k-NN library call from host arrays on the GPU backend
 //! (`neighbors::knn(&Backend::Cuda(..), points, None, dim, &KnnParams::new(k))`, self excluded,
-//! index `auto`), in f32 and f64: the whole call by wall clock (medians of `--repeats` warm runs
+//! index `auto`; and `neighbors::knn_distances`, the Python package's call), in f32 and f64: the whole call by wall clock (medians of `--repeats` warm runs
 //! after `--warmup` ones), then the same call with the device synchronised after each step and
 //! the host time of each step (check, upload, setup, build, search, download, convert; medians
 //! per step), so that where the time goes is visible.
@@ -134,46 +134,59 @@ fn host_rows<T: Coord>(
     let n = pts.len() / dim;
     let be = Backend::Cuda(std::sync::Arc::clone(gpu));
     let params = KnnParams::new(a.k);
-    let (total, _, plain) = measure(a.warmup, a.repeats, || {
-        Ok((neighbors::knn(&be, pts, None, dim, &params)?, None))
-    })?;
-    let mut splits = Vec::new();
-    let mut same = true;
-    for it in 0..a.warmup + a.repeats.max(1) {
-        let (nb, s) = knn_cuda_split(gpu, pts, None, dim, &params)?;
-        if it >= a.warmup {
-            splits.push(s);
+    // `knn`: squared distances, -1 / NaN padding; `knn_distances`: the Python package's form
+    // (distances, index n / inf padding).
+    for (call, missing) in [("knn", None), ("knn_distances", Some(n as i64))] {
+        let (total, _, plain) = measure(a.warmup, a.repeats, || {
+            let rows = match missing {
+                None => {
+                    let nb = neighbors::knn(&be, pts, None, dim, &params)?;
+                    (nb.indices, nb.dist2)
+                }
+                Some(m) => {
+                    let nb = neighbors::knn_distances(&be, pts, None, dim, &params, m)?;
+                    (nb.indices, nb.dist)
+                }
+            };
+            Ok((rows, None))
+        })?;
+        let mut splits = Vec::new();
+        let mut same = true;
+        for it in 0..a.warmup + a.repeats.max(1) {
+            let (i, d, s) = knn_cuda_split(gpu, pts, None, dim, &params, missing)?;
+            if it >= a.warmup {
+                splits.push(s);
+            }
+            same &= i == plain.0
+                && d.len() == plain.1.len()
+                && d.iter()
+                    .zip(&plain.1)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
         }
-        same &= nb.indices == plain.indices
-            && nb
-                .dist2
-                .iter()
-                .zip(&plain.dist2)
-                .all(|(x, y)| x.to_bits() == y.to_bits());
+        let med = |f: fn(&HostSplit) -> f64| Stats::of(splits.iter().map(f).collect()).median;
+        let split = HostSplit {
+            check_ms: med(|s| s.check_ms),
+            upload_ms: med(|s| s.upload_ms),
+            setup_ms: med(|s| s.setup_ms),
+            build_ms: med(|s| s.build_ms),
+            search_ms: med(|s| s.search_ms),
+            download_ms: med(|s| s.download_ms),
+            convert_ms: med(|s| s.convert_ms),
+        };
+        let row = Row {
+            set,
+            n,
+            dim,
+            ty,
+            call,
+            total,
+            split,
+            split_total_ms: med(HostSplit::total_ms),
+            agrees: same,
+        };
+        print_row(&row);
+        rows.push(row);
     }
-    let med = |f: fn(&HostSplit) -> f64| Stats::of(splits.iter().map(f).collect()).median;
-    let split = HostSplit {
-        check_ms: med(|s| s.check_ms),
-        upload_ms: med(|s| s.upload_ms),
-        setup_ms: med(|s| s.setup_ms),
-        build_ms: med(|s| s.build_ms),
-        search_ms: med(|s| s.search_ms),
-        download_ms: med(|s| s.download_ms),
-        convert_ms: med(|s| s.convert_ms),
-    };
-    let row = Row {
-        set,
-        n,
-        dim,
-        ty,
-        call: "knn",
-        total,
-        split,
-        split_total_ms: med(HostSplit::total_ms),
-        agrees: same,
-    };
-    print_row(&row);
-    rows.push(row);
     Ok(())
 }
 
