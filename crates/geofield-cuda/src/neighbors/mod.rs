@@ -157,7 +157,19 @@ pub(crate) fn check_coords<T: GpuCoord>(
             ),
         ));
     }
-    if let Some(i) = v.par_iter().position_first(|x| !x.finite()) {
+    // Chunks folded without an early exit (vectorised), then the bad chunk searched.
+    const CHUNK: usize = 1 << 14;
+    let first_bad = v
+        .par_chunks(CHUNK)
+        .position_first(|c| !c.iter().fold(true, |ok, x| ok & x.finite()))
+        .and_then(|b| {
+            let start = b * CHUNK;
+            v.get(start..)?
+                .iter()
+                .position(|x| !x.finite())
+                .map(|i| start + i)
+        });
+    if let Some(i) = first_bad {
         return Err(invalid(
             kernel,
             format!("{what} {} has a non-finite coordinate", i / dim),

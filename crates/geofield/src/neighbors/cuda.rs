@@ -17,8 +17,23 @@ use rayon::prelude::*;
 use super::{Coord, IndexKind, KnnQuery, Neighbors};
 use crate::GeofieldError;
 
+/// Values per parallel task of the finiteness check: each task folds its chunk without an early
+/// exit (a loop the compiler vectorises), and only a chunk found bad is searched element by
+/// element.
+const CHECK_CHUNK: usize = 1 << 14;
+
 fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
-    if let Some(i) = v.par_iter().position_first(|x| !x.is_finite()) {
+    let first_bad = v
+        .par_chunks(CHECK_CHUNK)
+        .position_first(|c| !c.iter().fold(true, |ok, x| ok & x.is_finite()))
+        .and_then(|b| {
+            let start = b * CHECK_CHUNK;
+            v.get(start..)?
+                .iter()
+                .position(|x| !x.is_finite())
+                .map(|i| start + i)
+        });
+    if let Some(i) = first_bad {
         return Err(GeofieldError::Invalid(format!(
             "{what} {} has a non-finite coordinate (axis {})",
             i / dim,
@@ -152,10 +167,13 @@ pub(crate) fn knn_rows<T: Coord>(
         },
         _ => gn::DeviceIndex::Uniform,
     };
-    // Zeroed allocations are fresh pages from the system (no clearing pass); each is written
-    // once, by the conversion.
+    // Zeroed allocations are fresh pages from the system (no clearing pass), backed by huge
+    // pages where the kernel allows (far fewer page faults); each is written once, by the
+    // conversion.
     let mut indices = vec![0i64; len];
     let mut dist = vec![0f64; len];
+    geofield_cuda::advise_huge_pages(&mut indices);
+    geofield_cuda::advise_huge_pages(&mut dist);
     gn::knn_device_rows(
         gpu,
         points,
