@@ -9,7 +9,8 @@ one machine (results go to docs/benchmarks.md):
 - The Python overhead: each call's wall time minus the time of the library call inside it
   (``_native`` timed directly with the same arrays).
 
-Usage: ``python python/bench.py [--json out.json] [--repeat 3] [--quick]``. Medians of
+Usage: ``python python/bench.py [--json out.json] [--repeat 3] [--quick]`` (``--only knn
+--knn-dims 2,3 --backends cuda --no-scipy`` for the GPU k-NN alone, in 2-D and 3-D). Medians of
 ``--repeat`` runs after one warm-up (the warm-up also compiles the GPU kernels once).
 """
 
@@ -39,23 +40,25 @@ def median_time(fn, repeat, warmup=True):
     return statistics.median(ts)
 
 
-def knn_rows(n, repeat, backends):
+def knn_rows(n, repeat, backends, dim=3, scipy=True):
     rng = np.random.default_rng(1)
-    p = rng.uniform(0, 1000, (n, 3))
+    p = rng.uniform(0, 1000, (n, dim))
     rows = []
     for be in backends:
         whole = median_time(lambda: geofield.NeighborIndex(p, backend=be).query(p, k=8), repeat)
         # The library call NeighborIndex makes for the indexed points themselves (stored path).
         lib = median_time(lambda: _native.knn(p, None, 8, None, False, "auto", None, be, n),
                           repeat)
-        rows.append({"case": f"knn 3-D n={n} k=8", "who": f"geofield {be}", "seconds": whole,
+        rows.append({"case": f"knn {dim}-D n={n} k=8", "who": f"geofield {be}", "seconds": whole,
                      "library_seconds": lib, "python_overhead": (whole - lib) / lib})
+    if not scipy:
+        return rows
     try:
         from scipy.spatial import cKDTree
     except ImportError:
         return rows
     t = median_time(lambda: cKDTree(p).query(p, k=8, workers=-1), repeat)
-    rows.append({"case": f"knn 3-D n={n} k=8", "who": "scipy cKDTree workers=-1", "seconds": t})
+    rows.append({"case": f"knn {dim}-D n={n} k=8", "who": "scipy cKDTree workers=-1", "seconds": t})
     return rows
 
 
@@ -101,13 +104,21 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
     ap.add_argument("--pykrige-backends", default="vectorized,C")
     ap.add_argument("--only", choices=["knn", "kriging"], help="run one of the two cases")
+    ap.add_argument("--knn-dims", default="3",
+                    help="point dimensions of the k-NN case, e.g. 2,3 (default 3)")
+    ap.add_argument("--backends", help="comma-separated backends (default: cpu and, when "
+                    "available, cuda)")
+    ap.add_argument("--no-scipy", action="store_true", help="skip the cKDTree row")
     a = ap.parse_args()
     info = geofield.info()
     backends = ["cpu"] + (["cuda"] if info["cuda_available"] else [])
+    if a.backends:
+        backends = a.backends.split(",")
     n, side = (100_000, 316) if a.quick else (1_000_000, 1000)
     rows = []
     if a.only in (None, "knn"):
-        rows += knn_rows(n, a.repeat, backends)
+        for dim in (int(d) for d in a.knn_dims.split(",")):
+            rows += knn_rows(n, a.repeat, backends, dim, not a.no_scipy)
     if a.only in (None, "kriging"):
         rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
     out = {"machine": platform.node(), "python": sys.version.split()[0], "geofield": info,

@@ -67,7 +67,7 @@ pub fn knn<'py>(
                 }
             };
             let p = p.as_slice()?;
-            py.detach(|| neighbors::knn(&be, p, q, dim, &params))
+            py.detach(|| neighbors::knn_distances(&be, p, q, dim, &params, missing_index))
         }
         (Points::F32(p), q) => {
             let dim = p.shape()[1];
@@ -79,24 +79,19 @@ pub fn knn<'py>(
                 }
             };
             let p = p.as_slice()?;
-            py.detach(|| neighbors::knn(&be, p, q, dim, &params))
+            py.detach(|| neighbors::knn_distances(&be, p, q, dim, &params, missing_index))
         }
     }
     .map_err(errors::lib)?;
-    let m = found.queries();
+    // The library fills both arrays in their final form (distances, `missing_index` / inf);
+    // numpy takes the vectors over without a copy.
     let kk = found.k;
-    let (mut idx, mut d) = (found.indices, found.dist2);
-    py.detach(|| {
-        for (i, d2) in idx.iter_mut().zip(d.iter_mut()) {
-            if *i < 0 {
-                *i = missing_index;
-                *d2 = f64::INFINITY;
-            } else {
-                *d2 = d2.sqrt();
-            }
-        }
-    });
-    let d = PyArray1::from_vec(py, d).reshape([m, kk])?.into_any();
-    let idx = PyArray1::from_vec(py, idx).reshape([m, kk])?.into_any();
+    let m = found.indices.len().checked_div(kk).unwrap_or(0);
+    let d = PyArray1::from_vec(py, found.dist)
+        .reshape([m, kk])?
+        .into_any();
+    let idx = PyArray1::from_vec(py, found.indices)
+        .reshape([m, kk])?
+        .into_any();
     Ok((d, idx, be.label()))
 }

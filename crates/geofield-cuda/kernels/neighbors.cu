@@ -33,7 +33,7 @@ struct NeighborsBruteParams {
     u32 k;
     u32 dim;
     u32 exclude_self;  // skip point j == query index
-    u32 pad0;
+    u32 idx32;         // out_idx holds u32 (missing: 0xFFFFFFFF), else long long (missing: -1)
     double r2;  // the radius threshold already rounded to T, widened exactly (inf: none)
 };
 GF_CHECK_SIZE(NeighborsBruteParams, 32);
@@ -47,7 +47,7 @@ struct NeighborsGridParams {
     u32 self_query;    // queries are the grid's points in storage order
     double r2;
     u32 max_leaf;  // Morton tree: a node of at most this many points is searched as a leaf
-    u32 pad1;
+    u32 idx32;     // out_idx holds u32 (missing: 0xFFFFFFFF), else long long (missing: -1)
 };
 GF_CHECK_SIZE(NeighborsGridParams, 40);
 #define NB_STACK 64
@@ -146,25 +146,27 @@ __device__ __forceinline__ double nb_narrow(double v, double) { return v; }
 __device__ __forceinline__ float nb_val(u32 k, float) { return __uint_as_float(k); }
 __device__ __forceinline__ double nb_val(u64 k, double) { return __longlong_as_double((long long)k); }
 
+// Writes row `row` (all k entries: the outputs need no clearing). out_idx is u32 when idx32
+// (the number of points is below 0xFFFFFFFF, so the padding never names a point), else long long.
 template <typename T>
-__device__ __forceinline__ void nb_write(const NbBest<T>& b, u32 row, u32 k, long long* out_idx,
-                                         T* out_d2) {
+__device__ __forceinline__ void nb_write(const NbBest<T>& b, u32 row, u32 k, u32 idx32,
+                                         void* out_idx, T* out_d2) {
     const size_t base = (size_t)row * k;
+    u32* o32 = (u32*)out_idx;
+    long long* o64 = (long long*)out_idx;
     for (int j = 0; j < (int)k; ++j) {
-        if (j < b.len) {
-            out_idx[base + j] = (long long)b.id[j];
-            out_d2[base + j] = nb_val(b.d[j], (T)0);
-        } else {
-            out_idx[base + j] = -1;
-            out_d2[base + j] = NbTypes<T>::nan();
-        }
+        const bool has = j < b.len;
+        const u32 id = has ? b.id[j] : 0xFFFFFFFFu;
+        if (idx32) o32[base + j] = id;
+        else o64[base + j] = has ? (long long)id : -1LL;
+        out_d2[base + j] = has ? nb_val(b.d[j], (T)0) : NbTypes<T>::nan();
     }
 }
 
 // ---- brute force ------------------------------------------------------------------------------
 template <typename T, int D>
 __device__ __forceinline__ void nb_brute(const NeighborsBruteParams& P, const T* __restrict__ pts,
-                                         const T* __restrict__ qs, long long* __restrict__ out_idx,
+                                         const T* __restrict__ qs, void* __restrict__ out_idx,
                                          T* __restrict__ out_d2) {
     __shared__ T tile[D][NB_THREADS];
     const u32 qi = blockIdx.x * NB_THREADS + threadIdx.x;
@@ -194,7 +196,7 @@ __device__ __forceinline__ void nb_brute(const NeighborsBruteParams& P, const T*
             }
         }
     }
-    if (active) nb_write(best, qi, P.k, out_idx, out_d2);
+    if (active) nb_write(best, qi, P.k, P.idx32, out_idx, out_d2);
 }
 
 // ---- uniform grid -----------------------------------------------------------------------------
@@ -308,7 +310,7 @@ __device__ __forceinline__ bool nb_load_query(const NeighborsGridParams& P, cons
 template <typename T, int D>
 __device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const GfGridPlan* plan,
                                         const NbGrid<T>& G, const T* __restrict__ qs,
-                                        long long* __restrict__ out_idx, T* __restrict__ out_d2) {
+                                        void* __restrict__ out_idx, T* __restrict__ out_d2) {
     const u32 r = blockIdx.x * NB_THREADS + threadIdx.x;
     if (r >= P.n_queries) return;
     const GfGridPlan Q = *plan;
@@ -354,7 +356,7 @@ __device__ __forceinline__ void nb_grid(const NeighborsGridParams& P, const GfGr
             }
         }
     }
-    nb_write(best, row, P.k, out_idx, out_d2);
+    nb_write(best, row, P.k, P.idx32, out_idx, out_d2);
 }
 
 // ---- Morton tree ------------------------------------------------------------------------------
@@ -379,7 +381,7 @@ __device__ __forceinline__ T nb_node_box2(const GfGridPlan& Q, const NbGrid<T>& 
 template <typename T, int D>
 __device__ __forceinline__ void nb_tree(const NeighborsGridParams& P, const GfGridPlan* plan,
                                         const NbGrid<T>& G, const T* __restrict__ qs,
-                                        long long* __restrict__ out_idx, T* __restrict__ out_d2) {
+                                        void* __restrict__ out_idx, T* __restrict__ out_d2) {
     typedef typename NbTypes<T>::Key Key;
     const u32 r = blockIdx.x * NB_THREADS + threadIdx.x;
     if (r >= P.n_queries) return;
@@ -440,13 +442,13 @@ __device__ __forceinline__ void nb_tree(const NeighborsGridParams& P, const GfGr
             ++sp;
         }
     }
-    nb_write(best, row, P.k, out_idx, out_d2);
+    nb_write(best, row, P.k, P.idx32, out_idx, out_d2);
 }
 
 // ---- entry points -----------------------------------------------------------------------------
 #define NB_BRUTE(SUF, T)                                                                         \
     GF_KERNEL_IF(neighbors_brute_##SUF)(extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_brute_##SUF( \
-        NeighborsBruteParams P, const T* pts, const T* qs, long long* out_idx, T* out_d2) {      \
+        NeighborsBruteParams P, const T* pts, const T* qs, void* out_idx, T* out_d2) {      \
         if (P.dim == 3) nb_brute<T, 3>(P, pts, qs, out_idx, out_d2);                             \
         else nb_brute<T, 2>(P, pts, qs, out_idx, out_d2);                                        \
     })
@@ -457,14 +459,14 @@ NB_BRUTE(f64, double)
     GF_KERNEL_IF(neighbors_grid_##SUF)(extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_grid_##SUF( \
         NeighborsGridParams P, const GfGridPlan* plan, const u32* starts, const T* pts,          \
         const u32* ids, const T* slab_lo, const T* slab_hi, const T* pre_max, const T* suf_min,  \
-        const T* qs, long long* out_idx, T* out_d2) {                                            \
+        const T* qs, void* out_idx, T* out_d2) {                                            \
         NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, pre_max, suf_min};                    \
         if (P.dim == 3) nb_grid<T, 3>(P, plan, G, qs, out_idx, out_d2);                          \
         else nb_grid<T, 2>(P, plan, G, qs, out_idx, out_d2);                                     \
     })                                                                                            \
     GF_KERNEL_IF(neighbors_tree_##SUF)(extern "C" __global__ void __launch_bounds__(NB_THREADS, 4) neighbors_tree_##SUF( \
         NeighborsGridParams P, const GfGridPlan* plan, const u32* starts, const T* pts,          \
-        const u32* ids, const T* slab_lo, const T* slab_hi, const T* qs, long long* out_idx,     \
+        const u32* ids, const T* slab_lo, const T* slab_hi, const T* qs, void* out_idx,     \
         T* out_d2) {                                                                             \
         NbGrid<T> G = {starts, pts, ids, slab_lo, slab_hi, slab_lo, slab_hi};                    \
         if (P.dim == 3) nb_tree<T, 3>(P, plan, G, qs, out_idx, out_d2);                          \

@@ -33,6 +33,7 @@ mod disk_cache;
 pub mod dispersal;
 mod error;
 pub mod flock;
+mod host_memory;
 pub mod kriging;
 pub mod neighbors;
 mod probe;
@@ -44,6 +45,7 @@ pub use compile::{
 };
 pub use context::{CompileEvent, Gpu, set_compile_hook, test_gpu};
 pub use error::CudaError;
+pub use host_memory::advise_huge_pages;
 pub use probe::{
     DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,
     nvrtc_present, nvrtc_version, probe,

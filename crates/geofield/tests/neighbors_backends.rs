@@ -18,7 +18,7 @@
 use std::time::Instant;
 
 use geofield::Backend;
-use geofield::neighbors::{Coord, IndexKind, KnnParams, Neighbors, knn};
+use geofield::neighbors::{Coord, IndexKind, KnnParams, Neighbors, knn, knn_distances};
 use geofield_cuda::neighbors::{DeviceGrid, DeviceIndex, GpuCoord, bench_device, knn_brute};
 
 mod backends;
@@ -339,6 +339,115 @@ fn cuda_knn_large_sets() {
     case(&be, "large lattice", &l2, None, 2, 7, None, true);
     let l3 = lattice::<f64>(n, 3, 40, 34);
     case(&be, "large lattice", &l3, None, 3, 64, Some(2.0), true);
+}
+
+/// `knn_distances` against `knn` on the same backend (each distance the f64 square root of the
+/// squared distance, missing entries index `missing` and +inf; an independent derivation of
+/// the form) and against the CPU's `knn_distances` (bit for bit).
+fn distances_case<T: Coord + GpuCoord>(
+    be: &Backend,
+    label: &str,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnParams,
+) {
+    let n = points.len() / dim;
+    let missing = n as i64;
+    let nb = knn(be, points, queries, dim, q).unwrap();
+    let got = knn_distances(be, points, queries, dim, q, missing).unwrap();
+    assert_eq!(got.k, q.k, "{label}: k");
+    assert_eq!(got.indices.len(), nb.indices.len(), "{label}: entries");
+    assert_eq!(got.dist.len(), nb.dist2.len(), "{label}: entries");
+    for (e, ((&i, &d), (&i2, &d2))) in got
+        .indices
+        .iter()
+        .zip(&got.dist)
+        .zip(nb.indices.iter().zip(&nb.dist2))
+        .enumerate()
+    {
+        if i2 < 0 {
+            assert!(
+                i == missing && d == f64::INFINITY,
+                "{label}: entry {e}: {i} {d}"
+            );
+        } else {
+            assert!(
+                i == i2 && d.to_bits() == d2.sqrt().to_bits(),
+                "{label}: entry {e}: ({i}, {d:e}) vs ({i2}, sqrt {d2:e})"
+            );
+        }
+    }
+    if !matches!(be, Backend::Cpu) {
+        let want = knn_distances(&Backend::Cpu, points, queries, dim, q, missing).unwrap();
+        assert_eq!(want.indices, got.indices, "{label}: indices vs the CPU");
+        assert!(
+            want.dist
+                .iter()
+                .zip(&got.dist)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{label}: distances vs the CPU"
+        );
+    }
+}
+
+#[test]
+fn knn_distances_match_knn() {
+    for_each_backend(|be| {
+        for dim in [2usize, 3] {
+            let p = uniform::<f32>(3000, dim, 100.0, 61 + dim as u64);
+            let qs = uniform::<f32>(500, dim, 120.0, 71 + dim as u64);
+            let l = lattice::<f64>(3000, dim, 12, 81 + dim as u64);
+            for r in [None, Some(1.5), Some(0.0)] {
+                for ex in [true, false] {
+                    let q = KnnParams {
+                        k: 9,
+                        radius: r,
+                        exclude_self: ex,
+                        index: IndexKind::Auto,
+                    };
+                    distances_case(be, "uniform f32", &p, None, dim, &q);
+                    distances_case(be, "lattice f64", &l, None, dim, &q);
+                    distances_case(be, "queries f32", &p, Some(&qs), dim, &q);
+                    let b = q.with_index(IndexKind::Brute);
+                    distances_case(be, "brute f64", &l, None, dim, &b);
+                }
+            }
+        }
+    });
+}
+
+/// Sets large enough that the pinned staging copies run in several chunks both ways (over 2^20
+/// f64 coordinates up, over 2^23 bytes of rows back), against the CPU.
+#[test]
+fn cuda_knn_staged_in_chunks() {
+    let Some(be) = gpu() else { return };
+    let n = 600_000;
+    let p = uniform::<f64>(n, 2, 1000.0, 91);
+    let qs = uniform::<f64>(700_000, 2, 1000.0, 92);
+    let q = KnnParams {
+        radius: Some(1.2),
+        ..KnnParams::new(8)
+    };
+    case(&be, "staged uniform f64", &p, None, 2, 8, Some(1.2), true);
+    distances_case(&be, "staged uniform f64", &p, None, 2, &q);
+    distances_case(
+        &be,
+        "staged queries f64",
+        &p,
+        Some(&qs),
+        2,
+        &KnnParams::new(8),
+    );
+    let p32 = uniform::<f32>(n, 3, 1000.0, 93);
+    distances_case(
+        &be,
+        "staged uniform f32 3-D",
+        &p32,
+        None,
+        3,
+        &KnnParams::new(16),
+    );
 }
 
 #[test]

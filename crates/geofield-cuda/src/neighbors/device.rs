@@ -8,7 +8,7 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::{GpuCoord, MAX_CELLS, TARGET_PER_CELL, check_coords, check_k_r2, launch_err};
+use super::{GpuCoord, KnnIndex, MAX_CELLS, TARGET_PER_CELL, check_coords, check_k_r2, launch_err};
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
@@ -398,16 +398,17 @@ impl<T: GpuCoord> DeviceGrid<T> {
 
     /// k-NN on the built grid; same contract as [`super::knn_brute`]. `queries = None`: the
     /// grid's own points, rows in original index order, `exclude_self` skips the query's own
-    /// index; `Some((q, nq))`: `nq` separate queries. Writes `nq · k` entries of each output.
+    /// index; `Some((q, nq))`: `nq` separate queries. Writes every one of the first `nq · k`
+    /// entries of each output (no clearing needed); indices as `I` (see [`KnnIndex`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn knn(
+    pub fn knn<I: KnnIndex>(
         &self,
         gpu: &Gpu,
         queries: Option<(&CudaSlice<T>, usize)>,
         k: usize,
         r2: Option<T>,
         exclude_self: bool,
-        out_idx: &mut CudaSlice<i64>,
+        out_idx: &mut CudaSlice<I>,
         out_d2: &mut CudaSlice<T>,
     ) -> Result<(), CudaError> {
         const K: &str = "neighbors (device grid)";
@@ -442,7 +443,7 @@ impl<T: GpuCoord> DeviceGrid<T> {
                 DeviceIndex::Morton { max_leaf } => max_leaf,
                 _ => 0,
             },
-            pad1: 0,
+            idx32: I::IDX32,
         };
         let qs = queries.map_or(&self.pts, |(q, _)| q);
         let tree = matches!(self.index, DeviceIndex::Morton { .. });
@@ -466,12 +467,12 @@ impl<T: GpuCoord> DeviceGrid<T> {
         b.arg(qs).arg(out_idx).arg(out_d2);
         // SAFETY: neighbors_grid_*(NeighborsGridParams, const GfGridPlan*, const u32* starts,
         // const T* pts, const u32* ids, const T* slab_lo, slab_hi, pre_max, suf_min,
-        // const T* qs, long long* out_idx, T* out_d2) and neighbors_tree_* (the same without
+        // const T* qs, void* out_idx, T* out_d2) and neighbors_tree_* (the same without
         // pre_max and suf_min), in order and type. The grid was built by `build` (stream
         // order): starts[0..=ncells] is a counting sort of n points into pts/ids, slab entries
         // < nslabs. qs holds nq·dim values (checked) or is the grid's own points (self query);
         // rows written < nq (ids < n = nq in self-query mode), k each, within the outputs
-        // (checked).
+        // (checked); out_idx holds elements of I, u32 exactly when idx32 = 1.
         unsafe { b.launch(super::cfg(nq)) }.map_err(launch_err(name.clone()))?;
         Ok(())
     }

@@ -2,7 +2,8 @@
 //!
 //! Semantics are those of geofield's CPU backend (`geofield::neighbors`): per query, the up to k
 //! (≤ [`K_MAX`]) points with the smallest keys (d², index) among those with d² ≤ r² (and, with
-//! `exclude_self`, index ≠ the query's), ascending, padded with index −1 and d² NaN. d² is
+//! `exclude_self`, index ≠ the query's), ascending, padded with index −1 (`u32::MAX` in u32
+//! outputs, see [`KnnIndex`]) and d² NaN. d² is
 //! computed in the coordinate type `T` as ((p₀−q₀)² + (p₁−q₁)²) + (p₂−q₂)², each operation
 //! rounded to nearest, without FMA or flush-to-zero (inline PTX in the kernel), so results equal
 //! the CPU's bit for bit.
@@ -15,6 +16,7 @@
 //!   `max_leaf` points).
 
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use rayon::prelude::*;
 
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
@@ -22,7 +24,7 @@ use crate::error::{CudaError, invalid};
 mod device;
 mod host_knn;
 pub use device::{BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, uniform_cells};
-pub use host_knn::{bench_device, knn_device};
+pub use host_knn::{HostSplit, bench_device, knn_device, knn_device_rows};
 
 const MODULE: &str = "neighbors";
 const THREADS: u32 = 128;
@@ -84,7 +86,8 @@ pub struct BruteParams {
     pub k: u32,
     pub dim: u32,
     pub exclude_self: u32,
-    pub pad0: u32,
+    /// 1: the index output is u32 (missing: `u32::MAX`); 0: i64 (missing: −1).
+    pub idx32: u32,
     pub r2: f64,
 }
 
@@ -100,7 +103,8 @@ pub struct GridParams {
     pub self_query: u32,
     pub r2: f64,
     pub max_leaf: u32,
-    pub pad1: u32,
+    /// 1: the index output is u32 (missing: `u32::MAX`); 0: i64 (missing: −1).
+    pub idx32: u32,
 }
 
 // SAFETY: both are #[repr(C)] plain-old-data structs of integers and floats whose layout matches
@@ -108,6 +112,28 @@ pub struct GridParams {
 unsafe impl DeviceRepr for BruteParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for GridParams {}
+
+/// An index type the k-NN kernels write: `i64` (missing neighbours −1) or `u32` (missing
+/// neighbours `u32::MAX`, never a point's index since fewer than `u32::MAX` points are
+/// accepted; half the bytes to move).
+pub trait KnnIndex: DeviceRepr + Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The kernels' `idx32` flag.
+    const IDX32: u32;
+}
+
+impl KnnIndex for i64 {
+    const IDX32: u32 = 0;
+}
+
+impl KnnIndex for u32 {
+    const IDX32: u32 = 1;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i64 {}
+    impl Sealed for u32 {}
+}
 
 /// Rows of a kNN answer: `indices` (−1 padding) and `d2` in `T` (NaN padding), row-major with
 /// `k` per query, plus the kernel time in ms.
@@ -131,7 +157,19 @@ pub(crate) fn check_coords<T: GpuCoord>(
             ),
         ));
     }
-    if let Some(i) = v.iter().position(|x| !x.finite()) {
+    // Chunks folded without an early exit (vectorised), then the bad chunk searched.
+    const CHUNK: usize = 1 << 14;
+    let first_bad = v
+        .par_chunks(CHUNK)
+        .position_first(|c| !c.iter().fold(true, |ok, x| ok & x.finite()))
+        .and_then(|b| {
+            let start = b * CHUNK;
+            v.get(start..)?
+                .iter()
+                .position(|x| !x.finite())
+                .map(|i| start + i)
+        });
+    if let Some(i) = first_bad {
         return Err(invalid(
             kernel,
             format!("{what} {} has a non-finite coordinate", i / dim),
@@ -206,7 +244,7 @@ pub fn knn_brute<T: GpuCoord>(
         k: k as u32,
         dim: dim as u32,
         exclude_self: u32::from(exclude_self),
-        pad0: 0,
+        idx32: 0,
         r2,
     };
     let name = format!("neighbors_brute_{}", T::SUFFIX);
@@ -221,7 +259,7 @@ pub fn knn_brute<T: GpuCoord>(
         let mut b = gpu.stream().launch_builder(&f);
         b.arg(&params).arg(&dp).arg(&dq).arg(&mut oi).arg(&mut od);
         // SAFETY: neighbors_brute_*(NeighborsBruteParams by value, const T* pts, const T* qs,
-        // long long* out_idx, T* out_d2): pts holds n_points*dim values (a 1-element dummy when
+        // void* out_idx (long long: idx32 = 0), T* out_d2): pts holds n_points*dim values (a 1-element dummy when
         // empty, never read), qs n_queries*dim, the outputs n_queries*k each; the kernel reads
         // pts below n_points, qs and writes outputs only for query < n_queries, k (≤ 64) each.
         unsafe { b.launch(cfg(nq)) }.map_err(launch_err(name.clone()))?;

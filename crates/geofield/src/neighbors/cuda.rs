@@ -12,11 +12,28 @@
 use geofield_cuda::Gpu;
 use geofield_cuda::neighbors as gn;
 
+use rayon::prelude::*;
+
 use super::{Coord, IndexKind, KnnQuery, Neighbors};
 use crate::GeofieldError;
 
+/// Values per parallel task of the finiteness check: each task folds its chunk without an early
+/// exit (a loop the compiler vectorises), and only a chunk found bad is searched element by
+/// element.
+const CHECK_CHUNK: usize = 1 << 14;
+
 fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
-    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+    let first_bad = v
+        .par_chunks(CHECK_CHUNK)
+        .position_first(|c| !c.iter().fold(true, |ok, x| ok & x.is_finite()))
+        .and_then(|b| {
+            let start = b * CHECK_CHUNK;
+            v.get(start..)?
+                .iter()
+                .position(|x| !x.is_finite())
+                .map(|i| start + i)
+        });
+    if let Some(i) = first_bad {
         return Err(GeofieldError::Invalid(format!(
             "{what} {} has a non-finite coordinate (axis {})",
             i / dim,
@@ -24,6 +41,45 @@ fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, Geof
         )));
     }
     Ok(v.len() / dim)
+}
+
+/// How [`knn_rows`] reports each entry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Form {
+    /// [`Neighbors`]: squared distances widened to f64, missing entries index −1 and NaN.
+    Squared,
+    /// [`super::NeighborDistances`]: Euclidean distances (the f64 square root of the widened
+    /// squared distance), missing entries index `missing` and +inf.
+    Distance { missing: i64 },
+}
+
+impl Form {
+    /// One entry from the device's index (u32::MAX: missing) and squared distance.
+    #[inline]
+    fn entry<T: Coord>(self, i: u32, d2: T) -> (i64, f64) {
+        match (self, i == u32::MAX) {
+            (Form::Squared, true) => (-1, f64::NAN),
+            (Form::Squared, false) => (i64::from(i), d2.to_f64()),
+            (Form::Distance { missing }, true) => (missing, f64::INFINITY),
+            (Form::Distance { .. }, false) => (i64::from(i), d2.to_f64().sqrt()),
+        }
+    }
+}
+
+/// Entries per parallel task of the conversion.
+const CONVERT_CHUNK: usize = 1 << 14;
+
+/// Converts device entries into the final layout, in parallel.
+fn convert<T: Coord>(form: Form, ci: &[u32], cd: &[T], oi: &mut [i64], od: &mut [f64]) {
+    oi.par_chunks_mut(CONVERT_CHUNK)
+        .zip(od.par_chunks_mut(CONVERT_CHUNK))
+        .zip(ci.par_chunks(CONVERT_CHUNK))
+        .zip(cd.par_chunks(CONVERT_CHUNK))
+        .for_each(|(((oi, od), ci), cd)| {
+            for (((oi, od), &i), &d) in oi.iter_mut().zip(od.iter_mut()).zip(ci).zip(cd) {
+                (*oi, *od) = form.entry(i, d);
+            }
+        });
 }
 
 /// kNN on the GPU; same contract as the CPU's [`super::knn_cpu`].
@@ -35,6 +91,30 @@ pub(super) fn knn<T: Coord>(
     q: &KnnQuery,
     index: IndexKind,
 ) -> Result<Neighbors, GeofieldError> {
+    let (indices, dist2) = knn_rows(gpu, points, queries, dim, q, index, Form::Squared, None)?;
+    Ok(Neighbors {
+        k: q.k,
+        indices,
+        dist2,
+    })
+}
+
+/// kNN on the GPU, the rows in `form`: (indices, distances), row-major, `q.k` per query. The
+/// outputs are allocated once in their final type and filled as the rows come back from the
+/// device (the conversion overlapping the transfer). `split`: the host time of each step
+/// (`geofield bench knn --host`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn knn_rows<T: Coord>(
+    gpu: &Gpu,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+    form: Form,
+    mut split: Option<&mut gn::HostSplit>,
+) -> Result<(Vec<i64>, Vec<f64>), GeofieldError> {
+    let t_check = std::time::Instant::now();
     super::check_inputs(points, queries, dim, q, index)?;
     let n = check_finite(points, dim, "point")?;
     if let Some(qs) = queries {
@@ -46,11 +126,18 @@ pub(super) fn knn<T: Coord>(
             u32::MAX
         )));
     }
+    if let Some(s) = split.as_deref_mut() {
+        s.check_ms += t_check.elapsed().as_secs_f64() * 1e3;
+    }
+    let nq = queries.map_or(n, |qs| qs.len() / dim);
+    let len = nq
+        .checked_mul(q.k)
+        .ok_or_else(|| GeofieldError::Invalid("queries × k overflows".into()))?;
     let r2 = q.radius.map(|r| T::from_f64(r * r));
     let brute = matches!(index, IndexKind::Brute)
         || (matches!(index, IndexKind::Auto) && n <= super::AUTO_BRUTE_MAX);
-    let (indices, d2, _ms) = match index {
-        _ if brute => gn::knn_brute(
+    if brute {
+        let (idx, d2, _ms) = gn::knn_brute(
             gpu,
             points,
             queries.unwrap_or(points),
@@ -58,34 +145,51 @@ pub(super) fn knn<T: Coord>(
             q.k,
             r2,
             q.exclude_self && queries.is_none(),
-        )?,
-        IndexKind::Brute
-        | IndexKind::Uniform { .. }
-        | IndexKind::Dynamic { .. }
-        | IndexKind::Auto => {
-            let dev = match index {
-                IndexKind::Uniform { cell_size: Some(h) } => gn::DeviceIndex::UniformCell {
-                    h,
-                    cells: gn::uniform_cells(points, dim, h)?,
-                },
-                IndexKind::Dynamic { max_per_leaf } => gn::DeviceIndex::Morton {
-                    max_leaf: u32::try_from(max_per_leaf).unwrap_or(u32::MAX),
-                },
-                _ => gn::DeviceIndex::Uniform,
-            };
-            let (rows, _times) =
-                gn::knn_device(gpu, points, queries, dim, q.k, r2, q.exclude_self, dev)?;
-            rows
+        )?;
+        let t = std::time::Instant::now();
+        let out = idx
+            .par_iter()
+            .zip(&d2)
+            .map(|(&i, &d)| form.entry(u32::try_from(i).unwrap_or(u32::MAX), d))
+            .unzip();
+        if let Some(s) = split {
+            s.convert_ms += t.elapsed().as_secs_f64() * 1e3;
         }
+        return Ok(out);
+    }
+    let dev = match index {
+        IndexKind::Uniform { cell_size: Some(h) } => gn::DeviceIndex::UniformCell {
+            h,
+            cells: gn::uniform_cells(points, dim, h)?,
+        },
+        IndexKind::Dynamic { max_per_leaf } => gn::DeviceIndex::Morton {
+            max_leaf: u32::try_from(max_per_leaf).unwrap_or(u32::MAX),
+        },
+        _ => gn::DeviceIndex::Uniform,
     };
-    let dist2 = indices
-        .iter()
-        .zip(&d2)
-        .map(|(&i, &d)| if i < 0 { f64::NAN } else { d.to_f64() })
-        .collect();
-    Ok(Neighbors {
-        k: q.k,
-        indices,
-        dist2,
-    })
+    // Zeroed allocations are fresh pages from the system (no clearing pass), backed by huge
+    // pages where the kernel allows (far fewer page faults); each is written once, by the
+    // conversion.
+    let mut indices = vec![0i64; len];
+    let mut dist = vec![0f64; len];
+    geofield_cuda::advise_huge_pages(&mut indices);
+    geofield_cuda::advise_huge_pages(&mut dist);
+    gn::knn_device_rows(
+        gpu,
+        points,
+        queries,
+        dim,
+        q.k,
+        r2,
+        q.exclude_self,
+        dev,
+        split,
+        |first, ci, cd| {
+            let end = first + ci.len();
+            if let (Some(oi), Some(od)) = (indices.get_mut(first..end), dist.get_mut(first..end)) {
+                convert(form, ci, cd, oi, od);
+            }
+        },
+    )?;
+    Ok((indices, dist))
 }

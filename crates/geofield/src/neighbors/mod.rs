@@ -55,7 +55,7 @@
 
 mod answer;
 pub(crate) mod brute;
-mod cuda;
+pub(crate) mod cuda;
 pub(crate) mod dynamic;
 #[cfg(feature = "io")]
 pub mod io;
@@ -281,7 +281,7 @@ impl KnnParams {
         self.index.validate()
     }
 
-    fn query(&self) -> KnnQuery {
+    pub(crate) fn query(&self) -> KnnQuery {
         KnnQuery {
             k: self.k,
             radius: self.radius,
@@ -372,6 +372,19 @@ impl Neighbors {
         let r = i * self.k..(i + 1) * self.k;
         (&self.indices[r.clone()], &self.dist2[r])
     }
+}
+
+/// Query results as Euclidean distances, the form of scipy's `cKDTree.query` ([`knn_distances`]),
+/// row-major: query i's neighbours are entries `i*k .. (i+1)*k`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeighborDistances {
+    /// Neighbours per query (the row length).
+    pub k: usize,
+    /// Point indices in ascending (distance, index) order; the caller's `missing_index` where
+    /// fewer than k qualify.
+    pub indices: Vec<i64>,
+    /// Distances: the square root (in f64) of [`Neighbors::dist2`]; +inf where absent.
+    pub dist: Vec<f64>,
 }
 
 /// A built index that answers one query into a [`KBest`] buffer.
@@ -484,6 +497,69 @@ pub fn knn<T: Coord>(
         Backend::Cpu => knn_cpu(points, queries, dim, &q, params.index),
         Backend::Cuda(gpu) => cuda::knn(gpu, points, queries, dim, &q, params.index),
     }
+}
+
+/// [`knn`] with the rows as Euclidean distances (scipy `cKDTree.query`'s form): the same
+/// neighbours in the same order, each distance the f64 square root of the squared distance
+/// [`knn`] reports, and missing entries reported as index `missing_index` and distance +inf.
+/// On the GPU the outputs are filled in this form as the rows come back (no second pass).
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::neighbors::{self, KnnParams};
+///
+/// // Three points on a line; the 2 nearest others of each, within distance 2.5.
+/// let pts = [0.0, 0.0, 1.0, 0.0, 3.0, 0.0];
+/// let q = KnnParams { radius: Some(2.5), ..KnnParams::new(2) };
+/// let nb = neighbors::knn_distances(&Backend::Cpu, &pts[..], None, 2, &q, 3)?;
+/// assert_eq!(nb.indices, vec![1, 3, 0, 2, 1, 3]);
+/// assert_eq!(nb.dist, vec![1.0, f64::INFINITY, 1.0, 2.0, 2.0, f64::INFINITY]);
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
+pub fn knn_distances<T: Coord>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    params: &KnnParams,
+    missing_index: i64,
+) -> Result<NeighborDistances, GeofieldError> {
+    let q = params.query();
+    let (indices, dist) = match backend {
+        Backend::Cpu => {
+            let Neighbors {
+                indices: mut idx,
+                dist2: mut d,
+                ..
+            } = knn_cpu(points, queries, dim, &q, params.index)?;
+            idx.par_iter_mut().zip(d.par_iter_mut()).for_each(|(i, d)| {
+                if *i < 0 {
+                    *i = missing_index;
+                    *d = f64::INFINITY;
+                } else {
+                    *d = d.sqrt();
+                }
+            });
+            (idx, d)
+        }
+        Backend::Cuda(gpu) => cuda::knn_rows(
+            gpu,
+            points,
+            queries,
+            dim,
+            &q,
+            params.index,
+            cuda::Form::Distance {
+                missing: missing_index,
+            },
+            None,
+        )?,
+    };
+    Ok(NeighborDistances {
+        k: q.k,
+        indices,
+        dist,
+    })
 }
 
 /// [`knn`] on the CPU, for the crate's own callers (kriging's and the wind field's neighbour

@@ -26,6 +26,8 @@ use std::sync::Arc;
 
 use super::{BenchEnv, JsonRows, Stats, measure};
 
+mod host;
+
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
 pub enum Set {
     Uniform,
@@ -45,6 +47,17 @@ pub struct BenchArgs {
     pub repeats: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    /// Time the library call from host arrays instead (`neighbors::knn` on the GPU backend: the
+    /// whole call by wall clock, then the host time of each step with the device synchronised
+    /// between steps), in f32 and f64; medians of `--repeats` warm runs.
+    #[arg(long)]
+    pub host: bool,
+    /// With `--host`: exact point counts (instead of `--log2-n`).
+    #[arg(long, value_delimiter = ',')]
+    pub n: Vec<usize>,
+    /// With `--host`: the points' dimension (2 or 3; 3-D points are uniform in the unit cube).
+    #[arg(long, default_value_t = 2)]
+    pub dim: usize,
 }
 
 #[derive(serde::Serialize)]
@@ -76,7 +89,7 @@ struct Head<'a> {
     k: usize,
 }
 
-fn points(set: Set, n: usize, seed: u64) -> Vec<f64> {
+pub(super) fn points(set: Set, n: usize, seed: u64) -> Vec<f64> {
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut v = Vec::with_capacity(2 * n);
     match set {
@@ -105,6 +118,9 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         bail!("--k must be 1..={}", neighbors::K_MAX);
     }
     let be = sel.backend;
+    if a.host {
+        return host::run(a, ctx, &be);
+    }
     let env = BenchEnv::new(&be);
     let mut json = JsonRows::new(ctx, &Head { env: &env, k: a.k }, "rows")?;
     println!(
