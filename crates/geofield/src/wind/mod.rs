@@ -48,6 +48,7 @@
 
 pub(crate) mod cases;
 pub(crate) mod cuda;
+pub mod cut;
 pub mod grid;
 pub(crate) mod init;
 #[cfg(feature = "io")]
@@ -61,8 +62,10 @@ pub(crate) mod sor;
 pub(crate) mod west;
 
 pub use grid::{Levels, WindGrid};
-pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
-pub use sample::{CellFields, at_height_agl, cell_centred};
+pub use params::{
+    Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, speed_direction,
+};
+pub use sample::{CellFields, at_height_agl, at_point_agl, cell_centred};
 
 /// What a solve did: the residual history and the divergence before and after.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -114,6 +117,11 @@ pub struct WindField {
     /// Stations that were not used, with the reason.
     pub ignored_stations: Vec<IgnoredStation>,
     pub report: SolveReport,
+    /// The vertical profile of the first guess, which sampling below the first cut-cell sample
+    /// follows ([`at_height_agl`]).
+    pub profile: Profile,
+    /// The lowest height above ground the profiles use (m).
+    pub min_height_agl_m: f64,
 }
 
 /// A station the pipeline did not use, and why (outside the domain, below the terrain...).
@@ -160,6 +168,13 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
                  of SOR and WEST)",
             );
         }
+    }
+    if opts.model == Model::West && opts.terrain == Some(Terrain::Cut) {
+        return Err(GeofieldError::InvalidParameter {
+            name: "terrain".into(),
+            value: "cut".into(),
+            expected: "stairs or none with the WEST model (the paper's stair-step terrain)".into(),
+        });
     }
     if let Some(a) = opts.alpha
         && !(a.is_finite() && a > 0.0)
@@ -277,6 +292,13 @@ pub fn compute_deferred(
         steps.push((name.to_string(), clock.elapsed().as_secs_f64()));
         clock = std::time::Instant::now();
     };
+    let grid = match (opts.model, opts.terrain) {
+        (Model::Sherman, None | Some(Terrain::Cut)) => grid.with_cut_cells(),
+        _ => grid.with_stair_steps(),
+    };
+    if grid.cut.is_some() {
+        lap("cut cells", &mut steps);
+    }
     let mut coeffs = ops::Coeffs::new(&grid, 1.0, opts.top);
     lap("coefficients", &mut steps);
     let guess = init::first_guess(&grid, &coeffs, stations, opts)?;
@@ -462,6 +484,8 @@ pub fn compute_deferred(
             v,
             w,
             stability: guess.stability,
+            profile: opts.profile,
+            min_height_agl_m: opts.min_height_agl_m,
             ignored_stations: guess.ignored,
             report,
         },
