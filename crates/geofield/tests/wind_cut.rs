@@ -272,7 +272,11 @@ fn flat_ground_at_any_elevation_gives_the_stair_step_field() {
         assert!(a.grid.cut.is_some() && b.grid.cut.is_none());
         for (x, y) in [(&a.u, &b.u), (&a.v, &b.v), (&a.w, &b.w)] {
             // Same arithmetic up to the order of the sums (apertures of exactly 1).
-            assert!(wind_common::max_diff(x, y) <= 1e-12, "{}", wind_common::max_diff(x, y));
+            assert!(
+                wind_common::max_diff(x, y) <= 1e-12,
+                "{}",
+                wind_common::max_diff(x, y)
+            );
         }
     }
 }
@@ -374,4 +378,26 @@ fn valley_wind_at_10_m_is_free_of_stair_step_stripes() {
     assert!(cut <= 3.0 * reference, "{cut} vs {reference}");
     // The criterion catches stripes: stair steps on the same grid fail it.
     assert!(stairs > 3.0 * reference, "{stairs} vs {reference}");
+}
+
+#[test]
+fn multigrid_keeps_its_convergence_with_cut_cells() {
+    // The bench family's R1 and R4 (64² and 128² columns × 32 layers on the 120 m hill): the
+    // coarse levels sum the fine conductances through the open parts of the faces, so the
+    // V-cycle must converge as with stair steps (the target: within one V-cycle).
+    for r in [1, 4] {
+        let (g, st) = geofield::bench::wind::cases::hill_case(r, 32, 10.0).unwrap();
+        let cycles = |terrain| {
+            let o = WindOptions {
+                terrain: Some(terrain),
+                ..Default::default()
+            };
+            let f = wind::compute(&Backend::Cpu, g.clone(), &st, &o).unwrap();
+            assert!(f.report.converged);
+            f.report.iterations
+        };
+        let (stairs, cut) = (cycles(Terrain::Stairs), cycles(Terrain::Cut));
+        eprintln!("R{r}: {stairs} V-cycles with stair steps, {cut} with cut cells");
+        assert!(cut <= stairs + 1, "R{r}: {cut} vs {stairs}");
+    }
 }

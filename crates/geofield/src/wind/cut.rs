@@ -113,6 +113,7 @@ impl Surface<'_> {
 
     /// The ground at (x, y) in column units: `fx`, `fy` in [−½, ½] from the centre of
     /// (row, col), fy positive north. On the fan's triangles (linear on each).
+    #[cfg(test)]
     pub fn height_in(&self, row: usize, col: usize, fx: f64, fy: f64) -> f64 {
         let f = self.fan(row, col);
         // Octant: the triangle (centre, edge midpoint, corner) containing (fx, fy).
@@ -176,7 +177,10 @@ fn tri_volume_area(z: f64, h1: f64, h2: f64, h3: f64) -> (f64, f64) {
     } else {
         let d = (h3 - h1) * (h3 - h2);
         let s = h3 - z;
-        (z - (h1 + h2 + h3) / 3.0 + s * s * s / (3.0 * d), 1.0 - s * s / d)
+        (
+            z - (h1 + h2 + h3) / 3.0 + s * s * s / (3.0 * d),
+            1.0 - s * s / d,
+        )
     }
 }
 
@@ -297,7 +301,13 @@ pub fn compute(terrain_m: &[f64], rows: usize, cols: usize, z_faces_m: &[f64]) -
         for (col, a) in line.iter_mut().enumerate() {
             let open = (r == 0 || fluid(k, r - 1, col)) && (r == rows || fluid(k, r, col));
             if open {
-                *a = side_aperture(zb, zt, s.corner(r, col), s.y_mid(r, col), s.corner(r, col + 1));
+                *a = side_aperture(
+                    zb,
+                    zt,
+                    s.corner(r, col),
+                    s.y_mid(r, col),
+                    s.corner(r, col + 1),
+                );
             }
         }
     });
@@ -353,7 +363,10 @@ mod tests {
             let e = 1e-6;
             let dv = (tri_volume_area(z + e, h1, h2, h3).0 - tri_volume_area(z - e, h1, h2, h3).0)
                 / (2.0 * e);
-            assert!((dv - tri_volume_area(z, h1, h2, h3).1).abs() < 1e-8, "z {z}");
+            assert!(
+                (dv - tri_volume_area(z, h1, h2, h3).1).abs() < 1e-8,
+                "z {z}"
+            );
         }
         // Continuity at the vertices and the mean height above the top.
         assert!(tri_volume_area(1.0, h1, h2, h3).0.abs() < 1e-15);

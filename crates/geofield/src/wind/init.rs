@@ -250,8 +250,13 @@ pub fn first_guess(
                     let (mut su, mut sv) = (0.0, 0.0);
                     for &(p, wu, wv) in sums {
                         let (class, z_ref) = profiles[p];
-                        let f =
-                            profile_factor(opts.profile, class, z_agl, z_ref, opts.min_height_agl_m);
+                        let f = profile_factor(
+                            opts.profile,
+                            class,
+                            z_agl,
+                            z_ref,
+                            opts.min_height_agl_m,
+                        );
                         su += f * wu;
                         sv += f * wv;
                     }

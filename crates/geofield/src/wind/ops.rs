@@ -37,7 +37,11 @@ impl Coeffs {
     pub fn new(grid: &WindGrid, alpha: f64, top: Top) -> Self {
         let mut c = Self::stairs(grid, alpha, top);
         if let Some(cut) = &grid.cut {
-            for (c, a) in [(&mut c.cu, &cut.ax), (&mut c.cv, &cut.ay), (&mut c.cw, &cut.az)] {
+            for (c, a) in [
+                (&mut c.cu, &cut.ax),
+                (&mut c.cv, &cut.ay),
+                (&mut c.cw, &cut.az),
+            ] {
                 c.par_iter_mut().zip(a.par_iter()).for_each(|(c, &a)| {
                     if a <= 0.0 {
                         *c = 0.0;

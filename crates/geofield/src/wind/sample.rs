@@ -127,7 +127,9 @@ pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
                 out.v[i] = v;
                 out.w[i] = match &g.cut {
                     None => 0.5 * (field.w[iw] + field.w[iw + plane]),
-                    Some(c) => weighted(field.w[iw], c.az[iw], field.w[iw + plane], c.az[iw + plane]),
+                    Some(c) => {
+                        weighted(field.w[iw], c.az[iw], field.w[iw + plane], c.az[iw + plane])
+                    }
                 };
                 out.speed[i] = u.hypot(v);
             }
@@ -242,7 +244,11 @@ fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> (f64,
         let z = g.z_faces_m[k + 1] - 0.5 * cut.theta[k * plane + c] * g.dz_m(k) - ground;
         z.max(floor)
     };
-    let class = field.stability.get(c).copied().unwrap_or(super::Stability::D);
+    let class = field
+        .stability
+        .get(c)
+        .copied()
+        .unwrap_or(super::Stability::D);
     // The profile's coordinate: u is linear in it (None: uniform, no shape).
     let shape = |z: f64| -> Option<f64> {
         match field.profile {
