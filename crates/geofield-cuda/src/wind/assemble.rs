@@ -19,8 +19,9 @@ const K: &str = "wind_assemble";
 
 /// Device bytes per finest cell of an assembled problem: the f64 finest operator, 1/V and b'
 /// (48), the solver's f64 vectors x, r, p, Ap (32), the f32 levels' operators, vectors and
-/// Thomas factors (36 × 4/3), and the f64 coarse faces alive during the assembly (~10).
-pub const SHERMAN_BYTES_PER_CELL: f64 = 140.0;
+/// Thomas factors (36 × 4/3), the f64 coarse faces alive during the assembly (~10) and the cut
+/// cells' volume fractions (8).
+pub const SHERMAN_BYTES_PER_CELL: f64 = 148.0;
 
 /// Sherman's problem as the grid describes it, in the device layout ([k][row][col]; x faces
 /// [k][row][col+1], y faces [k][row+1][col] with face r the north edge of row r, z faces

@@ -273,8 +273,9 @@ impl WindGrid {
         self.ground_k.iter().map(|&g| self.nz - g as usize).sum()
     }
     /// Bytes the solver needs per cell, for memory checks (velocity faces, first guess,
-    /// coefficients, potential, residual and multigrid levels, all f64).
-    pub const BYTES_PER_CELL: usize = 8 * 16;
+    /// coefficients, potential, residual and multigrid levels, and with cut cells their
+    /// fractions and the operator's coefficients, all f64).
+    pub const BYTES_PER_CELL: usize = 8 * 23;
 
     /// Refuse, before anything is allocated, a grid of `cols x rows x nz` cells whose solver
     /// ([`Self::BYTES_PER_CELL`]) and `extra_bytes_per_cell` (the caller's own copies, e.g. for

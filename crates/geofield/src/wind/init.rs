@@ -344,15 +344,19 @@ fn cut_faces(
         let (zb, zt) = (grid.z_faces_m[k], grid.z_faces_m[k + 1]);
         0.5 * (zb.max(h) + zt) - h
     };
-    // Column c's interpolated wind at height z above the ground.
-    let column_uv = |c: usize, z: f64| {
+    // The profile factors at height z above the ground, once per face for both columns.
+    let factors = |z: f64, out: &mut [f64]| {
+        for (f, &(class, z_ref)) in out.iter_mut().zip(profiles) {
+            *f = profile_factor(opts.profile, class, z, z_ref, opts.min_height_agl_m);
+        }
+    };
+    // Column c's interpolated wind with the factors `f` of its face's height.
+    let column_uv = |c: usize, f: &[f64]| {
         let (sums, sw) = &columns[c];
         let (mut su, mut sv) = (0.0, 0.0);
         for &(p, wu, wv) in sums {
-            let (class, z_ref) = profiles[p];
-            let f = profile_factor(opts.profile, class, z, z_ref, opts.min_height_agl_m);
-            su += f * wu;
-            sv += f * wv;
+            su += f[p] * wu;
+            sv += f[p] * wv;
         }
         (su / sw, sv / sw)
     };
@@ -362,28 +366,30 @@ fn cut_faces(
         .enumerate()
         .for_each(|(kr, line)| {
             let (k, row) = (kr / rows, kr % rows);
+            let mut fac = vec![0.0; profiles.len()];
             for (i, f) in line.iter_mut().enumerate() {
                 if coeffs.cu[kr * (cols + 1) + i] == 0.0 {
                     continue;
                 }
-                let z = agl(k, surface.x_mid(row, i));
+                factors(agl(k, surface.x_mid(row, i)), &mut fac);
                 let c = row * cols + i;
                 *f = match (i > 0, i < cols) {
-                    (true, true) => 0.5 * (column_uv(c - 1, z).0 + column_uv(c, z).0),
-                    (false, _) => column_uv(c, z).0,
-                    (true, false) => column_uv(c - 1, z).0,
+                    (true, true) => 0.5 * (column_uv(c - 1, &fac).0 + column_uv(c, &fac).0),
+                    (false, _) => column_uv(c, &fac).0,
+                    (true, false) => column_uv(c - 1, &fac).0,
                 };
             }
         });
     v.par_chunks_mut(cols).enumerate().for_each(|(kr, line)| {
         let (k, r) = (kr / (rows + 1), kr % (rows + 1));
+        let mut fac = vec![0.0; profiles.len()];
         for (col, f) in line.iter_mut().enumerate() {
             if coeffs.cv[kr * cols + col] == 0.0 {
                 continue;
             }
-            let z = agl(k, surface.y_mid(r, col));
-            let north = (r > 0).then(|| column_uv((r - 1) * cols + col, z).1);
-            let south = (r < rows).then(|| column_uv(r * cols + col, z).1);
+            factors(agl(k, surface.y_mid(r, col)), &mut fac);
+            let north = (r > 0).then(|| column_uv((r - 1) * cols + col, &fac).1);
+            let south = (r < rows).then(|| column_uv(r * cols + col, &fac).1);
             *f = match (north, south) {
                 (Some(a), Some(b)) => 0.5 * (a + b),
                 (Some(a), None) | (None, Some(a)) => a,

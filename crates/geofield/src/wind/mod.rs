@@ -3,9 +3,13 @@
 //! # Model
 //!
 //! A staggered (MAC) Cartesian grid ([`grid`]) covers the terrain: square columns of the DEM's
-//! cell size, layers of thickness Δz_k, cells below the ground solid (stair steps). The WEST
-//! pipeline of the paper (Pinheiro, Schirru & Pereira, INAC 2017; Table 1) runs as separate
-//! steps (`init.rs`):
+//! cell size, layers of thickness Δz_k. Sherman's model cuts the cells with the ground
+//! ([`cut`], `Terrain::Cut`, the default): the ground is a continuous surface through the DEM,
+//! cells and faces it crosses are partly open (volume fractions θ, apertures a), the operator
+//! and the divergence use the open parts, the profiles are measured from the true ground and
+//! outputs are sampled at the exact height above it. The WEST model keeps the paper's stair
+//! steps (cells whose centre is below the ground solid). The WEST pipeline of the paper
+//! (Pinheiro, Schirru & Pereira, INAC 2017; Table 1) runs as separate steps (`init.rs`):
 //!
 //! 1. stability interpolation: the nearest station's Pasquill–Gifford class per column;
 //! 2. vertical extrapolation: each station's wind to any height above ground (power law with
@@ -72,6 +76,8 @@ pub use sample::{CellFields, at_height_agl, at_point_agl, cell_centred};
 pub struct SolveReport {
     /// "west", "sherman/multigrid", "sherman/mgcg", "sherman/sor".
     pub method: String,
+    /// The terrain representation: "cut" (cut cells) or "stairs" (stair steps).
+    pub terrain: String,
     /// Sweeps (WEST, SOR), V-cycles (multigrid) or CG iterations done.
     pub iterations: usize,
     /// (iteration, max |div u| over fluid cells in s⁻¹) at every check.
@@ -326,6 +332,7 @@ pub fn compute_deferred(
         .max(opts.abs_tolerance_per_s)
         .max(rounding_floor);
     let mut report = SolveReport {
+        terrain: if grid.cut.is_some() { "cut" } else { "stairs" }.into(),
         max_div0_per_s: max_div0,
         threshold_per_s: threshold,
         alpha,
