@@ -361,7 +361,7 @@ pub fn compute(terrain_m: &[f64], rows: usize, cols: usize, z_faces_m: &[f64]) -
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::needless_range_loop)]
 mod tests {
     use super::*;
 
