@@ -96,7 +96,7 @@ type WindOut<'py> = (
 
 /// The native half of `geofield.wind` (see its docstring for the options).
 #[pyfunction]
-#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, height_agl_m, backend))]
+#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend))]
 #[allow(clippy::too_many_arguments)]
 pub fn wind<'py>(
     py: Python<'py>,
@@ -118,6 +118,7 @@ pub fn wind<'py>(
     stability: &str,
     radius_m: Option<f64>,
     lid: bool,
+    terrain: Option<&str>,
     height_agl_m: f64,
     backend: &str,
 ) -> PyResult<WindOut<'py>> {
@@ -162,6 +163,17 @@ pub fn wind<'py>(
             .map_err(|e: String| errors::arg("stability", e))?,
         radius_m,
         top: if lid { Top::Lid } else { Top::Open },
+        terrain: match terrain {
+            None => None,
+            Some("cut") => Some(gw::Terrain::Cut),
+            Some("stairs") => Some(gw::Terrain::Stairs),
+            Some(t) => {
+                return Err(errors::arg(
+                    "terrain",
+                    format!("{t:?} is not 'cut' or 'stairs'"),
+                ));
+            }
+        },
         ..WindOptions::default()
     };
     gw::check_options(&opts).map_err(errors::lib)?;

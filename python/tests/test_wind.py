@@ -107,3 +107,20 @@ def test_stretched_layers_and_the_convergence_report():
         geofield.wind(d, station(d), dz_m=2.0, growth=0.5, backend="cpu")
     with pytest.raises(ValueError, match="levels_m"):
         geofield.wind(d, station(d), levels_m=[10.0, 20.0], growth=1.2, backend="cpu")
+
+
+def test_terrain_option(backend):
+    def hill(X, Y):
+        return 100 + 60 * np.exp(-(((X - 500500) / 150) ** 2 + ((Y - 4100400) / 150) ** 2))
+
+    d = dem(hill)
+    cut = geofield.wind(d, station(d, direction=270.0), nz=12, dz_m=12.0, backend=backend)
+    stairs = geofield.wind(d, station(d, direction=270.0), nz=12, dz_m=12.0, backend=backend,
+                           terrain="stairs")
+    # Both are mass-consistent; the cut cells move the ground, so the fields differ.
+    assert stairs.attrs["max_div_per_s"] <= stairs.attrs["threshold_per_s"]
+    assert float(abs(cut.speed_agl - stairs.speed_agl).max()) > 1e-3
+    with pytest.raises(ValueError):
+        geofield.wind(d, station(d), model="west", terrain="cut", backend=backend)
+    with pytest.raises(ValueError):
+        geofield.wind(d, station(d), terrain="smooth", backend=backend)

@@ -46,6 +46,15 @@ pub enum ProfileArg {
     Uniform,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum TerrainArg {
+    /// Cut cells: the ground as a surface through the DEM, cells and faces cut by it
+    /// (Sherman's default).
+    Cut,
+    /// Stair steps: cells whose centre is under the ground are solid (WEST's terrain).
+    Stairs,
+}
+
 #[derive(Args, Debug)]
 pub struct WindArgs {
     /// Digital elevation model in metres on a projected grid: .tif (GeoTIFF) or .asc (ESRI
@@ -84,6 +93,10 @@ pub struct WindArgs {
     pub model: ModelArg,
     #[arg(long, value_enum, default_value = "multigrid")]
     pub solver: SolverArg,
+    /// Terrain representation (default: cut for --model sherman, stairs for --model west,
+    /// which takes no other).
+    #[arg(long, value_enum)]
+    pub terrain: Option<TerrainArg>,
     /// Stop when max|div u| <= tolerance x max|div u0| over fluid cells.
     #[arg(long, default_value_t = 1e-6)]
     pub tolerance: f64,

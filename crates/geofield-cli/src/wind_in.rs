@@ -6,10 +6,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use geofield::wind::io::{Dem, FieldFormat, read_stations};
-use geofield::wind::{self, Levels, Model, Profile, Solver, Stability, Station, Top, WindGrid};
+use geofield::wind::{
+    self, Levels, Model, Profile, Solver, Stability, Station, Terrain, Top, WindGrid,
+};
 use geofield::wind::{WindOptions, io::DemError};
 
-use crate::cmd_wind::{ModelArg, ProfileArg, SolverArg, WindArgs};
+use crate::cmd_wind::{ModelArg, ProfileArg, SolverArg, TerrainArg, WindArgs};
 
 /// The format of `--out`, or `None` when only 2-D outputs are asked for.
 pub(crate) fn field_format(a: &WindArgs) -> Result<Option<FieldFormat>> {
@@ -70,6 +72,10 @@ pub(crate) fn options(a: &WindArgs) -> Result<WindOptions> {
         default_stability,
         radius_m: a.radius_m,
         top: if a.lid { Top::Lid } else { Top::Open },
+        terrain: a.terrain.map(|t| match t {
+            TerrainArg::Cut => Terrain::Cut,
+            TerrainArg::Stairs => Terrain::Stairs,
+        }),
         ..WindOptions::default()
     };
     wind::check_options(&opts)?;

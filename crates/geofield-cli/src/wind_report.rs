@@ -121,12 +121,17 @@ pub(crate) fn print_summary(
         println!("  ignored {}: {}", s.id, s.reason);
     }
     println!(
-        "method {}{}, alpha {}, {} iterations: max|div u0| {:.3e} s-1, max|div u| {:.3e} s-1 \
-         (threshold {:.3e}), {}",
+        "method {}{}, terrain {}, alpha {}, {} iterations: max|div u0| {:.3e} s-1, \
+         max|div u| {:.3e} s-1 (threshold {:.3e}), {}",
         r.method,
         r.omega
             .map(|w| format!(" (omega {w:.4})"))
             .unwrap_or_default(),
+        if r.terrain == "cut" {
+            "cut cells"
+        } else {
+            "stair steps"
+        },
         r.alpha,
         r.iterations,
         r.max_div0_per_s,

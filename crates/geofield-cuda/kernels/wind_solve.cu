@@ -127,11 +127,13 @@ __device__ __forceinline__ double wind_diag_of(u32 rows, u32 cols, u32 k, u32 ro
 // faces), by p.mode: 0 x faces K = c dz_k; 1 y faces K = c dz_k; 2 z faces K = c dx dx / dzc_k
 // (0 at the bottom); 3 cells: diag = sum of the six K, and where k >= ground (fluid)
 // 1/V and b = V div0 (b holds div0 on entry), else 0. p.n is the count of the mode's items.
+// Cut cells: c holds c_f a_f (the open fraction of each face) and, with p.slot = 1, V is
+// frac[i] dx dx dz_k.
 #if GF_WANTED(wind_assemble_f64)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_assemble_f64(const WindParams p, const double dx, const double* __restrict__ dz,
                       const double* __restrict__ dzc, const u32* __restrict__ ground,
-                      double* kx, double* ky, double* kz, double* diag, double* inv_vol,
+                      const double* __restrict__ frac, double* kx, double* ky, double* kz, double* diag, double* inv_vol,
                       double* b) {
     const u32 rows = p.rows, cols = p.cols, plane = rows * cols;
     WIND_GRID_STRIDE(i, p.n) {
@@ -147,7 +149,8 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
             const u32 row = rc / cols, col = rc - row * cols;
             diag[i] = wind_diag_of(rows, cols, k, row, col, kx, ky, kz);
             if (k >= ground[rc]) {
-                const double vol = dx * dx * dz[k];
+                // Cut cells (slot = 1): the volume fraction of geofield's div_fraction.
+                const double vol = dx * dx * dz[k] * (p.slot ? frac[i] : 1.0);
                 inv_vol[i] = 1.0 / vol;
                 b[i] = vol * b[i];
             } else {

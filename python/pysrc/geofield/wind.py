@@ -84,7 +84,7 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
          cell_size_m=None, model="sherman",
          solver="multigrid", tolerance=1e-6, max_iterations=2000, profile="power",
          roughness_m=0.1, alpha=None, stability="D", radius_m=None, lid=False,
-         height_agl_m=10.0, backend="auto", crs=None):
+         terrain=None, height_agl_m=10.0, backend="auto", crs=None):
     """The wind field over ``dem`` from ``stations``, as an ``xarray.Dataset``.
 
     Parameters
@@ -117,6 +117,9 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
         Only stations within this distance inform a column.
     lid : bool
         A closed top instead of an open one.
+    terrain : {"cut", "stairs"}, optional
+        The ground as a surface cutting cells and faces (default for "sherman") or stair steps
+        of whole cells (the default and only choice for "west").
     height_agl_m : float
         Height above ground of the ``speed_agl``/``direction_agl`` maps.
     crs : int or str, optional
@@ -141,7 +144,8 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
         None if growth is None else float(growth), None if top_m is None else float(top_m),
         model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
         None if alpha is None else float(alpha), stability,
-        None if radius_m is None else float(radius_m), bool(lid), float(height_agl_m), backend)
+        None if radius_m is None else float(radius_m), bool(lid),
+        None if terrain is None else str(terrain), float(height_agl_m), backend)
     epsg = crs if crs is not None else (file_epsg or dem_epsg)
     info = json.loads(report)
     rep = info["report"]

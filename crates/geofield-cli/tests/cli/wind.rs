@@ -441,3 +441,45 @@ fn wind_stretched_layers_and_the_convergence_report() {
         assert!(text(&o).contains(flag), "{extra:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn wind_terrain_cut_or_stairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A 6 x 4 slope rising 7 m per 30 m column: cut cells differ from stair steps.
+    let z: Vec<f64> = (0..24).map(|i| 100.0 + 7.0 * (i % 6) as f64).collect();
+    let dem = asc(d, 6, 4, &z);
+    let st = stations(d, "in,45,45,10,4,270,\n");
+    let out = d.join("w.npz");
+    let json = d.join("r.json");
+    let o = wind(&dem, &st, &out, &["--json", s(&json)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(j["report"]["terrain"], "cut");
+    // The cut cells' open fractions come with the faces, shaped as them, in [0, 1].
+    let a = arrays(&out);
+    assert_eq!(get(&a, "ax").shape, get(&a, "u").shape);
+    assert_eq!(get(&a, "theta").shape, [16, 4, 6]);
+    assert!(
+        f32s(get(&a, "theta"))
+            .iter()
+            .all(|&t| (0.0..=1.0).contains(&t))
+    );
+    let o = wind(
+        &dem,
+        &st,
+        &out,
+        &["--terrain", "stairs", "--json", s(&json)],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(j["report"]["terrain"], "stairs");
+    assert!(!arrays(&out).iter().any(|(n, _)| n == "theta"));
+    // WEST takes only its stair steps.
+    let o = wind(&dem, &st, &out, &["--model", "west", "--terrain", "cut"]);
+    assert!(
+        !o.status.success() && text(&o).contains("terrain"),
+        "{}",
+        text(&o)
+    );
+}

@@ -20,8 +20,9 @@ const K: &str = "wind_assemble";
 
 /// Device bytes per finest cell of an assembled problem: the f64 finest operator, 1/V and b'
 /// (48), the solver's f64 vectors x, r, p, Ap (32), the f32 levels' operators, vectors and
-/// Thomas factors (36 × 4/3), and the f64 coarse faces alive during the assembly (~10).
-pub const SHERMAN_BYTES_PER_CELL: f64 = 140.0;
+/// Thomas factors (36 × 4/3), the f64 coarse faces alive during the assembly (~10) and the cut
+/// cells' volume fractions (8).
+pub const SHERMAN_BYTES_PER_CELL: f64 = 148.0;
 
 /// Sherman's problem as the grid describes it, in the device layout ([k][row][col]; x faces
 /// [k][row][col+1], y faces [k][row+1][col] with face r the north edge of row r, z faces
@@ -45,6 +46,9 @@ pub struct ShermanGrid<'a> {
     pub ground_k: &'a [u32],
     /// Divergence of the first guess per cell (s⁻¹).
     pub div0: &'a [f64],
+    /// Cut cells: the fraction of each cell's volume V by which its flux imbalance is divided
+    /// (geofield's `WindGrid::div_fraction`), cell order; `None`: whole cells.
+    pub vol_frac: Option<&'a [f64]>,
 }
 
 fn check(g: &ShermanGrid) -> Result<usize, CudaError> {
@@ -62,6 +66,12 @@ fn check(g: &ShermanGrid) -> Result<usize, CudaError> {
     check_finite(K, "cv", g.cv, nz * (rows + 1) * cols)?;
     check_finite(K, "cw", g.cw, (nz + 1) * rows * cols)?;
     check_finite(K, "div0", g.div0, n)?;
+    if let Some(f) = g.vol_frac {
+        check_finite(K, "vol_frac", f, n)?;
+        if let Some(x) = f.iter().find(|&&x| x <= 0.0) {
+            return Err(invalid(K, format!("non-positive volume fraction {x}")));
+        }
+    }
     if g.ground_k.len() != rows * cols {
         return Err(invalid(
             K,
@@ -115,6 +125,9 @@ impl GpuSherman {
         let dz = gpu.upload(grid.dz_m, "the layer thicknesses")?;
         let dzc = gpu.upload(grid.dzc_m, "the distances between layer centres")?;
         let ground = gpu.upload(grid.ground_k, "the ground layers")?;
+        // Whole cells: a one-value placeholder the kernel does not read (slot = 0).
+        let frac = gpu.upload(grid.vol_frac.unwrap_or(&[1.0]), "the volume fractions")?;
+        let has_frac = u32::from(grid.vol_frac.is_some());
         let f = gpu.function(MODULE, "wind_assemble_f64")?;
         let counts = [
             nz * rows * (cols + 1),
@@ -126,6 +139,7 @@ impl GpuSherman {
             let p = WindParams {
                 mode: mode as u32,
                 n: count as u32,
+                slot: has_frac,
                 ..WindParams::level(rows, cols, nz, 0.0)
             };
             let mut lb = gpu.stream().launch_builder(&f);
@@ -134,6 +148,7 @@ impl GpuSherman {
                 .arg(&dz)
                 .arg(&dzc)
                 .arg(&ground)
+                .arg(&frac)
                 .arg(&mut fine.kx)
                 .arg(&mut fine.ky)
                 .arg(&mut fine.kz)
@@ -141,10 +156,11 @@ impl GpuSherman {
                 .arg(&mut fine.inv_vol)
                 .arg(&mut fine.b);
             // SAFETY: wind_assemble_f64(WindParams, double dx, const double* dz, dzc, const u32*
-            // ground, double* kx, ky, kz, diag, inv_vol, b): item i < n = the mode's count (the
-            // length of the array it writes, checked above) reads dz[k < nz] (x, y faces and
-            // cells), dzc[k ≤ nz] (z faces), ground[rc < rows·cols] and the faces of cell i
-            // (mode 3, inside kx, ky, kz), and writes only its own item.
+            // ground, const double* frac, double* kx, ky, kz, diag, inv_vol, b): item i < n = the
+            // mode's count (the length of the array it writes, checked above) reads dz[k < nz]
+            // (x, y faces and cells), dzc[k ≤ nz] (z faces), ground[rc < rows·cols], frac[i]
+            // only when slot = 1 (then frac holds n values, checked above) and the faces of
+            // cell i (mode 3, inside kx, ky, kz), and writes only its own item.
             unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_assemble_f64"))?;
         }
         let mut ops = vec![to_f32_op(

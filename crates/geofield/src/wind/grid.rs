@@ -12,10 +12,17 @@
 //!
 //! Heights are elevations in metres (the DEM's datum); `z_faces_m[0]` is the domain bottom,
 //! at the lowest ground elevation, so every column has at least one fluid cell above it.
-//! A cell is solid when its centre lies below the ground of its column (stair-step terrain).
+//! With stair-step terrain (the default of [`WindGrid::new`]) a cell is solid when its centre
+//! lies below the ground of its column. With cut cells ([`WindGrid::with_cut_cells`], see
+//! [`super::cut`]) the ground is a continuous surface through the DEM, the cells and faces it
+//! crosses are partly open, and a cell is solid when less than [`super::cut::THETA_SOLID`] of
+//! it is above the ground.
+
+use std::sync::Arc;
 
 use geofield_core::GridSpec;
 
+use super::cut::{self, CutCells, THETA_DIV_FLOOR};
 use crate::GeofieldError;
 
 /// Vertical levels: uniform layers or explicit face heights above the domain bottom.
@@ -200,6 +207,9 @@ pub struct WindGrid {
     pub terrain_m: Vec<f64>,
     /// First fluid layer per column (`rows * cols`); cells below it are solid.
     pub ground_k: Vec<u32>,
+    /// Cut-cell fractions of the cells and faces; `None` for stair steps (every fluid cell and
+    /// open face whole).
+    pub cut: Option<Arc<CutCells>>,
 }
 
 impl WindGrid {
@@ -255,7 +265,42 @@ impl WindGrid {
             z_faces_m,
             terrain_m,
             ground_k,
+            cut: None,
         })
+    }
+
+    /// The same grid with cut cells: the fractions of [`super::cut`] and the first fluid layer
+    /// of each column from them. Unchanged if it has them already.
+    pub fn with_cut_cells(mut self) -> Self {
+        if self.cut.is_none() {
+            let c = cut::compute(&self.terrain_m, self.rows(), self.cols(), &self.z_faces_m);
+            self.ground_k.clone_from(&c.ground_k);
+            self.cut = Some(Arc::new(c));
+        }
+        self
+    }
+
+    /// The same grid with stair steps (solid below the cell centres under the ground).
+    pub fn with_stair_steps(mut self) -> Self {
+        if self.cut.take().is_some() {
+            let nz = self.nz;
+            let centres: Vec<f64> = (0..nz).map(|k| self.z_centre_m(k)).collect();
+            for (g, &h) in self.ground_k.iter_mut().zip(&self.terrain_m) {
+                // Below the model top: checked by `new` for the same terrain and layers.
+                *g = centres.partition_point(|&zc| zc < h).min(nz - 1) as u32;
+            }
+        }
+        self
+    }
+
+    /// The volume fraction by which the flux imbalance of cell `i` (cell order) is divided in
+    /// its divergence: 1 with stair steps, max(θ, [`THETA_DIV_FLOOR`]) with cut cells.
+    #[inline]
+    pub fn div_fraction(&self, i: usize) -> f64 {
+        match &self.cut {
+            None => 1.0,
+            Some(c) => c.theta[i].max(THETA_DIV_FLOOR),
+        }
     }
 
     pub fn cols(&self) -> usize {
@@ -321,8 +366,9 @@ impl WindGrid {
         self.ground_k.iter().map(|&g| self.nz - g as usize).sum()
     }
     /// Bytes the solver needs per cell, for memory checks (velocity faces, first guess,
-    /// coefficients, potential, residual and multigrid levels, all f64).
-    pub const BYTES_PER_CELL: usize = 8 * 16;
+    /// coefficients, potential, residual and multigrid levels, and with cut cells their
+    /// fractions and the operator's coefficients, all f64).
+    pub const BYTES_PER_CELL: usize = 8 * 23;
 
     /// Refuse, before anything is allocated, a grid of `cols x rows x nz` cells whose solver
     /// ([`Self::BYTES_PER_CELL`]) and `extra_bytes_per_cell` (the caller's own copies, e.g. for

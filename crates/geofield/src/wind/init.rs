@@ -16,10 +16,16 @@
 //! - Steps 6–7: a face between two fluid cells gets the mean of their winds, an open edge face
 //!   its cell's; faces touching a solid cell or the ground get 0 (no first-guess flux through
 //!   walls: the adjustment cannot remove it); w0 = 0.
+//! - Cut cells ([`super::cut`]): each open x or y face takes the mean of its two columns'
+//!   interpolated winds (one on open edges) at the face's own height above the true ground:
+//!   the middle of the face's open part above the ground at the face's centre (the surface of
+//!   `cut`), not a cell centre's height above a stair step. That is the fluid's velocity on the
+//!   open part; the flux is aperture × area × u.
 
 use rayon::prelude::*;
 
 use super::IgnoredStation;
+use super::cut::Surface;
 use super::grid::WindGrid;
 use super::ops::Coeffs;
 use super::params::{Profile, Stability, Station, WindOptions};
@@ -175,8 +181,6 @@ pub fn first_guess(
     let r_min2 = (0.5 * grid.dx_m()).powi(2);
     let radius2 = opts.radius_m.map(|r| r * r);
     let uv: Vec<(f64, f64)> = used.iter().map(Station::uv).collect();
-    let mut uc = vec![0.0; grid.n_cells()];
-    let mut vc = vec![0.0; grid.n_cells()];
     let plane = rows * cols;
     // Stations sharing a profile (class and anemometer height) share the profile factor, so
     // each column keeps the weighted sums of u and v per profile and a cell evaluates one
@@ -227,65 +231,77 @@ pub fn first_guess(
             (sums, sw)
         })
         .collect();
-    uc.par_chunks_mut(plane)
-        .zip(vc.par_chunks_mut(plane))
-        .enumerate()
-        .for_each(|(k, (up, vp))| {
-            let zc = grid.z_centre_m(k);
-            for c in 0..plane {
-                if (k as u32) < grid.ground_k[c] {
-                    continue;
+    let (u, v, w) = if grid.cut.is_some() {
+        cut_faces(grid, coeffs, &columns, &profiles, opts)
+    } else {
+        let mut uc = vec![0.0; grid.n_cells()];
+        let mut vc = vec![0.0; grid.n_cells()];
+        uc.par_chunks_mut(plane)
+            .zip(vc.par_chunks_mut(plane))
+            .enumerate()
+            .for_each(|(k, (up, vp))| {
+                let zc = grid.z_centre_m(k);
+                for c in 0..plane {
+                    if (k as u32) < grid.ground_k[c] {
+                        continue;
+                    }
+                    let z_agl = zc - grid.terrain_m[c];
+                    let (sums, sw) = &columns[c];
+                    let (mut su, mut sv) = (0.0, 0.0);
+                    for &(p, wu, wv) in sums {
+                        let (class, z_ref) = profiles[p];
+                        let f = profile_factor(
+                            opts.profile,
+                            class,
+                            z_agl,
+                            z_ref,
+                            opts.min_height_agl_m,
+                        );
+                        su += f * wu;
+                        sv += f * wv;
+                    }
+                    up[c] = su / sw;
+                    vp[c] = sv / sw;
                 }
-                let z_agl = zc - grid.terrain_m[c];
-                let (sums, sw) = &columns[c];
-                let (mut su, mut sv) = (0.0, 0.0);
-                for &(p, wu, wv) in sums {
-                    let (class, z_ref) = profiles[p];
-                    let f =
-                        profile_factor(opts.profile, class, z_agl, z_ref, opts.min_height_agl_m);
-                    su += f * wu;
-                    sv += f * wv;
-                }
-                up[c] = su / sw;
-                vp[c] = sv / sw;
-            }
-        });
+            });
 
-    // Faces: mean of the two fluid cells, one-sided on open edges, 0 on closed faces.
-    let mut u = vec![0.0; grid.n_u()];
-    let mut v = vec![0.0; grid.n_v()];
-    let w = vec![0.0; grid.n_w()];
-    u.par_chunks_mut(cols + 1)
-        .enumerate()
-        .for_each(|(kr, line)| {
-            let (k, row) = (kr / rows, kr % rows);
-            let base = (k * rows + row) * cols;
-            for (i, f) in line.iter_mut().enumerate() {
-                if coeffs.cu[kr * (cols + 1) + i] == 0.0 {
+        // Faces: mean of the two fluid cells, one-sided on open edges, 0 on closed faces.
+        let mut u = vec![0.0; grid.n_u()];
+        let mut v = vec![0.0; grid.n_v()];
+        let w = vec![0.0; grid.n_w()];
+        u.par_chunks_mut(cols + 1)
+            .enumerate()
+            .for_each(|(kr, line)| {
+                let (k, row) = (kr / rows, kr % rows);
+                let base = (k * rows + row) * cols;
+                for (i, f) in line.iter_mut().enumerate() {
+                    if coeffs.cu[kr * (cols + 1) + i] == 0.0 {
+                        continue;
+                    }
+                    *f = match (i > 0, i < cols) {
+                        (true, true) => 0.5 * (uc[base + i - 1] + uc[base + i]),
+                        (false, _) => uc[base + i],
+                        (true, false) => uc[base + i - 1],
+                    };
+                }
+            });
+        v.par_chunks_mut(cols).enumerate().for_each(|(kr, line)| {
+            let (k, r) = (kr / (rows + 1), kr % (rows + 1));
+            for (col, f) in line.iter_mut().enumerate() {
+                if coeffs.cv[kr * cols + col] == 0.0 {
                     continue;
                 }
-                *f = match (i > 0, i < cols) {
-                    (true, true) => 0.5 * (uc[base + i - 1] + uc[base + i]),
-                    (false, _) => uc[base + i],
-                    (true, false) => uc[base + i - 1],
+                let north = (r > 0).then(|| vc[(k * rows + r - 1) * cols + col]);
+                let south = (r < rows).then(|| vc[(k * rows + r) * cols + col]);
+                *f = match (north, south) {
+                    (Some(a), Some(b)) => 0.5 * (a + b),
+                    (Some(a), None) | (None, Some(a)) => a,
+                    (None, None) => 0.0,
                 };
             }
         });
-    v.par_chunks_mut(cols).enumerate().for_each(|(kr, line)| {
-        let (k, r) = (kr / (rows + 1), kr % (rows + 1));
-        for (col, f) in line.iter_mut().enumerate() {
-            if coeffs.cv[kr * cols + col] == 0.0 {
-                continue;
-            }
-            let north = (r > 0).then(|| vc[(k * rows + r - 1) * cols + col]);
-            let south = (r < rows).then(|| vc[(k * rows + r) * cols + col]);
-            *f = match (north, south) {
-                (Some(a), Some(b)) => 0.5 * (a + b),
-                (Some(a), None) | (None, Some(a)) => a,
-                (None, None) => 0.0,
-            };
-        }
-    });
+        (u, v, w)
+    };
 
     let mut counts = [0usize; 6];
     for s in &used {
@@ -307,4 +323,79 @@ pub fn first_guess(
         ignored,
         domain_class,
     })
+}
+
+/// The first guess's x and y faces with cut cells (see the module docs); w0 = 0.
+fn cut_faces(
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    columns: &[ColumnSums],
+    profiles: &[(Stability, f64)],
+    opts: &WindOptions,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (rows, cols) = (grid.rows(), grid.cols());
+    let surface = Surface {
+        terrain: &grid.terrain_m,
+        rows,
+        cols,
+    };
+    // Height above the ground `h` of the middle of the open part of layer k.
+    let agl = |k: usize, h: f64| {
+        let (zb, zt) = (grid.z_faces_m[k], grid.z_faces_m[k + 1]);
+        0.5 * (zb.max(h) + zt) - h
+    };
+    // The profile factors at height z above the ground, once per face for both columns.
+    let factors = |z: f64, out: &mut [f64]| {
+        for (f, &(class, z_ref)) in out.iter_mut().zip(profiles) {
+            *f = profile_factor(opts.profile, class, z, z_ref, opts.min_height_agl_m);
+        }
+    };
+    // Column c's interpolated wind with the factors `f` of its face's height.
+    let column_uv = |c: usize, f: &[f64]| {
+        let (sums, sw) = &columns[c];
+        let (mut su, mut sv) = (0.0, 0.0);
+        for &(p, wu, wv) in sums {
+            su += f[p] * wu;
+            sv += f[p] * wv;
+        }
+        (su / sw, sv / sw)
+    };
+    let mut u = vec![0.0; grid.n_u()];
+    let mut v = vec![0.0; grid.n_v()];
+    u.par_chunks_mut(cols + 1)
+        .enumerate()
+        .for_each(|(kr, line)| {
+            let (k, row) = (kr / rows, kr % rows);
+            let mut fac = vec![0.0; profiles.len()];
+            for (i, f) in line.iter_mut().enumerate() {
+                if coeffs.cu[kr * (cols + 1) + i] == 0.0 {
+                    continue;
+                }
+                factors(agl(k, surface.x_mid(row, i)), &mut fac);
+                let c = row * cols + i;
+                *f = match (i > 0, i < cols) {
+                    (true, true) => 0.5 * (column_uv(c - 1, &fac).0 + column_uv(c, &fac).0),
+                    (false, _) => column_uv(c, &fac).0,
+                    (true, false) => column_uv(c - 1, &fac).0,
+                };
+            }
+        });
+    v.par_chunks_mut(cols).enumerate().for_each(|(kr, line)| {
+        let (k, r) = (kr / (rows + 1), kr % (rows + 1));
+        let mut fac = vec![0.0; profiles.len()];
+        for (col, f) in line.iter_mut().enumerate() {
+            if coeffs.cv[kr * cols + col] == 0.0 {
+                continue;
+            }
+            factors(agl(k, surface.y_mid(r, col)), &mut fac);
+            let north = (r > 0).then(|| column_uv((r - 1) * cols + col, &fac).1);
+            let south = (r < rows).then(|| column_uv(r * cols + col, &fac).1);
+            *f = match (north, south) {
+                (Some(a), Some(b)) => 0.5 * (a + b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => 0.0,
+            };
+        }
+    });
+    (u, v, vec![0.0; grid.n_w()])
 }

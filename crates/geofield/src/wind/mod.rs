@@ -3,9 +3,13 @@
 //! # Model
 //!
 //! A staggered (MAC) Cartesian grid ([`grid`]) covers the terrain: square columns of the DEM's
-//! cell size, layers of thickness Δz_k, cells below the ground solid (stair steps). The WEST
-//! pipeline of the paper (Pinheiro, Schirru & Pereira, INAC 2017; Table 1) runs as separate
-//! steps (`init.rs`):
+//! cell size, layers of thickness Δz_k. Sherman's model cuts the cells with the ground
+//! ([`cut`], `Terrain::Cut`, the default): the ground is a continuous surface through the DEM,
+//! cells and faces it crosses are partly open (volume fractions θ, apertures a), the operator
+//! and the divergence use the open parts, the profiles are measured from the true ground and
+//! outputs are sampled at the exact height above it. The WEST model keeps the paper's stair
+//! steps (cells whose centre is below the ground solid). The WEST pipeline of the paper
+//! (Pinheiro, Schirru & Pereira, INAC 2017; Table 1) runs as separate steps (`init.rs`):
 //!
 //! 1. stability interpolation: the nearest station's Pasquill–Gifford class per column;
 //! 2. vertical extrapolation: each station's wind to any height above ground (power law with
@@ -48,6 +52,7 @@
 
 pub(crate) mod cases;
 pub(crate) mod cuda;
+pub mod cut;
 pub mod grid;
 pub(crate) mod init;
 #[cfg(feature = "io")]
@@ -63,8 +68,10 @@ pub(crate) mod west;
 /// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
 pub use geofield_cuda::wind::stall::Stall;
 pub use grid::{Levels, WindGrid};
-pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
-pub use sample::{CellFields, at_height_agl, cell_centred};
+pub use params::{
+    Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, speed_direction,
+};
+pub use sample::{CellFields, at_height_agl, at_point_agl, cell_centred};
 
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -103,6 +110,8 @@ impl StopReason {
 pub struct SolveReport {
     /// "west", "sherman/multigrid", "sherman/mgcg", "sherman/sor".
     pub method: String,
+    /// The terrain representation: "cut" (cut cells) or "stairs" (stair steps).
+    pub terrain: String,
     /// Sweeps (WEST, SOR), V-cycles (multigrid) or CG iterations done.
     pub iterations: usize,
     /// (iteration, max |div u| over fluid cells in s⁻¹) at every check.
@@ -154,6 +163,11 @@ pub struct WindField {
     /// Stations that were not used, with the reason.
     pub ignored_stations: Vec<IgnoredStation>,
     pub report: SolveReport,
+    /// The vertical profile of the first guess, which sampling below the first cut-cell sample
+    /// follows ([`at_height_agl`]).
+    pub profile: Profile,
+    /// The lowest height above ground the profiles use (m).
+    pub min_height_agl_m: f64,
 }
 
 /// A station the pipeline did not use, and why (outside the domain, below the terrain...).
@@ -200,6 +214,13 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
                  of SOR and WEST)",
             );
         }
+    }
+    if opts.model == Model::West && opts.terrain == Some(Terrain::Cut) {
+        return Err(GeofieldError::InvalidParameter {
+            name: "terrain".into(),
+            value: "cut".into(),
+            expected: "stairs or none with the WEST model (the paper's stair-step terrain)".into(),
+        });
     }
     if let Some(a) = opts.alpha
         && !(a.is_finite() && a > 0.0)
@@ -350,6 +371,13 @@ pub fn compute_deferred(
         steps.push((name.to_string(), clock.elapsed().as_secs_f64()));
         clock = std::time::Instant::now();
     };
+    let grid = match (opts.model, opts.terrain) {
+        (Model::Sherman, None | Some(Terrain::Cut)) => grid.with_cut_cells(),
+        _ => grid.with_stair_steps(),
+    };
+    if grid.cut.is_some() {
+        lap("cut cells", &mut steps);
+    }
     let mut coeffs = ops::Coeffs::new(&grid, 1.0, opts.top);
     lap("coefficients", &mut steps);
     let guess = init::first_guess(&grid, &coeffs, stations, opts)?;
@@ -377,6 +405,7 @@ pub fn compute_deferred(
         .max(opts.abs_tolerance_per_s)
         .max(rounding_floor);
     let mut report = SolveReport {
+        terrain: if grid.cut.is_some() { "cut" } else { "stairs" }.into(),
         max_div0_per_s: max_div0,
         threshold_per_s: threshold,
         alpha,
@@ -531,6 +560,8 @@ pub fn compute_deferred(
             v,
             w,
             stability: guess.stability,
+            profile: opts.profile,
+            min_height_agl_m: opts.min_height_agl_m,
             ignored_stations: guess.ignored,
             report,
         },

@@ -38,7 +38,8 @@ pub const COARSEST_SWEEPS: usize = 40;
 pub struct Problem {
     /// Finest first.
     pub levels: Vec<Level>,
-    /// 1/V_c for fluid cells, 0 for solid ones (column layout).
+    /// 1/V_c for fluid cells (V_c = max(θ, floor) Δx² Δz with cut cells), 0 for solid ones
+    /// (column layout).
     pub inv_vol: Vec<f64>,
     /// b' = V · div u0 (column layout).
     pub b: Vec<f64>,
@@ -47,7 +48,9 @@ pub struct Problem {
 impl Problem {
     /// `div0` is the divergence of the first guess in cell order.
     pub fn new(grid: &WindGrid, coeffs: &Coeffs, div0: &[f64]) -> Self {
-        let finest = Level::finest(grid, coeffs);
+        // Cut cells: conductances through the open parts of the faces, volumes max(θ, floor) V
+        // (`ops::divergence`'s), so that r/V is the divergence there too.
+        let finest = Level::finest(grid, &coeffs.operator(grid));
         let (cols, nz) = (grid.cols(), grid.nz);
         let mut inv_vol = vec![0.0; finest.n()];
         let mut b = vec![0.0; finest.n()];
@@ -59,7 +62,7 @@ impl Problem {
             .for_each(|(row, (iv, bl))| {
                 for col in 0..cols {
                     for k in grid.ground_k[row * cols + col] as usize..nz {
-                        let vol = area * grid.dz_m(k);
+                        let vol = area * grid.dz_m(k) * grid.div_fraction(grid.cell(k, row, col));
                         iv[col * nz + k] = 1.0 / vol;
                         bl[col * nz + k] = vol * div0[grid.cell(k, row, col)];
                     }

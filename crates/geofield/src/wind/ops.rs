@@ -4,6 +4,14 @@
 //! (w_{k+1} − w_k)/Δz_k; (Gφ)_f = (φ_high − φ_low)/Δ_f with Δ_f the distance between the two
 //! centres (Δx, or (Δz_{k−1} + Δz_k)/2 across a z face, Δz_{nz−1} across the top) and φ = 0 in
 //! ghost cells beyond open faces. u_f = u0_f + c_f (Gφ)_f. Faces with c_f = 0 never change.
+//!
+//! With cut cells ([`super::cut`]) the face velocities are those of the fluid on the open part
+//! of the face: the flux through face f is a_f · area_f · u_f, the divergence is the net
+//! outflow over max(θ, floor) · V, and the operator's conductances are c_f a_f area_f / Δ_f
+//! ([`Coeffs::operator`]); u_f = u0_f + c_f (Gφ)_f is unchanged. With stair steps a_f = 1
+//! on every open face and θ = 1 in every fluid cell: the formulas above.
+
+use std::borrow::Cow;
 
 use rayon::prelude::*;
 
@@ -23,9 +31,48 @@ pub struct Coeffs {
 }
 
 impl Coeffs {
-    /// Transparencies of stair-step terrain: 1 between fluid cells and on open edges of fluid
-    /// cells, 0 at the bottom and on every face touching a solid cell; the top per `top`.
+    /// Transparencies: 1 between fluid cells and on open edges of fluid cells, 0 at the bottom,
+    /// on every face touching a solid cell and (cut cells) on faces with no open part; the top
+    /// per `top`.
     pub fn new(grid: &WindGrid, alpha: f64, top: Top) -> Self {
+        let mut c = Self::stairs(grid, alpha, top);
+        if let Some(cut) = &grid.cut {
+            for (c, a) in [
+                (&mut c.cu, &cut.ax),
+                (&mut c.cv, &cut.ay),
+                (&mut c.cw, &cut.az),
+            ] {
+                c.par_iter_mut().zip(a.par_iter()).for_each(|(c, &a)| {
+                    if a <= 0.0 {
+                        *c = 0.0;
+                    }
+                });
+            }
+        }
+        c
+    }
+
+    /// The coefficients of the operator's conductances: c_f · a_f (the aperture of each face;
+    /// `self` unchanged with stair steps).
+    pub fn operator(&self, grid: &WindGrid) -> Cow<'_, Coeffs> {
+        match &grid.cut {
+            None => Cow::Borrowed(self),
+            Some(cut) => {
+                let mul = |c: &[f64], a: &[f64]| -> Vec<f64> {
+                    c.par_iter().zip(a.par_iter()).map(|(c, a)| c * a).collect()
+                };
+                Cow::Owned(Self {
+                    cu: mul(&self.cu, &cut.ax),
+                    cv: mul(&self.cv, &cut.ay),
+                    cw: mul(&self.cw, &cut.az),
+                    dzc_m: self.dzc_m.clone(),
+                    alpha: self.alpha,
+                })
+            }
+        }
+    }
+
+    fn stairs(grid: &WindGrid, alpha: f64, top: Top) -> Self {
         let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
         let fluid = |k: usize, row: usize, col: usize| !grid.is_solid(k, row, col);
         let mut cu = vec![0.0; grid.n_u()];
@@ -87,11 +134,36 @@ impl Coeffs {
     }
 }
 
-/// Cell divergence (s⁻¹) of a face field, `nz * rows * cols`; 0 in solid cells.
+/// Cell divergence (s⁻¹) of a face field, `nz * rows * cols`; 0 in solid cells. With cut
+/// cells, the net outflow through the open parts of the faces over max(θ, floor) · V.
 pub fn divergence(grid: &WindGrid, u: &[f64], v: &[f64], w: &[f64]) -> Vec<f64> {
     let (rows, cols) = (grid.rows(), grid.cols());
     let inv_dx = 1.0 / grid.dx_m();
     let mut d = vec![0.0; grid.n_cells()];
+    if let Some(cut) = &grid.cut {
+        let (ax, ay, az) = (&cut.ax, &cut.ay, &cut.az);
+        d.par_chunks_mut(rows * cols)
+            .enumerate()
+            .for_each(|(k, plane)| {
+                let inv_dz = 1.0 / grid.dz_m(k);
+                for row in 0..rows {
+                    for col in 0..cols {
+                        if grid.is_solid(k, row, col) {
+                            continue;
+                        }
+                        let iu = (k * rows + row) * (cols + 1) + col;
+                        let iv = (k * (rows + 1) + row) * cols + col;
+                        let iw = (k * rows + row) * cols + col;
+                        let it = iw + rows * cols;
+                        let net = (ax[iu + 1] * u[iu + 1] - ax[iu] * u[iu]) * inv_dx
+                            + (ay[iv] * v[iv] - ay[iv + cols] * v[iv + cols]) * inv_dx
+                            + (az[it] * w[it] - az[iw] * w[iw]) * inv_dz;
+                        plane[row * cols + col] = net / grid.div_fraction(iw);
+                    }
+                }
+            });
+        return d;
+    }
     d.par_chunks_mut(rows * cols)
         .enumerate()
         .for_each(|(k, plane)| {

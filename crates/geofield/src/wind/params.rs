@@ -106,6 +106,16 @@ pub enum Profile {
     Uniform,
 }
 
+/// How the ground meets the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Terrain {
+    /// Cells whose centre is below the ground are solid, the others whole (WEST's model).
+    Stairs,
+    /// The ground as a surface through the DEM, cells and faces cut by it
+    /// ([`super::cut`]): fractional volumes and face apertures.
+    Cut,
+}
+
 /// Top boundary of the domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Top {
@@ -143,6 +153,9 @@ pub struct WindOptions {
     /// Smallest height above ground used in profiles (m); lower heights are clamped. Default 1.
     pub min_height_agl_m: f64,
     pub top: Top,
+    /// Terrain representation; `None`: cut cells for Sherman, stair steps for WEST (the paper's
+    /// model, which takes no other).
+    pub terrain: Option<Terrain>,
     /// WEST: integrate continuity up each column after the minimisation (the paper's divergence
     /// removal). Default true for WEST; ignored for Sherman.
     pub divergence_removal: bool,
@@ -166,6 +179,7 @@ impl Default for WindOptions {
             radius_m: None,
             min_height_agl_m: 1.0,
             top: Top::Open,
+            terrain: None,
             divergence_removal: true,
             check_every: 10,
         }

@@ -1,6 +1,7 @@
 //! Sampling a solved wind field for output: velocities at cell centres, and the horizontal wind
-//! at a height above the ground (WindNinja's speed and direction grids).
+//! at a height above the ground (WindNinja's speed and direction grids, and points).
 //!
+//! Stair steps (the WEST model, `Terrain::Stairs`):
 //! - Cell-centred velocities average the two faces of each cell along each axis:
 //!   u_c = (u_west + u_east)/2, v_c = (v_north + v_south)/2, w_c = (w_bottom + w_top)/2 (m/s).
 //!   `speed` is the horizontal speed hypot(u_c, v_c), as CF's `wind_speed` (wind is the
@@ -8,14 +9,28 @@
 //! - At height h above the ground of a column (ground elevation g), the target elevation is
 //!   z = g + h. u_c and v_c are interpolated linearly in z between the centres of the two fluid
 //!   cells around z; below the centre of the column's first fluid cell that cell's value is
-//!   used, above the centre of the top cell the top cell's. Speed and direction come from the
-//!   interpolated (u, v) by [`speed_direction`] (direction: where the wind comes from, degrees
-//!   clockwise from north), never by interpolating speed and direction themselves.
+//!   used, above the centre of the top cell the top cell's.
+//!
+//! Cut cells ([`super::cut`]):
+//! - A cell's velocity is the mean of its two faces along each axis weighted by their open
+//!   fractions (the flux-weighted mean; a closed face does not pull it to zero).
+//! - A column's samples are its cells at least half open, each at the height above the ground
+//!   at the column centre (the DEM's value there) of the middle of its open part,
+//!   z_top − θΔz/2 − g. Below the first sample the wind follows the model's profile down to the
+//!   ground (power law u ∝ z^p, log law u ∝ ln(z/z0): zero at z0; uniform: constant); between the
+//!   first two samples it is interpolated in the profile's coordinate (z^p or ln z, exact for
+//!   the profile), higher up linearly in z; above the top sample the top cell's.
+//!
+//! Both: speed and direction come from the interpolated (u, v) by [`speed_direction`]
+//! (direction: where the wind comes from, degrees clockwise from north), never by interpolating
+//! speed and direction themselves. [`at_point_agl`] samples any point: the columns around it
+//! are sampled as above at the same height above their own ground and blended bilinearly
+//! (clamped at the edges); at a column centre it is the raster's value.
 //!
 //! Cost: O(cells) and O(rows × cols × nz) in the worst case, no allocation beyond the outputs.
 
 use super::WindField;
-use super::params::speed_direction;
+use super::params::{Profile, speed_direction};
 use crate::GeofieldError;
 
 /// Velocities at cell centres, `nz * rows * cols` each in cell order (`(k * rows + row) * cols
@@ -58,15 +73,32 @@ fn check_lengths(field: &WindField) -> Result<(), GeofieldError> {
     }
 }
 
-/// (u, v) at the centre of cell (k, row, col).
+/// (u, v) at the centre of cell (k, row, col): the faces' mean, aperture-weighted with cut
+/// cells.
 fn horizontal_at(field: &WindField, k: usize, row: usize, col: usize) -> (f64, f64) {
     let (rows, cols) = (field.grid.rows(), field.grid.cols());
     let iu = (k * rows + row) * (cols + 1) + col;
     let iv = (k * (rows + 1) + row) * cols + col;
-    (
-        0.5 * (field.u[iu] + field.u[iu + 1]),
-        0.5 * (field.v[iv] + field.v[iv + cols]),
-    )
+    match &field.grid.cut {
+        None => (
+            0.5 * (field.u[iu] + field.u[iu + 1]),
+            0.5 * (field.v[iv] + field.v[iv + cols]),
+        ),
+        Some(c) => (
+            weighted(field.u[iu], c.ax[iu], field.u[iu + 1], c.ax[iu + 1]),
+            weighted(field.v[iv], c.ay[iv], field.v[iv + cols], c.ay[iv + cols]),
+        ),
+    }
+}
+
+/// (a x + b y)/(a + b), 0 when both weights are 0.
+#[inline]
+fn weighted(x: f64, a: f64, y: f64, b: f64) -> f64 {
+    if a + b > 0.0 {
+        (a * x + b * y) / (a + b)
+    } else {
+        0.0
+    }
 }
 
 /// Cell-centred u, v, w and horizontal speed (see the module docs).
@@ -93,12 +125,27 @@ pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
                 let iw = k * plane + row * cols + col;
                 out.u[i] = u;
                 out.v[i] = v;
-                out.w[i] = 0.5 * (field.w[iw] + field.w[iw + plane]);
+                out.w[i] = match &g.cut {
+                    None => 0.5 * (field.w[iw] + field.w[iw + plane]),
+                    Some(c) => {
+                        weighted(field.w[iw], c.az[iw], field.w[iw + plane], c.az[iw + plane])
+                    }
+                };
                 out.speed[i] = u.hypot(v);
             }
         }
     }
     Ok(out)
+}
+
+fn check_height(height_m: f64) -> Result<(), GeofieldError> {
+    if height_m.is_finite() && height_m > 0.0 {
+        Ok(())
+    } else {
+        Err(GeofieldError::Invalid(format!(
+            "the height above ground must be a positive number of metres, got {height_m}"
+        )))
+    }
 }
 
 /// Horizontal wind at `height_m` above the ground of every column: (speed in m/s, direction in
@@ -107,40 +154,141 @@ pub fn at_height_agl(
     field: &WindField,
     height_m: f64,
 ) -> Result<(Vec<f64>, Vec<f64>), GeofieldError> {
-    if !(height_m.is_finite() && height_m > 0.0) {
-        return Err(GeofieldError::Invalid(format!(
-            "the height above ground must be a positive number of metres, got {height_m}"
-        )));
-    }
+    check_height(height_m)?;
     check_lengths(field)?;
     let g = &field.grid;
-    let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+    let (rows, cols) = (g.rows(), g.cols());
     let mut speed = Vec::with_capacity(rows * cols);
     let mut direction = Vec::with_capacity(rows * cols);
     for row in 0..rows {
         for col in 0..cols {
-            let c = row * cols + col;
-            let z = g.terrain_m[c] + height_m;
-            let first = (g.ground_k[c] as usize).min(nz - 1);
-            // The first fluid layer whose centre is at or above z.
-            let above = (first..nz).find(|&k| g.z_centre_m(k) >= z);
-            let (u, v) = match above {
-                Some(k) if k == first => horizontal_at(field, k, row, col),
-                None => horizontal_at(field, nz - 1, row, col),
-                Some(k) => {
-                    let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
-                    let t = (z - z0) / (z1 - z0);
-                    let (u0, v0) = horizontal_at(field, k - 1, row, col);
-                    let (u1, v1) = horizontal_at(field, k, row, col);
-                    (u0 + t * (u1 - u0), v0 + t * (v1 - v0))
-                }
-            };
+            let (u, v) = column_agl(field, row, col, height_m);
             let (s, d) = speed_direction(u, v);
             speed.push(s);
             direction.push(d);
         }
     }
     Ok((speed, direction))
+}
+
+/// Horizontal wind (u east, v north; m/s) at (`x_m`, `y_m`), `height_m` above the ground:
+/// the columns around the point sampled at that height above their own ground (as
+/// [`at_height_agl`]) and blended bilinearly between their centres (the nearest column's
+/// value beyond the outer centres). An error outside the grid's extent.
+pub fn at_point_agl(
+    field: &WindField,
+    x_m: f64,
+    y_m: f64,
+    height_m: f64,
+) -> Result<(f64, f64), GeofieldError> {
+    check_height(height_m)?;
+    check_lengths(field)?;
+    let g = &field.grid;
+    let ext = g.plan.extent();
+    if !(x_m.is_finite() && y_m.is_finite() && ext.contains(x_m, y_m)) {
+        return Err(GeofieldError::Invalid(format!(
+            "the point ({x_m}, {y_m}) is outside the wind grid (x {:.1}..{:.1}, y {:.1}..{:.1})",
+            ext.x_min_m, ext.x_max_m, ext.y_min_m, ext.y_max_m
+        )));
+    }
+    let (rows, cols) = (g.rows(), g.cols());
+    // Continuous column coordinates of the point: centres at integers.
+    let gx = ((x_m - g.plan.x_min_m) / g.dx_m() - 0.5).clamp(0.0, (cols - 1) as f64);
+    let gy = ((g.plan.y_max_m - y_m) / g.dx_m() - 0.5).clamp(0.0, (rows - 1) as f64);
+    let (c0, r0) = (gx.floor() as usize, gy.floor() as usize);
+    let (tx, ty) = (gx - c0 as f64, gy - r0 as f64);
+    let (mut u, mut v) = (0.0, 0.0);
+    for (r, wr) in [(r0, 1.0 - ty), ((r0 + 1).min(rows - 1), ty)] {
+        for (c, wc) in [(c0, 1.0 - tx), ((c0 + 1).min(cols - 1), tx)] {
+            let w = wr * wc;
+            if w > 0.0 {
+                let (cu, cv) = column_agl(field, r, c, height_m);
+                u += w * cu;
+                v += w * cv;
+            }
+        }
+    }
+    Ok((u, v))
+}
+
+/// (u, v) at `height_m` above the ground at the centre of column (row, col).
+fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> (f64, f64) {
+    let g = &field.grid;
+    let (cols, nz) = (g.cols(), g.nz);
+    let c = row * cols + col;
+    let first = (g.ground_k[c] as usize).min(nz - 1);
+    let Some(cut) = &g.cut else {
+        let z = g.terrain_m[c] + height_m;
+        // The first fluid layer whose centre is at or above z.
+        let above = (first..nz).find(|&k| g.z_centre_m(k) >= z);
+        return match above {
+            Some(k) if k == first => horizontal_at(field, k, row, col),
+            None => horizontal_at(field, nz - 1, row, col),
+            Some(k) => {
+                let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
+                let t = (z - z0) / (z1 - z0);
+                let (u0, v0) = horizontal_at(field, k - 1, row, col);
+                let (u1, v1) = horizontal_at(field, k, row, col);
+                (u0 + t * (u1 - u0), v0 + t * (v1 - v0))
+            }
+        };
+    };
+    let ground = g.terrain_m[c];
+    let plane = g.rows() * cols;
+    let floor = field.min_height_agl_m;
+    // Samples: cells at least half open, at the middle of their open part above the ground.
+    let k1 = (first..nz)
+        .find(|&k| cut.theta[k * plane + c] >= 0.5)
+        .unwrap_or(nz - 1);
+    let z_of = |k: usize| {
+        let z = g.z_faces_m[k + 1] - 0.5 * cut.theta[k * plane + c] * g.dz_m(k) - ground;
+        z.max(floor)
+    };
+    let class = field
+        .stability
+        .get(c)
+        .copied()
+        .unwrap_or(super::Stability::D);
+    // The profile's coordinate: u is linear in it (None: uniform, no shape).
+    let shape = |z: f64| -> Option<f64> {
+        match field.profile {
+            Profile::Power => Some(z.max(floor).powf(class.power_exponent())),
+            Profile::Log { roughness_m } => {
+                Some((z.max(floor.max(1.5 * roughness_m)) / roughness_m).ln())
+            }
+            Profile::Uniform => None,
+        }
+    };
+    let z1 = z_of(k1);
+    let s1 = horizontal_at(field, k1, row, col);
+    if height_m <= z1 {
+        return match (shape(height_m), shape(z1)) {
+            (Some(a), Some(b)) if b > 0.0 => (s1.0 * a / b, s1.1 * a / b),
+            _ => s1,
+        };
+    }
+    let mut lower = (z1, s1);
+    for k in k1 + 1..nz {
+        let zk = z_of(k);
+        let sk = horizontal_at(field, k, row, col);
+        if height_m <= zk && zk > lower.0 {
+            let linear = (height_m - lower.0) / (zk - lower.0);
+            let t = if k == k1 + 1 {
+                match (shape(height_m), shape(lower.0), shape(zk)) {
+                    (Some(a), Some(b), Some(c)) if c > b => (a - b) / (c - b),
+                    _ => linear,
+                }
+            } else {
+                linear
+            };
+            return (
+                lower.1.0 + t * (sk.0 - lower.1.0),
+                lower.1.1 + t * (sk.1 - lower.1.1),
+            );
+        }
+        lower = (zk, sk);
+    }
+    lower.1
 }
 
 #[cfg(test)]
@@ -195,6 +343,8 @@ mod tests {
             w,
             ignored_stations: vec![],
             report: SolveReport::default(),
+            profile: crate::wind::Profile::Power,
+            min_height_agl_m: 1.0,
         }
     }
 

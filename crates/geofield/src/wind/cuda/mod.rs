@@ -11,6 +11,8 @@
 //! - Sherman ([`sherman`]): the face coefficients, layers, ground layers and D0 go to the
 //!   device, which assembles the finest operator, 1/V, b' and every coarse level with the
 //!   CPU's arithmetic (`geofield_cuda::wind::ShermanGrid`; the host never builds the levels).
+//!   With cut cells the coefficients are those of the operator (c_f a_f) and the volume
+//!   fractions go too.
 //!   The solvers are those of the CPU (same cycle, checks and stop rule) with f64 CG,
 //!   residuals and SOR and an f32 V-cycle. φ comes back in cell order. The bench times the
 //!   same assembled problem ([`time_sherman`]).
@@ -21,6 +23,8 @@
 mod timing;
 
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use geofield_cuda::Gpu;
 use geofield_cuda::wind::{
@@ -179,6 +183,15 @@ pub(crate) fn assemble(
     div0: &[f64],
 ) -> Result<GpuSherman, GeofieldError> {
     let dz: Vec<f64> = (0..grid.nz).map(|k| grid.dz_m(k)).collect();
+    // Cut cells: the conductances through the open parts of the faces and the volumes of
+    // `Problem::new`.
+    let op = coeffs.operator(grid);
+    let vol_frac: Option<Vec<f64>> = grid.cut.as_ref().map(|_| {
+        (0..grid.n_cells())
+            .into_par_iter()
+            .map(|i| grid.div_fraction(i))
+            .collect()
+    });
     let inputs = ShermanGrid {
         rows: grid.rows(),
         cols: grid.cols(),
@@ -186,11 +199,12 @@ pub(crate) fn assemble(
         dx_m: grid.dx_m(),
         dz_m: &dz,
         dzc_m: &coeffs.dzc_m,
-        cu: &coeffs.cu,
-        cv: &coeffs.cv,
-        cw: &coeffs.cw,
+        cu: &op.cu,
+        cv: &op.cv,
+        cw: &op.cw,
         ground_k: &grid.ground_k,
         div0,
+        vol_frac: vol_frac.as_deref(),
     };
     let shape = CycleShape {
         smooth: SMOOTH,

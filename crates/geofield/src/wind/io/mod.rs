@@ -9,7 +9,10 @@
 //!   (nz+1, rows, cols) face velocities in m/s (f32; row 0 north, v positive north, face r of v
 //!   the north edge of row r, k = 0 bottom), `solid` (nz, rows, cols) u8, `z_faces_m` (nz+1),
 //!   `terrain_m` (rows, cols), `stability` (rows, cols) u8, the 0-d `x_min_m`, `y_max_m`,
-//!   `cell_size_m`, and the 0-d i32 `crs_epsg` when the CRS is known (from the DEM).
+//!   `cell_size_m`, and the 0-d i32 `crs_epsg` when the CRS is known (from the DEM). With cut
+//!   cells also `theta` (nz, rows, cols), `ax`, `ay`, `az` (shaped as `u`, `v`, `w`): the open
+//!   fractions of the cells and faces (f32); the flux through a face is its aperture × area ×
+//!   its velocity (the fluid's, on the open part).
 //! - `.nc` (CF-1.8, read with its georeferencing by GDAL, QGIS and xarray): cell-centred `u`,
 //!   `v`, `w`, `speed` on (z, y, x) with `y` increasing (south to north, the order ncview draws
 //!   the right way up; xarray plots by coordinate values either way), `_FillValue` −9999 in

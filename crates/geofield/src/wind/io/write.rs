@@ -152,6 +152,21 @@ pub fn write_npz(path: &Path, field: &WindField, crs_epsg: Option<u16>) -> Resul
     if let Some(e) = &epsg {
         arrays.push(("crs_epsg", NpzArray::new(&[], NpzData::I32(e))));
     }
+    let fractions = g
+        .cut
+        .as_ref()
+        .map(|c| (f32s(&c.theta), f32s(&c.ax), f32s(&c.ay), f32s(&c.az)));
+    if let Some((theta, ax, ay, az)) = &fractions {
+        arrays.extend([
+            (
+                "theta",
+                NpzArray::new(&[nz, rows, cols], NpzData::F32(theta)),
+            ),
+            ("ax", NpzArray::new(&[nz, rows, cols + 1], NpzData::F32(ax))),
+            ("ay", NpzArray::new(&[nz, rows + 1, cols], NpzData::F32(ay))),
+            ("az", NpzArray::new(&[nz + 1, rows, cols], NpzData::F32(az))),
+        ]);
+    }
     geofield_io::write_npz(path, &arrays)
 }
 
