@@ -37,7 +37,9 @@ fn north_west_block(dir: &Path) -> std::path::PathBuf {
 }
 
 /// The NPZ keeps the DEM's north row first: terrain and solid cells of the north-west block are
-/// at row 0, columns 0-1, and the grid's origin is the DEM's (x_min 0, y_max 150 m).
+/// at row 0, columns 0-1, and the grid's origin is the DEM's (x_min 0, y_max 150 m). Stair-step
+/// terrain makes each column all solid or all fluid below the block top, so the solid mask is
+/// exactly the block; the cut-cell case is checked by its fluid fractions below.
 #[test]
 fn npz_rows_run_north_to_south_like_the_dem() {
     let dir = tempfile::tempdir().unwrap();
@@ -45,7 +47,7 @@ fn npz_rows_run_north_to_south_like_the_dem() {
     let dem = north_west_block(d);
     let st = stations(d, "a,100,20,10,5,270,\n");
     let npz = d.join("w.npz");
-    let o = wind(&dem, &st, &npz, &["--nz", "8", "--dz-m", "10"]);
+    let o = wind(&dem, &st, &npz, &["--nz", "8", "--dz-m", "10", "--terrain", "stairs"]);
     assert!(o.status.success(), "{}", text(&o));
     let a = read_npz(&npz).unwrap();
     assert_eq!(f64s(get(&a, "x_min_m")), [0.0]);
@@ -61,6 +63,30 @@ fn npz_rows_run_north_to_south_like_the_dem() {
         for c in 0..plane {
             let want = if c < 2 { 1.0 } else { 0.0 };
             assert_eq!(solid[k * plane + c], want, "layer {k} cell {c}");
+        }
+    }
+}
+
+/// With cut cells (the default) the terrain surface interpolates the DEM between cell centres, so
+/// the block's slopes reach one cell further; but orientation is the same: the lowest layer is
+/// partly solid (fluid fraction < 1) in the north-west cell (row 0, column 0), and wholly fluid
+/// in the south-east corner, three rows and three columns away from the block.
+#[test]
+fn npz_cut_cell_fractions_run_north_to_south() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dem = north_west_block(d);
+    let st = stations(d, "a,100,20,10,5,270,\n");
+    let npz = d.join("w.npz");
+    let o = wind(&dem, &st, &npz, &["--nz", "8", "--dz-m", "10", "--terrain", "cut"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let a = read_npz(&npz).unwrap();
+    assert_eq!(get(&a, "theta").shape, [8, 5, 6]);
+    let theta = f64s(get(&a, "theta"));
+    assert!(theta[0] < 0.5, "north-west cell, lowest layer: {}", theta[0]);
+    for row in 3..5 {
+        for col in 3..6 {
+            assert_eq!(theta[row * 6 + col], 1.0, "row {row} col {col}");
         }
     }
 }
