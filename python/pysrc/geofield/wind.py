@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from . import _arrays, _native, _xr
+from . import _arrays, _native, _progress, _xr
 from ._errors import GeofieldValueError
 
 _STATION_COLUMNS = {
@@ -83,7 +83,7 @@ def _dem(dem):
 def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, model="sherman",
          solver="multigrid", tolerance=1e-6, max_iterations=2000, profile="power",
          roughness_m=0.1, alpha=None, stability="D", radius_m=None, lid=False,
-         height_agl_m=10.0, backend="auto", crs=None):
+         height_agl_m=10.0, backend="auto", crs=None, progress=False):
     """The wind field over ``dem`` from ``stations``, as an ``xarray.Dataset``.
 
     Parameters
@@ -115,6 +115,9 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
         Height above ground of the ``speed_agl``/``direction_agl`` maps.
     crs : int or str, optional
         EPSG code (default: the DEM's).
+    progress : bool
+        Show a progress bar (tqdm if installed, else a text bar on stderr) of the solve: the
+        residual's reduction towards ``tolerance`` on a log scale.
 
     Returns
     -------
@@ -122,16 +125,20 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, cell_size_m=None, mo
         ``u``, ``v``, ``w``, ``speed`` (z, y, x) at cell centres (NaN below ground), ``z`` the
         layer centres above the domain bottom; ``speed_agl``, ``direction_agl`` (y, x);
         ``terrain``; attrs with the solver report (iterations, max divergence, convergence).
+
+    Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
     """
     _xr.require_xarray("geofield.wind")
     dem_arg, dem_epsg = _dem(dem)
-    (u, v, w, speed, speed_h, dir_h, grid, z, terrain, report, file_epsg,
-     used) = _native.wind(
-        dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
-        int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
-        model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
-        None if alpha is None else float(alpha), stability,
-        None if radius_m is None else float(radius_m), bool(lid), float(height_agl_m), backend)
+    with _progress.bar(progress, "wind") as bar:
+        (u, v, w, speed, speed_h, dir_h, grid, z, terrain, report, file_epsg,
+         used) = _native.wind(
+            dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
+            int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
+            model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
+            None if alpha is None else float(alpha), stability,
+            None if radius_m is None else float(radius_m), bool(lid), float(height_agl_m),
+            backend, progress=bar)
     epsg = crs if crs is not None else (file_epsg or dem_epsg)
     info = json.loads(report)
     rep = info["report"]
