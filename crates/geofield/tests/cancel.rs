@@ -217,7 +217,10 @@ fn cross_validation_reports_its_folds_and_stops_when_cancelled() {
         &Backend::Cpu,
         &set,
         &params,
-        &|f| *last.lock().unwrap() = last.lock().unwrap().max(f),
+        &|f| {
+            let mut l = last.lock().unwrap();
+            *l = l.max(f);
+        },
         &Cancel::new(),
     )
     .unwrap();
@@ -407,6 +410,7 @@ fn a_cancel_from_another_thread_interrupts_one_big_kernel() {
         )
         .map(drop)
     });
+    eprintln!("dispersal: cancelled {t:?} after the token was set");
     assert!(was && t < bound, "dispersal: {t:?}");
 
     let set = samples(1000);
@@ -414,5 +418,6 @@ fn a_cancel_from_another_thread_interrupts_one_big_kernel() {
     let (t, was) = latency(Duration::from_millis(800), |c| {
         kriging::krige_with_progress(&Backend::Cpu, &set, &params, &|_| {}, c).map(drop)
     });
+    eprintln!("kriging: cancelled {t:?} after the token was set");
     assert!(was && t < bound, "kriging: {t:?}");
 }
