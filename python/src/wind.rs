@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use crate::backend::open;
 use crate::errors;
 use crate::grid::{Grid, grid_tuple};
+use crate::interrupt::run_interruptible;
 
 /// The DEM: a file (GeoTIFF or ESRI ASCII grid, optionally block-averaged to `cell_size_m`) or
 /// an elevation array with its grid `(x_min, y_max, cell, rows, cols)`.
@@ -94,9 +95,10 @@ type WindOut<'py> = (
     String,
 );
 
-/// The native half of `geofield.wind` (see its docstring for the options).
+/// The native half of `geofield.wind` (see its docstring for the options). Interruptible
+/// (Ctrl-C); `progress` is called with the fraction of the solve done (see [`wind_fraction`]).
 #[pyfunction]
-#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend))]
+#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn wind<'py>(
     py: Python<'py>,
@@ -121,6 +123,7 @@ pub fn wind<'py>(
     terrain: Option<&str>,
     height_agl_m: f64,
     backend: &str,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<WindOut<'py>> {
     let opts = WindOptions {
         model: match model {
@@ -220,9 +223,17 @@ pub fn wind<'py>(
     let grid = WindGrid::new(plan, terrain, &levels).map_err(errors::lib)?;
     let sel = open(backend)?;
     let be = sel.backend.clone();
-    let field = py
-        .detach(|| gw::compute(&be, grid, &stations, &opts))
-        .map_err(errors::lib)?;
+    let field = run_interruptible(py, progress.as_ref(), |cancel, sink| {
+        let mut first = None;
+        gw::compute_with_progress(
+            &be,
+            grid,
+            &stations,
+            &opts,
+            &mut |it, max_div| sink.set(wind_fraction(&opts, it, max_div, &mut first)),
+            cancel,
+        )
+    })?;
     let (cells, (speed_h, dir_h)) = py
         .detach(|| -> Result<_, geofield::GeofieldError> {
             Ok((
@@ -262,6 +273,20 @@ pub fn wind<'py>(
         crs,
         be.label(),
     ))
+}
+
+/// The fraction of a wind solve done at a convergence check, for the progress bar: the
+/// residual's reduction since the first check against the tolerance's, on a log scale (or the
+/// share of `max_iterations` if that is more), capped below 1 until the solve returns.
+fn wind_fraction(opts: &WindOptions, it: usize, max_div: f64, first: &mut Option<f64>) -> f64 {
+    let d1 = *first.get_or_insert(max_div);
+    let by_residual = if d1 > 0.0 && max_div > 0.0 && opts.tolerance > 0.0 && opts.tolerance < 1.0 {
+        (d1 / max_div).ln() / (1.0 / opts.tolerance).ln()
+    } else {
+        0.0
+    };
+    let by_count = it as f64 / opts.max_iterations.max(1) as f64;
+    by_residual.max(by_count).clamp(0.0, 0.99)
 }
 
 fn dem_class(e: &gw::io::DemError) -> errors::Class {

@@ -175,11 +175,20 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         opened = Some(sel);
         Ok(be)
     };
-    let field = wind::compute_deferred(open, grid, &stations, &opts, &mut |iteration, max_div| {
-        spinner.set_message(format!(
-            "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
-        ));
-    });
+    // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
+    let never = geofield::Cancel::new();
+    let field = wind::compute_deferred(
+        open,
+        grid,
+        &stations,
+        &opts,
+        &mut |iteration, max_div| {
+            spinner.set_message(format!(
+                "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
+            ));
+        },
+        &never,
+    );
     spinner.finish_and_clear();
     if let Some(sel) = &opened {
         ctx.report_backend(sel);

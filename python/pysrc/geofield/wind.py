@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from . import _arrays, _native, _xr
+from . import _arrays, _native, _progress, _xr
 from ._errors import GeofieldValueError
 
 _STATION_COLUMNS = {
@@ -84,7 +84,7 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
          cell_size_m=None, model="sherman",
          solver="multigrid", tolerance=1e-6, max_iterations=2000, profile="power",
          roughness_m=0.1, alpha=None, stability="D", radius_m=None, lid=False,
-         terrain=None, height_agl_m=10.0, backend="auto", crs=None):
+         terrain=None, height_agl_m=10.0, backend="auto", crs=None, progress=False):
     """The wind field over ``dem`` from ``stations``, as an ``xarray.Dataset``.
 
     Parameters
@@ -124,6 +124,9 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
         Height above ground of the ``speed_agl``/``direction_agl`` maps.
     crs : int or str, optional
         EPSG code (default: the DEM's).
+    progress : bool
+        Show a progress bar (tqdm if installed, else a text bar on stderr) of the solve: the
+        residual's reduction towards ``tolerance`` on a log scale.
 
     Returns
     -------
@@ -134,18 +137,22 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
         ``stop``: "converged", "iteration_cap", "stagnated", "diverged" or "fixed_iterations",
         and the solver's first and last residual ``first_residual_per_s``,
         ``last_residual_per_s``).
+
+    Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
     """
     _xr.require_xarray("geofield.wind")
     dem_arg, dem_epsg = _dem(dem)
-    (u, v, w, speed, speed_h, dir_h, grid, z, terrain, report, file_epsg,
-     used) = _native.wind(
-        dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
-        int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
-        None if growth is None else float(growth), None if top_m is None else float(top_m),
-        model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
-        None if alpha is None else float(alpha), stability,
-        None if radius_m is None else float(radius_m), bool(lid),
-        None if terrain is None else str(terrain), float(height_agl_m), backend)
+    with _progress.bar(progress, "wind") as bar:
+        (u, v, w, speed, speed_h, dir_h, grid, z, terrain, report, file_epsg,
+         used) = _native.wind(
+            dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
+            int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
+            None if growth is None else float(growth), None if top_m is None else float(top_m),
+            model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
+            None if alpha is None else float(alpha), stability,
+            None if radius_m is None else float(radius_m), bool(lid),
+            None if terrain is None else str(terrain), float(height_agl_m), backend,
+            progress=bar)
     epsg = crs if crs is not None else (file_epsg or dem_epsg)
     info = json.loads(report)
     rep = info["report"]
