@@ -110,19 +110,23 @@ pub fn usable_stations(
 }
 
 /// Profile factor: the station's wind at height `z_m` above ground over its wind at `z_ref_m`.
+/// The log law measures heights from the displacement plane, z − `displacement_m`, clamped
+/// below at max(`min_m`, 1.5 z0).
 pub fn profile_factor(
     profile: Profile,
     class: Stability,
     z_m: f64,
     z_ref_m: f64,
     min_m: f64,
+    displacement_m: f64,
 ) -> f64 {
     match profile {
         Profile::Uniform => 1.0,
         Profile::Power => (z_m.max(min_m) / z_ref_m).powf(class.power_exponent()),
         Profile::Log { roughness_m } => {
             let floor = min_m.max(1.5 * roughness_m);
-            (z_m.max(floor) / roughness_m).ln() / (z_ref_m.max(floor) / roughness_m).ln()
+            let above = |z: f64| (z - displacement_m).max(floor) / roughness_m;
+            above(z_m).ln() / above(z_ref_m).ln()
         }
     }
 }
@@ -241,8 +245,14 @@ pub fn first_guess(
                 let (mut su, mut sv) = (0.0, 0.0);
                 for &(p, wu, wv) in sums {
                     let (class, z_ref) = profiles[p];
-                    let f =
-                        profile_factor(opts.profile, class, z_agl, z_ref, opts.min_height_agl_m);
+                    let f = profile_factor(
+                        opts.profile,
+                        class,
+                        z_agl,
+                        z_ref,
+                        opts.min_height_agl_m,
+                        opts.displacement_m,
+                    );
                     su += f * wu;
                     sv += f * wv;
                 }

@@ -58,11 +58,13 @@ pub(crate) mod ops;
 mod params;
 mod sample;
 pub(crate) mod sor;
+mod units;
 pub(crate) mod west;
 
 pub use grid::{Levels, WindGrid};
 pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
-pub use sample::{CellFields, at_height_agl, cell_centred};
+pub use sample::{CellFields, PointSample, Surface, at_height_agl, cell_centred, sample_point, surface};
+pub use units::{DOMAIN_AVERAGE_ID, LengthUnit, SpeedUnit, Vegetation, domain_average};
 
 /// What a solve did: the residual history and the divergence before and after.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -182,6 +184,20 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
         && !(roughness_m.is_finite() && roughness_m > 0.0)
     {
         return bad("roughness_m", roughness_m, "a positive length in metres");
+    }
+    if !(opts.displacement_m.is_finite() && opts.displacement_m >= 0.0) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "a length ≥ 0 in metres",
+        );
+    }
+    if opts.displacement_m > 0.0 && !matches!(opts.profile, Profile::Log { .. }) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "0 unless the profile is logarithmic",
+        );
     }
     Ok(())
 }

@@ -12,6 +12,12 @@
 //!   interpolated (u, v) by [`speed_direction`] (direction: where the wind comes from, degrees
 //!   clockwise from north), never by interpolating speed and direction themselves.
 //!
+//! - At a point (x, y) and a height above ground ([`sample_point`], the masts of
+//!   `--points-in`, and outputs at another resolution, [`surface`]): the same vertical rule in
+//!   the four columns around the point (each at that height above its own ground), then
+//!   bilinear between their centres. One function, `sample_column`, holds the vertical rule for
+//!   every output.
+//!
 //! Cost: O(cells) and O(rows × cols × nz) in the worst case, no allocation beyond the outputs.
 
 use super::WindField;
@@ -101,46 +107,223 @@ pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
     Ok(out)
 }
 
+/// Check a height above ground.
+fn check_height(height_m: f64) -> Result<(), GeofieldError> {
+    if height_m.is_finite() && height_m > 0.0 {
+        Ok(())
+    } else {
+        Err(GeofieldError::Invalid(format!(
+            "the height above ground must be a positive number of metres, got {height_m}"
+        )))
+    }
+}
+
+/// (u, v, w) at `height_m` above the ground of column (row, col): the one vertical rule of
+/// every output (see the module docs). The cut-cell work changes it here.
+fn sample_column(field: &WindField, row: usize, col: usize, height_m: f64) -> [f64; 3] {
+    let g = &field.grid;
+    let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+    let plane = rows * cols;
+    let c = row * cols + col;
+    let z = g.terrain_m[c] + height_m;
+    let first = (g.ground_k[c] as usize).min(nz - 1);
+    let at = |k: usize| {
+        let (u, v) = horizontal_at(field, k, row, col);
+        let iw = k * plane + c;
+        [u, v, 0.5 * (field.w[iw] + field.w[iw + plane])]
+    };
+    // The first fluid layer whose centre is at or above z.
+    match (first..nz).find(|&k| g.z_centre_m(k) >= z) {
+        Some(k) if k == first => at(k),
+        None => at(nz - 1),
+        Some(k) => {
+            let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
+            let t = (z - z0) / (z1 - z0);
+            let (a, b) = (at(k - 1), at(k));
+            [0, 1, 2].map(|i| a[i] + t * (b[i] - a[i]))
+        }
+    }
+}
+
+/// The wind at one point, see [`sample_point`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PointSample {
+    /// Eastward, northward, upward velocity (m/s).
+    pub u: f64,
+    pub v: f64,
+    pub w: f64,
+    /// Horizontal speed hypot(u, v) (m/s).
+    pub speed: f64,
+    /// Where the wind comes from, degrees clockwise from north ([`speed_direction`]).
+    pub direction: f64,
+    /// Ground elevation under the point (m), bilinear between column centres like the wind.
+    pub ground_m: f64,
+}
+
+/// The wind at (`x_m`, `y_m`) and `height_agl_m` above the ground: in each of the four columns
+/// around the point, the column's (u, v, w) at that height above its own ground (linear in z
+/// between fluid layer centres, as [`at_height_agl`]), then bilinear between the column
+/// centres (clamped to the outer centres within half a cell of the edge). `None` outside the
+/// grid. At a column centre this is exactly that column's value.
+pub fn sample_point(
+    field: &WindField,
+    x_m: f64,
+    y_m: f64,
+    height_agl_m: f64,
+) -> Result<Option<PointSample>, GeofieldError> {
+    check_height(height_agl_m)?;
+    check_lengths(field)?;
+    let g = &field.grid;
+    let p = &g.plan;
+    if !(x_m.is_finite() && y_m.is_finite()) || !p.extent().contains(x_m, y_m) {
+        return Ok(None);
+    }
+    let (rows, cols) = (g.rows(), g.cols());
+    // Fractional column and row of the point between centres, clamped at the outer centres.
+    let frac = |f: f64, n: usize| {
+        let f = f.clamp(0.0, (n - 1) as f64);
+        let i0 = (f.floor() as usize).min(n - 1);
+        (i0, (i0 + 1).min(n - 1), f - i0 as f64)
+    };
+    let (c0, c1, tx) = frac((x_m - p.x_min_m) / p.cell_size_m - 0.5, cols);
+    let (r0, r1, ty) = frac((p.y_max_m - y_m) / p.cell_size_m - 0.5, rows);
+    let mut acc = [0.0; 4];
+    for (r, wr) in [(r0, 1.0 - ty), (r1, ty)] {
+        for (c, wc) in [(c0, 1.0 - tx), (c1, tx)] {
+            let wgt = wr * wc;
+            if wgt == 0.0 {
+                continue;
+            }
+            let s = sample_column(field, r, c, height_agl_m);
+            for i in 0..3 {
+                acc[i] += wgt * s[i];
+            }
+            acc[3] += wgt * g.terrain_m[r * cols + c];
+        }
+    }
+    let (speed, direction) = speed_direction(acc[0], acc[1]);
+    Ok(Some(PointSample {
+        u: acc[0],
+        v: acc[1],
+        w: acc[2],
+        speed,
+        direction,
+        ground_m: acc[3],
+    }))
+}
+
 /// Horizontal wind at `height_m` above the ground of every column: (speed in m/s, direction in
 /// degrees), `rows * cols` each, row 0 north. See the module docs for the interpolation.
 pub fn at_height_agl(
     field: &WindField,
     height_m: f64,
 ) -> Result<(Vec<f64>, Vec<f64>), GeofieldError> {
-    if !(height_m.is_finite() && height_m > 0.0) {
-        return Err(GeofieldError::Invalid(format!(
-            "the height above ground must be a positive number of metres, got {height_m}"
-        )));
-    }
+    check_height(height_m)?;
     check_lengths(field)?;
     let g = &field.grid;
-    let (rows, cols, nz) = (g.rows(), g.cols(), g.nz);
+    let (rows, cols) = (g.rows(), g.cols());
     let mut speed = Vec::with_capacity(rows * cols);
     let mut direction = Vec::with_capacity(rows * cols);
     for row in 0..rows {
         for col in 0..cols {
-            let c = row * cols + col;
-            let z = g.terrain_m[c] + height_m;
-            let first = (g.ground_k[c] as usize).min(nz - 1);
-            // The first fluid layer whose centre is at or above z.
-            let above = (first..nz).find(|&k| g.z_centre_m(k) >= z);
-            let (u, v) = match above {
-                Some(k) if k == first => horizontal_at(field, k, row, col),
-                None => horizontal_at(field, nz - 1, row, col),
-                Some(k) => {
-                    let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
-                    let t = (z - z0) / (z1 - z0);
-                    let (u0, v0) = horizontal_at(field, k - 1, row, col);
-                    let (u1, v1) = horizontal_at(field, k, row, col);
-                    (u0 + t * (u1 - u0), v0 + t * (v1 - v0))
-                }
-            };
+            let [u, v, _] = sample_column(field, row, col, height_m);
             let (s, d) = speed_direction(u, v);
             speed.push(s);
             direction.push(d);
         }
     }
     Ok((speed, direction))
+}
+
+/// Speed and direction at a height above ground on an output grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Surface {
+    /// The output grid: the field's, or cells of the requested size from its north-west corner.
+    pub plan: geofield_core::GridSpec,
+    /// Horizontal speed (m/s), `plan.rows * plan.cols`, row 0 north.
+    pub speed: Vec<f64>,
+    /// Where the wind comes from (degrees clockwise from north).
+    pub direction: Vec<f64>,
+}
+
+/// Speed and direction `height_m` above the ground on a grid of `cell_size_m` cells (WindNinja's
+/// output resolution). `None`, or the field's own cell size, gives the field's columns
+/// ([`at_height_agl`]). Another size gives a grid from the field's north-west corner with
+/// ⌊width / cell⌋ × ⌊height / cell⌋ cells (a last partial cell is left out; at least one),
+/// each the wind at its centre by [`sample_point`] (bilinear between column centres, never
+/// by interpolating speed or direction), so coarser and finer outputs are both point samples
+/// of one field.
+pub fn surface(
+    field: &WindField,
+    height_m: f64,
+    cell_size_m: Option<f64>,
+) -> Result<Surface, GeofieldError> {
+    let p = field.grid.plan;
+    let cell = match cell_size_m {
+        Some(c) if !(c.is_finite() && c > 0.0) => {
+            return Err(GeofieldError::InvalidParameter {
+                name: "output cell_size_m".into(),
+                value: crate::error::shown(c),
+                expected: "a positive length in metres".into(),
+            });
+        }
+        Some(c) if (c - p.cell_size_m).abs() > 1e-9 * p.cell_size_m => c,
+        _ => {
+            let (speed, direction) = at_height_agl(field, height_m)?;
+            return Ok(Surface {
+                plan: p,
+                speed,
+                direction,
+            });
+        }
+    };
+    let (width, height) = (p.cols as f64 * p.cell_size_m, p.rows as f64 * p.cell_size_m);
+    let count = |len: f64| ((len / cell) * (1.0 + 1e-12)).floor();
+    let (cols, rows) = (count(width), count(height));
+    if cols < 1.0 || rows < 1.0 {
+        return Err(GeofieldError::InvalidParameter {
+            name: "output cell_size_m".into(),
+            value: crate::error::shown(cell),
+            expected: format!("at most the domain's size ({width} x {height} m)"),
+        });
+    }
+    // Bounded by the field's cells times (field cell / output cell)²; refuse an output more
+    // than 4096 times the field's cells before allocating it.
+    if cols * rows > 4096.0 * (p.cols * p.rows) as f64 {
+        return Err(GeofieldError::InvalidParameter {
+            name: "output cell_size_m".into(),
+            value: crate::error::shown(cell),
+            expected: format!(
+                "at least 1/64 of the field's cell size ({} m)",
+                p.cell_size_m
+            ),
+        });
+    }
+    let plan = geofield_core::GridSpec {
+        x_min_m: p.x_min_m,
+        y_max_m: p.y_max_m,
+        cell_size_m: cell,
+        cols: cols as usize,
+        rows: rows as usize,
+    };
+    let mut speed = Vec::with_capacity(plan.cols * plan.rows);
+    let mut direction = Vec::with_capacity(plan.cols * plan.rows);
+    for row in 0..plan.rows {
+        for col in 0..plan.cols {
+            let (x, y) = plan.cell_centre(row, col);
+            let (s, d) = match sample_point(field, x, y, height_m)? {
+                Some(pt) => (pt.speed, pt.direction),
+                None => (f64::NAN, f64::NAN),
+            };
+            speed.push(s);
+            direction.push(d);
+        }
+    }
+    Ok(Surface {
+        plan,
+        speed,
+        direction,
+    })
 }
 
 #[cfg(test)]
