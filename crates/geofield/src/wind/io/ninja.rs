@@ -4,8 +4,8 @@
 //!
 //! # WindNinja station CSV
 //!
-//! Header (WindNinja's `data/*_wx_stations.csv`; the text in brackets is part of the names,
-//! matched by the part before the bracket, any case, quoted or not):
+//! Header (WindNinja's `data/*_wx_stations.csv`; quoted as WindNinja writes it, since the
+//! brackets hold commas; names matched by the part before the bracket, any case):
 //!
 //! `Station_Name, Coord_Sys(PROJCS,GEOGCS), Datum(WGS84,NAD83,NAD27), Lat/YCoord, Lon/XCoord,
 //! Height, Height_Units(meters,feet), Speed, Speed_Units(mph,kph,mps,kts), Direction(degrees),
