@@ -297,15 +297,9 @@ pub fn wind<'py>(
                     let mut out = Vec::with_capacity(7 * x.len());
                     for i in 0..x.len() {
                         match gw::sample_point(&field, x[i], y[i], h[i] + canopy_m)? {
-                            Some(s) => out.extend([
-                                s.u,
-                                s.v,
-                                s.w,
-                                s.speed,
-                                s.direction,
-                                s.ground_m,
-                                1.0,
-                            ]),
+                            Some(s) => {
+                                out.extend([s.u, s.v, s.w, s.speed, s.direction, s.ground_m, 1.0])
+                            }
                             None => out.extend([f64::NAN; 6].into_iter().chain([0.0])),
                         }
                     }

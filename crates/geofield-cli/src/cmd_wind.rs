@@ -222,18 +222,23 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         opened = Some(sel);
         Ok(be)
     };
-    let field = wind::compute_deferred(open, grid, &stations, &run.opts, &mut |iteration, max_div| {
-        spinner.set_message(format!(
-            "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
-        ));
-    });
+    let field = wind::compute_deferred(
+        open,
+        grid,
+        &stations,
+        &run.opts,
+        &mut |iteration, max_div| {
+            spinner.set_message(format!(
+                "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
+            ));
+        },
+    );
     spinner.finish_and_clear();
     if let Some(sel) = &opened {
         ctx.report_backend(sel);
     }
-    let (field, _) = field.with_context(|| {
-        format!("wind field over {} from {}", a.dem.display(), run.source)
-    })?;
+    let (field, _) = field
+        .with_context(|| format!("wind field over {} from {}", a.dem.display(), run.source))?;
     let Some(sel) = opened else {
         bail!("the wind solve finished without opening a backend");
     };

@@ -11,8 +11,8 @@ use geofield::{Backend, BackendSelection};
 
 use crate::cmd_wind::WindArgs;
 use crate::ctx::Ctx;
-use crate::wind_in::Run;
 use crate::outputs::{Kind, Outputs};
+use crate::wind_in::Run;
 
 /// Everything `--json` writes.
 #[derive(serde::Serialize)]
@@ -219,10 +219,11 @@ pub(crate) fn write_outputs(
         }
         if let Some(dir) = &a.ascii_out {
             let staged = staging.folder(dir)?;
-            let stem =
-                io::ninja_output_stem(&a.dem, run.domain_average, surface.plan.cell_size_m);
-            for (suffix, which) in [("vel", SurfaceRaster::Speed), ("ang", SurfaceRaster::Direction)]
-            {
+            let stem = io::ninja_output_stem(&a.dem, run.domain_average, surface.plan.cell_size_m);
+            for (suffix, which) in [
+                ("vel", SurfaceRaster::Speed),
+                ("ang", SurfaceRaster::Direction),
+            ] {
                 let name = format!("{stem}_{suffix}.asc");
                 for w in io::write_surface(&staged.join(&name), which, &surface, field, meta)? {
                     outputs.push(dir.join(w.file_name().unwrap_or_default()));

@@ -35,7 +35,12 @@ pub enum Datum {
 impl Datum {
     /// The datum named by `s` (any case): "WGS84", "WGS 84", "NAD83", "NAD27".
     pub fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_uppercase().replace([' ', '_', '-'], "").as_str() {
+        match s
+            .trim()
+            .to_ascii_uppercase()
+            .replace([' ', '_', '-'], "")
+            .as_str()
+        {
             "WGS84" => Some(Datum::Wgs84),
             "NAD83" => Some(Datum::Nad83),
             "NAD27" => Some(Datum::Nad27),
@@ -120,7 +125,10 @@ fn target_proj4(code: u16) -> Result<String, ProjectError> {
             .replace("+datum=NAD83", NAD83),
     );
     // The grid is in metres: a CRS in feet would give coordinates in feet.
-    match def.split_whitespace().find_map(|t| t.strip_prefix("+units=")) {
+    match def
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("+units="))
+    {
         None | Some("m") => Ok(def),
         Some(u) => Err(ProjectError::NotMetres(code, u.to_string())),
     }
@@ -172,7 +180,10 @@ mod tests {
         // 0.9996): x = 127 106.5 m, y = 4 484 124.4 m. EPSG:26718 is NAD27 / UTM zone 18N;
         // from NAD27 the datum shift cancels. Printed to 0.1 m: tolerance 0.1 m.
         let (x, y) = project_lonlat(Datum::Nad27, -73.5, 40.5, 26718).unwrap();
-        assert!((x - 627_106.5).abs() < 0.1 && (y - 4_484_124.4).abs() < 0.1, "{x} {y}");
+        assert!(
+            (x - 627_106.5).abs() < 0.1 && (y - 4_484_124.4).abs() < 0.1,
+            "{x} {y}"
+        );
     }
 
     #[test]
@@ -183,7 +194,10 @@ mod tests {
         let lat = 43.0 + 38.0 / 60.0 + 33.24 / 3600.0;
         let lon = -(79.0 + 23.0 / 60.0 + 13.7 / 3600.0);
         let (x, y) = project_lonlat(Datum::Wgs84, lon, lat, 32617).unwrap();
-        assert!((x - 630_084.0).abs() < 2.0 && (y - 4_833_438.0).abs() < 2.0, "{x} {y}");
+        assert!(
+            (x - 630_084.0).abs() < 2.0 && (y - 4_833_438.0).abs() < 2.0,
+            "{x} {y}"
+        );
         // NAD83 is taken as WGS 84.
         // NAD83 is taken as WGS 84 (GRS80 and WGS 84 differ by 0.1 mm in the semi-minor axis).
         let n = project_lonlat(Datum::Nad83, lon, lat, 32617).unwrap();

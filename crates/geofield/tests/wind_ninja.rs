@@ -63,7 +63,10 @@ fn point_sampler_is_exact_on_linear_fields_and_agrees_with_the_columns() {
     ] {
         let s = wind::sample_point(&f, x, y, h).unwrap().unwrap();
         let (u, v) = exact(x, y, h);
-        assert!((s.u - u).abs() < 1e-12 && (s.v - v).abs() < 1e-12, "{x} {y} {h}: {s:?}");
+        assert!(
+            (s.u - u).abs() < 1e-12 && (s.v - v).abs() < 1e-12,
+            "{x} {y} {h}: {s:?}"
+        );
         assert_eq!(s.w, 0.0);
         // The bilinear weights sum to 1 to rounding.
         assert!((s.ground_m - 100.0).abs() < 1e-12);
@@ -164,8 +167,12 @@ fn sampler_follows_the_terrain_on_a_hill() {
     // On a solved hill field, a point at a column centre and at 10 m above the ground gives
     // that column's at_height_agl value, and its ground elevation is the column's.
     let p = plan(12, 10, 30.0);
-    let g = WindGrid::new(p, hill(&p, 40.0, 60.0), &Levels::Uniform { nz: 12, dz_m: 8.0 })
-        .unwrap();
+    let g = WindGrid::new(
+        p,
+        hill(&p, 40.0, 60.0),
+        &Levels::Uniform { nz: 12, dz_m: 8.0 },
+    )
+    .unwrap();
     let st = wind::domain_average(&p, 5.0, 270.0, 10.0);
     let f = wind::compute(&Backend::Cpu, g, &[st], &WindOptions::default()).unwrap();
     let (speed, dir) = wind::at_height_agl(&f, 10.0).unwrap();

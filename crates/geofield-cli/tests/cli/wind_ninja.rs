@@ -95,7 +95,10 @@ fn domain_average_uniform_wind_ascii_outputs_and_masts() {
         s(&json),
     ]);
     assert!(ok, "{m}");
-    assert!(!m.contains("warning"), "a DEM with a CRS gives no warning: {m}");
+    assert!(
+        !m.contains("warning"),
+        "a DEM with a CRS gives no warning: {m}"
+    );
     // WindNinja's names: <dem-stem>_<dir>_<speed>_<res>m_{vel,ang}.asc, each with a .prj.
     let mut files = listing(&ascii);
     files.sort();
@@ -129,15 +132,30 @@ fn domain_average_uniform_wind_ascii_outputs_and_masts() {
         let f: Vec<f64> = l.split(',').skip(1).map(|x| x.parse().unwrap()).collect();
         // ground 100 m, u = speed, v = w = 0, from 270, inside.
         assert_eq!(f[3], 100.0, "{l}");
-        assert!((f[4] - mps).abs() < 1e-12 && f[5].abs() < 1e-12 && f[6].abs() < 1e-12, "{l}");
-        assert!((f[7] - mps).abs() < 1e-12 && (f[8] - 270.0).abs() < 1e-9, "{l}");
+        assert!(
+            (f[4] - mps).abs() < 1e-12 && f[5].abs() < 1e-12 && f[6].abs() < 1e-12,
+            "{l}"
+        );
+        assert!(
+            (f[7] - mps).abs() < 1e-12 && (f[8] - 270.0).abs() < 1e-9,
+            "{l}"
+        );
         assert_eq!(f[9], 1.0);
     }
-    assert!(lines[3].starts_with("far,") && lines[3].ends_with(",,,,,,,0"), "{}", lines[3]);
+    assert!(
+        lines[3].starts_with("far,") && lines[3].ends_with(",,,,,,,0"),
+        "{}",
+        lines[3]
+    );
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(j["dem_crs_epsg"], 32611);
     assert_eq!(j["points"], 3);
-    assert!(j["stations_file"].as_str().unwrap().contains("domain-average"));
+    assert!(
+        j["stations_file"]
+            .as_str()
+            .unwrap()
+            .contains("domain-average")
+    );
 }
 
 #[test]
@@ -176,12 +194,24 @@ fn vegetation_sets_the_displaced_log_profile_above_the_canopy() {
     // 29.8 m above the canopy = 45.2 m above the ground, the third centre: WindNinja's log law
     // U ln((z - d)/z0) / ln((H + h - d)/z0) = 10 ln(33.2) / ln(13.4).
     let expect = 10.0 * 33.2f64.ln() / 13.4f64.ln();
-    assert!(go("29.8").iter().all(|v| (v - expect).abs() < 1e-4), "{expect}");
+    assert!(
+        go("29.8").iter().all(|v| (v - expect).abs() < 1e-4),
+        "{expect}"
+    );
     // --vegetation conflicts with --roughness-m and with a non-log profile.
     for extra in [["--roughness-m", "0.2"], ["--profile", "power"]] {
         let mut args = vec![
-            "wind", "--dem", s(&dem), "--speed", "5", "--direction", "0", "--vegetation",
-            "grass", "--speed-out", s(&spd),
+            "wind",
+            "--dem",
+            s(&dem),
+            "--speed",
+            "5",
+            "--direction",
+            "0",
+            "--vegetation",
+            "grass",
+            "--speed-out",
+            s(&spd),
         ];
         args.extend_from_slice(&extra);
         let o = geofield(&args);
@@ -237,17 +267,43 @@ fn windninja_station_file_is_read_as_it_is() {
 
     // A bad row: exit 2, naming the file, the line and the column.
     for (row, column) in [
-        ("\"b\",\"UTM\",\"WGS84\",1,2,10,\"meters\",5,\"mps\",270,,,,,", "Coord_Sys"),
-        ("\"b\",\"PROJCS\",\"WGS84\",1,2,10,\"yards\",5,\"mps\",270,,,,,", "Height_Units"),
-        ("\"b\",\"PROJCS\",\"WGS84\",1,2,10,\"meters\",5,\"knots/h\",270,,,,,", "Speed_Units"),
-        ("\"b\",\"GEOGCS\",\"ED50\",46.9,-114,10,\"meters\",5,\"mps\",270,,,,,", "Datum"),
-        ("\"b\",\"PROJCS\",\"WGS84\",1,2,10,\"meters\",5,\"mps\",400,,,,,", "Direction"),
+        (
+            "\"b\",\"UTM\",\"WGS84\",1,2,10,\"meters\",5,\"mps\",270,,,,,",
+            "Coord_Sys",
+        ),
+        (
+            "\"b\",\"PROJCS\",\"WGS84\",1,2,10,\"yards\",5,\"mps\",270,,,,,",
+            "Height_Units",
+        ),
+        (
+            "\"b\",\"PROJCS\",\"WGS84\",1,2,10,\"meters\",5,\"knots/h\",270,,,,,",
+            "Speed_Units",
+        ),
+        (
+            "\"b\",\"GEOGCS\",\"ED50\",46.9,-114,10,\"meters\",5,\"mps\",270,,,,,",
+            "Datum",
+        ),
+        (
+            "\"b\",\"PROJCS\",\"WGS84\",1,2,10,\"meters\",5,\"mps\",400,,,,,",
+            "Direction",
+        ),
     ] {
         std::fs::write(&st, format!("{NINJA_HEADER}\n{row}\n")).unwrap();
-        let o = geofield(&["wind", "--dem", s(&dem), "--stations", s(&st), "--speed-out", s(&spd)]);
+        let o = geofield(&[
+            "wind",
+            "--dem",
+            s(&dem),
+            "--stations",
+            s(&st),
+            "--speed-out",
+            s(&spd),
+        ]);
         let m = text(&o);
         assert_eq!(o.status.code(), Some(2), "{m}");
-        assert!(m.contains("wx.csv:2") && m.contains(column), "{column}: {m}");
+        assert!(
+            m.contains("wx.csv:2") && m.contains(column),
+            "{column}: {m}"
+        );
     }
     // GEOGCS stations need the DEM's CRS.
     let bare = flat_dem(d, "bare", 20, 16, None);
@@ -256,7 +312,15 @@ fn windninja_station_file_is_read_as_it_is() {
         format!("{NINJA_HEADER}\n\"n\",\"GEOGCS\",\"WGS84\",46.9,-114,10,\"meters\",5,\"mps\",270,,,,,\n"),
     )
     .unwrap();
-    let o = geofield(&["wind", "--dem", s(&bare), "--stations", s(&st), "--speed-out", s(&spd)]);
+    let o = geofield(&[
+        "wind",
+        "--dem",
+        s(&bare),
+        "--stations",
+        s(&st),
+        "--speed-out",
+        s(&spd),
+    ]);
     let m = text(&o);
     assert_eq!(o.status.code(), Some(2), "{m}");
     assert!(m.contains("declares none"), "{m}");
@@ -270,9 +334,20 @@ fn dem_crs_is_checked_warned_and_partial_blocks_are_kept() {
     // A DEM declared geographic: refused with the way to reproject it, nothing written.
     let geo = flat_dem(d, "geo", 6, 5, Some(4326));
     let (ok, m) = run(&[
-        "wind", "--dem", s(&geo), "--speed", "5", "--direction", "90", "--out", s(&out),
+        "wind",
+        "--dem",
+        s(&geo),
+        "--speed",
+        "5",
+        "--direction",
+        "90",
+        "--out",
+        s(&out),
     ]);
-    assert!(!ok && m.contains("gdalwarp") && m.contains("geographic"), "{m}");
+    assert!(
+        !ok && m.contains("gdalwarp") && m.contains("geographic"),
+        "{m}"
+    );
     // A DEM without a CRS whose numbers look like degrees: refused too.
     let deg = d.join("deg.asc");
     std::fs::write(
@@ -281,20 +356,42 @@ fn dem_crs_is_checked_warned_and_partial_blocks_are_kept() {
     )
     .unwrap();
     let (ok, m) = run(&[
-        "wind", "--dem", s(&deg), "--speed", "5", "--direction", "90", "--out", s(&out),
+        "wind",
+        "--dem",
+        s(&deg),
+        "--speed",
+        "5",
+        "--direction",
+        "90",
+        "--out",
+        s(&out),
     ]);
     assert!(!ok && m.contains("look like degrees"), "{m}");
     assert!(!out.exists());
     // No CRS: one warning line, and the run goes on.
     let bare = flat_dem(d, "bare", 5, 3, None);
     let (ok, m) = run(&[
-        "wind", "--dem", s(&bare), "--speed", "5", "--direction", "90", "--out", s(&out),
-        "--nz", "4", "--cell-size-m", "60",
+        "wind",
+        "--dem",
+        s(&bare),
+        "--speed",
+        "5",
+        "--direction",
+        "90",
+        "--out",
+        s(&out),
+        "--nz",
+        "4",
+        "--cell-size-m",
+        "60",
     ]);
     assert!(ok, "{m}");
     let warnings: Vec<&str> = m.lines().filter(|l| l.starts_with("warning")).collect();
     assert_eq!(warnings.len(), 1, "{m}");
-    assert!(warnings[0].contains("no coordinate reference system"), "{m}");
+    assert!(
+        warnings[0].contains("no coordinate reference system"),
+        "{m}"
+    );
     // 5 x 3 cells in 2 x 2 blocks: 3 x 2 columns, nothing cut (a note says so).
     assert!(m.contains("do not divide into 2 x 2 blocks"), "{m}");
     let a = read_npz(&out).unwrap();

@@ -63,7 +63,9 @@ pub(crate) mod west;
 
 pub use grid::{Levels, WindGrid};
 pub use params::{Model, Profile, Solver, Stability, Station, Top, WindOptions, speed_direction};
-pub use sample::{CellFields, PointSample, Surface, at_height_agl, cell_centred, sample_point, surface};
+pub use sample::{
+    CellFields, PointSample, Surface, at_height_agl, cell_centred, sample_point, surface,
+};
 pub use units::{DOMAIN_AVERAGE_ID, LengthUnit, SpeedUnit, Vegetation, domain_average};
 
 /// What a solve did: the residual history and the divergence before and after.

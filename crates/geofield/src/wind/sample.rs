@@ -175,7 +175,7 @@ pub fn sample_point(
     check_lengths(field)?;
     let g = &field.grid;
     let p = &g.plan;
-    if !(x_m.is_finite() && y_m.is_finite()) || !p.extent().contains(x_m, y_m) {
+    if !(x_m.is_finite() && y_m.is_finite() && p.extent().contains(x_m, y_m)) {
         return Ok(None);
     }
     let (rows, cols) = (g.rows(), g.cols());

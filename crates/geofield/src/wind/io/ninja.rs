@@ -43,9 +43,7 @@ pub struct StationFile {
 
 /// Whether the header `headers` is WindNinja's (first column `Station_Name`).
 pub fn is_windninja_header(headers: &[String]) -> bool {
-    headers
-        .first()
-        .is_some_and(|h| key(h) == "station_name")
+    headers.first().is_some_and(|h| key(h) == "station_name")
 }
 
 /// A header name up to its bracket, trimmed and lower case.
@@ -126,7 +124,18 @@ fn read_windninja(
             Ok(row.str(col)?.trim().trim_matches('"').trim().to_string())
         };
         let number = |col: usize| -> Result<f64, InputError> { Ok(row.finite_f64(col)?) };
-        let [c_name, c_sys, c_datum, c_lat, c_lon, c_h, c_hu, c_s, c_su, c_dir] = cols;
+        let [
+            c_name,
+            c_sys,
+            c_datum,
+            c_lat,
+            c_lon,
+            c_h,
+            c_hu,
+            c_s,
+            c_su,
+            c_dir,
+        ] = cols;
         let id = text(c_name)?;
         if id.is_empty() {
             return Err(at(c_name, "the station name is empty".into()));
@@ -148,7 +157,10 @@ fn read_windninja(
                 let datum = Datum::parse(&datum_text).ok_or_else(|| {
                     at(
                         c_datum,
-                        format!("unknown datum {}: expected WGS84, NAD83 or NAD27", quote(&datum_text)),
+                        format!(
+                            "unknown datum {}: expected WGS84, NAD83 or NAD27",
+                            quote(&datum_text)
+                        ),
                     )
                 })?;
                 let Some(code) = crs_epsg else {
@@ -161,7 +173,10 @@ fn read_windninja(
                     ));
                 };
                 if !(-90.0..=90.0).contains(&lat_y) {
-                    return Err(at(c_lat, format!("latitude {lat_y} is not in [-90, 90] degrees")));
+                    return Err(at(
+                        c_lat,
+                        format!("latitude {lat_y} is not in [-90, 90] degrees"),
+                    ));
                 }
                 if !(-180.0..=180.0).contains(&lon_x) {
                     return Err(at(
@@ -175,7 +190,10 @@ fn read_windninja(
             other => {
                 return Err(at(
                     c_sys,
-                    format!("unknown coordinate system {}: expected PROJCS or GEOGCS", quote(other)),
+                    format!(
+                        "unknown coordinate system {}: expected PROJCS or GEOGCS",
+                        quote(other)
+                    ),
                 ));
             }
         };
@@ -339,8 +357,7 @@ pub fn read_points(path: &Path, crs_epsg: Option<u16>) -> Result<Vec<Point>, Inp
 }
 
 /// The columns [`write_points`] writes.
-pub const POINT_COLUMNS: &str =
-    "id,x_m,y_m,height_agl_m,ground_m,u,v,w,speed,direction,inside";
+pub const POINT_COLUMNS: &str = "id,x_m,y_m,height_agl_m,ground_m,u,v,w,speed,direction,inside";
 
 /// Sample `field` at every point ([`crate::wind::sample_point`]); `None` outside the grid.
 pub fn sample_points(
@@ -379,4 +396,3 @@ pub fn write_points(
     }
     geofield_io::write_atomic(path, |f| f.write_all(text.as_bytes()))
 }
-

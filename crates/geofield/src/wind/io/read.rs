@@ -64,7 +64,8 @@ pub fn geographic_reason(path: &Path, crs_epsg: Option<u16>, grid: &GridSpec) ->
         return Some(format!("{} is a GEOGCS (degrees)", prj.display()));
     }
     let e = grid.extent();
-    let in_degrees = e.x_min_m >= -180.0 && e.x_max_m <= 360.0 && e.y_min_m >= -90.0 && e.y_max_m <= 90.0;
+    let in_degrees =
+        e.x_min_m >= -180.0 && e.x_max_m <= 360.0 && e.y_min_m >= -90.0 && e.y_max_m <= 90.0;
     (grid.cell_size_m < 0.01 && in_degrees).then(|| {
         format!(
             "it declares no CRS and its {} cells and extent x {:.4}..{:.4}, y {:.4}..{:.4} look \
@@ -98,7 +99,10 @@ pub enum DemError {
         "{}: the DEM must be on a projected grid in metres, and {reason}; reproject it first, e.g. gdalwarp -t_srs EPSG:32611 -r bilinear {} dem_utm.tif (the UTM zone of the area: 326NN north, 327NN south)",
         .path.display(), .path.display()
     )]
-    Geographic { path: std::path::PathBuf, reason: String },
+    Geographic {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     /// `cell_size_m` is larger than the DEM.
     #[error(
         "cell_size_m {cell_size_m} m is larger than the DEM {} ({cols} x {rows} cells of {dem_cell_size_m} m)",
