@@ -180,7 +180,8 @@ pub struct WindArgs {
     #[arg(long)]
     pub ascii_out: Option<PathBuf>,
     /// Masts to sample the 3-D field at: CSV with id,x_m,y_m,height_agl_m (x, y in the DEM's
-    /// CRS) or id,lat,lon,height_agl_m (WGS 84 degrees); needs --points-out.
+    /// CRS) or id,lat,lon,height_agl_m (WGS 84 degrees; heights above the vegetation with
+    /// --vegetation); needs --points-out.
     #[arg(long, requires = "points_out")]
     pub points_in: Option<PathBuf>,
     /// The masts with the wind: id,x_m,y_m,height_agl_m,ground_m,u,v,w,speed,direction,inside

@@ -232,7 +232,16 @@ pub(crate) fn write_outputs(
         }
     }
     if let Some(out) = &a.points_out {
-        let samples = io::sample_points(field, &run.points)?;
+        // Heights above the vegetation top with --vegetation, as the other outputs.
+        let shifted: Vec<io::Point> = run
+            .points
+            .iter()
+            .map(|p| io::Point {
+                height_agl_m: p.height_agl_m + run.canopy_m,
+                ..p.clone()
+            })
+            .collect();
+        let samples = io::sample_points(field, &shifted)?;
         outputs.push(staging.write_one(out, |p| Ok(io::write_points(p, &run.points, &samples)?))?);
     }
     if let Some(p) = &a.png {

@@ -164,6 +164,16 @@ fn vegetation_sets_the_displaced_log_profile_above_the_canopy() {
     let d = dir.path();
     let dem = flat_dem(d, "flat", 8, 8, Some(32611));
     let spd = d.join("s.tif");
+    let (masts, values) = (d.join("m.csv"), d.join("v.csv"));
+    std::fs::write(
+        &masts,
+        format!(
+            "id,x_m,y_m,height_agl_m\nm,{},{},29.8\n",
+            X0 + 101.0,
+            Y0 + 77.0
+        ),
+    )
+    .unwrap();
     // Layer centres above the ground: 10.2, 25.4, 45.2, 80, ... Trees (z0 1, d 12, h 15.4): the
     // input height 10 m above the canopy is 25.4 m above the ground, the second centre.
     let go = |out_h: &str| {
@@ -185,6 +195,10 @@ fn vegetation_sets_the_displaced_log_profile_above_the_canopy() {
             out_h,
             "--speed-out",
             s(&spd),
+            "--points-in",
+            s(&masts),
+            "--points-out",
+            s(&values),
         ]);
         assert!(ok, "{m}");
         read_raster(&spd).unwrap().0.band_f64(0)
@@ -198,6 +212,18 @@ fn vegetation_sets_the_displaced_log_profile_above_the_canopy() {
         go("29.8").iter().all(|v| (v - expect).abs() < 1e-4),
         "{expect}"
     );
+    // The mast at 29.8 m above the canopy too (f64 output, the field's rounding).
+    let t = std::fs::read_to_string(&values).unwrap();
+    let speed: f64 = t
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(8)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((speed - expect).abs() < 1e-9, "{speed} vs {expect}");
     // --vegetation conflicts with --roughness-m and with a non-log profile.
     for extra in [["--roughness-m", "0.2"], ["--profile", "power"]] {
         let mut args = vec![

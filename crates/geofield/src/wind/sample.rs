@@ -165,6 +165,23 @@ pub struct PointSample {
 /// between fluid layer centres, as [`at_height_agl`]), then bilinear between the column
 /// centres (clamped to the outer centres within half a cell of the edge). `None` outside the
 /// grid. At a column centre this is exactly that column's value.
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::wind::{self, Levels, Profile, WindGrid, WindOptions};
+/// use geofield_core::GridSpec;
+///
+/// // Flat ground, a domain-average 6 m/s from the south at 10 m, the same at every height.
+/// let plan = GridSpec { x_min_m: 0.0, y_max_m: 200.0, cell_size_m: 25.0, cols: 8, rows: 8 };
+/// let grid = WindGrid::new(plan, vec![50.0; 64], &Levels::Uniform { nz: 6, dz_m: 10.0 })?;
+/// let st = wind::domain_average(&plan, 6.0, 180.0, 10.0);
+/// let opts = WindOptions { profile: Profile::Uniform, ..Default::default() };
+/// let field = wind::compute(&Backend::Cpu, grid, &[st], &opts)?;
+/// let mast = wind::sample_point(&field, 63.0, 118.0, 20.0)?.expect("inside the grid");
+/// assert!((mast.speed - 6.0).abs() < 1e-9 && (mast.v - 6.0).abs() < 1e-9);
+/// assert!(wind::sample_point(&field, 500.0, 118.0, 20.0)?.is_none());
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
 pub fn sample_point(
     field: &WindField,
     x_m: f64,
