@@ -63,6 +63,7 @@ pub(crate) mod ops;
 mod params;
 mod sample;
 pub(crate) mod sor;
+mod units;
 pub(crate) mod west;
 
 /// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
@@ -71,7 +72,10 @@ pub use grid::{Levels, WindGrid};
 pub use params::{
     Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, speed_direction,
 };
-pub use sample::{CellFields, at_height_agl, at_point_agl, cell_centred};
+pub use sample::{
+    CellFields, PointSample, Surface, at_height_agl, cell_centred, sample_point, surface,
+};
+pub use units::{DOMAIN_AVERAGE_ID, LengthUnit, SpeedUnit, Vegetation, domain_average};
 
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -168,6 +172,8 @@ pub struct WindField {
     pub profile: Profile,
     /// The lowest height above ground the profiles use (m).
     pub min_height_agl_m: f64,
+    /// The log profile's displacement height (m; 0 without vegetation).
+    pub displacement_m: f64,
 }
 
 /// A station the pipeline did not use, and why (outside the domain, below the terrain...).
@@ -243,6 +249,20 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
         && !(roughness_m.is_finite() && roughness_m > 0.0)
     {
         return bad("roughness_m", roughness_m, "a positive length in metres");
+    }
+    if !(opts.displacement_m.is_finite() && opts.displacement_m >= 0.0) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "a length ≥ 0 in metres",
+        );
+    }
+    if opts.displacement_m > 0.0 && !matches!(opts.profile, Profile::Log { .. }) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "0 unless the profile is logarithmic",
+        );
     }
     Ok(())
 }
@@ -616,6 +636,7 @@ pub fn compute_deferred(
             stability: guess.stability,
             profile: opts.profile,
             min_height_agl_m: opts.min_height_agl_m,
+            displacement_m: opts.displacement_m,
             ignored_stations: guess.ignored,
             report,
         },
