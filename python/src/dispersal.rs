@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use crate::backend::open;
 use crate::errors;
 use crate::grid::{Grid, grid_tuple};
+use crate::interrupt::run_interruptible;
 
 fn method(s: &str) -> PyResult<Method> {
     Ok(match s {
@@ -43,9 +44,10 @@ fn precision(s: &str) -> PyResult<Option<Precision>> {
 /// The native half of `geofield.disperse`: the Python layer has turned the trees into
 /// contiguous arrays and the species into TOML text (`species_source` names where it came from,
 /// for error messages). Returns (bands as one (species, rows, cols) array, species names,
-/// the per-species reports as JSON, the backend label, the grid).
+/// the per-species reports as JSON, the backend label, the grid). Interruptible (Ctrl-C);
+/// `progress` is called with the fraction of the species done.
 #[pyfunction]
-#[pyo3(signature = (x_m, y_m, dbh_cm, species_index, species_toml, species_source, extent, cell_size_m, method_name, tolerance, torus, precision_name, backend))]
+#[pyo3(signature = (x_m, y_m, dbh_cm, species_index, species_toml, species_source, extent, cell_size_m, method_name, tolerance, torus, precision_name, backend, progress = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn disperse<'py>(
     py: Python<'py>,
@@ -62,6 +64,7 @@ pub fn disperse<'py>(
     torus: bool,
     precision_name: &str,
     backend: &str,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>, String, String, Grid)> {
     let species = dispersal::io::parse_species(species_toml, Path::new(species_source))
         .map_err(errors::input)?;
@@ -98,9 +101,22 @@ pub fn disperse<'py>(
         torus,
         multires_variant_b: false,
     };
-    let result = py
-        .detach(|| dispersal::disperse(&be, &grid, &species, &stand, &opts))
-        .map_err(errors::lib)?;
+    let n = species.len().max(1) as f64;
+    let result = run_interruptible(py, progress.as_ref(), |cancel, sink| {
+        dispersal::disperse_with_progress(
+            &be,
+            &grid,
+            &species,
+            &stand,
+            &opts,
+            &mut |step| {
+                if let dispersal::SpeciesStep::Done { index, .. } = step {
+                    sink.set((index + 1) as f64 / n);
+                }
+            },
+            cancel,
+        )
+    })?;
     let reports = serde_json::to_string(&result.reports)
         .map_err(|e| errors::raise(errors::Class::Runtime, e.to_string()))?;
     let shape = [species.len(), grid.rows, grid.cols];

@@ -55,7 +55,9 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// A library error as the matching Python exception.
 pub fn lib(e: GeofieldError) -> PyErr {
     let class = match &e {
-        GeofieldError::Cuda(_) | GeofieldError::Unsupported(_) => Class::Runtime,
+        GeofieldError::Cuda(_) | GeofieldError::Unsupported(_) | GeofieldError::Cancelled => {
+            Class::Runtime
+        }
         _ => Class::Value,
     };
     raise(class, chain(&e))

@@ -9,6 +9,7 @@ use pyo3::types::PyDict;
 
 use crate::backend::open;
 use crate::errors;
+use crate::interrupt::run_interruptible;
 
 /// A running flock. Build with `Flock(n, mode, start, seed, backend, world_radius, index)`.
 #[pyclass(module = "geofield._native", name = "Flock", unsendable)]
@@ -91,11 +92,21 @@ impl Flock {
         })
     }
 
-    /// Advance `steps` steps (the GIL is released while stepping).
-    #[pyo3(signature = (steps = 1))]
-    fn step(&mut self, py: Python<'_>, steps: usize) -> PyResult<()> {
+    /// Advance `steps` steps (the GIL is released while stepping). Interruptible (Ctrl-C) between
+    /// steps: the flock keeps the steps it finished. `progress` is called with the fraction of
+    /// the steps done.
+    #[pyo3(signature = (steps = 1, progress = None))]
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        steps: usize,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let sim = &mut self.sim;
-        py.detach(|| sim.step(steps)).map_err(errors::lib)
+        let n = steps.max(1) as f64;
+        run_interruptible(py, progress.as_ref(), |cancel, sink| {
+            sim.step_with_progress(steps, &mut |done| sink.set(done as f64 / n), cancel)
+        })
     }
 
     /// The state as an (n, 6) float32 array: position x, y, z and velocity (heading × speed).

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use crate::backend::open;
 use crate::errors;
+use crate::interrupt::run_interruptible;
 
 /// Points of either precision: each is searched in its own arithmetic.
 #[derive(FromPyObject)]
@@ -32,9 +33,10 @@ fn index_kind(name: &str, cell_size: Option<f64>) -> PyResult<IndexKind> {
 /// The k nearest points of each query (or of each point, without queries), as
 /// `(distances (m, k) float64, indices (m, k) int64)`: Euclidean distances in ascending
 /// (distance, index) order; where fewer than k qualify the distance is `inf` and the index is
-/// `missing_index` (scipy's convention is the number of points).
+/// `missing_index` (scipy's convention is the number of points). Interruptible (Ctrl-C);
+/// `progress` is called with the fraction of the queries answered.
 #[pyfunction]
-#[pyo3(signature = (points, queries, k, radius, exclude_self, index, cell_size, backend, missing_index))]
+#[pyo3(signature = (points, queries, k, radius, exclude_self, index, cell_size, backend, missing_index, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn knn<'py>(
     py: Python<'py>,
@@ -47,6 +49,7 @@ pub fn knn<'py>(
     cell_size: Option<f64>,
     backend: &str,
     missing_index: i64,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
     let params = KnnParams {
         k,
@@ -67,7 +70,11 @@ pub fn knn<'py>(
                 }
             };
             let p = p.as_slice()?;
-            py.detach(|| neighbors::knn_distances(&be, p, q, dim, &params, missing_index))
+            run_interruptible(py, progress.as_ref(), |cancel, sink| {
+                neighbors::knn_distances_with_progress(
+                    &be, p, q, dim, &params, missing_index, &|f| sink.set(f), cancel,
+                )
+            })
         }
         (Points::F32(p), q) => {
             let dim = p.shape()[1];
@@ -79,10 +86,13 @@ pub fn knn<'py>(
                 }
             };
             let p = p.as_slice()?;
-            py.detach(|| neighbors::knn_distances(&be, p, q, dim, &params, missing_index))
+            run_interruptible(py, progress.as_ref(), |cancel, sink| {
+                neighbors::knn_distances_with_progress(
+                    &be, p, q, dim, &params, missing_index, &|f| sink.set(f), cancel,
+                )
+            })
         }
-    }
-    .map_err(errors::lib)?;
+    }?;
     // The library fills both arrays in their final form (distances, `missing_index` / inf);
     // numpy takes the vectors over without a copy.
     let kk = found.k;

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use crate::backend::open;
 use crate::errors;
 use crate::grid::{Grid, grid_tuple};
+use crate::interrupt::run_interruptible;
 
 /// The variogram `(model, sill, range, nugget)` in geofield's practical-range convention.
 pub type VariogramArg = (String, f64, f64, f64);
@@ -139,9 +140,10 @@ fn samples(
 
 /// Predictions (and variances) of one or more surfaces at points or on a grid. Returns
 /// `(values (surfaces, nodes), variance (surfaces, nodes) or None, grid or None, info JSON,
-/// backend label)`; on a grid the nodes are row-major from the north-west corner.
+/// backend label)`; on a grid the nodes are row-major from the north-west corner. Interruptible
+/// (Ctrl-C); `progress` is called with the fraction of the nodes done.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige<'py>(
     py: Python<'py>,
@@ -156,6 +158,7 @@ pub fn krige<'py>(
     variance: bool,
     precision: &str,
     backend: &str,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Option<Bound<'py, PyAny>>,
@@ -192,9 +195,9 @@ pub fn krige<'py>(
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();
-    let out = py
-        .detach(|| kriging::krige(&be, &set, &params))
-        .map_err(errors::lib)?;
+    let out = run_interruptible(py, progress.as_ref(), |cancel, sink| {
+        kriging::krige_with_progress(&be, &set, &params, &|f| sink.set(f), cancel)
+    })?;
     let grid_out = match &params.target {
         Target::Grid(g) => Some(grid_tuple(g)),
         Target::Points { .. } => None,
@@ -305,9 +308,10 @@ pub fn variogram_bins<'py>(
 }
 
 /// Leave-one-out cross-validation of each surface: `[(name, locations, error, variance, rmse,
-/// mean_error, mean_standardised, mean_square_standardised)]`.
+/// mean_error, mean_standardised, mean_square_standardised)]`. Interruptible (Ctrl-C);
+/// `progress` is called with the fraction of the folds done.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, setup))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup, progress = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn cross_validate<'py>(
     py: Python<'py>,
@@ -317,6 +321,7 @@ pub fn cross_validate<'py>(
     names: Vec<String>,
     variograms: Vec<VariogramArg>,
     setup: Setup,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Vec<(String, Vec<usize>, Vec<f64>, Vec<f64>, f64, f64, f64, f64)>> {
     let set = samples(&xs, &ys, &values, names)?;
     let params = KrigeParams {
@@ -329,9 +334,15 @@ pub fn cross_validate<'py>(
         variance: true,
         resolve_crossings: false,
     };
-    let cv = py
-        .detach(|| kriging::cross_validate(&geofield::Backend::Cpu, &set, &params))
-        .map_err(errors::lib)?;
+    let cv = run_interruptible(py, progress.as_ref(), |cancel, sink| {
+        kriging::cross_validate_with_progress(
+            &geofield::Backend::Cpu,
+            &set,
+            &params,
+            &|f| sink.set(f),
+            cancel,
+        )
+    })?;
     Ok(cv
         .into_iter()
         .map(|c| {

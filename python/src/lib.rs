@@ -2,7 +2,8 @@
 //! converts numpy arrays and Python values to the library's types, releases the GIL, calls the
 //! library and converts the result back; the rules (validation, algorithms, precision policy)
 //! are the library's. The Python half (`pysrc/geofield`) adds array coercion, pandas and
-//! xarray conversion and the peers' drop-in classes.
+//! xarray conversion and the peers' drop-in classes. Long calls go through
+//! [`interrupt::run_interruptible`]: Ctrl-C interrupts them, and `progress` draws a bar.
 
 mod backend;
 mod crs;
@@ -10,6 +11,7 @@ mod dispersal;
 mod errors;
 mod flock;
 mod grid;
+mod interrupt;
 mod knn;
 mod kriging;
 mod wind;

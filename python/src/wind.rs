@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use geofield::wind::{
-    self as gw, Levels, Model, Profile, Solver, Stability, Station, Top, WindGrid, WindOptions,
+    self as gw, Levels, Model, Profile, Solver, Stability, Station, Top, Vegetation, WindGrid,
+    WindOptions,
 };
 use geofield_core::{Extent, GridSpec};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
@@ -12,6 +13,7 @@ use pyo3::prelude::*;
 use crate::backend::open;
 use crate::errors;
 use crate::grid::{Grid, grid_tuple};
+use crate::interrupt::run_interruptible;
 
 /// The DEM: a file (GeoTIFF or ESRI ASCII grid, optionally block-averaged to `cell_size_m`) or
 /// an elevation array with its grid `(x_min, y_max, cell, rows, cols)`.
@@ -75,10 +77,21 @@ fn stations(s: &Stations<'_>) -> PyResult<Vec<Station>> {
         .collect()
 }
 
+/// Where the first guess comes from: a stations table, a stations file (geofield's or
+/// WindNinja's CSV), or a domain-average wind (speed m/s, direction degrees, height above
+/// ground m, before the vegetation height is added).
+#[derive(FromPyObject)]
+pub enum Source<'py> {
+    Table(Stations<'py>),
+    File(std::path::PathBuf),
+    Domain((f64, f64, f64)),
+}
+
 /// What `wind` returns: cell-centred u, v, w and speed (layers, rows, cols), speed and
 /// direction at the output height (rows, cols), the grid, the layer centre heights above the
 /// domain bottom, the bottom elevation, the terrain, the report (JSON), the CRS (EPSG) of a DEM
-/// file, the backend label.
+/// file, the backend label, and the samples at the points (points, 7: u, v, w, speed,
+/// direction, ground, inside) when points are given.
 type WindOut<'py> = (
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
@@ -91,18 +104,19 @@ type WindOut<'py> = (
     Bound<'py, PyAny>,
     String,
     Option<u16>,
-    String,
+    (String, Option<Bound<'py, PyAny>>),
 );
 
-/// The native half of `geofield.wind` (see its docstring for the options).
+/// The native half of `geofield.wind` (see its docstring for the options). Interruptible
+/// (Ctrl-C); `progress` is called with the fraction of the solve done (see [`wind_fraction`]).
 #[pyfunction]
-#[pyo3(signature = (dem, cell_size_m, stations_in, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend))]
+#[pyo3(signature = (dem, cell_size_m, source, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend, vegetation=None, points=None, dem_crs=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn wind<'py>(
     py: Python<'py>,
     dem: DemArg<'py>,
     cell_size_m: Option<f64>,
-    stations_in: Stations<'py>,
+    source: Source<'py>,
     nz: usize,
     dz_m: f64,
     levels_m: Option<Vec<f64>>,
@@ -121,8 +135,26 @@ pub fn wind<'py>(
     terrain: Option<&str>,
     height_agl_m: f64,
     backend: &str,
+    vegetation: Option<&str>,
+    points: Option<(
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray1<'py, f64>,
+    )>,
+    dem_crs: Option<u16>,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<WindOut<'py>> {
-    let opts = WindOptions {
+    let veg: Option<Vegetation> = vegetation
+        .map(|v| v.parse().map_err(|e: String| errors::arg("vegetation", e)))
+        .transpose()?;
+    if veg.is_some() && profile != "log" {
+        return Err(errors::arg(
+            "profile",
+            "vegetation sets the log profile: give profile=\"log\" or leave it out",
+        ));
+    }
+    let canopy_m = veg.map_or(0.0, Vegetation::canopy_height_m);
+    let mut opts = WindOptions {
         model: match model {
             "sherman" => Model::Sherman,
             "west" => Model::West,
@@ -148,7 +180,9 @@ pub fn wind<'py>(
         max_iterations,
         profile: match profile {
             "power" => Profile::Power,
-            "log" => Profile::Log { roughness_m },
+            "log" => Profile::Log {
+                roughness_m: veg.map_or(roughness_m, Vegetation::roughness_m),
+            },
             "uniform" => Profile::Uniform,
             p => {
                 return Err(errors::arg(
@@ -174,10 +208,10 @@ pub fn wind<'py>(
                 ));
             }
         },
+        displacement_m: veg.map_or(0.0, Vegetation::displacement_m),
         ..WindOptions::default()
     };
     gw::check_options(&opts).map_err(errors::lib)?;
-    let stations = stations(&stations_in)?;
     let (plan, terrain, crs) = match dem {
         DemArg::Path(p) => {
             let d = gw::io::read_dem(Path::new(&p), cell_size_m)
@@ -202,6 +236,47 @@ pub fn wind<'py>(
             (plan, z.as_slice()?.to_vec(), None)
         }
     };
+    let crs = crs.or(dem_crs);
+    if let Some(c) = crs
+        && geofield_io::crs::is_geographic(c) == Some(true)
+    {
+        return Err(errors::arg(
+            "dem",
+            format!(
+                "its CRS, EPSG:{c}, is geographic (degrees): the DEM must be on a projected \
+                 grid in metres; reproject it first (e.g. rioxarray's .rio.reproject(\"EPSG:32611\") \
+                 or gdalwarp -t_srs EPSG:32611)"
+            ),
+        ));
+    }
+    let mut stations = match &source {
+        Source::Table(t) => stations(t)?,
+        Source::File(p) => {
+            let f = gw::io::read_station_file(p, crs).map_err(|e| {
+                errors::raise(
+                    match &e {
+                        geofield::InputError::File(geofield_io::IoError::Read { .. }) => {
+                            errors::Class::Io
+                        }
+                        _ => errors::Class::Value,
+                    },
+                    e.to_string(),
+                )
+            })?;
+            if opts.radius_m.is_none() {
+                opts.radius_m = f.radius_m;
+            }
+            f.stations
+        }
+        Source::Domain((speed, direction, height)) => {
+            vec![gw::domain_average(&plan, *speed, *direction, *height)]
+        }
+    };
+    // WindNinja measures heights from the vegetation top.
+    for s in &mut stations {
+        s.height_agl_m += canopy_m;
+    }
+    let height_agl_m = height_agl_m + canopy_m;
     let levels = match (levels_m, growth, top_m) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Err(errors::arg(
@@ -220,14 +295,56 @@ pub fn wind<'py>(
     let grid = WindGrid::new(plan, terrain, &levels).map_err(errors::lib)?;
     let sel = open(backend)?;
     let be = sel.backend.clone();
-    let field = py
-        .detach(|| gw::compute(&be, grid, &stations, &opts))
-        .map_err(errors::lib)?;
-    let (cells, (speed_h, dir_h)) = py
+    let field = run_interruptible(py, progress.as_ref(), |cancel, sink| {
+        let mut first = None;
+        gw::compute_with_progress(
+            &be,
+            grid,
+            &stations,
+            &opts,
+            &mut |it, max_div| sink.set(wind_fraction(&opts, it, max_div, &mut first)),
+            cancel,
+        )
+    })?;
+    let pts = match &points {
+        Some((x, y, h)) => {
+            let (x, y, h) = (x.as_slice()?, y.as_slice()?, h.as_slice()?);
+            if x.len() != y.len() || x.len() != h.len() {
+                return Err(errors::arg(
+                    "points",
+                    format!(
+                        "x, y and height_agl_m have {}, {} and {} values",
+                        x.len(),
+                        y.len(),
+                        h.len()
+                    ),
+                ));
+            }
+            Some((x.to_vec(), y.to_vec(), h.to_vec()))
+        }
+        None => None,
+    };
+    let (cells, (speed_h, dir_h), samples) = py
         .detach(|| -> Result<_, geofield::GeofieldError> {
+            let samples = match &pts {
+                Some((x, y, h)) => {
+                    let mut out = Vec::with_capacity(7 * x.len());
+                    for i in 0..x.len() {
+                        match gw::sample_point(&field, x[i], y[i], h[i] + canopy_m)? {
+                            Some(s) => {
+                                out.extend([s.u, s.v, s.w, s.speed, s.direction, s.ground_m, 1.0])
+                            }
+                            None => out.extend([f64::NAN; 6].into_iter().chain([0.0])),
+                        }
+                    }
+                    Some(out)
+                }
+                None => None,
+            };
             Ok((
                 gw::cell_centred(&field)?,
                 gw::at_height_agl(&field, height_agl_m)?,
+                samples,
             ))
         })
         .map_err(errors::lib)?;
@@ -260,8 +377,31 @@ pub fn wind<'py>(
         plane(g.terrain_m.clone())?,
         report,
         crs,
-        be.label(),
+        (
+            be.label(),
+            match samples {
+                Some(v) => {
+                    let n = v.len() / 7;
+                    Some(PyArray1::from_vec(py, v).reshape([n, 7])?.into_any())
+                }
+                None => None,
+            },
+        ),
     ))
+}
+
+/// The fraction of a wind solve done at a convergence check, for the progress bar: the
+/// residual's reduction since the first check against the tolerance's, on a log scale (or the
+/// share of `max_iterations` if that is more), capped below 1 until the solve returns.
+fn wind_fraction(opts: &WindOptions, it: usize, max_div: f64, first: &mut Option<f64>) -> f64 {
+    let d1 = *first.get_or_insert(max_div);
+    let by_residual = if d1 > 0.0 && max_div > 0.0 && opts.tolerance > 0.0 && opts.tolerance < 1.0 {
+        (d1 / max_div).ln() / (1.0 / opts.tolerance).ln()
+    } else {
+        0.0
+    };
+    let by_count = it as f64 / opts.max_iterations.max(1) as f64;
+    by_residual.max(by_count).clamp(0.0, 0.99)
 }
 
 fn dem_class(e: &gw::io::DemError) -> errors::Class {

@@ -124,3 +124,64 @@ def test_terrain_option(backend):
         geofield.wind(d, station(d), model="west", terrain="cut", backend=backend)
     with pytest.raises(ValueError):
         geofield.wind(d, station(d), terrain="smooth", backend=backend)
+
+
+def test_domain_average_vegetation_and_points():
+    # Flat ground: the domain-average first guess is already divergence-free. Trees (z0 1 m,
+    # d 12 m, h 15.4 m) with layers whose second centre is 25.4 m above the ground: the input
+    # height 10 m above the canopy. Its speed there is the input speed, 20 kts = 10.2889 m/s;
+    # at the third centre (45.2 m, 29.8 m above the canopy) WindNinja's log law gives
+    # U ln(33.2) / ln(13.4).
+    d = dem(lambda X, Y: np.full_like(X, 120.0), n=(10, 8), h=30.0)
+    kts = 20 * 1852 / 3600
+    pts = {"id": ["a", "b", "out"], "x_m": [float(d.x[2]), float(d.x[5]) + 7.0, 0.0],
+           "y_m": [float(d.y[3]), float(d.y[4]) - 11.0, 0.0], "height_agl_m": [10.0, 29.8, 10.0]}
+    ds, table = geofield.wind(d, speed=20, speed_units="kts", direction=180,
+                              input_height_m=10, vegetation="trees",
+                              levels_m=[20.4, 30.4, 60, 100, 150, 200], height_agl_m=10.0,
+                              points=pts, backend="cpu")
+    np.testing.assert_allclose(ds.speed_agl, kts, rtol=1e-9)
+    np.testing.assert_allclose(ds.direction_agl, 180.0, atol=1e-9)
+    assert list(table.columns) == ["id", "x_m", "y_m", "height_agl_m", "u", "v", "w", "speed",
+                                   "direction", "ground_m", "inside"]
+    assert list(table.inside) == [True, True, False]
+    np.testing.assert_allclose(table.speed[:2], [kts, kts * np.log(33.2) / np.log(13.4)],
+                               rtol=1e-9)
+    np.testing.assert_allclose(table.v[:2], table.speed[:2], rtol=1e-12)  # from the south
+    np.testing.assert_allclose(table.ground_m[:2], 120.0, rtol=1e-12)
+    assert np.isnan(table.speed[2])
+
+
+def test_windninja_station_csv_path_and_dataframe(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pyproj = pytest.importorskip("pyproj")
+    # A DEM in UTM 11N around (46.9 N, 114 W); one GEOGCS station at that point, 10 mph.
+    d = dem(lambda X, Y: np.full_like(X, 900.0), n=(12, 10), h=30.0, x0=728300.0, y0=5198250.0)
+    header = ["Station_Name", "Coord_Sys(PROJCS,GEOGCS)", "Datum(WGS84,NAD83,NAD27)",
+              "Lat/YCoord", "Lon/XCoord", "Height", "Height_Units(meters,feet)", "Speed",
+              "Speed_Units(mph,kph,mps,kts)", "Direction(degrees)", "Temperature",
+              "Temperature_Units(F,C)", "Cloud_Cover(%)", "Radius_of_Influence",
+              "Radius_of_Influence_Units(miles,feet,meters,km)"]
+    row = ["s1", "GEOGCS", "WGS84", 46.9, -114.0, 33, "feet", 10, "mph", 300, 70, "F", 0, -1,
+           "miles"]
+    df = pd.DataFrame([row], columns=header)
+    path = tmp_path / "wx.csv"
+    df.to_csv(path, index=False)
+    for stations in (df, path):
+        ds = geofield.wind(d, stations, profile="uniform", nz=6, crs=32611, backend="cpu")
+        np.testing.assert_allclose(ds.speed_agl, 10 * 1609.344 / 3600, rtol=1e-9)
+        np.testing.assert_allclose(ds.direction_agl, 300.0, atol=1e-9)
+        assert ds.attrs["ignored_stations"] == "[]"
+    # The projection agrees with PROJ: a station just outside is reported at PROJ's position.
+    x, y = pyproj.Transformer.from_crs("EPSG:4326", "EPSG:32611", always_xy=True).transform(
+        -114.0, 46.91)
+    df.loc[0, "Lat/YCoord"] = 46.91
+    df2 = pd.concat([df, pd.DataFrame([row], columns=header).assign(Station_Name="in")])
+    ds = geofield.wind(d, df2, profile="uniform", nz=6, crs=32611, backend="cpu")
+    assert f"({x:.1f}, {y:.1f})" in ds.attrs["ignored_stations"]
+
+
+def test_geographic_dem_is_refused():
+    d = dem(lambda X, Y: np.full_like(X, 100.0), n=(6, 5), h=0.001, x0=-114.0, y0=46.9)
+    with pytest.raises(geofield.GeofieldValueError, match="geographic"):
+        geofield.wind(d, speed=5, direction=90, crs=4326, backend="cpu")

@@ -117,9 +117,17 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     })?;
     let passes = if a.compare_exact { 2 } else { 1 };
     let pb = progress::bar(passes * species.len() as u64, ctx.quiet(), "dispersal");
-    let out = dispersal::disperse_with_progress(be, &grid, &species, &stand, &opts, &mut |s| {
-        disperse_report::step(&pb, s, true)
-    })?;
+    // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
+    let never = geofield::Cancel::new();
+    let out = dispersal::disperse_with_progress(
+        be,
+        &grid,
+        &species,
+        &stand,
+        &opts,
+        &mut |s| disperse_report::step(&pb, s, true),
+        &never,
+    )?;
     let compare = if a.compare_exact {
         let step = &mut |s: SpeciesStep<'_>| disperse_report::step(&pb, s, false);
         Some(dispersal::compare_exact(

@@ -153,7 +153,9 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     krige_out::print_fits(&fits);
     let pb = progress::bar(1000, ctx.quiet(), "kriging");
     let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
-    let kriged = kriging::krige_with_progress(be, &set, &params, &progress);
+    // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
+    let kriged =
+        kriging::krige_with_progress(be, &set, &params, &progress, &geofield::Cancel::new());
     pb.finish_and_clear();
     let k = kriged.map_err(|e| krige_in::krige_error(e, a))?;
     for w in k.warnings() {

@@ -55,20 +55,60 @@ pub enum TerrainArg {
     Stairs,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum SpeedUnitArg {
+    Mps,
+    Kph,
+    Mph,
+    Kts,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+pub enum VegetationArg {
+    /// z0 0.01 m, no displacement (WindNinja's values).
+    Grass,
+    /// z0 0.43 m, displacement 1.8 m, vegetation 2.3 m high.
+    Brush,
+    /// z0 1.0 m, displacement 12 m, vegetation 15.4 m high.
+    Trees,
+}
+
 #[derive(Args, Debug)]
 pub struct WindArgs {
     /// Digital elevation model in metres on a projected grid: .tif (GeoTIFF) or .asc (ESRI
-    /// ASCII grid). Nodata cells take the elevation of the nearest valid cell (a warning counts
-    /// them); a DEM with no valid cell is an error.
+    /// ASCII grid, CRS from the .prj beside it). A DEM in geographic coordinates (degrees) is
+    /// refused: reproject it first (gdalwarp -t_srs EPSG:326NN). A DEM without a CRS runs with
+    /// a warning and its outputs carry none (or --crs). Nodata cells take the elevation of the
+    /// nearest valid cell (a warning counts them); a DEM with no valid cell is an error.
     #[arg(long)]
     pub dem: PathBuf,
-    /// Stations CSV: id,x_m,y_m,height_agl_m,speed_m_per_s,direction_deg and optionally
-    /// stability (A-F; empty: --stability). Direction: where the wind comes from, degrees
+    /// Stations CSV, either geofield's, id,x_m,y_m,height_agl_m,speed_m_per_s,direction_deg
+    /// and optionally stability (A-F; empty: --stability), or WindNinja's station file as it is
+    /// (header Station_Name,Coord_Sys(PROJCS,GEOGCS),Datum(WGS84,NAD83,NAD27),Lat/YCoord,
+    /// Lon/XCoord,Height,Height_Units,Speed,Speed_Units,Direction(degrees),...: PROJCS rows in
+    /// the DEM's CRS, GEOGCS rows projected from lat/lon, units converted, its largest radius
+    /// of influence used unless --radius-m). Direction: where the wind comes from, degrees
     /// clockwise from north. Stations outside the DEM are reported and ignored.
-    #[arg(long)]
-    pub stations: PathBuf,
+    #[arg(long, required_unless_present = "speed", conflicts_with = "speed")]
+    pub stations: Option<PathBuf>,
+    /// Domain-average initialisation (instead of --stations): this wind speed (--speed-units)
+    /// at --input-height-m above the ground everywhere, then the profile and the solve.
+    #[arg(long, requires = "direction")]
+    pub speed: Option<f64>,
+    /// Domain-average wind direction: where it comes from, degrees clockwise from north.
+    #[arg(long, requires = "speed")]
+    pub direction: Option<f64>,
+    /// Height of the domain-average wind above the ground (m; above the vegetation with
+    /// --vegetation, as WindNinja).
+    #[arg(long, default_value_t = 10.0, requires = "speed")]
+    pub input_height_m: f64,
+    /// Units of --speed.
+    #[arg(long, value_enum, default_value = "mps", requires = "speed")]
+    pub speed_units: SpeedUnitArg,
     /// Horizontal cell size (m): the DEM's (default) or an integer multiple of it, to which the
-    /// DEM is block-averaged.
+    /// DEM is block-averaged. A DEM whose size is not a multiple of the blocks is not cut: the
+    /// last block column (east) and row (south) average the DEM cells they hold and reach
+    /// beyond its edge by the rest of a block (a note says so).
     #[arg(long)]
     pub cell_size_m: Option<f64>,
     /// Number of uniform layers.
@@ -110,11 +150,18 @@ pub struct WindArgs {
     /// Over-relaxation factor (WEST default 1.25; SOR default the grid's optimal omega).
     #[arg(long)]
     pub omega: Option<f64>,
-    #[arg(long, value_enum, default_value = "power")]
-    pub profile: ProfileArg,
+    /// Vertical profile of the station winds (default: power; log with --vegetation).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
     /// Roughness length of the log profile (m).
     #[arg(long, default_value_t = 0.1)]
     pub roughness_m: f64,
+    /// WindNinja's vegetation class: sets the log profile's roughness length and displacement
+    /// height (grass 0.01/0 m, brush 0.43/1.8 m, trees 1.0/12 m), and, as WindNinja, measures
+    /// the input, station and output heights from the vegetation top (brush 2.3 m, trees
+    /// 15.4 m above the ground).
+    #[arg(long, value_enum, conflicts_with = "roughness_m")]
+    pub vegetation: Option<VegetationArg>,
     /// alpha = alpha_h / alpha_v (default from the stability class: A 5 ... D 1 ... F 0.2).
     #[arg(long)]
     pub alpha: Option<f64>,
@@ -128,20 +175,43 @@ pub struct WindArgs {
     #[arg(long)]
     pub lid: bool,
     /// The 3-D field: .npz (face velocities, as solved), .nc (CF NetCDF, cell-centred) or
-    /// .vti (ParaView, cell-centred; uniform layers only). Optional when --speed-out,
-    /// --direction-out or --png is given.
+    /// .vti (ParaView, cell-centred; uniform layers only). Optional when another output is
+    /// given.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Height above ground of the speed and direction rasters and the map (m).
-    #[arg(long, default_value_t = 10.0)]
-    pub height_agl_m: f64,
-    /// Wind speed at --height-agl-m (m s-1): .tif or .asc.
+    /// Height above ground of the speed and direction rasters, the map and --ascii-out (m;
+    /// above the vegetation with --vegetation). Alias: --height-agl-m.
+    #[arg(long, visible_alias = "height-agl-m", default_value_t = 10.0)]
+    pub output_height_m: f64,
+    /// Cell size of the speed and direction rasters (--speed-out, --direction-out,
+    /// --ascii-out), m; default the wind grid's. Another size gives cells of that size from the
+    /// grid's north-west corner (a last partial cell left out), each the wind at its centre
+    /// interpolated bilinearly between column centres (u and v, then speed and direction).
+    #[arg(long)]
+    pub output_resolution_m: Option<f64>,
+    /// Wind speed at --output-height-m (m s-1): .tif or .asc.
     #[arg(long)]
     pub speed_out: Option<PathBuf>,
-    /// Wind direction at --height-agl-m (degrees from north the wind comes from): .tif or .asc.
+    /// Wind direction at --output-height-m (degrees from north the wind comes from): .tif or
+    /// .asc.
     #[arg(long)]
     pub direction_out: Option<PathBuf>,
-    /// Map: speed at --height-agl-m over hillshaded terrain, arrows, stations.
+    /// A folder for WindNinja's ASCII outputs: <dem-stem>_<direction>_<speed>_<res>m_vel.asc
+    /// and _ang.asc (domain average; <dem-stem>_point_<res>m_* from stations), each with its
+    /// .prj when the CRS is known; speed in m s-1, direction in degrees (from).
+    #[arg(long)]
+    pub ascii_out: Option<PathBuf>,
+    /// Masts to sample the 3-D field at: CSV with id,x_m,y_m,height_agl_m (x, y in the DEM's
+    /// CRS) or id,lat,lon,height_agl_m (WGS 84 degrees; heights above the vegetation with
+    /// --vegetation); needs --points-out.
+    #[arg(long, requires = "points_out")]
+    pub points_in: Option<PathBuf>,
+    /// The masts with the wind: id,x_m,y_m,height_agl_m,ground_m,u,v,w,speed,direction,inside
+    /// (trilinear in the fluid: linear between layer centres in each column at that height above
+    /// its own ground, bilinear between columns; inside 0 and empty values outside the grid).
+    #[arg(long, requires = "points_in")]
+    pub points_out: Option<PathBuf>,
+    /// Map: speed at --output-height-m over hillshaded terrain, arrows, stations.
     #[arg(long)]
     pub png: Option<PathBuf>,
 }
@@ -160,7 +230,7 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         wind::warm_up(&sel.backend);
         Ok::<_, GeofieldError>(sel)
     });
-    let (dem, grid, stations) = read_inputs(a, crs_flag, format)?;
+    let (dem, grid, stations, run) = read_inputs(a, crs_flag, format, &opts)?;
     let seconds_read = start.elapsed().as_secs_f64();
 
     let spinner = progress::spinner(ctx.quiet(), "solving");
@@ -175,35 +245,42 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         opened = Some(sel);
         Ok(be)
     };
-    let field = wind::compute_deferred(open, grid, &stations, &opts, &mut |iteration, max_div| {
-        spinner.set_message(format!(
-            "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
-        ));
-    });
+    // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
+    let never = geofield::Cancel::new();
+    let field = wind::compute_deferred(
+        open,
+        grid,
+        &stations,
+        &run.opts,
+        &mut |iteration, max_div| {
+            spinner.set_message(format!(
+                "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
+            ));
+        },
+        &never,
+    );
     spinner.finish_and_clear();
     if let Some(sel) = &opened {
         ctx.report_backend(sel);
     }
-    let (field, _) = field.with_context(|| {
-        let (dem, stations) = (a.dem.display(), a.stations.display());
-        format!("wind field over {dem} from {stations}")
-    })?;
+    let (field, _) = field
+        .with_context(|| format!("wind field over {} from {}", a.dem.display(), run.source))?;
     let Some(sel) = opened else {
         bail!("the wind solve finished without opening a backend");
     };
     let seconds_compute = t0.elapsed().as_secs_f64();
 
     let t1 = Instant::now();
-    let (speed, direction) = wind::at_height_agl(&field, a.height_agl_m)?;
+    let (speed, direction) = wind::at_height_agl(&field, run.output_height_agl_m)?;
     let meta = FieldMeta {
         crs_epsg: dem.crs_epsg,
         history: output::history(),
         provenance: output::provenance(&[]),
-        height_agl_m: a.height_agl_m,
+        height_agl_m: run.output_height_agl_m,
         speed: &speed,
         direction: &direction,
     };
-    let mut outputs = write_outputs(&mut outs, a, format, &field, &stations, &meta)?;
+    let mut outputs = write_outputs(&mut outs, a, &run, format, &field, &stations, &meta)?;
     let be = &sel.backend;
     print_summary(&field, &stations, be, seconds_read, seconds_compute);
     if let Some(p) = ctx.json() {
@@ -211,7 +288,7 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         names.push(p.display().to_string());
         let since = |t: Instant| t.elapsed().as_secs_f64();
         let seconds = [seconds_read, seconds_compute, since(t1), since(start)];
-        let summary = Summary::new(a, &field, &stations, &opts, &sel, &dem, seconds, names);
+        let summary = Summary::new(a, &run, &field, &stations, &sel, &dem, seconds, names);
         outputs.push(outs.write_json(p, &summary)?);
     }
     outs.commit()?;

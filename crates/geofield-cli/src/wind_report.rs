@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use anyhow::Result;
 use geofield::wind::io::{self, Dem, FieldFormat, FieldMeta, SurfaceRaster};
 use geofield::wind::{IgnoredStation, SolveReport, Station, WindField, WindOptions};
+
 use geofield::{Backend, BackendSelection};
 
 use crate::cmd_wind::WindArgs;
 use crate::ctx::Ctx;
 use crate::outputs::{Kind, Outputs};
+use crate::wind_in::Run;
 
 /// Everything `--json` writes.
 #[derive(serde::Serialize)]
@@ -21,7 +23,9 @@ pub(crate) struct Summary {
     dem_cell_size_m: f64,
     dem_block_factor: usize,
     dem_nodata_filled: usize,
+    /// The stations file, or the domain-average wind.
     stations_file: String,
+    dem_crs_epsg: Option<u16>,
     cols: usize,
     rows: usize,
     nz: usize,
@@ -34,7 +38,12 @@ pub(crate) struct Summary {
     ignored_stations: Vec<IgnoredStation>,
     options: WindOptions,
     report: SolveReport,
+    /// Height above the ground of the 2-D outputs (the vegetation height included).
     height_agl_m: f64,
+    output_resolution_m: Option<f64>,
+    /// Vegetation height that the input and output heights are measured from (m).
+    vegetation_height_m: f64,
+    points: usize,
     backend: String,
     device: String,
     backend_fallback_reason: Option<String>,
@@ -49,9 +58,9 @@ impl Summary {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         a: &WindArgs,
+        run: &Run,
         field: &WindField,
         stations: &[Station],
-        opts: &WindOptions,
         sel: &BackendSelection,
         dem: &Dem,
         [seconds_read, seconds_compute, seconds_write, seconds_total]: [f64; 4],
@@ -65,7 +74,8 @@ impl Summary {
             dem_cell_size_m: dem.dem_cell_size_m,
             dem_block_factor: dem.factor,
             dem_nodata_filled: dem.filled,
-            stations_file: a.stations.display().to_string(),
+            stations_file: run.source.clone(),
+            dem_crs_epsg: dem.crs_epsg,
             cols: g.cols(),
             rows: g.rows(),
             nz: g.nz,
@@ -76,9 +86,12 @@ impl Summary {
             stations_given: stations.len(),
             stations_used: stations.len() - field.ignored_stations.len(),
             ignored_stations: field.ignored_stations.clone(),
-            options: opts.clone(),
+            options: run.opts.clone(),
             report: field.report.clone(),
-            height_agl_m: a.height_agl_m,
+            height_agl_m: run.output_height_agl_m,
+            output_resolution_m: a.output_resolution_m,
+            vegetation_height_m: run.canopy_m,
+            points: run.points.len(),
             backend: sel.backend.label(),
             device: sel.backend.device_name(),
             backend_fallback_reason: sel.fallback_reason.clone(),
@@ -171,8 +184,15 @@ pub(crate) fn print_summary(
 pub(crate) fn plan_outputs(a: &WindArgs, ctx: &Ctx) -> Result<Outputs> {
     let mut outs = Outputs::new();
     outs.input("--dem", &a.dem);
-    outs.input("--stations", &a.stations);
+    if let Some(st) = &a.stations {
+        outs.input("--stations", st);
+    }
+    if let Some(p) = &a.points_in {
+        outs.input("--points-in", p);
+    }
     outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
+    outs.plan_opt("--ascii-out", a.ascii_out.as_deref(), Kind::Folder)?;
+    outs.plan_opt("--points-out", a.points_out.as_deref(), Kind::File)?;
     outs.plan_opt("--speed-out", a.speed_out.as_deref(), Kind::Raster)?;
     outs.plan_opt("--direction-out", a.direction_out.as_deref(), Kind::Raster)?;
     outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
@@ -181,10 +201,12 @@ pub(crate) fn plan_outputs(a: &WindArgs, ctx: &Ctx) -> Result<Outputs> {
 }
 
 /// Stage every file of the run: the 3-D field (`--out`), the speed and direction rasters at
-/// `--height-agl-m`, the map; written by [`geofield::wind::io`]. Returns the final paths.
+/// `--output-height-m` and `--output-resolution-m` (also as WindNinja's `--ascii-out`), the
+/// masts (`--points-out`), the map; written by [`geofield::wind::io`]. Returns the final paths.
 pub(crate) fn write_outputs(
     staging: &mut Outputs,
     a: &WindArgs,
+    run: &Run,
     format: Option<FieldFormat>,
     field: &WindField,
     stations: &[Station],
@@ -194,17 +216,45 @@ pub(crate) fn write_outputs(
     if let (Some(out), Some(format)) = (&a.out, format) {
         outputs.push(staging.write_one(out, |p| Ok(io::write_field(p, format, field, meta)?))?);
     }
-    for (path, which) in [
-        (&a.speed_out, SurfaceRaster::Speed),
-        (&a.direction_out, SurfaceRaster::Direction),
-    ] {
-        let Some(path) = path else { continue };
-        outputs.extend(staging.write(path, |p| Ok(io::write_raster(p, which, field, meta)?))?);
-        crate::output::warn_if_no_crs(
-            path,
-            meta.crs_epsg,
-            "the DEM declares none (assign one, e.g. gdal_edit.py -a_srs EPSG:CODE)",
-        );
+    let rasters = a.speed_out.is_some() || a.direction_out.is_some() || a.ascii_out.is_some();
+    if rasters {
+        let surface =
+            geofield::wind::surface(field, run.output_height_agl_m, a.output_resolution_m)?;
+        for (path, which) in [
+            (&a.speed_out, SurfaceRaster::Speed),
+            (&a.direction_out, SurfaceRaster::Direction),
+        ] {
+            let Some(path) = path else { continue };
+            outputs.extend(staging.write(path, |p| {
+                Ok(io::write_surface(p, which, &surface, field, meta)?)
+            })?);
+        }
+        if let Some(dir) = &a.ascii_out {
+            let staged = staging.folder(dir)?;
+            let stem = io::ninja_output_stem(&a.dem, run.domain_average, surface.plan.cell_size_m);
+            for (suffix, which) in [
+                ("vel", SurfaceRaster::Speed),
+                ("ang", SurfaceRaster::Direction),
+            ] {
+                let name = format!("{stem}_{suffix}.asc");
+                for w in io::write_surface(&staged.join(&name), which, &surface, field, meta)? {
+                    outputs.push(dir.join(w.file_name().unwrap_or_default()));
+                }
+            }
+        }
+    }
+    if let Some(out) = &a.points_out {
+        // Heights above the vegetation top with --vegetation, as the other outputs.
+        let shifted: Vec<io::Point> = run
+            .points
+            .iter()
+            .map(|p| io::Point {
+                height_agl_m: p.height_agl_m + run.canopy_m,
+                ..p.clone()
+            })
+            .collect();
+        let samples = io::sample_points(field, &shifted)?;
+        outputs.push(staging.write_one(out, |p| Ok(io::write_points(p, &run.points, &samples)?))?);
     }
     if let Some(p) = &a.png {
         outputs.push(staging.write_one(p, |s| Ok(io::write_map(s, field, stations, meta)?))?);

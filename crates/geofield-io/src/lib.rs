@@ -33,6 +33,7 @@ pub mod netcdf;
 pub mod npy;
 pub mod npz;
 pub mod npz_in;
+pub mod project;
 pub mod raster_in;
 pub mod raster_out;
 pub mod render;

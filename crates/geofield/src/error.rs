@@ -35,6 +35,10 @@ pub enum GeofieldError {
     /// A requested combination is not supported.
     #[error("not supported: {0}")]
     Unsupported(String),
+    /// The call was cancelled through its [`Cancel`](crate::Cancel) token before it finished;
+    /// nothing was returned.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// A number as a message shows it: plain where short (`10`, `0.25`), in exponent form where the

@@ -24,6 +24,7 @@
 pub mod backend;
 #[doc(hidden)]
 pub mod bench;
+pub mod cancel;
 pub mod dispersal;
 mod error;
 pub mod flock;
@@ -35,6 +36,7 @@ pub mod synth;
 pub mod wind;
 
 pub use backend::{Backend, BackendChoice, BackendSelection};
+pub use cancel::Cancel;
 pub use error::{GeofieldError, shown};
 #[cfg(feature = "io")]
 pub use input_error::InputError;

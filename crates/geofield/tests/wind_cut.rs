@@ -304,10 +304,10 @@ fn sampling_follows_the_log_law_from_the_true_ground() {
             assert!((d - 270.0).abs() < 1e-9);
         }
         // A point between columns blends columns that agree: the same value.
-        let (u, v) = wind::at_point_agl(&f, 47.0, 101.0, h).unwrap();
-        assert!((u - want).abs() < 1e-9 && v.abs() < 1e-9);
+        let p = wind::sample_point(&f, 47.0, 101.0, h).unwrap().unwrap();
+        assert!((p.u - want).abs() < 1e-9 && p.v.abs() < 1e-9);
     }
-    assert!(wind::at_point_agl(&f, -1.0, 10.0, 10.0).is_err());
+    assert!(wind::sample_point(&f, -1.0, 10.0, 10.0).unwrap().is_none());
 }
 
 /// The demo's valley (crates/geofield-cli/src/demo/wind.rs) at 10 m above ground: the largest

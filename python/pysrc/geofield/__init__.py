@@ -13,6 +13,10 @@ Every function takes ``backend="auto"`` (CUDA when a usable GPU is found, else t
 ``"cpu"`` or ``"cuda"``/``"cuda:N"``; both compute the same function. :func:`info` says which
 backend ``"auto"`` picks and why. Errors are :class:`GeofieldError` subclasses that are also
 ``ValueError``, ``OSError`` or ``RuntimeError``.
+
+Long calls release the GIL and are interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a
+fraction of a second, and the process stays usable. ``progress=True`` shows a progress bar
+(tqdm if installed, else a text bar on stderr).
 """
 
 from . import _native

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from . import _arrays, _native, _xr
+from . import _arrays, _native, _progress, _xr
 from ._errors import GeofieldValueError
 
 _COLUMNS = {"x_m": ("x_m", "x"), "y_m": ("y_m", "y"), "dbh_cm": ("dbh_cm", "dbh"),
@@ -75,7 +75,7 @@ def _species_names(toml_text: str, source: str) -> list[str]:
 
 
 def disperse(trees, species, extent, cell_size_m, method="auto", tolerance=1e-6, torus=False,
-             backend="auto", precision="auto", crs=None):
+             backend="auto", precision="auto", crs=None, progress=False):
     """Seed density maps (seeds m⁻² yr⁻¹), one per species, as an ``xarray.Dataset``.
 
     Parameters
@@ -103,12 +103,16 @@ def disperse(trees, species, extent, cell_size_m, method="auto", tolerance=1e-6,
     crs : int or str, optional
         EPSG code of the coordinates (e.g. ``26910`` or ``"EPSG:26910"``): written as the CF
         ``spatial_ref`` so ``ds.rio.to_raster("seeds.tif")`` is georeferenced.
+    progress : bool
+        Show a progress bar (tqdm if installed, else a text bar on stderr) of the species done.
 
     Returns
     -------
     xarray.Dataset
         One (y, x) variable per species; ``x``/``y`` are cell centres (``y`` decreasing, row 0
         north); attrs hold the backend and each species' report (method used, trees, timing).
+
+    Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
     """
     _xr.require_xarray("geofield.disperse")
     text, source = species_toml(species)
@@ -147,9 +151,10 @@ def disperse(trees, species, extent, cell_size_m, method="auto", tolerance=1e-6,
         raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}") from None
     if len(ext) != 4:
         raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}")
-    bands, band_names, reports, used, grid = _native.disperse(
-        x, y, dbh, index, text, source, ext, float(cell_size_m), method, float(tolerance),
-        bool(torus), precision, backend)
+    with _progress.bar(progress, "dispersal") as bar:
+        bands, band_names, reports, used, grid = _native.disperse(
+            x, y, dbh, index, text, source, ext, float(cell_size_m), method, float(tolerance),
+            bool(torus), precision, backend, progress=bar)
     reports = json.loads(reports)
     ds = _xr.grid_dataset(
         "geofield.disperse", bands, band_names, grid, crs=crs, units="seeds m-2 yr-1",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _native
+from . import _native, _progress
 
 
 class Flock:
@@ -32,9 +32,12 @@ class Flock:
         self._sim = _native.Flock(int(n), mode, start, int(seed), backend,
                                   None if world_radius is None else float(world_radius), index)
 
-    def step(self, n=1):
-        """Advance ``n`` steps of 1/60 s."""
-        self._sim.step(int(n))
+    def step(self, n=1, progress=False):
+        """Advance ``n`` steps of 1/60 s. ``progress=True`` shows a bar of the steps done.
+        Interruptible: Ctrl-C raises ``KeyboardInterrupt`` at the next step boundary (within a
+        fraction of a second); the flock keeps the steps it finished (:attr:`steps_taken`)."""
+        with _progress.bar(progress, "flock") as bar:
+            self._sim.step(int(n), progress=bar)
         return self
 
     @property

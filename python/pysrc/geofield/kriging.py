@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 
-from . import _arrays, _native, _xr
+from . import _arrays, _native, _progress, _xr
 from ._errors import GeofieldValueError
 
 builtins_range = range  # the functions below take a ``range`` argument (the variogram's)
@@ -103,7 +103,8 @@ def _common(x, y, values):
 
 def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cell_size,
           kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None, radius=None,
-          variance=True, nugget_mode="exact", precision="float64", backend="auto", crs=None):
+          variance=True, nugget_mode="exact", precision="float64", backend="auto", crs=None,
+          progress=False):
     """Kriged surfaces on a grid, as an ``xarray.Dataset``.
 
     Parameters
@@ -133,6 +134,10 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
         Arithmetic of the node evaluation (the system is solved in float64).
     crs : int or str, optional
         EPSG code written as the CF ``spatial_ref``.
+    progress : bool
+        Show a progress bar (tqdm if installed, else a text bar on stderr) of the nodes done.
+
+    Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
     """
     _xr.require_xarray("geofield.krige")
     xs, ys, cols, names = _common(x, y, values)
@@ -146,10 +151,12 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
     cols_n = round((x_max - x_min) / h)
     rows_n = round((y_max - y_min) / h)
     kind, mean, drift = _kind(kind, mean, drift)
-    z, var, grid, info, used = _native.krige(
-        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
-        _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), None,
-        (x_min, y_max, h, rows_n, cols_n), bool(variance), precision, backend)
+    with _progress.bar(progress, "kriging") as bar:
+        z, var, grid, info, used = _native.krige(
+            xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
+            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), None,
+            (x_min, y_max, h, rows_n, cols_n), bool(variance), precision, backend,
+            progress=bar)
     rows, cols_ = grid[3], grid[4]
     bands = [z[i].reshape(rows, cols_) for i in builtins_range(len(names))]
     band_names = list(names)
@@ -169,9 +176,11 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
 
 def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, points,
                  kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None,
-                 radius=None, variance=True, nugget_mode="exact", backend="auto"):
+                 radius=None, variance=True, nugget_mode="exact", backend="auto",
+                 progress=False):
     """Kriged values at arbitrary ``points`` = (xp, yp): returns ``(values, variance)`` arrays
-    of shape (surfaces, n) (``variance`` None unless asked for). Arguments as :func:`krige`."""
+    of shape (surfaces, n) (``variance`` None unless asked for). Arguments as :func:`krige`
+    (``progress=True`` shows a bar of the points done). Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second."""
     xs, ys, cols, names = _common(x, y, values)
     try:
         xp, yp = points
@@ -181,10 +190,11 @@ def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, poin
     yp = _arrays.floats("points[1]", yp)
     _arrays.same_length(**{"points[0]": xp, "points[1]": yp})
     kind, mean, drift = _kind(kind, mean, drift)
-    z, var, _, _, _ = _native.krige(
-        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
-        _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), (xp, yp), None,
-        bool(variance), "float64", backend)
+    with _progress.bar(progress, "kriging") as bar:
+        z, var, _, _, _ = _native.krige(
+            xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
+            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), (xp, yp), None,
+            bool(variance), "float64", backend, progress=bar)
     return z, var
 
 
@@ -214,15 +224,17 @@ def variogram(x, y, values, lags=15, max_lag=None, direction=None, estimator="ma
 
 def cross_validate(x, y, values, model, sill=None, range=None, nugget=0.0, *, kind="ordinary",
                    mean=None, drift=None, anisotropy=None, neighbors=None, radius=None,
-                   nugget_mode="exact"):
+                   nugget_mode="exact", progress=False):
     """Leave-one-out cross-validation: per surface a dict with ``locations`` (input index of
     each location left out), ``error`` (datum − prediction), ``variance``, ``rmse``,
-    ``mean_error``, ``mean_standardised_error`` and ``mean_square_standardised_error``."""
+    ``mean_error``, ``mean_standardised_error`` and ``mean_square_standardised_error``.
+    ``progress=True`` shows a bar of the folds done. Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second."""
     xs, ys, cols, names = _common(x, y, values)
     kind, mean, drift = _kind(kind, mean, drift)
-    rows = _native.cross_validate(
-        xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
-        _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode))
+    with _progress.bar(progress, "cross-validation") as bar:
+        rows = _native.cross_validate(
+            xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
+            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), progress=bar)
     return {r[0]: {"locations": np.array(r[1], dtype=np.int64), "error": np.array(r[2]),
                    "variance": np.array(r[3]), "rmse": r[4], "mean_error": r[5],
                    "mean_standardised_error": r[6], "mean_square_standardised_error": r[7]}

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _native, _progress
 from ._errors import GeofieldValueError
 
 K_MAX = 64
@@ -43,13 +43,15 @@ class NeighborIndex:
         self.cell_size = None if cell_size is None else float(cell_size)
         self.last_backend = None
 
-    def query(self, x, k=1, eps=0, p=2, distance_upper_bound=math.inf, workers=1):
+    def query(self, x, k=1, eps=0, p=2, distance_upper_bound=math.inf, workers=1,
+              progress=False):
         """The k nearest points of each row of ``x`` (scipy ``cKDTree.query`` conventions).
 
         ``k`` an int (1..64) or a list of the neighbour ranks wanted (1-based, as scipy).
         Only ``eps=0`` and ``p=2`` (exact Euclidean) are computed; ``workers`` is accepted (every
         core is used). Returns ``(d, i)``: for ``k=1`` shape ``x.shape[:-1]``, else
         ``x.shape[:-1] + (k,)``; missing neighbours have ``d = inf`` and ``i = n``.
+        ``progress=True`` shows a bar of the queries answered. Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
         """
         if eps != 0:
             raise GeofieldValueError("eps: only exact search (eps=0) is supported")
@@ -90,9 +92,10 @@ class NeighborIndex:
             # path answers them in the index's own order, with the same rows.
             same = (q.shape == self.data.shape and q.dtype == self.data.dtype
                     and q.ctypes.data == self.data.ctypes.data)
-            d, i, self.last_backend = _native.knn(
-                self.data, None if same else q, kk, None if math.isinf(bound) else bound, False,
-                self.index, self.cell_size, self.backend, self.n)
+            with _progress.bar(progress, "k-NN") as bar:
+                d, i, self.last_backend = _native.knn(
+                    self.data, None if same else q, kk, None if math.isinf(bound) else bound,
+                    False, self.index, self.cell_size, self.backend, self.n, progress=bar)
             if not math.isinf(bound):
                 # scipy keeps neighbours strictly closer than the bound.
                 far = d >= bound
@@ -106,11 +109,13 @@ class NeighborIndex:
             return (d.reshape(lead), i.reshape(lead)) if lead else (d[0], i[0])
         return d.reshape(lead + (kk,)), i.reshape(lead + (kk,))
 
-    def neighbors(self, k, radius=None):
+    def neighbors(self, k, radius=None, progress=False):
         """The ``k`` nearest *other* points of every point, geofield's own convention:
         ``(distance, index)`` arrays of shape (n, k) in ascending (distance, index) order, with
-        ``inf`` / -1 where fewer than k others are within ``radius`` (inclusive)."""
-        d, i, self.last_backend = _native.knn(
-            self.data, None, int(k), None if radius is None else float(radius), True, self.index,
-            self.cell_size, self.backend, -1)
+        ``inf`` / -1 where fewer than k others are within ``radius`` (inclusive).
+        ``progress`` and interruption as :meth:`query`."""
+        with _progress.bar(progress, "k-NN") as bar:
+            d, i, self.last_backend = _native.knn(
+                self.data, None, int(k), None if radius is None else float(radius), True,
+                self.index, self.cell_size, self.backend, -1, progress=bar)
         return d, i

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _native, _progress
 from ._errors import GeofieldValueError
 
 __all__ = ["OrdinaryKriging", "UniversalKriging"]
@@ -255,7 +255,7 @@ class _Kriging:
         return {}
 
     def execute(self, style, xpoints, ypoints, mask=None, backend="vectorized",
-                n_closest_points=None, *, device="auto"):
+                n_closest_points=None, *, device="auto", progress=False):
         """Kriged values and variances at ``style`` nodes, in PyKrige's shapes.
 
         ``style``: ``"grid"`` (``xpoints`` × ``ypoints``, result shape (ny, nx)), ``"points"``
@@ -263,7 +263,8 @@ class _Kriging:
         value is wanted). PyKrige's ``backend`` ("vectorized", "loop", "C") only chose its
         implementation and is accepted; ``device`` picks geofield's ("auto", "cpu", "cuda").
         ``n_closest_points`` krige each node from that many nearest samples (at most 64).
-        Returns ``(z, ss)`` as ``numpy.ma.MaskedArray``.
+        Returns ``(z, ss)`` as ``numpy.ma.MaskedArray``. ``progress=True`` (geofield's own)
+        shows a bar of the nodes done. Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
         """
         if backend not in ("vectorized", "loop", "C"):
             raise GeofieldValueError(f"backend: {backend!r} is not one of 'vectorized', 'loop', 'C'")
@@ -296,7 +297,7 @@ class _Kriging:
             # A regular grid with square cells: geofield's grid path (on the GPU when there is
             # one), then flipped into PyKrige's axis order.
             spec, flip_x, flip_y = grid
-            zs, ss = self._krige(None, spec, neighbors, device)
+            zs, ss = self._krige(None, spec, neighbors, device, progress)
             zs, ss = zs.reshape(shape), ss.reshape(shape)
             if flip_y:
                 zs, ss = zs[::-1], ss[::-1]
@@ -309,7 +310,7 @@ class _Kriging:
             gx, gy = np.meshgrid(xp, yp)
             px, py_ = gx[~m], gy[~m]
         zs, ss = self._krige((np.ascontiguousarray(px), np.ascontiguousarray(py_)), None,
-                             neighbors, device)
+                             neighbors, device, progress)
         z_full = np.zeros(shape)
         s_full = np.zeros(shape)
         if style == "points":
@@ -320,15 +321,16 @@ class _Kriging:
             s_full[~m] = ss
         return np.ma.masked_array(z_full, mask=m), np.ma.masked_array(s_full, mask=m)
 
-    def _krige(self, points, grid, neighbors, device):
+    def _krige(self, points, grid, neighbors, device, progress=False):
         model, sill, rng, nugget = self._gf
         aniso = None
         if self.anisotropy_scaling != 1.0 or self.anisotropy_angle != 0.0:
             aniso = (90.0 - self.anisotropy_angle, 1.0 / self.anisotropy_scaling)
-        z, var, _, self.info, self.last_device = _native.krige(
-            self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, sill, rng, nugget)],
-            (self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values),
-            points, grid, True, "float64", device)
+        with _progress.bar(progress, "kriging") as bar:
+            z, var, _, self.info, self.last_device = _native.krige(
+                self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, sill, rng, nugget)],
+                (self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values),
+                points, grid, True, "float64", device, progress=bar)
         return z[0], var[0]
 
     def _drift(self):
@@ -377,8 +379,11 @@ class UniversalKriging(_Kriging):
         return "linear" if self._linear else None
 
     def execute(self, style, xpoints, ypoints, mask=None, backend="vectorized",
-                specified_drift_arrays=None, functional_drift=None, *, device="auto"):
-        """As PyKrige's ``UniversalKriging.execute`` (no ``n_closest_points`` there either)."""
+                specified_drift_arrays=None, functional_drift=None, *, device="auto",
+                progress=False):
+        """As PyKrige's ``UniversalKriging.execute`` (no ``n_closest_points`` there either);
+        ``progress`` and interruption as :meth:`OrdinaryKriging.execute`."""
         if specified_drift_arrays is not None or functional_drift is not None:
             raise _unsupported("drift arrays")
-        return super().execute(style, xpoints, ypoints, mask, backend, None, device=device)
+        return super().execute(style, xpoints, ypoints, mask, backend, None, device=device,
+                               progress=progress)

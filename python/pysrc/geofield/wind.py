@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 
 import numpy as np
 
-from . import _arrays, _native, _xr
+from . import _arrays, _native, _progress, _xr
 from ._errors import GeofieldValueError
 
 _STATION_COLUMNS = {
@@ -80,23 +81,65 @@ def _dem(dem):
     return (z, grid), epsg
 
 
-def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=None,
-         cell_size_m=None, model="sherman",
-         solver="multigrid", tolerance=1e-6, max_iterations=2000, profile="power",
-         roughness_m=0.1, alpha=None, stability="D", radius_m=None, lid=False,
-         terrain=None, height_agl_m=10.0, backend="auto", crs=None):
-    """The wind field over ``dem`` from ``stations``, as an ``xarray.Dataset``.
+_SPEED_UNITS = {"mps": 1.0, "kph": 1000.0 / 3600.0, "mph": 1609.344 / 3600.0,
+                "kts": 1852.0 / 3600.0}
+
+
+def _is_windninja(stations):
+    cols = getattr(stations, "columns", None)
+    return cols is not None and len(cols) > 0 and str(cols[0]).strip().lower().startswith(
+        "station_name")
+
+
+def _points(points):
+    """(x, y, height_agl_m) arrays and ids of a points table."""
+    x = _arrays.floats("points.x_m", _col(points, ("x_m", "x")))
+    y = _arrays.floats("points.y_m", _col(points, ("y_m", "y")))
+    h = _arrays.floats("points.height_agl_m", _col(points, ("height_agl_m", "height_m", "z_m")))
+    n = _arrays.same_length(**{"points.x_m": x, "points.y_m": y, "points.height_agl_m": h})
+    ids = _col(points, ("id",), required=False)
+    ids = [str(i) for i in (ids if ids is not None else range(n))]
+    return (x, y, h), ids
+
+
+def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
+         speed_units="mps", vegetation=None, points=None, nz=32, dz_m=10.0, levels_m=None,
+         growth=None, top_m=None, cell_size_m=None, model="sherman", solver="multigrid",
+         tolerance=1e-6, max_iterations=2000, profile=None, roughness_m=0.1, alpha=None,
+         stability="D", radius_m=None, lid=False, terrain=None, height_agl_m=10.0,
+         backend="auto", crs=None, progress=False):
+    """The wind field over ``dem`` from ``stations`` (or a domain-average wind), as an
+    ``xarray.Dataset``; with ``points``, ``(dataset, DataFrame)``.
 
     Parameters
     ----------
     dem : path or xarray.DataArray
-        Elevation in metres: a GeoTIFF or ESRI ASCII grid (``cell_size_m`` may coarsen it by
-        block averaging), or a DataArray with evenly spaced ``x``/``y`` (its CRS is read with
-        rioxarray when present).
-    stations : pandas.DataFrame or dict of arrays
+        Elevation in metres on a projected grid: a GeoTIFF or ESRI ASCII grid (``cell_size_m``
+        may coarsen it by block averaging), or a DataArray with evenly spaced ``x``/``y`` (its
+        CRS is read with rioxarray when present). A geographic DEM (degrees) is refused:
+        reproject it first.
+    stations : pandas.DataFrame, dict of arrays or path, optional
         ``x_m``, ``y_m``, ``height_agl_m`` (anemometer height above ground), ``speed_m_per_s``,
         ``direction_deg`` (where the wind comes from, clockwise from north); optional ``id`` and
-        ``stability`` (Pasquill class A-F).
+        ``stability`` (Pasquill class A-F). Or a CSV path, geofield's format or WindNinja's
+        station file as it is (detected by its ``Station_Name`` header; lat/lon rows projected
+        to the DEM's CRS, units converted, its largest radius of influence used unless
+        ``radius_m``), or a DataFrame with WindNinja's columns.
+    speed, direction, input_height_m, speed_units
+        Instead of ``stations``, WindNinja's domain-average initialisation: ``speed`` (in
+        ``speed_units``: "mps", "kph", "mph" or "kts") from ``direction`` (degrees, where it
+        comes from) at ``input_height_m`` above the ground everywhere.
+    vegetation : {"grass", "brush", "trees"}, optional
+        WindNinja's vegetation class: the log profile with its roughness length and
+        displacement height (grass 0.01/0 m, brush 0.43/1.8 m, trees 1.0/12 m); the input,
+        station, output and point heights are then above the vegetation top (brush 2.3 m,
+        trees 15.4 m), as in WindNinja.
+    points : pandas.DataFrame or dict of arrays, optional
+        Masts to sample: ``x_m``, ``y_m`` (the DEM's CRS), ``height_agl_m``, optional ``id``.
+        The returned DataFrame adds ``ground_m``, ``u``, ``v``, ``w``, ``speed``, ``direction``
+        and ``inside`` (NaN and False outside the grid): trilinear in the fluid (linear between
+        layer centres in each column at that height above its own ground, bilinear between
+        columns).
     nz, dz_m, levels_m
         ``nz`` layers of ``dz_m`` metres, or the layer tops ``levels_m`` (stretched layers).
     growth, top_m
@@ -108,9 +151,9 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
     solver : {"multigrid", "mgcg", "sor"}
     tolerance, max_iterations
         Stop when max |div u| ≤ tolerance × max |div u0|.
-    profile : {"power", "log", "uniform"}
-        Vertical extrapolation of the stations (``roughness_m`` for "log", ``alpha`` fixes the
-        power exponent).
+    profile : {"power", "log", "uniform"}, optional
+        Vertical extrapolation of the stations (``roughness_m`` for "log"); default "power",
+        or "log" with ``vegetation``.
     stability : str
         Class of stations without one.
     radius_m : float, optional
@@ -124,6 +167,9 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
         Height above ground of the ``speed_agl``/``direction_agl`` maps.
     crs : int or str, optional
         EPSG code (default: the DEM's).
+    progress : bool
+        Show a progress bar (tqdm if installed, else a text bar on stderr) of the solve: the
+        residual's reduction towards ``tolerance`` on a log scale.
 
     Returns
     -------
@@ -134,23 +180,61 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
         ``stop``: "converged", "iteration_cap", "stagnated", "diverged" or "fixed_iterations",
         and the solver's first and last residual ``first_residual_per_s``,
         ``last_residual_per_s``).
+
+    Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
     """
     _xr.require_xarray("geofield.wind")
     dem_arg, dem_epsg = _dem(dem)
-    (u, v, w, speed, speed_h, dir_h, grid, z, terrain, report, file_epsg,
-     used) = _native.wind(
-        dem_arg, None if cell_size_m is None else float(cell_size_m), _stations(stations),
-        int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
-        None if growth is None else float(growth), None if top_m is None else float(top_m),
-        model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
-        None if alpha is None else float(alpha), stability,
-        None if radius_m is None else float(radius_m), bool(lid),
-        None if terrain is None else str(terrain), float(height_agl_m), backend)
+    if profile is None:
+        profile = "log" if vegetation is not None else "power"
+    if (stations is None) == (speed is None):
+        raise GeofieldValueError("give stations, or speed and direction (a domain-average wind)")
+    tmp = None
+    try:
+        if speed is not None:
+            if direction is None:
+                raise GeofieldValueError("speed needs direction (where the wind comes from)")
+            if speed_units not in _SPEED_UNITS:
+                raise GeofieldValueError(f"speed_units: {speed_units!r} is not one of "
+                                         f"{', '.join(_SPEED_UNITS)}")
+            source = (float(speed) * _SPEED_UNITS[speed_units], float(direction),
+                      float(input_height_m))
+        elif isinstance(stations, (str, os.PathLike)):
+            source = os.fspath(stations)
+        elif _is_windninja(stations):
+            # One reader for WindNinja's rules: the library's, on a CSV of the table.
+            fd, tmp = tempfile.mkstemp(suffix=".csv")
+            os.close(fd)
+            stations.to_csv(tmp, index=False)
+            source = tmp
+        else:
+            source = _stations(stations)
+        pts, point_ids = (None, None) if points is None else _points(points)
+        crs_code = None
+        if crs is not None:
+            crs_code = int(str(crs).upper().replace("EPSG:", ""))
+        with _progress.bar(progress, "wind") as bar:
+            (u, v, w, speed_c, speed_h, dir_h, grid, z, terrain_m, report, file_epsg,
+             (used, samples)) = _native.wind(
+                dem_arg, None if cell_size_m is None else float(cell_size_m), source,
+                int(nz), float(dz_m), None if levels_m is None else [float(t) for t in levels_m],
+                None if growth is None else float(growth),
+                None if top_m is None else float(top_m),
+                model, solver, float(tolerance), int(max_iterations), profile, float(roughness_m),
+                None if alpha is None else float(alpha), stability,
+                None if radius_m is None else float(radius_m), bool(lid),
+                None if terrain is None else str(terrain), float(height_agl_m),
+                backend, vegetation, pts, crs_code if crs_code is not None else dem_epsg,
+                progress=bar)
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+    speed = speed_c
     epsg = crs if crs is not None else (file_epsg or dem_epsg)
     info = json.loads(report)
     rep = info["report"]
     ds = _xr.grid_dataset(
-        "geofield.wind", [speed_h, dir_h, terrain], ["speed_agl", "direction_agl", "terrain"],
+        "geofield.wind", [speed_h, dir_h, terrain_m], ["speed_agl", "direction_agl", "terrain"],
         grid, crs=epsg, units=["m s-1", "degree", "m"],
         long_names=[f"horizontal wind speed {height_agl_m:g} m above ground",
                     f"wind direction (from, clockwise from north) {height_agl_m:g} m above ground",
@@ -175,4 +259,13 @@ def wind(dem, stations, *, nz=32, dz_m=10.0, levels_m=None, growth=None, top_m=N
                                    ("w", w, "m s-1", "upward wind"),
                                    ("speed", speed, "m s-1", "horizontal wind speed")):
         ds[name] = (("z", "y", "x"), arr, {"units": units, "long_name": long, **grid_map})
-    return ds
+    if samples is None:
+        return ds
+    import pandas as pd
+
+    table = pd.DataFrame({"id": point_ids, "x_m": pts[0], "y_m": pts[1],
+                          "height_agl_m": pts[2]})
+    for i, name in enumerate(("u", "v", "w", "speed", "direction", "ground_m")):
+        table[name] = samples[:, i]
+    table["inside"] = samples[:, 6] == 1.0
+    return ds, table

@@ -56,6 +56,7 @@ mod tour;
 mod variogram;
 mod wind;
 mod wind_errors;
+mod wind_ninja;
 
 #[test]
 fn info_reports_backends() {

@@ -12,7 +12,8 @@
 //!   the *centre* of the pixel, so the grid is shifted half a cell west and north (what GDAL does
 //!   by default).
 //! - Metadata: `GDAL_NODATA` (42113) gives [`RasterMeta::nodata`] and cells equal to it become
-//!   NaN; `ProjectedCSTypeGeoKey` (3072) gives the EPSG code; `GDAL_METADATA` (42112) gives band
+//!   NaN; `ProjectedCSTypeGeoKey` (3072) gives the EPSG code (`GeographicTypeGeoKey` (2048)
+//!   when `GTModelTypeGeoKey` (1024) says geographic); `GDAL_METADATA` (42112) gives band
 //!   names (`DESCRIPTION` items, else `band1`, `band2`, ...) and units (the first `UNITTYPE`);
 //!   `ImageDescription` gives the description.
 //! - Sizes: before the decoder reads the first directory, its entry count and every tag's value
@@ -41,6 +42,9 @@ use limits::*;
 const TAG_GDAL_METADATA: u16 = 42112;
 const KEY_GT_RASTER_TYPE: u16 = 1025;
 const KEY_PROJECTED_CS_TYPE: u16 = 3072;
+const KEY_GT_MODEL_TYPE: u16 = 1024;
+const KEY_GEOGRAPHIC_TYPE: u16 = 2048;
+const MODEL_TYPE_GEOGRAPHIC: u16 = 2;
 const RASTER_PIXEL_IS_POINT: u16 = 2;
 
 /// Read the first image of a GeoTIFF with all its bands.
@@ -112,7 +116,13 @@ pub fn read_geotiff(path: &Path) -> Result<(Raster, RasterMeta), IoError> {
     } else {
         grid
     };
-    let crs_epsg = geo_key(&geo_keys, KEY_PROJECTED_CS_TYPE).filter(|&c| c != 0 && c != 32767);
+    // A geographic (longitude/latitude) model names its code in GeographicTypeGeoKey.
+    let code_key = if geo_key(&geo_keys, KEY_GT_MODEL_TYPE) == Some(MODEL_TYPE_GEOGRAPHIC) {
+        KEY_GEOGRAPHIC_TYPE
+    } else {
+        KEY_PROJECTED_CS_TYPE
+    };
+    let crs_epsg = geo_key(&geo_keys, code_key).filter(|&c| c != 0 && c != 32767);
 
     let nodata = match dec.find_tag(Tag::GdalNodata) {
         Ok(Some(v)) => {

@@ -10,7 +10,7 @@ use super::{
     DisperseOptions, GPU_F64_REFUSED, Kernel, Method, Precision, Species, SpeciesReport, bins,
     cuda, cutoff_cpu, cutoff_radius, exact_cpu, multires_cpu, pyramid,
 };
-use crate::{Backend, GeofieldError};
+use crate::{Backend, Cancel, GeofieldError};
 
 /// One species' map in the output precision.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +51,20 @@ pub fn disperse_species(
     sources: &Sources,
     opts: &DisperseOptions,
 ) -> Result<(Band, SpeciesReport), GeofieldError> {
+    disperse_species_until(backend, grid, sp, sources, opts, &Cancel::new())
+}
+
+/// [`disperse_species`] that returns [`GeofieldError::Cancelled`] soon after `cancel` is set (the
+/// CPU kernels skip the tiles and rows not started; a GPU launch runs to its end).
+pub(crate) fn disperse_species_until(
+    backend: &Backend,
+    grid: &GridSpec,
+    sp: &Species,
+    sources: &Sources,
+    opts: &DisperseOptions,
+    cancel: &Cancel,
+) -> Result<(Band, SpeciesReport), GeofieldError> {
+    cancel.check()?;
     let start = Instant::now();
     if backend.is_cuda() && opts.precision == Precision::F64 {
         return Err(GeofieldError::Invalid(GPU_F64_REFUSED.into()));
@@ -137,18 +151,20 @@ pub fn disperse_species(
         }
     }
     report.method = method;
+    cancel.check()?;
     let band = match method {
         Method::Exact | Method::Auto => {
             report.pairs = Some(cells * sources.len() as f64);
-            run_exact(backend, grid, &kernel, sources, opts, &mut report)?
+            run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
         }
         Method::Cutoff => match &bins {
             Some(tb) => {
                 let r = report.radius_m.unwrap_or(0.0);
                 match backend {
-                    Backend::Cpu => {
-                        Band::from_f64(cutoff_cpu::cutoff(grid, &kernel, tb, r), opts.precision)
-                    }
+                    Backend::Cpu => Band::from_f64(
+                        cutoff_cpu::cutoff(grid, &kernel, tb, r, cancel),
+                        opts.precision,
+                    ),
                     Backend::Cuda(gpu) => {
                         let (b, ms) = cuda::cutoff(gpu, grid, &kernel, tb, r, opts.precision)?;
                         report.kernel_ms = Some(ms);
@@ -159,7 +175,7 @@ pub fn disperse_species(
             None => {
                 report.note = Some("cutoff radius reaches across the torus: the minimum-image sum is evaluated whole (no truncation)".into());
                 report.pairs = Some(cells * sources.len() as f64);
-                run_exact(backend, grid, &kernel, sources, opts, &mut report)?
+                run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
             }
         },
         Method::Multires => {
@@ -174,17 +190,18 @@ pub fn disperse_species(
             let pyr = pyramid::Pyramid::build(grid, &inside)?;
             let rhos = pyramid::opening_distances(pyr.levels, rho, opts.multires_variant_b);
             let mut v = match backend {
-                Backend::Cpu => multires_cpu::multires(grid, &kernel, &pyr, &rhos),
+                Backend::Cpu => multires_cpu::multires(grid, &kernel, &pyr, &rhos, cancel),
                 Backend::Cuda(gpu) => {
                     let (v, ms) = cuda::multires(gpu, grid, &kernel, &pyr, &rhos)?;
                     report.kernel_ms = Some(ms);
                     v
                 }
             };
+            cancel.check()?;
             if !outside.is_empty() {
                 // The paper's pyramid covers the plot only: trees outside it are summed exactly.
                 let extra = match backend {
-                    Backend::Cpu => exact_cpu::exact(grid, &kernel, &outside, false),
+                    Backend::Cpu => exact_cpu::exact_until(grid, &kernel, &outside, false, cancel),
                     Backend::Cuda(gpu) => {
                         cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
                             .0
@@ -200,6 +217,8 @@ pub fn disperse_species(
             Band::from_f64(v, opts.precision)
         }
     };
+    // The CPU kernels left the cells they skipped at zero: no partial band leaves here.
+    cancel.check()?;
     let (sum, max) = band.sum_and_max();
     report.seeds_on_grid = sum * grid.cell_size_m * grid.cell_size_m;
     report.max_density_per_m2 = max;
@@ -214,10 +233,11 @@ fn run_exact(
     sources: &Sources,
     opts: &DisperseOptions,
     report: &mut SpeciesReport,
+    cancel: &Cancel,
 ) -> Result<Band, GeofieldError> {
     Ok(match backend {
         Backend::Cpu => Band::from_f64(
-            exact_cpu::exact(grid, kernel, sources, opts.torus),
+            exact_cpu::exact_until(grid, kernel, sources, opts.torus, cancel),
             opts.precision,
         ),
         Backend::Cuda(gpu) => {

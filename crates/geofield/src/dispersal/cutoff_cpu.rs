@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::bins::Bins;
 use super::fastmath;
 use super::params::Kernel;
+use crate::Cancel;
 
 /// Output tile side in cells of the GPU kernel (used by the cost model).
 pub const OUT_TILE: usize = 32;
@@ -15,7 +16,15 @@ pub const OUT_TILE: usize = 32;
 const CPU_OUT_TILE: usize = 16;
 
 /// The cutoff sum for every cell (row-major), open plot (tori are handled by periodic images).
-pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> Vec<f64> {
+/// Output tiles not started when `cancel` is set are skipped (left at zero): the caller checks
+/// the token afterwards.
+pub fn cutoff(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    radius_m: f64,
+    cancel: &Cancel,
+) -> Vec<f64> {
     let (rows, cols, h) = (grid.rows, grid.cols, grid.cell_size_m);
     let mut out = vec![0.0; grid.n_cells()];
     if cols == 0 || rows == 0 {
@@ -29,6 +38,9 @@ pub fn cutoff(grid: &GridSpec, kernel: &Kernel, bins: &Bins, radius_m: f64) -> V
             let nrows = chunk.len() / cols;
             let (mut cu, mut cv, mut cw) = (Vec::new(), Vec::new(), Vec::new());
             for col0 in (0..cols).step_by(CPU_OUT_TILE) {
+                if cancel.is_cancelled() {
+                    return;
+                }
                 let ncols = CPU_OUT_TILE.min(cols - col0);
                 let (u0, u1) = (col0 as f64 * h, (col0 + ncols) as f64 * h);
                 let (v0, v1) = (row0 as f64 * h, (row0 + nrows) as f64 * h);

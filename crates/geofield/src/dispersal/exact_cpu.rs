@@ -7,11 +7,26 @@ use rayon::prelude::*;
 use super::fastmath;
 use super::params::Kernel;
 use super::sources::{Sources, min_image};
+use crate::Cancel;
 
 /// Exact sum over `sources` for every cell (row-major), open plot or minimum-image torus.
 pub fn exact(grid: &GridSpec, kernel: &Kernel, sources: &Sources, torus: bool) -> Vec<f64> {
     let mut out = vec![0.0; grid.n_cells()];
     exact_rows(grid, kernel, sources, torus, 0, &mut out);
+    out
+}
+
+/// [`exact`] that stops early (leaving cells at zero) once `cancel` is set: the caller checks
+/// the token afterwards.
+pub(crate) fn exact_until(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    torus: bool,
+    cancel: &Cancel,
+) -> Vec<f64> {
+    let mut out = vec![0.0; grid.n_cells()];
+    exact_rows_until(grid, kernel, sources, torus, 0, &mut out, cancel);
     out
 }
 
@@ -25,6 +40,19 @@ pub fn exact_rows(
     row0: usize,
     out: &mut [f64],
 ) {
+    exact_rows_until(grid, kernel, sources, torus, row0, out, &Cancel::new());
+}
+
+/// [`exact_rows`], skipping the chunks of cells not started when `cancel` is set.
+fn exact_rows_until(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    torus: bool,
+    row0: usize,
+    out: &mut [f64],
+    cancel: &Cancel,
+) {
     let h = grid.cell_size_m;
     let (lx, ly) = (grid.width_m(), grid.height_m());
     if grid.cols == 0 {
@@ -36,6 +64,10 @@ pub fn exact_rows(
     out.par_chunks_mut(CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
+            // A chunk is 64 cells × the trees: well under a millisecond per thousand trees.
+            if cancel.is_cancelled() {
+                return;
+            }
             for (i, cell) in chunk.iter_mut().enumerate() {
                 let idx = c * CHUNK + i;
                 let (row, col) = (row0 + idx / cols, idx % cols);

@@ -49,9 +49,9 @@ pub(crate) mod sources;
 
 use geofield_core::{GridSpec, Raster, RasterData};
 
-use crate::{Backend, GeofieldError};
+use crate::{Backend, Cancel, GeofieldError};
 
-use band::{Band, disperse_species};
+use band::{Band, disperse_species, disperse_species_until};
 pub use metrics::{ErrorMetrics, compare};
 pub use params::{Eta, Kernel, Species};
 use radius::cutoff_radius;
@@ -262,10 +262,43 @@ pub fn disperse(
     stand: &Stand,
     opts: &DisperseOptions,
 ) -> Result<Dispersal, GeofieldError> {
-    disperse_with_progress(backend, grid, species, stand, opts, &mut |_| {})
+    disperse_with_progress(
+        backend,
+        grid,
+        species,
+        stand,
+        opts,
+        &mut |_| {},
+        &Cancel::new(),
+    )
 }
 
-/// [`disperse`], calling `progress` as each species starts and ends.
+/// [`disperse`], calling `progress` as each species starts and ends, and stopping with
+/// [`GeofieldError::Cancelled`] soon after `cancel` is set (see [`crate::cancel`]).
+///
+/// ```
+/// use geofield::dispersal::{self, DisperseOptions};
+/// use geofield::{Backend, Cancel, GeofieldError, synth};
+/// use geofield_core::{Extent, GridSpec};
+///
+/// let extent = Extent::new(0.0, 0.0, 40.0, 30.0)?;
+/// let grid = GridSpec::from_extent(extent, 1.0)?;
+/// let species = synth::sbs_species();
+/// let stand = synth::forest(50, &extent, 1, synth::Pattern::Uniform,
+///     synth::DbhModel::Uniform15to60, &synth::SBS_SHARES);
+/// let cancel = Cancel::new();
+/// let mut done = 0;
+/// let out = dispersal::disperse_with_progress(&Backend::Cpu, &grid, &species, &stand,
+///     &DisperseOptions::default(), &mut |step| {
+///         if let dispersal::SpeciesStep::Done { .. } = step { done += 1 }
+///     }, &cancel)?;
+/// assert_eq!(done, species.len());
+/// cancel.cancel();
+/// let again = dispersal::disperse_with_progress(&Backend::Cpu, &grid, &species, &stand,
+///     &DisperseOptions::default(), &mut |_| {}, &cancel);
+/// assert!(matches!(again, Err(GeofieldError::Cancelled)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn disperse_with_progress(
     backend: &Backend,
     grid: &GridSpec,
@@ -273,15 +306,17 @@ pub fn disperse_with_progress(
     stand: &Stand,
     opts: &DisperseOptions,
     progress: &mut dyn FnMut(SpeciesStep<'_>),
+    cancel: &Cancel,
 ) -> Result<Dispersal, GeofieldError> {
     check_memory(grid, species.len(), opts.precision)?;
     check_device_memory(backend, grid)?;
     let mut bands = Vec::with_capacity(species.len());
     let mut reports = Vec::with_capacity(species.len());
     for (index, sp) in species.iter().enumerate() {
+        cancel.check()?;
         progress(SpeciesStep::Start { index, species: sp });
         let sources = Sources::for_species(stand, index as u32, sp, grid, opts.torus);
-        let (band, report) = disperse_species(backend, grid, sp, &sources, opts)?;
+        let (band, report) = disperse_species_until(backend, grid, sp, &sources, opts, cancel)?;
         progress(SpeciesStep::Done {
             index,
             report: &report,

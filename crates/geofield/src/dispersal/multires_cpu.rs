@@ -8,9 +8,17 @@ use rayon::prelude::*;
 
 use super::params::Kernel;
 use super::pyramid::Pyramid;
+use crate::Cancel;
 
-/// The multi-resolution sum at every cell (row-major).
-pub fn multires(grid: &GridSpec, kernel: &Kernel, pyr: &Pyramid, rho: &[f64]) -> Vec<f64> {
+/// The multi-resolution sum at every cell (row-major). Rows not started when `cancel` is set are
+/// skipped (left at zero): the caller checks the token afterwards.
+pub fn multires(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    pyr: &Pyramid,
+    rho: &[f64],
+    cancel: &Cancel,
+) -> Vec<f64> {
     let mut out = vec![0.0; grid.n_cells()];
     if grid.cols == 0 {
         return out;
@@ -19,6 +27,9 @@ pub fn multires(grid: &GridSpec, kernel: &Kernel, pyr: &Pyramid, rho: &[f64]) ->
     out.par_chunks_mut(grid.cols)
         .enumerate()
         .for_each(|(row, line)| {
+            if cancel.is_cancelled() {
+                return;
+            }
             let mut stack: Vec<(u32, usize)> = Vec::with_capacity(64);
             for (col, cell) in line.iter_mut().enumerate() {
                 let (cu, cv) = ((col as f64 + 0.5) * h, (row as f64 + 0.5) * h);

@@ -49,7 +49,7 @@ use rand_pcg::Pcg64;
 use serde::Serialize;
 
 use crate::neighbors::K_MAX;
-use crate::{Backend, GeofieldError};
+use crate::{Backend, Cancel, GeofieldError};
 pub use simulation::{FlockRun, FlockSample, RunOptions, Snapshot, run};
 pub use steer::Agent;
 
@@ -459,6 +459,42 @@ impl Flock {
             Engine::Cuda(e) => e.step(steps)?,
         }
         self.steps += steps as u64;
+        Ok(())
+    }
+
+    /// [`Flock::step`] one step at a time, calling `progress(steps done)` after each, and
+    /// stopping with [`GeofieldError::Cancelled`] at the first step boundary after `cancel` is
+    /// set (see [`crate::cancel`]): the flock then holds the state after the steps it finished
+    /// ([`Flock::steps_taken`] counts them).
+    ///
+    /// ```
+    /// use geofield::flock::{self, Flock, FlockParams, FlockState, Start};
+    /// use geofield::{Backend, Cancel, GeofieldError};
+    ///
+    /// let world = flock::default_world_radius(64);
+    /// let mut fl = Flock::new(&Backend::Cpu, FlockParams::new(world),
+    ///     FlockState::init(64, Start::Dense, world, 1))?;
+    /// let cancel = Cancel::new();
+    /// let mut seen = 0;
+    /// fl.step_with_progress(5, &mut |done| seen = done, &cancel)?;
+    /// assert_eq!((seen, fl.steps_taken()), (5, 5));
+    /// cancel.cancel();
+    /// let r = fl.step_with_progress(5, &mut |_| {}, &cancel);
+    /// assert!(matches!(r, Err(GeofieldError::Cancelled)));
+    /// assert_eq!(fl.steps_taken(), 5);
+    /// # Ok::<(), geofield::GeofieldError>(())
+    /// ```
+    pub fn step_with_progress(
+        &mut self,
+        steps: usize,
+        progress: &mut dyn FnMut(usize),
+        cancel: &Cancel,
+    ) -> Result<(), GeofieldError> {
+        for done in 1..=steps {
+            cancel.check()?;
+            self.step(1)?;
+            progress(done);
+        }
         Ok(())
     }
 

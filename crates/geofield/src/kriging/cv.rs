@@ -1,11 +1,13 @@
 //! Leave-one-out cross-validation of built systems: closed form for global kriging (Dubrule
 //! 1983), brute-force refits without each sample for local kriging.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::global::{self, CrossValidation};
 use super::local::LocalKriging;
 use super::samples::SampleSet;
 use super::systems::{Group, System};
-use crate::GeofieldError;
+use crate::{Cancel, GeofieldError};
 
 /// Leave-one-out cross-validation of one surface: closed form for global kriging, refits
 /// without each sample for local kriging. Errors per distinct location of the surface's group,
@@ -59,15 +61,36 @@ impl SurfaceCv {
 
 /// Cross-validation of every surface of `set` with systems already built by
 /// [`build`](super::systems::build), in the order of the surfaces.
+/// `progress` gets the fraction of the folds done; [`GeofieldError::Cancelled`] soon after
+/// `cancel` is set.
 pub fn cross_validate_groups(
     set: &SampleSet,
     groups: &[Group],
+    progress: Option<&(dyn Fn(f64) + Sync)>,
+    cancel: &Cancel,
 ) -> Result<Vec<SurfaceCv>, GeofieldError> {
     let mut out: Vec<Option<SurfaceCv>> = (0..set.surfaces.len()).map(|_| None).collect();
+    let total = groups
+        .iter()
+        .map(|g| g.system.samples())
+        .sum::<usize>()
+        .max(1);
+    let done = AtomicUsize::new(0);
+    let report = |n: usize| {
+        let d = done.fetch_add(n, Ordering::Relaxed) + n;
+        if let Some(f) = progress {
+            f(d as f64 / total as f64);
+        }
+    };
     for g in groups {
+        cancel.check()?;
         let (cv, first) = match &g.system {
-            System::Global(s) => (s.cross_validate(), s.first.clone()),
-            System::Local(s) => (local_loo(s)?, s.first.clone()),
+            System::Global(s) => {
+                let cv = s.cross_validate();
+                report(s.samples());
+                (cv, s.first.clone())
+            }
+            System::Local(s) => (local_loo(s, &report, cancel)?, s.first.clone()),
         };
         for (k, &h) in g.surfaces.iter().enumerate() {
             out[h] = Some(SurfaceCv {
@@ -86,7 +109,11 @@ pub fn cross_validate_groups(
 }
 
 /// Brute-force leave-one-out for local kriging: each sample predicted from its k nearest others.
-fn local_loo(s: &LocalKriging) -> Result<CrossValidation, GeofieldError> {
+fn local_loo(
+    s: &LocalKriging,
+    report: &(dyn Fn(usize) + Sync),
+    cancel: &Cancel,
+) -> Result<CrossValidation, GeofieldError> {
     use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
     use rayon::prelude::*;
     let pts: Vec<f64> = s.xs.iter().zip(&s.ys).flat_map(|(&x, &y)| [x, y]).collect();
@@ -100,6 +127,13 @@ fn local_loo(s: &LocalKriging) -> Result<CrossValidation, GeofieldError> {
     let rows: Vec<(Vec<f64>, f64)> = (0..s.samples())
         .into_par_iter()
         .map(|i| {
+            // Folds not started once cancelled are skipped; the token is checked below.
+            if cancel.is_cancelled() {
+                return (vec![], 0.0);
+            }
+            if i % 256 == 255 {
+                report(256);
+            }
             let ids: Vec<usize> = nb
                 .row(i)
                 .0
@@ -111,6 +145,8 @@ fn local_loo(s: &LocalKriging) -> Result<CrossValidation, GeofieldError> {
             ((0..hc).map(|h| s.z[i * hc + h] - p[h]).collect(), v)
         })
         .collect();
+    cancel.check()?;
+    report(s.samples() % 256);
     let error = (0..hc)
         .map(|h| rows.iter().map(|r| r.0[h]).collect())
         .collect();

@@ -8,10 +8,16 @@ use super::params::{KrigeOptions, Precision};
 use super::samples::SampleSet;
 use super::systems::{Group, GroupReport};
 use super::{Backend, Prediction};
-use crate::GeofieldError;
+use crate::{Cancel, GeofieldError};
+
+/// Nodes evaluated between two progress reports and cancellation checks on the CPU.
+const BAND_NODES: usize = 65_536;
 
 /// Kriging at world points (`px`, `py`) with systems already built by [`build`](super::systems::build). The kernels
-/// take grids: points are evaluated on the CPU (said in [`Prediction::evaluated`]).
+/// take grids: points are evaluated on the CPU (said in [`Prediction::evaluated`]), in bands of
+/// [`BAND_NODES`]; `progress` gets the fraction done; [`GeofieldError::Cancelled`] soon after
+/// `cancel` is set.
+#[allow(clippy::too_many_arguments)]
 pub fn eval_points(
     backend: &Backend,
     set: &SampleSet,
@@ -20,6 +26,8 @@ pub fn eval_points(
     px: &[f64],
     py: &[f64],
     variance: bool,
+    progress: Option<&(dyn Fn(f64) + Sync)>,
+    cancel: &Cancel,
 ) -> Result<Prediction, GeofieldError> {
     if px.len() != py.len() {
         return Err(GeofieldError::Invalid(
@@ -29,13 +37,29 @@ pub fn eval_points(
     let hc = set.surfaces.len();
     let mut values = vec![vec![]; hc];
     let mut var = variance.then(|| vec![vec![]; hc]);
+    let total_work = (groups.len() * px.len()).max(1);
+    let mut done = 0usize;
     for g in groups {
         let f = g.system.frame();
         let (nx, ny): (Vec<f64>, Vec<f64>) =
             px.iter().zip(py).map(|(&x, &y)| f.apply(x, y)).unzip();
-        let (p, v) = g.system.eval_nodes(&nx, &ny, variance)?;
+        let mut p: Vec<Vec<f64>> = vec![Vec::with_capacity(nx.len()); g.surfaces.len()];
+        let mut v = variance.then(|| Vec::with_capacity(nx.len()));
+        for (bx, by) in nx.chunks(BAND_NODES).zip(ny.chunks(BAND_NODES)) {
+            let (bp, bv) = g.system.eval_nodes_until(bx, by, variance, cancel)?;
+            for (dst, src) in p.iter_mut().zip(bp) {
+                dst.extend_from_slice(&src);
+            }
+            if let (Some(v), Some(bv)) = (v.as_mut(), bv) {
+                v.extend_from_slice(&bv);
+            }
+            done += bx.len();
+            if let Some(f) = progress {
+                f(done as f64 / total_work as f64);
+            }
+        }
         for (k, &h) in g.surfaces.iter().enumerate() {
-            values[h] = p[k].clone();
+            values[h] = std::mem::take(&mut p[k]);
             if let (Some(var), Some(v)) = (var.as_mut(), v.as_ref()) {
                 var[h] = v.clone();
             }
@@ -75,6 +99,33 @@ pub fn krige_grid_with(
     variance: bool,
     progress: Option<&(dyn Fn(f64) + Sync)>,
 ) -> Result<Prediction, GeofieldError> {
+    krige_grid_until(
+        backend,
+        set,
+        groups,
+        reports,
+        opts,
+        grid,
+        variance,
+        progress,
+        &Cancel::new(),
+    )
+}
+
+/// [`krige_grid_with`] that returns [`GeofieldError::Cancelled`] soon after `cancel` is set
+/// (between groups, and inside a band between tiles of nodes; a GPU launch runs to its end).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn krige_grid_until(
+    backend: &Backend,
+    set: &SampleSet,
+    groups: &[Group],
+    reports: Vec<GroupReport>,
+    opts: &KrigeOptions,
+    grid: &GridSpec,
+    variance: bool,
+    progress: Option<&(dyn Fn(f64) + Sync)>,
+    cancel: &Cancel,
+) -> Result<Prediction, GeofieldError> {
     let (rows, cols) = (grid.rows, grid.cols);
     let cells = rows
         .checked_mul(cols)
@@ -86,6 +137,7 @@ pub fn krige_grid_with(
     let mut done = 0usize;
     let mut device_seconds = None;
     for g in groups {
+        cancel.check()?;
         let map = g.system.frame().node_grid(grid);
         let (mut p, mut v) = if let Backend::Cuda(gpu) = backend {
             let (p, v, s) = cuda::eval_grid(gpu, &g.system, &map, variance, opts.precision)?;
@@ -98,7 +150,7 @@ pub fn krige_grid_with(
         } else {
             let mut p: Vec<Vec<f64>> = vec![Vec::with_capacity(cells); g.surfaces.len()];
             let mut v = variance.then(|| Vec::with_capacity(cells));
-            let band = (65_536 / cols.max(1)).clamp(1, rows.max(1));
+            let band = (BAND_NODES / cols.max(1)).clamp(1, rows.max(1));
             let mut r0 = 0;
             while r0 < rows {
                 let r1 = (r0 + band).min(rows);
@@ -111,7 +163,7 @@ pub fn krige_grid_with(
                         ny.push(y);
                     }
                 }
-                let (bp, bv) = g.system.eval_nodes(&nx, &ny, variance)?;
+                let (bp, bv) = g.system.eval_nodes_until(&nx, &ny, variance, cancel)?;
                 for (dst, src) in p.iter_mut().zip(bp) {
                     dst.extend_from_slice(&src);
                 }

@@ -32,7 +32,7 @@ use super::params::{Kind, KrigeOptions};
 use super::samples::{Merged, SampleSet, merge};
 use super::space::{Covariance, Frame, eps_for};
 use super::variogram::Variogram;
-use crate::GeofieldError;
+use crate::{Cancel, GeofieldError};
 
 /// Nodes evaluated together (one covariance row per sample at a time; vectorised).
 pub(crate) const TILE: usize = 256;
@@ -399,6 +399,18 @@ impl GlobalKriging {
         ny: &[f64],
         variance: bool,
     ) -> (Vec<Vec<f64>>, Option<Vec<f64>>) {
+        self.eval_nodes_until(nx, ny, variance, &Cancel::new())
+    }
+
+    /// [`Self::eval_nodes`] that skips the tiles not started once `cancel` is set (their
+    /// values are left at zero: the caller checks the token afterwards).
+    pub(crate) fn eval_nodes_until(
+        &self,
+        nx: &[f64],
+        ny: &[f64],
+        variance: bool,
+        cancel: &Cancel,
+    ) -> (Vec<Vec<f64>>, Option<Vec<f64>>) {
         let m = nx.len().min(ny.len());
         let hc = self.surfaces;
         let tiles: Vec<(Vec<f64>, Vec<f64>)> = nx[..m]
@@ -407,7 +419,9 @@ impl GlobalKriging {
             .map(|(tx, ty)| {
                 let mut p = vec![0.0; hc * tx.len()];
                 let mut v = vec![f64::NAN; if variance { tx.len() } else { 0 }];
-                self.eval_tile(tx, ty, &mut p, variance.then_some(&mut v[..]));
+                if !cancel.is_cancelled() {
+                    self.eval_tile(tx, ty, &mut p, variance.then_some(&mut v[..]));
+                }
                 (p, v)
             })
             .collect();

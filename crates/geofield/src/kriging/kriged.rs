@@ -206,7 +206,7 @@ impl Kriged {
                 "cross-validation needs the samples that were kriged".into(),
             ));
         }
-        cross_validate_groups(samples, &self.groups)
+        cross_validate_groups(samples, &self.groups, None, &crate::Cancel::new())
     }
 
     /// The voxel model of the predicted surfaces (strata, top first) with slabs of `dz_m`

@@ -25,8 +25,8 @@ use super::params::{Kind, KrigeOptions};
 use super::samples::{Merged, SampleSet};
 use super::space::{Covariance, Frame, eps_for};
 use super::variogram::Variogram;
-use crate::GeofieldError;
 use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
+use crate::{Cancel, GeofieldError};
 
 /// Local kriging of the surfaces of one sample set.
 pub struct LocalKriging {
@@ -133,6 +133,7 @@ impl LocalKriging {
         nx: &[f64],
         ny: &[f64],
         variance: bool,
+        cancel: &Cancel,
     ) -> Result<super::systems::Evaluated, GeofieldError> {
         let nb = self.neighbours(nx, ny)?;
         let hc = self.surfaces;
@@ -147,6 +148,10 @@ impl LocalKriging {
                 let mut cached: Option<LocalSystem> = None;
                 let mut ids: Vec<usize> = Vec::with_capacity(self.k);
                 let mut out = vec![0.0; hc];
+                // Chunks not started once cancelled are skipped; the caller checks the token.
+                if cancel.is_cancelled() {
+                    return (pred, var);
+                }
                 for j in j0..j1 {
                     let (idx, _) = nb.row(j);
                     ids.clear();

@@ -67,7 +67,7 @@ pub use samples::{SampleSet, Surface};
 pub use systems::GroupReport;
 pub use variogram::{Model, Structure, Variogram};
 
-use crate::{Backend, GeofieldError};
+use crate::{Backend, Cancel, GeofieldError};
 
 /// Kriging of every surface of `samples` at `params.target`: the surfaces are grouped by
 /// (variogram, wells present), each group's samples merged and its system built (global
@@ -102,17 +102,41 @@ pub fn krige(
     samples: &SampleSet,
     params: &KrigeParams,
 ) -> Result<Kriged, GeofieldError> {
-    run(backend, samples, params, None)
+    run(backend, samples, params, None, &Cancel::new())
 }
 
-/// [`krige`], calling `progress` with the fraction of the nodes done.
+/// [`krige`], calling `progress` with the fraction of the nodes done (from any thread), and
+/// stopping with [`GeofieldError::Cancelled`] soon after `cancel` is set (see
+/// [`crate::cancel`]; building and factoring a global system is not interrupted).
+///
+/// ```
+/// use geofield::kriging::{self, KrigeParams, Model, SampleSet, Target, Variogram};
+/// use geofield::{Backend, Cancel, GeofieldError};
+/// use geofield_core::{Extent, GridSpec};
+///
+/// let set = SampleSet::new(vec![5.0, 25.0, 15.0], vec![5.0, 15.0, 25.0],
+///     vec![vec![1.0, 2.0, 3.0]]);
+/// let vg = Variogram::new(Model::Exponential, 1.0, 30.0, 0.0)?;
+/// let grid = GridSpec::from_extent(Extent::new(0.0, 0.0, 30.0, 30.0)?, 10.0)?;
+/// let params = KrigeParams::new(vg, Target::Grid(grid));
+/// let last = std::sync::Mutex::new(0.0);
+/// let cancel = Cancel::new();
+/// kriging::krige_with_progress(&Backend::Cpu, &set, &params,
+///     &|f| if let Ok(mut l) = last.lock() { *l = f }, &cancel)?;
+/// assert_eq!(*last.lock().map_err(|_| "poisoned")?, 1.0);
+/// cancel.cancel();
+/// let r = kriging::krige_with_progress(&Backend::Cpu, &set, &params, &|_| {}, &cancel);
+/// assert!(matches!(r, Err(GeofieldError::Cancelled)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn krige_with_progress(
     backend: &Backend,
     samples: &SampleSet,
     params: &KrigeParams,
     progress: &(dyn Fn(f64) + Sync),
+    cancel: &Cancel,
 ) -> Result<Kriged, GeofieldError> {
-    run(backend, samples, params, Some(progress))
+    run(backend, samples, params, Some(progress), cancel)
 }
 
 fn run(
@@ -120,16 +144,19 @@ fn run(
     samples: &SampleSet,
     params: &KrigeParams,
     progress: Option<&(dyn Fn(f64) + Sync)>,
+    cancel: &Cancel,
 ) -> Result<Kriged, GeofieldError> {
     params.check_memory(samples.surfaces.len())?;
+    cancel.check()?;
     let opts = &params.options;
     let t0 = Instant::now();
     let (groups, reports) = systems::build(samples, &params.variograms, opts)?;
+    cancel.check()?;
     let seconds_factor = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let (mut prediction, grid) = match &params.target {
         Target::Grid(grid) => {
-            let p = eval::krige_grid_with(
+            let p = eval::krige_grid_until(
                 backend,
                 samples,
                 &groups,
@@ -138,14 +165,22 @@ fn run(
                 grid,
                 params.variance,
                 progress,
+                cancel,
             )?;
             (p, Some(*grid))
         }
         Target::Points { xs, ys } => {
-            let p = eval::eval_points(backend, samples, &groups, reports, xs, ys, params.variance)?;
-            if let Some(f) = progress {
-                f(1.0);
-            }
+            let p = eval::eval_points(
+                backend,
+                samples,
+                &groups,
+                reports,
+                xs,
+                ys,
+                params.variance,
+                progress,
+                cancel,
+            )?;
             (p, None)
         }
     };
@@ -175,9 +210,23 @@ pub fn cross_validate(
     samples: &SampleSet,
     params: &KrigeParams,
 ) -> Result<Vec<SurfaceCv>, GeofieldError> {
+    cross_validate_with_progress(backend, samples, params, &|_| {}, &Cancel::new())
+}
+
+/// [`cross_validate`], calling `progress` with the fraction of the folds done (from any
+/// thread), and stopping with [`GeofieldError::Cancelled`] soon after `cancel` is set (between
+/// groups and, for local kriging, between folds; the closed form of global kriging is one step).
+pub fn cross_validate_with_progress(
+    backend: &Backend,
+    samples: &SampleSet,
+    params: &KrigeParams,
+    progress: &(dyn Fn(f64) + Sync),
+    cancel: &Cancel,
+) -> Result<Vec<SurfaceCv>, GeofieldError> {
     let _ = backend;
+    cancel.check()?;
     let (groups, _) = systems::build(samples, &params.variograms, &params.options)?;
-    cv::cross_validate_groups(samples, &groups)
+    cv::cross_validate_groups(samples, &groups, Some(progress), cancel)
 }
 
 #[cfg(test)]

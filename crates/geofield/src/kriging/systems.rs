@@ -10,7 +10,7 @@ use super::params::{KrigeOptions, Neighbourhood};
 use super::samples::{self, SampleSet};
 use super::space;
 use super::variogram::Variogram;
-use crate::GeofieldError;
+use crate::{Cancel, GeofieldError};
 
 /// Predictions per surface and, when asked, the variance, at a set of nodes.
 pub type Evaluated = (Vec<Vec<f64>>, Option<Vec<f64>>);
@@ -50,10 +50,25 @@ impl System {
         ny: &[f64],
         variance: bool,
     ) -> Result<Evaluated, GeofieldError> {
-        match self {
-            System::Global(g) => Ok(g.eval_nodes(nx, ny, variance)),
-            System::Local(l) => l.eval_nodes(nx, ny, variance),
-        }
+        self.eval_nodes_until(nx, ny, variance, &Cancel::new())
+    }
+
+    /// [`Self::eval_nodes`] that returns [`GeofieldError::Cancelled`] soon after `cancel` is
+    /// set (the tiles of nodes not started are skipped).
+    pub fn eval_nodes_until(
+        &self,
+        nx: &[f64],
+        ny: &[f64],
+        variance: bool,
+        cancel: &Cancel,
+    ) -> Result<Evaluated, GeofieldError> {
+        cancel.check()?;
+        let out = match self {
+            System::Global(g) => g.eval_nodes_until(nx, ny, variance, cancel),
+            System::Local(l) => l.eval_nodes(nx, ny, variance, cancel)?,
+        };
+        cancel.check()?;
+        Ok(out)
     }
 }
 

@@ -1,16 +1,26 @@
 //! Answering the queries against a built index: separate queries in a spatial order, the stored
 //! points in the index's storage order, rows written whole into the output in input order.
 
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 
 use rayon::prelude::*;
 
 use super::kbest::KBest;
 use super::{Coord, Neighbors, Search};
+use crate::Cancel;
 
 /// Queries per rayon task (at least).
 const MIN_TASK: usize = 256;
+
+/// Rows answered between two progress reports (per thread, roughly).
+const PROGRESS_ROWS: usize = 4096;
+
+/// Where the answering reports progress and looks for a cancel.
+pub(crate) struct Watch<'a> {
+    pub(crate) cancel: &'a Cancel,
+    pub(crate) progress: Option<&'a (dyn Fn(f64) + Sync)>,
+}
 
 /// Fewest separate queries worth putting in a spatial order first.
 const SPATIAL_ORDER_MIN: usize = 4096;
@@ -79,9 +89,28 @@ pub(crate) struct RowSink<'a> {
     order: Option<&'a [u32]>,
     idx: &'a [AtomicU64],
     d2: &'a [AtomicU64],
+    watch: &'a Watch<'a>,
+    /// Rows answered so far (counted in steps of [`PROGRESS_ROWS`], for progress only).
+    done: AtomicUsize,
+    rows: usize,
 }
 
 impl RowSink<'_> {
+    /// Whether the run was cancelled: the searches skip what they have not started (the caller
+    /// checks the token and returns no rows).
+    #[inline]
+    pub(crate) fn stopped(&self) -> bool {
+        self.watch.cancel.is_cancelled()
+    }
+
+    /// Count `rows` more rows answered, for the progress report.
+    pub(crate) fn tick(&self, rows: usize) {
+        if let Some(f) = self.watch.progress {
+            let d = self.done.fetch_add(rows, Relaxed) + rows;
+            f((d as f64 / self.rows.max(1) as f64).min(1.0));
+        }
+    }
+
     /// Write the row of the query at storage position `r`: the keys `(d[j], ix[j])`, ascending,
     /// at most k of them, then padding.
     #[inline]
@@ -109,7 +138,8 @@ pub(crate) fn run<T: Coord, const D: usize, S: Search<T, D>>(
     exclude_self: bool,
     k: usize,
     r2: T,
-) -> Neighbors {
+    watch: &Watch<'_>,
+) -> Result<Neighbors, crate::GeofieldError> {
     let n = queries.len();
     // Zero-filled allocations are lazy, and the conversions below are in place: the pages are
     // first touched, in parallel, by the writers.
@@ -127,11 +157,22 @@ pub(crate) fn run<T: Coord, const D: usize, S: Search<T, D>>(
         order,
         idx: &idx,
         d2: &d2,
+        watch,
+        done: AtomicUsize::new(0),
+        rows: n,
     };
     // Storage order (when the queries are the stored points) keeps neighbouring queries on the
     // same cells.
     if !stored || order.is_none() || !index.search_stored(k, exclude_self, r2, &sink) {
         (0..n).into_par_iter().with_min_len(MIN_TASK).for_each(|r| {
+            // One relaxed load per query: no measurable cost, and a cancel stops every thread
+            // within one query.
+            if sink.stopped() {
+                return;
+            }
+            if r % PROGRESS_ROWS == PROGRESS_ROWS - 1 {
+                sink.tick(PROGRESS_ROWS);
+            }
             let qi = order.map_or(r, |o| o[r] as usize);
             let mut best = KBest::new(k);
             let skip = exclude_self.then_some(qi as u32);
@@ -140,10 +181,14 @@ pub(crate) fn run<T: Coord, const D: usize, S: Search<T, D>>(
             sink.put(r, d, ix);
         });
     }
+    watch.cancel.check()?;
+    if let Some(f) = watch.progress {
+        f(1.0);
+    }
     let indices = idx.into_iter().map(|v| v.into_inner() as i64).collect();
     let dist2 = d2
         .into_iter()
         .map(|v| f64::from_bits(v.into_inner()))
         .collect();
-    Neighbors { k, indices, dist2 }
+    Ok(Neighbors { k, indices, dist2 })
 }

@@ -67,9 +67,9 @@ use std::ops::{Add, Mul, Sub};
 
 use rayon::prelude::*;
 
-use crate::{Backend, GeofieldError};
+use crate::{Backend, Cancel, GeofieldError};
 pub(crate) use answer::RowSink;
-use answer::run;
+use answer::{Watch, run};
 use geofield_cuda::neighbors::GpuCoord;
 pub use kbest::K_MAX;
 use kbest::KBest;
@@ -492,10 +492,59 @@ pub fn knn<T: Coord>(
     dim: usize,
     params: &KnnParams,
 ) -> Result<Neighbors, GeofieldError> {
+    knn_with_progress(
+        backend,
+        points,
+        queries,
+        dim,
+        params,
+        &|_| {},
+        &Cancel::new(),
+    )
+}
+
+/// [`knn`], calling `progress` with the fraction of the queries answered (from any thread; on
+/// the GPU only at the end), and stopping with [`GeofieldError::Cancelled`] soon after `cancel`
+/// is set (see [`crate::cancel`]; the CPU checks before every query, the GPU between launches).
+///
+/// ```
+/// use geofield::neighbors::{self, KnnParams};
+/// use geofield::{Backend, Cancel, GeofieldError};
+///
+/// let pts = [0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 7.0, 0.0];
+/// let cancel = Cancel::new();
+/// let nb = neighbors::knn_with_progress(&Backend::Cpu, &pts[..], None, 2, &KnnParams::new(1),
+///     &|f| assert!((0.0..=1.0).contains(&f)), &cancel)?;
+/// assert_eq!(nb.indices, vec![1, 0, 1, 2]);
+/// cancel.cancel();
+/// let r = neighbors::knn_with_progress(&Backend::Cpu, &pts[..], None, 2, &KnnParams::new(1),
+///     &|_| {}, &cancel);
+/// assert!(matches!(r, Err(GeofieldError::Cancelled)));
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
+pub fn knn_with_progress<T: Coord>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    params: &KnnParams,
+    progress: &(dyn Fn(f64) + Sync),
+    cancel: &Cancel,
+) -> Result<Neighbors, GeofieldError> {
+    cancel.check()?;
     let q = params.query();
+    let watch = Watch {
+        cancel,
+        progress: Some(progress),
+    };
     match backend {
-        Backend::Cpu => knn_cpu(points, queries, dim, &q, params.index),
-        Backend::Cuda(gpu) => cuda::knn(gpu, points, queries, dim, &q, params.index),
+        Backend::Cpu => knn_cpu_watched(points, queries, dim, &q, params.index, &watch),
+        Backend::Cuda(gpu) => {
+            let nb = cuda::knn(gpu, points, queries, dim, &q, params.index)?;
+            cancel.check()?;
+            progress(1.0);
+            Ok(nb)
+        }
     }
 }
 
@@ -524,14 +573,43 @@ pub fn knn_distances<T: Coord>(
     params: &KnnParams,
     missing_index: i64,
 ) -> Result<NeighborDistances, GeofieldError> {
+    knn_distances_with_progress(
+        backend,
+        points,
+        queries,
+        dim,
+        params,
+        missing_index,
+        &|_| {},
+        &Cancel::new(),
+    )
+}
+
+/// [`knn_distances`] with progress and cancellation as in [`knn_with_progress`].
+#[allow(clippy::too_many_arguments)]
+pub fn knn_distances_with_progress<T: Coord>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    params: &KnnParams,
+    missing_index: i64,
+    progress: &(dyn Fn(f64) + Sync),
+    cancel: &Cancel,
+) -> Result<NeighborDistances, GeofieldError> {
+    cancel.check()?;
     let q = params.query();
+    let watch = Watch {
+        cancel,
+        progress: Some(progress),
+    };
     let (indices, dist) = match backend {
         Backend::Cpu => {
             let Neighbors {
                 indices: mut idx,
                 dist2: mut d,
                 ..
-            } = knn_cpu(points, queries, dim, &q, params.index)?;
+            } = knn_cpu_watched(points, queries, dim, &q, params.index, &watch)?;
             idx.par_iter_mut().zip(d.par_iter_mut()).for_each(|(i, d)| {
                 if *i < 0 {
                     *i = missing_index;
@@ -555,6 +633,8 @@ pub fn knn_distances<T: Coord>(
             None,
         )?,
     };
+    cancel.check()?;
+    progress(1.0);
     Ok(NeighborDistances {
         k: q.k,
         indices,
@@ -571,11 +651,27 @@ pub(crate) fn knn_cpu<T: Coord>(
     q: &KnnQuery,
     index: IndexKind,
 ) -> Result<Neighbors, GeofieldError> {
+    let cancel = Cancel::new();
+    let watch = Watch {
+        cancel: &cancel,
+        progress: None,
+    };
+    knn_cpu_watched(points, queries, dim, q, index, &watch)
+}
+
+fn knn_cpu_watched<T: Coord>(
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    q: &KnnQuery,
+    index: IndexKind,
+    watch: &Watch<'_>,
+) -> Result<Neighbors, GeofieldError> {
     check_inputs(points, queries, dim, q, index)?;
     if dim == 2 {
-        knn_d::<T, 2>(points, queries, q, index)
+        knn_d::<T, 2>(points, queries, q, index, watch)
     } else {
-        knn_d::<T, 3>(points, queries, q, index)
+        knn_d::<T, 3>(points, queries, q, index, watch)
     }
 }
 
@@ -584,6 +680,7 @@ fn knn_d<T: Coord, const D: usize>(
     queries: Option<&[T]>,
     q: &KnnQuery,
     index: IndexKind,
+    watch: &Watch<'_>,
 ) -> Result<Neighbors, GeofieldError> {
     let pts = to_points::<T, D>(points, "point")?;
     let qs = match queries {
@@ -602,22 +699,22 @@ fn knn_d<T: Coord, const D: usize>(
         IndexKind::Auto => resolve_auto(&pts),
         other => other,
     };
-    Ok(match index {
+    match index {
         IndexKind::Uniform { cell_size } => {
             let g = if stored {
                 uniform::UniformGrid::build_for_batch(&pts, cell_size, q.k)?
             } else {
                 uniform::UniformGrid::build(&pts, cell_size)?
             };
-            run(&g, qref, stored, ex, q.k, r2)
+            run(&g, qref, stored, ex, q.k, r2, watch)
         }
         IndexKind::Dynamic { max_per_leaf } => {
             let g = dynamic::DynamicGrid::build(&pts, max_per_leaf);
-            run(&g, qref, stored, ex, q.k, r2)
+            run(&g, qref, stored, ex, q.k, r2, watch)
         }
         IndexKind::Brute | IndexKind::Auto => {
             let b = brute::Brute::new(&pts);
-            run(&b, qref, stored, ex, q.k, r2)
+            run(&b, qref, stored, ex, q.k, r2, watch)
         }
-    })
+    }
 }

@@ -116,19 +116,23 @@ pub fn usable_stations(
 }
 
 /// Profile factor: the station's wind at height `z_m` above ground over its wind at `z_ref_m`.
+/// The log law measures heights from the displacement plane, z − `displacement_m`, clamped
+/// below at max(`min_m`, 1.5 z0).
 pub fn profile_factor(
     profile: Profile,
     class: Stability,
     z_m: f64,
     z_ref_m: f64,
     min_m: f64,
+    displacement_m: f64,
 ) -> f64 {
     match profile {
         Profile::Uniform => 1.0,
         Profile::Power => (z_m.max(min_m) / z_ref_m).powf(class.power_exponent()),
         Profile::Log { roughness_m } => {
             let floor = min_m.max(1.5 * roughness_m);
-            (z_m.max(floor) / roughness_m).ln() / (z_ref_m.max(floor) / roughness_m).ln()
+            let above = |z: f64| (z - displacement_m).max(floor) / roughness_m;
+            above(z_m).ln() / above(z_ref_m).ln()
         }
     }
 }
@@ -256,6 +260,7 @@ pub fn first_guess(
                             z_agl,
                             z_ref,
                             opts.min_height_agl_m,
+                            opts.displacement_m,
                         );
                         su += f * wu;
                         sv += f * wv;
@@ -347,7 +352,14 @@ fn cut_faces(
     // The profile factors at height z above the ground, once per face for both columns.
     let factors = |z: f64, out: &mut [f64]| {
         for (f, &(class, z_ref)) in out.iter_mut().zip(profiles) {
-            *f = profile_factor(opts.profile, class, z, z_ref, opts.min_height_agl_m);
+            *f = profile_factor(
+                opts.profile,
+                class,
+                z,
+                z_ref,
+                opts.min_height_agl_m,
+                opts.displacement_m,
+            );
         }
     };
     // Column c's interpolated wind with the factors `f` of its face's height.

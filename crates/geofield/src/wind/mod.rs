@@ -63,6 +63,7 @@ pub(crate) mod ops;
 mod params;
 mod sample;
 pub(crate) mod sor;
+mod units;
 pub(crate) mod west;
 
 /// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
@@ -71,7 +72,10 @@ pub use grid::{Levels, WindGrid};
 pub use params::{
     Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, speed_direction,
 };
-pub use sample::{CellFields, at_height_agl, at_point_agl, cell_centred};
+pub use sample::{
+    CellFields, PointSample, Surface, at_height_agl, cell_centred, sample_point, surface,
+};
+pub use units::{DOMAIN_AVERAGE_ID, LengthUnit, SpeedUnit, Vegetation, domain_average};
 
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -168,6 +172,8 @@ pub struct WindField {
     pub profile: Profile,
     /// The lowest height above ground the profiles use (m).
     pub min_height_agl_m: f64,
+    /// The log profile's displacement height (m; 0 without vegetation).
+    pub displacement_m: f64,
 }
 
 /// A station the pipeline did not use, and why (outside the domain, below the terrain...).
@@ -177,7 +183,7 @@ pub struct IgnoredStation {
     pub reason: String,
 }
 
-use crate::{Backend, GeofieldError};
+use crate::{Backend, Cancel, GeofieldError};
 
 /// Check the options on their own (before any input is read): every field in its domain, and
 /// no option that the chosen model and solver would ignore. [`compute_deferred`] calls it too.
@@ -243,6 +249,20 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
         && !(roughness_m.is_finite() && roughness_m > 0.0)
     {
         return bad("roughness_m", roughness_m, "a positive length in metres");
+    }
+    if !(opts.displacement_m.is_finite() && opts.displacement_m >= 0.0) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "a length ≥ 0 in metres",
+        );
+    }
+    if opts.displacement_m > 0.0 && !matches!(opts.profile, Profile::Log { .. }) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "0 unless the profile is logarithmic",
+        );
     }
     Ok(())
 }
@@ -335,32 +355,72 @@ pub fn compute(
     stations: &[Station],
     opts: &WindOptions,
 ) -> Result<WindField, GeofieldError> {
-    compute_with_progress(backend, grid, stations, opts, &mut |_, _| {})
+    compute_with_progress(
+        backend,
+        grid,
+        stations,
+        opts,
+        &mut |_, _| {},
+        &Cancel::new(),
+    )
 }
 
-/// [`compute`] with a callback `progress(iteration, max |div u|)` at every convergence check.
+/// [`compute`] with a callback `progress(iteration, max |div u|)` at every convergence check,
+/// stopping with [`GeofieldError::Cancelled`] soon after `cancel` is set (see
+/// [`crate::cancel`]): at the solver's next convergence check (every V-cycle, every MG-CG
+/// iteration, every `check_every` SOR or WEST sweeps) or between the pipeline's steps. On the
+/// GPU the solve itself runs to its end.
+///
+/// ```
+/// use geofield::wind::{self, Levels, Station, WindGrid, WindOptions};
+/// use geofield::{Backend, Cancel, GeofieldError};
+/// use geofield_core::GridSpec;
+///
+/// let plan = GridSpec { x_min_m: 0.0, y_max_m: 240.0, cell_size_m: 30.0, cols: 8, rows: 8 };
+/// let grid = WindGrid::new(plan, vec![100.0; 64], &Levels::Uniform { nz: 6, dz_m: 10.0 })?;
+/// let st = Station { id: "a".into(), x_m: 120.0, y_m: 120.0, height_agl_m: 10.0,
+///     speed_m_per_s: 5.0, direction_deg: 250.0, stability: None };
+/// let cancel = Cancel::new();
+/// cancel.cancel();
+/// let r = wind::compute_with_progress(&Backend::Cpu, grid, &[st], &WindOptions::default(),
+///     &mut |_, _| {}, &cancel);
+/// assert!(matches!(r, Err(GeofieldError::Cancelled)));
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
 pub fn compute_with_progress(
     backend: &Backend,
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
     progress: &mut dyn FnMut(usize, f64),
+    cancel: &Cancel,
 ) -> Result<WindField, GeofieldError> {
-    compute_deferred(|| Ok(backend.clone()), grid, stations, opts, progress).map(|(f, _)| f)
+    compute_deferred(
+        || Ok(backend.clone()),
+        grid,
+        stations,
+        opts,
+        progress,
+        cancel,
+    )
+    .map(|(f, _)| f)
 }
 
 /// [`compute_with_progress`] with the backend opened while the first guess and the solver's
 /// setup run on the CPU: `backend` (for example, joining a thread that opens the GPU) is
 /// called once, just before the solve, and the backend it returns is handed back. Opening a
 /// CUDA context takes a few tenths of a second, which this hides behind the host steps.
+/// `progress` and `cancel` as in [`compute_with_progress`].
 pub fn compute_deferred(
     open_backend: impl FnOnce() -> Result<Backend, GeofieldError>,
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
     progress: &mut dyn FnMut(usize, f64),
+    cancel: &Cancel,
 ) -> Result<(WindField, Backend), GeofieldError> {
     check_options(opts)?;
+    cancel.check()?;
     let alpha_fixed = match opts.model {
         Model::West => Some(opts.alpha.unwrap_or(1.0)),
         Model::Sherman => opts.alpha,
@@ -380,8 +440,10 @@ pub fn compute_deferred(
     }
     let mut coeffs = ops::Coeffs::new(&grid, 1.0, opts.top);
     lap("coefficients", &mut steps);
+    cancel.check()?;
     let guess = init::first_guess(&grid, &coeffs, stations, opts)?;
     lap("first guess", &mut steps);
+    cancel.check()?;
     let alpha = alpha_fixed.unwrap_or_else(|| guess.domain_class.alpha());
     if alpha != 1.0 {
         let a2 = alpha * alpha;
@@ -412,6 +474,7 @@ pub fn compute_deferred(
         ..Default::default()
     };
     lap("divergence", &mut steps);
+    cancel.check()?;
     let started;
     let mut stall = None;
     let fixed = opts.model == Model::West && opts.fixed_iterations;
@@ -436,7 +499,10 @@ pub fn compute_deferred(
                         fixed,
                         threshold,
                         opts.check_every,
-                        &mut *progress,
+                        |it, d| {
+                            progress(it, d);
+                            cancel.flow()
+                        },
                     )
                 }
                 Backend::Cuda(gpu) => cuda::west(
@@ -451,6 +517,7 @@ pub fn compute_deferred(
                     &mut *progress,
                 )?,
             };
+            cancel.check()?;
             report.iterations = run.iterations;
             report.history = run.history;
             backend
@@ -475,6 +542,7 @@ pub fn compute_deferred(
                 Backend::Cpu => {
                     let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
                     lap("setup", &mut steps);
+                    cancel.check()?;
                     started = std::time::Instant::now();
                     let mut run = multigrid::solve(
                         &problem,
@@ -483,8 +551,12 @@ pub fn compute_deferred(
                         opts.max_iterations,
                         threshold,
                         opts.check_every,
-                        &mut *progress,
+                        |it, d| {
+                            progress(it, d);
+                            cancel.flow()
+                        },
                     )?;
+                    cancel.check()?;
                     let phi = problem.to_cells(&std::mem::take(&mut run.phi));
                     (run, phi)
                 }
@@ -507,6 +579,7 @@ pub fn compute_deferred(
                 }
             };
             lap("solve", &mut steps);
+            cancel.check()?;
             ops::apply_potential(&grid, &coeffs, &phi, &mut u, &mut v, &mut w);
             lap("velocities", &mut steps);
             report.iterations = run.iterations;
@@ -521,6 +594,7 @@ pub fn compute_deferred(
     if opts.model == Model::West {
         lap("solve", &mut steps);
     }
+    cancel.check()?;
     let (max_div, rms_div) = ops::divergence_stats(&grid, &ops::divergence(&grid, &u, &v, &w));
     lap("check", &mut steps);
     report.max_div_per_s = max_div;
@@ -562,6 +636,7 @@ pub fn compute_deferred(
             stability: guess.stability,
             profile: opts.profile,
             min_height_agl_m: opts.min_height_agl_m,
+            displacement_m: opts.displacement_m,
             ignored_stations: guess.ignored,
             report,
         },

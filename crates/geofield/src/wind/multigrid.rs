@@ -27,6 +27,7 @@ use super::ops::Coeffs;
 use super::params::Solver;
 use super::sor;
 use crate::GeofieldError;
+use crate::cancel::Proceed;
 
 /// Smoothing sweeps (each both colours) before and after the coarse correction.
 pub const SMOOTH: usize = 2;
@@ -164,15 +165,16 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Solve A'φ = b' from φ = 0 until max|div| ≤ `threshold` or `max_iterations`.
-/// `progress(iteration, max|div|)` is called at every check.
-pub fn solve(
+/// `progress(iteration, max|div|)` is called at every check; when it returns
+/// [`ControlFlow::Break`](std::ops::ControlFlow::Break) (a [`crate::Cancel`]) the solve stops there.
+pub fn solve<R: Proceed>(
     problem: &Problem,
     solver: Solver,
     omega: f64,
     max_iterations: usize,
     threshold: f64,
     check_every: usize,
-    mut progress: impl FnMut(usize, f64),
+    mut progress: impl FnMut(usize, f64) -> R,
 ) -> Result<SolveRun, GeofieldError> {
     let fine = &problem.levels[0];
     let n = fine.n();
@@ -201,7 +203,9 @@ pub fn solve(
                     fine.residual(&run.phi, b, &mut r);
                     let d = problem.max_div(&r);
                     run.history.push((it, d));
-                    progress(it, d);
+                    if progress(it, d).stops() {
+                        break;
+                    }
                     if d <= threshold {
                         run.converged = true;
                         break;
@@ -226,7 +230,9 @@ pub fn solve(
                 let d = problem.max_div(&r);
                 run.iterations = it;
                 run.history.push((it, d));
-                progress(it, d);
+                if progress(it, d).stops() {
+                    break;
+                }
                 if d <= threshold {
                     run.converged = true;
                     break;
@@ -272,7 +278,9 @@ pub fn solve(
                     fine.residual(&run.phi, b, &mut r);
                     d = problem.max_div(&r);
                     run.history.push((it, d));
-                    progress(it, d);
+                    if progress(it, d).stops() {
+                        break;
+                    }
                     if d <= threshold {
                         run.converged = true;
                         break;
@@ -287,7 +295,9 @@ pub fn solve(
                     continue;
                 }
                 run.history.push((it, d));
-                progress(it, d);
+                if progress(it, d).stops() {
+                    break;
+                }
                 if let Some(s) = StallRule::CYCLES.check(&run.history) {
                     run.stall = Some(s);
                     break;

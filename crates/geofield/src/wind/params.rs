@@ -100,7 +100,9 @@ pub enum Solver {
 pub enum Profile {
     /// u(z) = u_r (z/z_r)^p with p by stability class ([`Stability::power_exponent`]).
     Power,
-    /// u(z) = u_r ln(z/z0) / ln(z_r/z0) with roughness length z0 (m).
+    /// u(z) = u_r ln((z − d)/z0) / ln((z_r − d)/z0) with roughness length z0 (m) and the
+    /// displacement height d = [`WindOptions::displacement_m`] (0 unless a vegetation class sets
+    /// it), z above the ground.
     Log { roughness_m: f64 },
     /// The station's wind at every height (for tests).
     Uniform,
@@ -143,6 +145,9 @@ pub struct WindOptions {
     /// Over-relaxation factor: WEST default 1.25; SOR default the optimal ω of the grid.
     pub omega: Option<f64>,
     pub profile: Profile,
+    /// Displacement height d of the log profile (m, ≥ 0; below the canopy top the flow sees
+    /// a ground raised by d). Default 0; only with [`Profile::Log`].
+    pub displacement_m: f64,
     /// α = α_h/α_v; default from the stability class ([`Stability::alpha`]).
     pub alpha: Option<f64>,
     /// Class for stations without one. Default D.
@@ -174,6 +179,7 @@ impl Default for WindOptions {
             fixed_iterations: false,
             omega: None,
             profile: Profile::Power,
+            displacement_m: 0.0,
             alpha: None,
             default_stability: Stability::D,
             radius_m: None,

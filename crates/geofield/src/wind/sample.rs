@@ -17,15 +17,21 @@
 //! - A column's samples are its cells at least half open, each at the height above the ground
 //!   at the column centre (the DEM's value there) of the middle of its open part,
 //!   z_top − θΔz/2 − g. Below the first sample the wind follows the model's profile down to the
-//!   ground (power law u ∝ z^p, log law u ∝ ln(z/z0): zero at z0; uniform: constant); between the
+//!   ground (power law u ∝ z^p, log law u ∝ ln((z − d)/z0) with the displacement height d: zero
+//!   at d + z0; uniform: constant); between the
 //!   first two samples it is interpolated in the profile's coordinate (z^p or ln z, exact for
 //!   the profile), higher up linearly in z; above the top sample the top cell's.
 //!
-//! Both: speed and direction come from the interpolated (u, v) by [`speed_direction`]
-//! (direction: where the wind comes from, degrees clockwise from north), never by interpolating
-//! speed and direction themselves. [`at_point_agl`] samples any point: the columns around it
-//! are sampled as above at the same height above their own ground and blended bilinearly
-//! (clamped at the edges); at a column centre it is the raster's value.
+//! Both: w is interpolated with u and v by the same rule. Speed and direction come from the
+//! interpolated (u, v) by [`speed_direction`] (direction: where the wind comes from, degrees
+//! clockwise from north), never by interpolating speed and direction themselves. One function,
+//! `column_agl`, holds the vertical rule for every output.
+//!
+//! At a point (x, y) and a height above ground ([`sample_point`]: the masts of `--points-in`,
+//! validation masts, and outputs at another resolution, [`surface`]): the four columns around
+//! the point are sampled as above at that height above their own ground, then blended
+//! bilinearly between their centres (clamped at the edges); at a column centre it is the
+//! raster's value.
 //!
 //! Cost: O(cells) and O(rows × cols × nz) in the worst case, no allocation beyond the outputs.
 
@@ -73,21 +79,25 @@ fn check_lengths(field: &WindField) -> Result<(), GeofieldError> {
     }
 }
 
-/// (u, v) at the centre of cell (k, row, col): the faces' mean, aperture-weighted with cut
+/// (u, v, w) at the centre of cell (k, row, col): the faces' mean, aperture-weighted with cut
 /// cells.
-fn horizontal_at(field: &WindField, k: usize, row: usize, col: usize) -> (f64, f64) {
+fn velocity_at(field: &WindField, k: usize, row: usize, col: usize) -> [f64; 3] {
     let (rows, cols) = (field.grid.rows(), field.grid.cols());
+    let plane = rows * cols;
     let iu = (k * rows + row) * (cols + 1) + col;
     let iv = (k * (rows + 1) + row) * cols + col;
+    let iw = k * plane + row * cols + col;
     match &field.grid.cut {
-        None => (
+        None => [
             0.5 * (field.u[iu] + field.u[iu + 1]),
             0.5 * (field.v[iv] + field.v[iv + cols]),
-        ),
-        Some(c) => (
+            0.5 * (field.w[iw] + field.w[iw + plane]),
+        ],
+        Some(c) => [
             weighted(field.u[iu], c.ax[iu], field.u[iu + 1], c.ax[iu + 1]),
             weighted(field.v[iv], c.ay[iv], field.v[iv + cols], c.ay[iv + cols]),
-        ),
+            weighted(field.w[iw], c.az[iw], field.w[iw + plane], c.az[iw + plane]),
+        ],
     }
 }
 
@@ -121,16 +131,10 @@ pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
                     continue;
                 }
                 let i = g.cell(k, row, col);
-                let (u, v) = horizontal_at(field, k, row, col);
-                let iw = k * plane + row * cols + col;
+                let [u, v, w] = velocity_at(field, k, row, col);
                 out.u[i] = u;
                 out.v[i] = v;
-                out.w[i] = match &g.cut {
-                    None => 0.5 * (field.w[iw] + field.w[iw + plane]),
-                    Some(c) => {
-                        weighted(field.w[iw], c.az[iw], field.w[iw + plane], c.az[iw + plane])
-                    }
-                };
+                out.w[i] = w;
                 out.speed[i] = u.hypot(v);
             }
         }
@@ -138,6 +142,7 @@ pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
     Ok(out)
 }
 
+/// Check a height above ground.
 fn check_height(height_m: f64) -> Result<(), GeofieldError> {
     if height_m.is_finite() && height_m > 0.0 {
         Ok(())
@@ -146,6 +151,90 @@ fn check_height(height_m: f64) -> Result<(), GeofieldError> {
             "the height above ground must be a positive number of metres, got {height_m}"
         )))
     }
+}
+
+/// The wind at one point, see [`sample_point`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PointSample {
+    /// Eastward, northward, upward velocity (m/s).
+    pub u: f64,
+    pub v: f64,
+    pub w: f64,
+    /// Horizontal speed hypot(u, v) (m/s).
+    pub speed: f64,
+    /// Where the wind comes from, degrees clockwise from north ([`speed_direction`]).
+    pub direction: f64,
+    /// Ground elevation under the point (m), bilinear between column centres like the wind.
+    pub ground_m: f64,
+}
+
+/// The wind at (`x_m`, `y_m`) and `height_agl_m` above the ground: in each of the four columns
+/// around the point, the column's (u, v, w) at that height above its own ground (the vertical
+/// rule of [`at_height_agl`], see the module docs), then bilinear between the column
+/// centres (clamped to the outer centres within half a cell of the edge). `None` outside the
+/// grid. At a column centre this is exactly that column's value.
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::wind::{self, Levels, Profile, WindGrid, WindOptions};
+/// use geofield_core::GridSpec;
+///
+/// // Flat ground, a domain-average 6 m/s from the south at 10 m, the same at every height.
+/// let plan = GridSpec { x_min_m: 0.0, y_max_m: 200.0, cell_size_m: 25.0, cols: 8, rows: 8 };
+/// let grid = WindGrid::new(plan, vec![50.0; 64], &Levels::Uniform { nz: 6, dz_m: 10.0 })?;
+/// let st = wind::domain_average(&plan, 6.0, 180.0, 10.0);
+/// let opts = WindOptions { profile: Profile::Uniform, ..Default::default() };
+/// let field = wind::compute(&Backend::Cpu, grid, &[st], &opts)?;
+/// let mast = wind::sample_point(&field, 63.0, 118.0, 20.0)?.expect("inside the grid");
+/// assert!((mast.speed - 6.0).abs() < 1e-9 && (mast.v - 6.0).abs() < 1e-9);
+/// assert!(wind::sample_point(&field, 500.0, 118.0, 20.0)?.is_none());
+/// # Ok::<(), geofield::GeofieldError>(())
+/// ```
+pub fn sample_point(
+    field: &WindField,
+    x_m: f64,
+    y_m: f64,
+    height_agl_m: f64,
+) -> Result<Option<PointSample>, GeofieldError> {
+    check_height(height_agl_m)?;
+    check_lengths(field)?;
+    let g = &field.grid;
+    let p = &g.plan;
+    if !(x_m.is_finite() && y_m.is_finite() && p.extent().contains(x_m, y_m)) {
+        return Ok(None);
+    }
+    let (rows, cols) = (g.rows(), g.cols());
+    // Fractional column and row of the point between centres, clamped at the outer centres.
+    let frac = |f: f64, n: usize| {
+        let f = f.clamp(0.0, (n - 1) as f64);
+        let i0 = (f.floor() as usize).min(n - 1);
+        (i0, (i0 + 1).min(n - 1), f - i0 as f64)
+    };
+    let (c0, c1, tx) = frac((x_m - p.x_min_m) / p.cell_size_m - 0.5, cols);
+    let (r0, r1, ty) = frac((p.y_max_m - y_m) / p.cell_size_m - 0.5, rows);
+    let mut acc = [0.0; 4];
+    for (r, wr) in [(r0, 1.0 - ty), (r1, ty)] {
+        for (c, wc) in [(c0, 1.0 - tx), (c1, tx)] {
+            let wgt = wr * wc;
+            if wgt == 0.0 {
+                continue;
+            }
+            let s = column_agl(field, r, c, height_agl_m);
+            for i in 0..3 {
+                acc[i] += wgt * s[i];
+            }
+            acc[3] += wgt * g.terrain_m[r * cols + c];
+        }
+    }
+    let (speed, direction) = speed_direction(acc[0], acc[1]);
+    Ok(Some(PointSample {
+        u: acc[0],
+        v: acc[1],
+        w: acc[2],
+        speed,
+        direction,
+        ground_m: acc[3],
+    }))
 }
 
 /// Horizontal wind at `height_m` above the ground of every column: (speed in m/s, direction in
@@ -162,7 +251,7 @@ pub fn at_height_agl(
     let mut direction = Vec::with_capacity(rows * cols);
     for row in 0..rows {
         for col in 0..cols {
-            let (u, v) = column_agl(field, row, col, height_m);
+            let [u, v, _] = column_agl(field, row, col, height_m);
             let (s, d) = speed_direction(u, v);
             speed.push(s);
             direction.push(d);
@@ -171,48 +260,9 @@ pub fn at_height_agl(
     Ok((speed, direction))
 }
 
-/// Horizontal wind (u east, v north; m/s) at (`x_m`, `y_m`), `height_m` above the ground:
-/// the columns around the point sampled at that height above their own ground (as
-/// [`at_height_agl`]) and blended bilinearly between their centres (the nearest column's
-/// value beyond the outer centres). An error outside the grid's extent.
-pub fn at_point_agl(
-    field: &WindField,
-    x_m: f64,
-    y_m: f64,
-    height_m: f64,
-) -> Result<(f64, f64), GeofieldError> {
-    check_height(height_m)?;
-    check_lengths(field)?;
-    let g = &field.grid;
-    let ext = g.plan.extent();
-    if !(x_m.is_finite() && y_m.is_finite() && ext.contains(x_m, y_m)) {
-        return Err(GeofieldError::Invalid(format!(
-            "the point ({x_m}, {y_m}) is outside the wind grid (x {:.1}..{:.1}, y {:.1}..{:.1})",
-            ext.x_min_m, ext.x_max_m, ext.y_min_m, ext.y_max_m
-        )));
-    }
-    let (rows, cols) = (g.rows(), g.cols());
-    // Continuous column coordinates of the point: centres at integers.
-    let gx = ((x_m - g.plan.x_min_m) / g.dx_m() - 0.5).clamp(0.0, (cols - 1) as f64);
-    let gy = ((g.plan.y_max_m - y_m) / g.dx_m() - 0.5).clamp(0.0, (rows - 1) as f64);
-    let (c0, r0) = (gx.floor() as usize, gy.floor() as usize);
-    let (tx, ty) = (gx - c0 as f64, gy - r0 as f64);
-    let (mut u, mut v) = (0.0, 0.0);
-    for (r, wr) in [(r0, 1.0 - ty), ((r0 + 1).min(rows - 1), ty)] {
-        for (c, wc) in [(c0, 1.0 - tx), ((c0 + 1).min(cols - 1), tx)] {
-            let w = wr * wc;
-            if w > 0.0 {
-                let (cu, cv) = column_agl(field, r, c, height_m);
-                u += w * cu;
-                v += w * cv;
-            }
-        }
-    }
-    Ok((u, v))
-}
-
-/// (u, v) at `height_m` above the ground at the centre of column (row, col).
-fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> (f64, f64) {
+/// (u, v, w) at `height_m` above the ground at the centre of column (row, col): the one vertical
+/// rule of every output (see the module docs).
+fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> [f64; 3] {
     let g = &field.grid;
     let (cols, nz) = (g.cols(), g.nz);
     let c = row * cols + col;
@@ -222,14 +272,12 @@ fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> (f64,
         // The first fluid layer whose centre is at or above z.
         let above = (first..nz).find(|&k| g.z_centre_m(k) >= z);
         return match above {
-            Some(k) if k == first => horizontal_at(field, k, row, col),
-            None => horizontal_at(field, nz - 1, row, col),
+            Some(k) if k == first => velocity_at(field, k, row, col),
+            None => velocity_at(field, nz - 1, row, col),
             Some(k) => {
                 let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
                 let t = (z - z0) / (z1 - z0);
-                let (u0, v0) = horizontal_at(field, k - 1, row, col);
-                let (u1, v1) = horizontal_at(field, k, row, col);
-                (u0 + t * (u1 - u0), v0 + t * (v1 - v0))
+                lerp(velocity_at(field, k - 1, row, col), velocity_at(field, k, row, col), t)
             }
         };
     };
@@ -253,24 +301,24 @@ fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> (f64,
     let shape = |z: f64| -> Option<f64> {
         match field.profile {
             Profile::Power => Some(z.max(floor).powf(class.power_exponent())),
-            Profile::Log { roughness_m } => {
-                Some((z.max(floor.max(1.5 * roughness_m)) / roughness_m).ln())
-            }
+            Profile::Log { roughness_m } => Some(
+                ((z - field.displacement_m).max(floor.max(1.5 * roughness_m)) / roughness_m).ln(),
+            ),
             Profile::Uniform => None,
         }
     };
     let z1 = z_of(k1);
-    let s1 = horizontal_at(field, k1, row, col);
+    let s1 = velocity_at(field, k1, row, col);
     if height_m <= z1 {
         return match (shape(height_m), shape(z1)) {
-            (Some(a), Some(b)) if b > 0.0 => (s1.0 * a / b, s1.1 * a / b),
+            (Some(a), Some(b)) if b > 0.0 => s1.map(|x| x * a / b),
             _ => s1,
         };
     }
     let mut lower = (z1, s1);
     for k in k1 + 1..nz {
         let zk = z_of(k);
-        let sk = horizontal_at(field, k, row, col);
+        let sk = velocity_at(field, k, row, col);
         if height_m <= zk && zk > lower.0 {
             let linear = (height_m - lower.0) / (zk - lower.0);
             let t = if k == k1 + 1 {
@@ -281,14 +329,107 @@ fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> (f64,
             } else {
                 linear
             };
-            return (
-                lower.1.0 + t * (sk.0 - lower.1.0),
-                lower.1.1 + t * (sk.1 - lower.1.1),
-            );
+            return lerp(lower.1, sk, t);
         }
         lower = (zk, sk);
     }
     lower.1
+}
+
+/// a + t (b − a), per component.
+fn lerp(a: [f64; 3], b: [f64; 3], t: f64) -> [f64; 3] {
+    [0, 1, 2].map(|i| a[i] + t * (b[i] - a[i]))
+}
+
+/// Speed and direction at a height above ground on an output grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Surface {
+    /// The output grid: the field's, or cells of the requested size from its north-west corner.
+    pub plan: geofield_core::GridSpec,
+    /// Horizontal speed (m/s), `plan.rows * plan.cols`, row 0 north.
+    pub speed: Vec<f64>,
+    /// Where the wind comes from (degrees clockwise from north).
+    pub direction: Vec<f64>,
+}
+
+/// Speed and direction `height_m` above the ground on a grid of `cell_size_m` cells (WindNinja's
+/// output resolution). `None`, or the field's own cell size, gives the field's columns
+/// ([`at_height_agl`]). Another size gives a grid from the field's north-west corner with
+/// ⌊width / cell⌋ × ⌊height / cell⌋ cells (a last partial cell is left out; at least one),
+/// each the wind at its centre by [`sample_point`] (bilinear between column centres, never
+/// by interpolating speed or direction), so coarser and finer outputs are both point samples
+/// of one field.
+pub fn surface(
+    field: &WindField,
+    height_m: f64,
+    cell_size_m: Option<f64>,
+) -> Result<Surface, GeofieldError> {
+    let p = field.grid.plan;
+    let cell = match cell_size_m {
+        Some(c) if !(c.is_finite() && c > 0.0) => {
+            return Err(GeofieldError::InvalidParameter {
+                name: "output cell_size_m".into(),
+                value: crate::error::shown(c),
+                expected: "a positive length in metres".into(),
+            });
+        }
+        Some(c) if (c - p.cell_size_m).abs() > 1e-9 * p.cell_size_m => c,
+        _ => {
+            let (speed, direction) = at_height_agl(field, height_m)?;
+            return Ok(Surface {
+                plan: p,
+                speed,
+                direction,
+            });
+        }
+    };
+    let (width, height) = (p.cols as f64 * p.cell_size_m, p.rows as f64 * p.cell_size_m);
+    let count = |len: f64| ((len / cell) * (1.0 + 1e-12)).floor();
+    let (cols, rows) = (count(width), count(height));
+    if cols < 1.0 || rows < 1.0 {
+        return Err(GeofieldError::InvalidParameter {
+            name: "output cell_size_m".into(),
+            value: crate::error::shown(cell),
+            expected: format!("at most the domain's size ({width} x {height} m)"),
+        });
+    }
+    // Bounded by the field's cells times (field cell / output cell)²; refuse an output more
+    // than 4096 times the field's cells before allocating it.
+    if cols * rows > 4096.0 * (p.cols * p.rows) as f64 {
+        return Err(GeofieldError::InvalidParameter {
+            name: "output cell_size_m".into(),
+            value: crate::error::shown(cell),
+            expected: format!(
+                "at least 1/64 of the field's cell size ({} m)",
+                p.cell_size_m
+            ),
+        });
+    }
+    let plan = geofield_core::GridSpec {
+        x_min_m: p.x_min_m,
+        y_max_m: p.y_max_m,
+        cell_size_m: cell,
+        cols: cols as usize,
+        rows: rows as usize,
+    };
+    let mut speed = Vec::with_capacity(plan.cols * plan.rows);
+    let mut direction = Vec::with_capacity(plan.cols * plan.rows);
+    for row in 0..plan.rows {
+        for col in 0..plan.cols {
+            let (x, y) = plan.cell_centre(row, col);
+            let (s, d) = match sample_point(field, x, y, height_m)? {
+                Some(pt) => (pt.speed, pt.direction),
+                None => (f64::NAN, f64::NAN),
+            };
+            speed.push(s);
+            direction.push(d);
+        }
+    }
+    Ok(Surface {
+        plan,
+        speed,
+        direction,
+    })
 }
 
 #[cfg(test)]
@@ -345,6 +486,7 @@ mod tests {
             report: SolveReport::default(),
             profile: crate::wind::Profile::Power,
             min_height_agl_m: 1.0,
+            displacement_m: 0.0,
         }
     }
 

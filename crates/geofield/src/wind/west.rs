@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use super::grid::WindGrid;
 use super::ops::{Coeffs, divergence, divergence_stats};
+use crate::cancel::Proceed;
 
 /// The velocity-form sweep's coefficients: one byte per cell saying which of its six faces are
 /// open (bits W, E, N, S, bottom, top = 1, 2, 4, 8, 16, 32), and per layer the face factors
@@ -186,9 +187,10 @@ pub struct SweepRun {
 }
 
 /// WEST sweeps in place: `max_iterations` of them when `fixed`, else until max|D| ≤ threshold
-/// (checked every `check_every` sweeps and at the end).
+/// (checked every `check_every` sweeps and at the end). `progress(iteration, max|D|)` is called
+/// at every check; when it returns `ControlFlow::Break` (a [`crate::Cancel`]) the sweeps stop there.
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+pub fn run<R: Proceed>(
     grid: &WindGrid,
     op: &WestOperator,
     u: &mut [f64],
@@ -198,7 +200,7 @@ pub fn run(
     fixed: bool,
     threshold: f64,
     check_every: usize,
-    mut progress: impl FnMut(usize, f64),
+    mut progress: impl FnMut(usize, f64) -> R,
 ) -> SweepRun {
     let mut out = SweepRun::default();
     let check = check_every.max(1);
@@ -217,7 +219,9 @@ pub fn run(
         if it % check == 0 || it == max_iterations {
             let d = max_div(u, v, w);
             out.history.push((it, d));
-            progress(it, d);
+            if progress(it, d).stops() {
+                break;
+            }
             out.converged = d <= threshold;
             if out.converged && !fixed {
                 break;

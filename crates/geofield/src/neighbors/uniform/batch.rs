@@ -197,8 +197,12 @@ impl<T: Coord, const D: usize> UniformGrid<T, D> {
                 sel_i: [0; K_MAX + 1],
             };
             for c in c0..c1 {
+                if sink.stopped() {
+                    return;
+                }
                 self.answer_cell(c, k, exclude_self, r2, &mut sc, sink);
             }
+            sink.tick((self.starts[c1] - self.starts[c0]) as usize);
         });
         true
     }

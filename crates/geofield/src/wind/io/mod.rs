@@ -35,15 +35,25 @@
 //! Stability classes have one coding in every format: 0 = A, 1 = B, … 5 = F (npz `stability`
 //! u8, NetCDF `stability_class` with `flag_values` 0..5 and `flag_meanings` "A B C D E F").
 //!
+//! WindNinja's station CSV, output names and mast points: see [`read_station_file`],
+//! [`ninja_output_stem`], [`read_points`] and [`write_points`].
+//!
 //! Every writer writes its file atomically (a temporary file renamed into place).
 
 mod netcdf;
+mod ninja;
 mod read;
 mod write;
 
 pub use netcdf::{NC_FILL, write_nc};
-pub use read::{Dem, DemError, STATION_COLUMNS, fill_nodata, read_dem, read_stations};
+pub use ninja::{
+    POINT_COLUMNS, Point, StationFile, is_windninja_header, ninja_output_stem, read_points,
+    read_station_file, sample_points, write_points,
+};
+pub use read::{
+    Dem, DemError, STATION_COLUMNS, fill_nodata, geographic_reason, read_dem, read_stations,
+};
 pub use write::{
     FieldFormat, FieldMeta, OUTPUT_BYTES_PER_CELL, SurfaceRaster, WriteError, check_memory,
-    write_field, write_map, write_npz, write_raster, write_vti,
+    write_field, write_map, write_npz, write_raster, write_surface, write_vti,
 };

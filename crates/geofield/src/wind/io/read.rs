@@ -33,9 +33,11 @@ pub struct Dem {
 }
 
 impl Dem {
-    /// DEM columns (east edge) and rows (south edge) that do not fill a whole block and are
-    /// left out of the grid; (0, 0) without block averaging.
-    pub fn cells_left_out(&self) -> (usize, usize) {
+    /// DEM columns in the last (east) block column and DEM rows in the last (south) block row
+    /// when they do not fill a whole block (0 when they do, and without block averaging): those
+    /// blocks average the DEM cells they hold and reach beyond the DEM's edge by the rest of a
+    /// block.
+    pub fn partial_blocks(&self) -> (usize, usize) {
         let (g, k) = (self.dem_grid, self.factor);
         if k > 1 {
             (g.cols % k, g.rows % k)
@@ -43,6 +45,34 @@ impl Dem {
             (0, 0)
         }
     }
+}
+
+/// Whether a DEM is in geographic coordinates (degrees), and how we know: its CRS is a
+/// geographic EPSG code, its `.prj` is a `GEOGCS` (ESRI WKT without a code), or, with no CRS,
+/// its cells are smaller than 0.01 and its extent fits in ±180 × ±90 (degrees, not metres).
+pub fn geographic_reason(path: &Path, crs_epsg: Option<u16>, grid: &GridSpec) -> Option<String> {
+    if let Some(code) = crs_epsg {
+        return (geofield_io::crs::is_geographic(code) == Some(true))
+            .then(|| format!("its CRS, EPSG:{code}, is geographic (degrees)"));
+    }
+    let prj = path.with_extension("prj");
+    let small = std::fs::metadata(&prj).is_ok_and(|m| m.len() <= 1 << 16);
+    if small
+        && std::fs::read_to_string(&prj)
+            .is_ok_and(|t| t.trim_start().to_ascii_uppercase().starts_with("GEOGCS"))
+    {
+        return Some(format!("{} is a GEOGCS (degrees)", prj.display()));
+    }
+    let e = grid.extent();
+    let in_degrees =
+        e.x_min_m >= -180.0 && e.x_max_m <= 360.0 && e.y_min_m >= -90.0 && e.y_max_m <= 90.0;
+    (grid.cell_size_m < 0.01 && in_degrees).then(|| {
+        format!(
+            "it declares no CRS and its {} cells and extent x {:.4}..{:.4}, y {:.4}..{:.4} look \
+             like degrees",
+            grid.cell_size_m, e.x_min_m, e.x_max_m, e.y_min_m, e.y_max_m
+        )
+    })
 }
 
 /// Errors of [`read_dem`] that are about the requested cell size rather than the file.
@@ -63,6 +93,15 @@ pub enum DemError {
         path: std::path::PathBuf,
         dem_cell_size_m: f64,
         cell_size_m: f64,
+    },
+    /// The DEM is in geographic coordinates (degrees), not metres.
+    #[error(
+        "{}: the DEM must be on a projected grid in metres, and {reason}; reproject it first, e.g. gdalwarp -t_srs EPSG:32611 -r bilinear {} dem_utm.tif (the UTM zone of the area: 326NN north, 327NN south)",
+        .path.display(), .path.display()
+    )]
+    Geographic {
+        path: std::path::PathBuf,
+        reason: String,
     },
     /// `cell_size_m` is larger than the DEM.
     #[error(
@@ -87,10 +126,19 @@ impl From<InputError> for DemError {
 /// Read the DEM's first band (GeoTIFF or ESRI ASCII grid, see [`geofield_io::read_raster`]);
 /// fill nodata with the nearest valid elevation (see [`fill_nodata`]); block-average
 /// `factor x factor` cells when `cell_size_m` is an integer multiple of the DEM's cell size
-/// (the last columns and rows that do not fill a block are left out).
+/// (a last column or row of blocks that the DEM does not fill averages the cells it holds and
+/// reaches beyond the DEM's east or south edge: nothing is left out, see
+/// [`Dem::partial_blocks`]). A DEM in geographic coordinates is refused
+/// ([`geographic_reason`], [`DemError::Geographic`]).
 pub fn read_dem(path: &Path, cell_size_m: Option<f64>) -> Result<Dem, DemError> {
     let (raster, meta) = geofield_io::read_raster(path).map_err(InputError::from)?;
     let g = raster.grid;
+    if let Some(reason) = geographic_reason(path, meta.crs_epsg, &g) {
+        return Err(DemError::Geographic {
+            path: path.to_path_buf(),
+            reason,
+        });
+    }
     let mut z = raster.band_f64(0);
     let filled = fill_nodata(&mut z, g.cols, g.rows).ok_or_else(|| {
         DemError::from(InputError::Invalid {
@@ -117,8 +165,8 @@ pub fn read_dem(path: &Path, cell_size_m: Option<f64>) -> Result<Dem, DemError> 
     } else {
         factor as usize
     };
-    let (cols, rows) = (g.cols / k, g.rows / k);
-    if cols == 0 || rows == 0 {
+    let (cols, rows) = (g.cols.div_ceil(k), g.rows.div_ceil(k));
+    if k > g.cols || k > g.rows {
         return Err(DemError::LargerThanDem {
             path: path.to_path_buf(),
             cell_size_m: cell,
@@ -130,7 +178,7 @@ pub fn read_dem(path: &Path, cell_size_m: Option<f64>) -> Result<Dem, DemError> 
     let terrain_m = if k == 1 {
         z
     } else {
-        block_average(&z, g.cols, k, cols, rows)
+        block_average(&z, g.cols, g.rows, k)
     };
     Ok(Dem {
         plan: GridSpec {
@@ -180,19 +228,23 @@ pub fn fill_nodata(z: &mut [f64], cols: usize, rows: usize) -> Option<usize> {
     Some(missing)
 }
 
-/// Means of `k x k` blocks of a `src_cols`-wide grid into `cols x rows` blocks.
-fn block_average(z: &[f64], src_cols: usize, k: usize, cols: usize, rows: usize) -> Vec<f64> {
+/// Means of the `k x k` blocks of a `src_cols x src_rows` grid, ⌈src_cols/k⌉ × ⌈src_rows/k⌉
+/// blocks; a block at the east or south edge that the grid does not fill is the mean of the
+/// cells it holds.
+fn block_average(z: &[f64], src_cols: usize, src_rows: usize, k: usize) -> Vec<f64> {
+    let (cols, rows) = (src_cols.div_ceil(k), src_rows.div_ceil(k));
     let mut out = Vec::with_capacity(cols * rows);
-    let inv = 1.0 / (k * k) as f64;
     for r in 0..rows {
+        let r_end = ((r + 1) * k).min(src_rows);
         for c in 0..cols {
+            let c_end = ((c + 1) * k).min(src_cols);
             let mut sum = 0.0;
-            for rr in r * k..(r + 1) * k {
-                sum += z[rr * src_cols + c * k..rr * src_cols + (c + 1) * k]
+            for rr in r * k..r_end {
+                sum += z[rr * src_cols + c * k..rr * src_cols + c_end]
                     .iter()
                     .sum::<f64>();
             }
-            out.push(sum * inv);
+            out.push(sum / ((r_end - r * k) * (c_end - c * k)) as f64);
         }
     }
     out
@@ -312,6 +364,9 @@ mod tests {
     #[test]
     fn blocks_average() {
         let z: Vec<f64> = (0..12).map(f64::from).collect(); // 4 x 3
-        assert_eq!(block_average(&z, 4, 2, 2, 1), vec![2.5, 4.5]);
+        // 2 x 2 blocks: the south row of blocks holds one DEM row (8..11).
+        assert_eq!(block_average(&z, 4, 3, 2), vec![2.5, 4.5, 8.5, 10.5]);
+        // 3 x 3: a full-height block of 3 columns and a partial one of 1 column.
+        assert_eq!(block_average(&z, 4, 3, 3), vec![5.0, 7.0]);
     }
 }

@@ -8,7 +8,7 @@ use geofield_core::{Raster, RasterData};
 use geofield_io::{Colormap, IoError, NpzArray, NpzData, RasterMeta, VtkArray, VtkImage, WindMap};
 
 use crate::GeofieldError;
-use crate::wind::{Station, WindField, WindGrid};
+use crate::wind::{Station, Surface, WindField, WindGrid};
 
 /// Errors of the writers that sample the field before writing it.
 #[derive(Debug, thiserror::Error)]
@@ -249,17 +249,48 @@ pub fn write_raster(
     field: &WindField,
     meta: &FieldMeta,
 ) -> Result<Vec<PathBuf>, WriteError> {
-    let (name, values, units, what) = match which {
-        SurfaceRaster::Speed => ("wind_speed", meta.speed, "m s-1", "wind speed"),
+    let values = match which {
+        SurfaceRaster::Speed => meta.speed,
+        SurfaceRaster::Direction => meta.direction,
+    };
+    write_grid(path, which, &field.grid.plan, values, field, meta)
+}
+
+/// [`write_raster`] for a [`Surface`] on its own grid (WindNinja's output resolution, see
+/// [`crate::wind::surface`]); `.asc` gets its `.prj` when the CRS is known. Returns the files
+/// written.
+pub fn write_surface(
+    path: &Path,
+    which: SurfaceRaster,
+    surface: &Surface,
+    field: &WindField,
+    meta: &FieldMeta,
+) -> Result<Vec<PathBuf>, WriteError> {
+    let values = match which {
+        SurfaceRaster::Speed => &surface.speed,
+        SurfaceRaster::Direction => &surface.direction,
+    };
+    write_grid(path, which, &surface.plan, values, field, meta)
+}
+
+fn write_grid(
+    path: &Path,
+    which: SurfaceRaster,
+    plan: &geofield_core::GridSpec,
+    values: &[f64],
+    field: &WindField,
+    meta: &FieldMeta,
+) -> Result<Vec<PathBuf>, WriteError> {
+    let (name, units, what) = match which {
+        SurfaceRaster::Speed => ("wind_speed", "m s-1", "wind speed"),
         SurfaceRaster::Direction => (
             "wind_from_direction",
-            meta.direction,
             "degree",
             "wind direction (from, clockwise from north)",
         ),
     };
     let raster = Raster::new(
-        field.grid.plan,
+        *plan,
         vec![name.to_string()],
         RasterData::F32(values.iter().map(|&v| v as f32).collect()),
     )?;
