@@ -123,7 +123,6 @@ pub fn cell_centred(field: &WindField) -> Result<CellFields, GeofieldError> {
         w: vec![f64::NAN; n],
         speed: vec![f64::NAN; n],
     };
-    let plane = rows * cols;
     for k in 0..nz {
         for row in 0..rows {
             for col in 0..cols {
