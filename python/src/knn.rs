@@ -72,7 +72,14 @@ pub fn knn<'py>(
             let p = p.as_slice()?;
             run_interruptible(py, progress.as_ref(), |cancel, sink| {
                 neighbors::knn_distances_with_progress(
-                    &be, p, q, dim, &params, missing_index, &|f| sink.set(f), cancel,
+                    &be,
+                    p,
+                    q,
+                    dim,
+                    &params,
+                    missing_index,
+                    &|f| sink.set(f),
+                    cancel,
                 )
             })
         }
@@ -88,7 +95,14 @@ pub fn knn<'py>(
             let p = p.as_slice()?;
             run_interruptible(py, progress.as_ref(), |cancel, sink| {
                 neighbors::knn_distances_with_progress(
-                    &be, p, q, dim, &params, missing_index, &|f| sink.set(f), cancel,
+                    &be,
+                    p,
+                    q,
+                    dim,
+                    &params,
+                    missing_index,
+                    &|f| sink.set(f),
+                    cancel,
                 )
             })
         }

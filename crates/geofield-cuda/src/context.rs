@@ -4,13 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use cudarc::driver::sys as drv;
-use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
-    DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
-use rayon::prelude::*;
 
 use crate::compile::{
     Compiled, arch_for, compile_options, compile_text, full_source, module_source, ptx_defines,
@@ -22,6 +17,8 @@ use crate::probe::{
     DeviceInfo, device_count, device_info, driver_present, driver_version, nvrtc_present,
     nvrtc_version, probe,
 };
+
+mod transfer;
 
 /// An open CUDA device. Share it with `Arc`; calls through one `Gpu` are serialised on its
 /// single stream (each wrapper holds the device for its upload, launches and download, so the
@@ -37,21 +34,12 @@ pub struct Gpu {
     compiling: Mutex<()>,
     blas: Mutex<Option<Arc<cudarc::cublas::CudaBlas>>>,
     busy: Mutex<()>,
-    /// Page-locked host memory for copies (two halves of [`STAGE_SLOT`] bytes, allocated on
+    /// Page-locked host memory for copies (two halves of [`transfer::STAGE_SLOT`] bytes, allocated on
     /// first use and kept): transfers from pinned memory run at the bus's speed and overlap
     /// with the host copying the next chunk, where pageable memory goes through the driver's own
     /// staging at a fraction of it.
     staging: Mutex<Option<PinnedHostSlice<u64>>>,
 }
-
-/// Bytes of each half of a [`Gpu`]'s pinned staging buffer.
-const STAGE_SLOT: usize = 8 << 20;
-/// Freed device memory the stream-ordered allocator keeps for reuse instead of returning it to
-/// the driver at each synchronisation (its default is none: every call's buffers would be mapped
-/// afresh).
-const POOL_KEEP_BYTES: u64 = 2 << 30;
-/// Elements per task when the host copies or converts in parallel.
-const PAR_CHUNK: usize = 1 << 15;
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,7 +75,7 @@ impl Gpu {
         let arch = arch_for(major, minor)?;
         let stream = ctx.default_stream();
         if ctx.has_async_alloc() {
-            keep_pool_memory(&ctx);
+            transfer::keep_pool_memory(&ctx);
         }
         Ok(Arc::new(Gpu {
             ctx,
@@ -372,287 +360,6 @@ impl Gpu {
         unit.load_function(kernel).doing(&format!(
             "looking up kernel `{kernel}` in module `{module}`"
         ))
-    }
-
-    /// Holds the device for one upload-launch-download sequence.
-    pub(crate) fn hold(&self) -> MutexGuard<'_, ()> {
-        lock(&self.busy)
-    }
-
-    /// Copies `data` to the device; an empty slice becomes a one-element zero buffer, so that
-    /// kernels never receive a null or zero-sized allocation.
-    pub(crate) fn upload<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        data: &[T],
-        what: &str,
-    ) -> Result<CudaSlice<T>, CudaError> {
-        let r = if data.is_empty() {
-            self.stream.alloc_zeros::<T>(1)
-        } else {
-            self.stream.clone_htod(data)
-        };
-        r.doing(&format!("copying {what} to the device"))
-    }
-
-    /// Copies `data` to the device through the pinned staging buffer, in chunks: the host copies
-    /// one chunk (in parallel) while the previous one is in flight. Returns when the copy is
-    /// done. An empty slice becomes a one-element zero buffer, as [`Gpu::upload`].
-    pub(crate) fn upload_staged<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(
-        &self,
-        data: &[T],
-        what: &str,
-    ) -> Result<CudaSlice<T>, CudaError> {
-        if data.is_empty() || std::mem::size_of::<T>() == 0 {
-            return self.upload(data, what);
-        }
-        let doing = format!("copying {what} to the device");
-        let size = std::mem::size_of::<T>();
-        let per = STAGE_SLOT / size;
-        let mut stage = self.staging()?;
-        let base = staging_base(&mut stage)?;
-        // SAFETY: an allocation of data.len() elements; every element is written by the copies
-        // below before any kernel reads it (stream order).
-        let mut dst = unsafe { self.stream.alloc::<T>(data.len()) }.doing(&doing)?;
-        let mut pending: [Option<CudaEvent>; 2] = [None, None];
-        {
-            let (dptr, _written) = dst.device_ptr_mut(&self.stream);
-            for (c, chunk) in data.chunks(per).enumerate() {
-                let slot = c % 2;
-                if let Some(e) = pending[slot].take() {
-                    e.synchronize().doing(&doing)?;
-                }
-                // SAFETY: half `slot` of the staging buffer (2 · STAGE_SLOT bytes, page-aligned;
-                // STAGE_SLOT is a multiple of every alignment) holds `per` ≥ chunk.len()
-                // elements of T; the copy that last read it has completed (its event above), and
-                // nothing else uses the buffer while `stage` is locked.
-                let host: &mut [T] = unsafe {
-                    std::slice::from_raw_parts_mut(
-                        base.cast::<u8>().add(slot * STAGE_SLOT).cast::<T>(),
-                        chunk.len(),
-                    )
-                };
-                host.par_chunks_mut(PAR_CHUNK)
-                    .zip(chunk.par_chunks(PAR_CHUNK))
-                    .for_each(|(h, d)| h.copy_from_slice(d));
-                let at = dptr + (c * per * size) as u64;
-                // SAFETY: `at` .. + chunk bytes lies inside `dst` (c·per + chunk.len() ≤
-                // data.len() elements); the host slice stays untouched until the event recorded
-                // next has completed.
-                unsafe {
-                    cudarc::driver::result::memcpy_htod_async(at, host, self.stream.cu_stream())
-                }
-                .doing(&doing)?;
-                pending[slot] = Some(self.mark()?);
-            }
-        }
-        for e in pending.into_iter().flatten() {
-            e.synchronize().doing(&doing)?;
-        }
-        Ok(dst)
-    }
-
-    /// A device buffer of `len` (at least 1) elements left unset, for outputs a kernel writes
-    /// in full before anything reads them (no memset).
-    ///
-    /// # Safety
-    /// Every element read later (by a kernel or a download) must have been written first.
-    pub(crate) unsafe fn alloc_unset<T: DeviceRepr>(
-        &self,
-        len: usize,
-        what: &str,
-    ) -> Result<CudaSlice<T>, CudaError> {
-        // SAFETY: the caller's contract.
-        unsafe { self.stream.alloc::<T>(len.max(1)) }
-            .doing(&format!("allocating {what} ({len} elements)"))
-    }
-
-    /// Copies the first `len` elements of `a` and of `b` back through the pinned staging buffer
-    /// in chunks, calling `sink(first, a_chunk, b_chunk)` for each chunk (in order, on this
-    /// thread) while the next one is in flight: a caller converting into its own layout overlaps
-    /// the conversion with the transfer. Returns the milliseconds spent inside `sink`.
-    pub(crate) fn download_pair_with<A: DeviceRepr + Copy, B: DeviceRepr + Copy>(
-        &self,
-        a: &CudaSlice<A>,
-        b: &CudaSlice<B>,
-        len: usize,
-        what: &str,
-        mut sink: impl FnMut(usize, &[A], &[B]),
-    ) -> Result<f64, CudaError> {
-        let doing = format!("copying {what} back from the device");
-        if len == 0 {
-            return Ok(0.0);
-        }
-        if len > a.len() || len > b.len() {
-            return Err(crate::error::invalid(
-                "download",
-                format!(
-                    "{len} elements asked of buffers of {} and {}",
-                    a.len(),
-                    b.len()
-                ),
-            ));
-        }
-        let (sa, sb) = (std::mem::size_of::<A>(), std::mem::size_of::<B>());
-        // Elements per chunk: a multiple of 64, so B's part starts 8-byte aligned.
-        let per = (STAGE_SLOT / (sa + sb).max(1)) / 64 * 64;
-        let chunks = len.div_ceil(per);
-        let mut stage = self.staging()?;
-        let base = staging_base(&mut stage)?;
-        let (pa, _read_a) = a.device_ptr(&self.stream);
-        let (pb, _read_b) = b.device_ptr(&self.stream);
-        let host_of = |c: usize| {
-            let m = per.min(len - c * per);
-            // SAFETY: half c % 2 of the staging buffer (STAGE_SLOT bytes) holds per·sa bytes of
-            // A then per·sb bytes of B, both aligned (page-aligned base, per a multiple of 64).
-            unsafe {
-                let slot = base.cast::<u8>().add((c % 2) * STAGE_SLOT);
-                (slot.cast::<A>(), slot.add(per * sa).cast::<B>(), m)
-            }
-        };
-        let enqueue = |c: usize| -> Result<CudaEvent, CudaError> {
-            let (ha, hb, m) = host_of(c);
-            let off = c * per;
-            // SAFETY: the device ranges lie inside `a` and `b` (off + m ≤ len ≤ their lengths);
-            // the host halves are not read until the event recorded here has completed, and the
-            // previous chunk in the same half has been consumed by `sink` (chunks are enqueued
-            // two ahead, after the sink of the chunk two behind returned).
-            unsafe {
-                let da = std::slice::from_raw_parts_mut(ha, m);
-                cudarc::driver::result::memcpy_dtoh_async(
-                    da,
-                    pa + (off * sa) as u64,
-                    self.stream.cu_stream(),
-                )
-                .doing(&doing)?;
-                let db = std::slice::from_raw_parts_mut(hb, m);
-                cudarc::driver::result::memcpy_dtoh_async(
-                    db,
-                    pb + (off * sb) as u64,
-                    self.stream.cu_stream(),
-                )
-                .doing(&doing)?;
-            }
-            self.mark()
-        };
-        let mut events: [Option<CudaEvent>; 2] = [None, None];
-        for c in 0..chunks.min(2) {
-            events[c % 2] = Some(enqueue(c)?);
-        }
-        let mut sink_s = 0.0;
-        for c in 0..chunks {
-            if let Some(e) = events[c % 2].take() {
-                e.synchronize()
-                    .doing("waiting for the rows (a kernel fault shows up here)")?;
-            }
-            let (ha, hb, m) = host_of(c);
-            let t = std::time::Instant::now();
-            // SAFETY: the chunk's copies have completed (its event); m elements of each were
-            // written there.
-            let (ca, cb) = unsafe {
-                (
-                    std::slice::from_raw_parts(ha.cast_const(), m),
-                    std::slice::from_raw_parts(hb.cast_const(), m),
-                )
-            };
-            sink(c * per, ca, cb);
-            sink_s += t.elapsed().as_secs_f64();
-            if c + 2 < chunks {
-                events[c % 2] = Some(enqueue(c + 2)?);
-            }
-        }
-        Ok(sink_s * 1e3)
-    }
-
-    /// The staging buffer, allocated on first use.
-    fn staging(&self) -> Result<MutexGuard<'_, Option<PinnedHostSlice<u64>>>, CudaError> {
-        let mut g = lock(&self.staging);
-        if g.is_none() {
-            // SAFETY: the memory is left unset; it is only read back after a copy into it.
-            // Flags 0: cached (not write-combined) memory, which the host reads at full speed.
-            let p = unsafe {
-                self.ctx
-                    .alloc_pinned_with_flags::<u64>(2 * STAGE_SLOT / 8, 0)
-            }
-            .doing("allocating the pinned staging buffer")?;
-            *g = Some(p);
-        }
-        Ok(g)
-    }
-
-    /// A zeroed device buffer of `len` (at least 1) elements.
-    pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        len: usize,
-        what: &str,
-    ) -> Result<CudaSlice<T>, CudaError> {
-        self.stream
-            .alloc_zeros::<T>(len.max(1))
-            .doing(&format!("allocating {what} ({len} elements)"))
-    }
-
-    /// Copies a device buffer back, truncated to `len` elements.
-    pub(crate) fn download<T: DeviceRepr>(
-        &self,
-        buf: &CudaSlice<T>,
-        len: usize,
-        what: &str,
-    ) -> Result<Vec<T>, CudaError> {
-        let mut v = self
-            .stream
-            .clone_dtoh(buf)
-            .doing(&format!("copying {what} back from the device"))?;
-        v.truncate(len);
-        Ok(v)
-    }
-
-    /// Records a timing event on the stream.
-    pub(crate) fn mark(&self) -> Result<CudaEvent, CudaError> {
-        self.stream
-            .record_event(Some(drv::CUevent_flags::CU_EVENT_DEFAULT))
-            .doing("recording a timing event")
-    }
-
-    /// Milliseconds between `start` and a new event recorded now (waits for the stream).
-    pub(crate) fn elapsed_ms(&self, start: &CudaEvent) -> Result<f32, CudaError> {
-        let end = self.mark()?;
-        start
-            .elapsed_ms(&end)
-            .doing("waiting for the kernels (a kernel fault shows up here)")
-    }
-}
-
-/// The staging buffer's base address (allocated by [`Gpu::staging`]).
-fn staging_base(stage: &mut Option<PinnedHostSlice<u64>>) -> Result<*mut u64, CudaError> {
-    match stage.as_mut() {
-        Some(p) => p
-            .as_mut_ptr()
-            .doing("waiting for the pinned staging buffer"),
-        None => Err(crate::error::invalid(
-            "staging",
-            "the pinned staging buffer is missing",
-        )),
-    }
-}
-
-/// Lets the device's default memory pool keep up to [`POOL_KEEP_BYTES`] of freed memory
-/// instead of releasing it at every synchronisation. Best effort: a failure leaves the default.
-fn keep_pool_memory(ctx: &CudaContext) {
-    let mut pool: drv::CUmemoryPool = std::ptr::null_mut();
-    let mut keep: u64 = POOL_KEEP_BYTES;
-    // SAFETY: plain driver calls on this context's device with valid out/in pointers; the
-    // attribute takes a cuuint64_t.
-    unsafe {
-        if ctx.bind_to_thread().is_ok()
-            && drv::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
-                .result()
-                .is_ok()
-        {
-            let _ = drv::cuMemPoolSetAttribute(
-                pool,
-                drv::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                (&mut keep as *mut u64).cast(),
-            );
-        }
     }
 }
 

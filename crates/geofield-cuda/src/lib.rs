@@ -33,7 +33,6 @@ mod disk_cache;
 pub mod dispersal;
 mod error;
 pub mod flock;
-mod host_memory;
 pub mod kriging;
 pub mod neighbors;
 mod probe;
@@ -45,7 +44,6 @@ pub use compile::{
 };
 pub use context::{CompileEvent, Gpu, set_compile_hook, test_gpu};
 pub use error::CudaError;
-pub use host_memory::advise_huge_pages;
 pub use probe::{
     DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,
     nvrtc_present, nvrtc_version, probe,

@@ -47,7 +47,12 @@ fn npz_rows_run_north_to_south_like_the_dem() {
     let dem = north_west_block(d);
     let st = stations(d, "a,100,20,10,5,270,\n");
     let npz = d.join("w.npz");
-    let o = wind(&dem, &st, &npz, &["--nz", "8", "--dz-m", "10", "--terrain", "stairs"]);
+    let o = wind(
+        &dem,
+        &st,
+        &npz,
+        &["--nz", "8", "--dz-m", "10", "--terrain", "stairs"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let a = read_npz(&npz).unwrap();
     assert_eq!(f64s(get(&a, "x_min_m")), [0.0]);
@@ -78,12 +83,21 @@ fn npz_cut_cell_fractions_run_north_to_south() {
     let dem = north_west_block(d);
     let st = stations(d, "a,100,20,10,5,270,\n");
     let npz = d.join("w.npz");
-    let o = wind(&dem, &st, &npz, &["--nz", "8", "--dz-m", "10", "--terrain", "cut"]);
+    let o = wind(
+        &dem,
+        &st,
+        &npz,
+        &["--nz", "8", "--dz-m", "10", "--terrain", "cut"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let a = read_npz(&npz).unwrap();
     assert_eq!(get(&a, "theta").shape, [8, 5, 6]);
     let theta = f64s(get(&a, "theta"));
-    assert!(theta[0] < 0.5, "north-west cell, lowest layer: {}", theta[0]);
+    assert!(
+        theta[0] < 0.5,
+        "north-west cell, lowest layer: {}",
+        theta[0]
+    );
     for row in 3..5 {
         for col in 3..6 {
             assert_eq!(theta[row * 6 + col], 1.0, "row {row} col {col}");

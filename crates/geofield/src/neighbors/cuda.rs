@@ -167,13 +167,11 @@ pub(crate) fn knn_rows<T: Coord>(
         },
         _ => gn::DeviceIndex::Uniform,
     };
-    // Zeroed allocations are fresh pages from the system (no clearing pass), backed by huge
-    // pages where the kernel allows (far fewer page faults); each is written once, by the
-    // conversion.
+    // Zeroed allocations are fresh pages from the system (no clearing pass); each is written
+    // once, by the conversion. (Asking for transparent huge pages, madvise(MADV_HUGEPAGE), was
+    // measured slower on the H100 host and is not done.)
     let mut indices = vec![0i64; len];
     let mut dist = vec![0f64; len];
-    geofield_cuda::advise_huge_pages(&mut indices);
-    geofield_cuda::advise_huge_pages(&mut dist);
     gn::knn_device_rows(
         gpu,
         points,

@@ -54,7 +54,9 @@
 //! `shared/papers/knn-grids-boids-gpu.txt`).
 
 mod answer;
+mod auto;
 pub(crate) mod brute;
+mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod dynamic;
 #[cfg(feature = "io")]
@@ -69,128 +71,13 @@ use rayon::prelude::*;
 
 use crate::{Backend, Cancel, GeofieldError};
 pub(crate) use answer::RowSink;
-use answer::{Watch, run};
+use answer::Watch;
+pub use auto::{AUTO_BRUTE_MAX, AUTO_CLUSTERING_MAX, AUTO_LEAF, auto_index, clustering_of};
+pub(crate) use cpu::knn_cpu;
+use cpu::knn_cpu_watched;
 use geofield_cuda::neighbors::GpuCoord;
 pub use kbest::K_MAX;
 use kbest::KBest;
-
-/// Up to this many points, [`IndexKind::Auto`] uses brute force.
-pub const AUTO_BRUTE_MAX: usize = 256;
-/// Leaf size [`IndexKind::Auto`] gives the dynamic grid.
-pub const AUTO_LEAF: usize = 16;
-/// Above this [`clustering_of`], [`IndexKind::Auto`] takes the dynamic grid instead of the uniform
-/// one. The uniform grid's cells are sized for the mean density; points crowded 3× denser than
-/// that make each query scan about 3× the points, which costs more than the dynamic grid's
-/// tree descent (the uniform grid is ~2× faster on evenly spread points).
-pub const AUTO_CLUSTERING_MAX: f64 = 3.0;
-/// Mean points per cell of `clustering`'s coarse grid.
-const CLUSTER_MEAN: f64 = 4.0;
-/// Most cells of `clustering`'s coarse grid (16 MB of counts).
-const CLUSTER_MAX_CELLS: f64 = (1u64 << 22) as f64;
-/// Most points `clustering` counts (a regular subsample of larger sets).
-const CLUSTER_SAMPLE: usize = 1 << 16;
-
-/// The index [`IndexKind::Auto`] takes on the CPU for these points (`dim` = 2 or 3, flat as
-/// for [`knn`]): brute force, the uniform grid or the dynamic grid (see the module docs).
-pub fn auto_index<T: Coord>(points: &[T], dim: usize) -> Result<IndexKind, GeofieldError> {
-    match dim {
-        2 => Ok(resolve_auto(&to_points::<T, 2>(points, "point")?)),
-        3 => Ok(resolve_auto(&to_points::<T, 3>(points, "point")?)),
-        _ => Err(GeofieldError::Invalid(format!(
-            "points must be 2-D or 3-D, not {dim}-D"
-        ))),
-    }
-}
-
-/// How clustered flat points are (`dim` = 2 or 3): points (every one up to 65,536, else a
-/// regular subsample of that many) are counted into a coarse uniform grid over their bounding
-/// box (about 4 points per cell; an axis of zero extent gets one cell), and the result is
-/// Σc² / Σc (the mean count of the cell a point lies in) over m + 1, its expectation for Poisson
-/// points of mean m per cell. ≈ 1 for evenly spread points, ≈ 1/f when the points fill a
-/// fraction f of the box. Coordinates are halved before subtracting, so any finite input works
-/// (a span near 1e308 does not overflow).
-pub fn clustering_of<T: Coord>(points: &[T], dim: usize) -> Result<f64, GeofieldError> {
-    match dim {
-        2 => Ok(clustering(&to_points::<T, 2>(points, "point")?)),
-        3 => Ok(clustering(&to_points::<T, 3>(points, "point")?)),
-        _ => Err(GeofieldError::Invalid(format!(
-            "points must be 2-D or 3-D, not {dim}-D"
-        ))),
-    }
-}
-
-fn resolve_auto<T: Coord, const D: usize>(pts: &[[T; D]]) -> IndexKind {
-    if pts.len() <= AUTO_BRUTE_MAX {
-        IndexKind::Brute
-    } else if clustering(pts) > AUTO_CLUSTERING_MAX {
-        IndexKind::Dynamic {
-            max_per_leaf: AUTO_LEAF,
-        }
-    } else {
-        IndexKind::Uniform { cell_size: None }
-    }
-}
-
-/// [`clustering_of`] of points as arrays.
-pub(crate) fn clustering<T: Coord, const D: usize>(pts: &[[T; D]]) -> f64 {
-    // A regular subsample of at most CLUSTER_SAMPLE points measures the same thing at a
-    // fraction of the search's cost.
-    let stride = pts.len().div_ceil(CLUSTER_SAMPLE).max(1);
-    let sample: Vec<[T; D]> = pts.iter().step_by(stride).copied().collect();
-    let pts = &sample[..];
-    let n = pts.len();
-    if n < 2 {
-        return 1.0;
-    }
-    let mut lo = [f64::INFINITY; D];
-    let mut hi = [f64::NEG_INFINITY; D];
-    for p in pts {
-        for d in 0..D {
-            let v = p[d].to_f64() * 0.5;
-            lo[d] = lo[d].min(v);
-            hi[d] = hi[d].max(v);
-        }
-    }
-    let target = (n as f64 / CLUSTER_MEAN).clamp(1.0, CLUSTER_MAX_CELLS);
-    // Cell side h from the axes of non-zero extent: prod(span_d / h) = target (in logs).
-    let spans: Vec<f64> = (0..D).map(|d| hi[d] - lo[d]).collect();
-    let live: Vec<f64> = spans.iter().copied().filter(|s| *s > 0.0).collect();
-    if live.is_empty() {
-        return n as f64 / 2.0; // every point at one place: as clustered as it gets
-    }
-    let ln_h = (live.iter().map(|s| s.ln()).sum::<f64>() - target.ln()) / live.len() as f64;
-    let mut cells = [1usize; D];
-    for d in 0..D {
-        if spans[d] > 0.0 {
-            cells[d] = ((spans[d].ln() - ln_h).exp().round() as usize).clamp(1, target as usize);
-        }
-    }
-    // Rounding (or a very flat box) can overshoot: halve the longest axis until within 2×.
-    let total_of = |c: &[usize; D]| c.iter().fold(1usize, |a, &b| a.saturating_mul(b));
-    while total_of(&cells) as f64 > 2.0 * target {
-        if let Some(d) = (0..D).max_by_key(|&d| cells[d]) {
-            cells[d] = (cells[d] / 2).max(1);
-        }
-    }
-    let total = total_of(&cells);
-    let mut counts = vec![0u32; total];
-    for p in pts {
-        let mut idx = 0usize;
-        for d in 0..D {
-            let c = if spans[d] > 0.0 {
-                let t = (p[d].to_f64() * 0.5 - lo[d]) / spans[d];
-                ((t * cells[d] as f64) as usize).min(cells[d] - 1)
-            } else {
-                0
-            };
-            idx = idx * cells[d] + c;
-        }
-        counts[idx] += 1;
-    }
-    let sum_sq: f64 = counts.iter().map(|&c| f64::from(c) * f64::from(c)).sum();
-    let m = n as f64 / total as f64;
-    (sum_sq / n as f64) / (m + 1.0)
-}
 
 /// A coordinate type the search can run in (f32 or f64), on the CPU and on the GPU.
 pub trait Coord:
@@ -409,23 +296,6 @@ pub(crate) trait Search<T: Coord, const D: usize>: Sync {
     }
 }
 
-fn to_points<T: Coord, const D: usize>(
-    flat: &[T],
-    what: &str,
-) -> Result<Vec<[T; D]>, GeofieldError> {
-    if let Some(i) = flat.par_iter().position_first(|v| !v.is_finite()) {
-        return Err(GeofieldError::Invalid(format!(
-            "{what} {} has a non-finite coordinate (axis {})",
-            i / D,
-            i % D
-        )));
-    }
-    Ok(flat
-        .par_chunks_exact(D)
-        .map(|c| std::array::from_fn(|a| c[a]))
-        .collect())
-}
-
 /// The checks shared by every backend: the query and index parameters, `dim`, array lengths
 /// and the point-count limit (ids are u32). Coordinates are checked for finiteness where they
 /// are converted.
@@ -640,81 +510,4 @@ pub fn knn_distances_with_progress<T: Coord>(
         indices,
         dist,
     })
-}
-
-/// [`knn`] on the CPU, for the crate's own callers (kriging's and the wind field's neighbour
-/// searches).
-pub(crate) fn knn_cpu<T: Coord>(
-    points: &[T],
-    queries: Option<&[T]>,
-    dim: usize,
-    q: &KnnQuery,
-    index: IndexKind,
-) -> Result<Neighbors, GeofieldError> {
-    let cancel = Cancel::new();
-    let watch = Watch {
-        cancel: &cancel,
-        progress: None,
-    };
-    knn_cpu_watched(points, queries, dim, q, index, &watch)
-}
-
-fn knn_cpu_watched<T: Coord>(
-    points: &[T],
-    queries: Option<&[T]>,
-    dim: usize,
-    q: &KnnQuery,
-    index: IndexKind,
-    watch: &Watch<'_>,
-) -> Result<Neighbors, GeofieldError> {
-    check_inputs(points, queries, dim, q, index)?;
-    if dim == 2 {
-        knn_d::<T, 2>(points, queries, q, index, watch)
-    } else {
-        knn_d::<T, 3>(points, queries, q, index, watch)
-    }
-}
-
-fn knn_d<T: Coord, const D: usize>(
-    points: &[T],
-    queries: Option<&[T]>,
-    q: &KnnQuery,
-    index: IndexKind,
-    watch: &Watch<'_>,
-) -> Result<Neighbors, GeofieldError> {
-    let pts = to_points::<T, D>(points, "point")?;
-    let qs = match queries {
-        Some(qs) => Some(to_points::<T, D>(qs, "query")?),
-        None => None,
-    };
-    // The queries are the points themselves (then `exclude_self` applies).
-    let stored = qs.is_none();
-    let ex = stored && q.exclude_self;
-    let qref: &[[T; D]] = qs.as_deref().unwrap_or(&pts);
-    let r2 = match q.radius {
-        Some(r) => T::from_f64(r * r),
-        None => T::INFINITY,
-    };
-    let index = match index {
-        IndexKind::Auto => resolve_auto(&pts),
-        other => other,
-    };
-    match index {
-        IndexKind::Uniform { cell_size } => {
-            let g = if stored {
-                uniform::UniformGrid::build_for_batch(&pts, cell_size, q.k)?
-            } else {
-                uniform::UniformGrid::build(&pts, cell_size)?
-            };
-            run(&g, qref, stored, ex, q.k, r2, watch)
-        }
-        IndexKind::Dynamic { max_per_leaf } => {
-            let g = dynamic::DynamicGrid::build(&pts, max_per_leaf);
-            run(&g, qref, stored, ex, q.k, r2, watch)
-        }
-        IndexKind::Brute | IndexKind::Auto => {
-            let b = brute::Brute::new(&pts);
-            run(&b, qref, stored, ex, q.k, r2, watch)
-        }
-    }
 }

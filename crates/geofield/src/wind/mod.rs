@@ -61,6 +61,7 @@ pub(crate) mod level;
 pub(crate) mod multigrid;
 pub(crate) mod ops;
 mod params;
+mod report;
 mod sample;
 pub(crate) mod sor;
 mod units;
@@ -70,202 +71,16 @@ pub(crate) mod west;
 pub use geofield_cuda::wind::stall::Stall;
 pub use grid::{Levels, WindGrid};
 pub use params::{
-    Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, speed_direction,
+    Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, check_options,
+    speed_direction,
 };
+pub use report::{IgnoredStation, SolveReport, StopReason, WindField};
 pub use sample::{
     CellFields, PointSample, Surface, at_height_agl, cell_centred, sample_point, surface,
 };
 pub use units::{DOMAIN_AVERAGE_ID, LengthUnit, SpeedUnit, Vegetation, domain_average};
 
-/// How a solve ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// max |div u| reached the threshold.
-    #[default]
-    Converged,
-    /// The iteration cap came first (`max_iterations`), the residual still falling.
-    IterationCap,
-    /// The residual stopped falling (V-cycles or CG iterations: less than 2× over the last 3;
-    /// SOR: less than 1 % over 1000 sweeps), e.g. at the rounding level.
-    Stagnated,
-    /// The residual grew above its best (or is not finite): the solver does not contract on
-    /// this problem.
-    Diverged,
-    /// The paper's WEST mode: exactly `max_iterations` sweeps, converged or not.
-    FixedIterations,
-}
-
-impl StopReason {
-    /// In words, for messages: "converged", "reached the iteration cap", "stagnated", ….
-    pub fn describe(self) -> &'static str {
-        match self {
-            StopReason::Converged => "converged",
-            StopReason::IterationCap => "reached the iteration cap",
-            StopReason::Stagnated => "stagnated (stopped reducing max |div u|)",
-            StopReason::Diverged => "diverged (max |div u| grew)",
-            StopReason::FixedIterations => "ran the fixed number of sweeps",
-        }
-    }
-}
-
-/// What a solve did: the residual history and the divergence before and after.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct SolveReport {
-    /// "west", "sherman/multigrid", "sherman/mgcg", "sherman/sor".
-    pub method: String,
-    /// The terrain representation: "cut" (cut cells) or "stairs" (stair steps).
-    pub terrain: String,
-    /// Sweeps (WEST, SOR), V-cycles (multigrid) or CG iterations done.
-    pub iterations: usize,
-    /// (iteration, max |div u| over fluid cells in s⁻¹) at every check.
-    pub history: Vec<(usize, f64)>,
-    /// max |div u0| over fluid cells (s⁻¹).
-    pub max_div0_per_s: f64,
-    /// max |div u| of the returned field, recomputed from its faces in f64 (s⁻¹), before any
-    /// divergence removal.
-    pub max_div_per_s: f64,
-    /// RMS of div u over fluid cells (s⁻¹), same field.
-    pub rms_div_per_s: f64,
-    /// The stop threshold (s⁻¹): max(tol × max|div u0|, the absolute floor, a rounding floor
-    /// of 1000 ulps of max|u0| over the smallest spacing); WEST on CUDA (f32) also at least
-    /// 4 f32 ulps of max|div u0| (`cuda::F32_FLOOR_ULPS`).
-    pub threshold_per_s: f64,
-    pub converged: bool,
-    /// How the solve ended (what happened when it did not converge).
-    pub stop: StopReason,
-    /// The solver's residual max |div| at its first check (the first guess's, s⁻¹).
-    pub first_residual_per_s: f64,
-    /// The solver's residual max |div| at its last check (s⁻¹).
-    pub last_residual_per_s: f64,
-    pub alpha: f64,
-    /// ω used by WEST or SOR.
-    pub omega: Option<f64>,
-    /// WEST divergence removal: the largest change it made to w (m/s).
-    pub removal_max_dw_m_per_s: Option<f64>,
-    /// Seconds of the solve (device time on the GPU, wall time on the CPU).
-    pub solve_seconds: f64,
-    /// Wall seconds of each step of the pipeline on the host: "coefficients", "first guess",
-    /// "waiting for the backend" (a GPU opened in the background), "setup" (operator and
-    /// multigrid levels, CPU only), "solve" (including uploads, the GPU's assembly of the
-    /// problem and downloads), "velocities", "check", "removal".
-    pub step_seconds: Vec<(String, f64)>,
-}
-
-/// The result: face velocities on the grid, the stability class per column, the report.
-#[derive(Debug, Clone)]
-pub struct WindField {
-    pub grid: WindGrid,
-    /// x-face velocities (m/s, positive east), `grid.n_u()` values (see [`grid`]).
-    pub u: Vec<f64>,
-    /// y-face velocities (m/s, positive north), `grid.n_v()`.
-    pub v: Vec<f64>,
-    /// z-face velocities (m/s, positive up), `grid.n_w()`.
-    pub w: Vec<f64>,
-    /// Stability class per column, `rows * cols`.
-    pub stability: Vec<Stability>,
-    /// Stations that were not used, with the reason.
-    pub ignored_stations: Vec<IgnoredStation>,
-    pub report: SolveReport,
-    /// The vertical profile of the first guess, which sampling below the first cut-cell sample
-    /// follows ([`at_height_agl`]).
-    pub profile: Profile,
-    /// The lowest height above ground the profiles use (m).
-    pub min_height_agl_m: f64,
-    /// The log profile's displacement height (m; 0 without vegetation).
-    pub displacement_m: f64,
-}
-
-/// A station the pipeline did not use, and why (outside the domain, below the terrain...).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct IgnoredStation {
-    pub id: String,
-    pub reason: String,
-}
-
 use crate::{Backend, Cancel, GeofieldError};
-
-/// Check the options on their own (before any input is read): every field in its domain, and
-/// no option that the chosen model and solver would ignore. [`compute_deferred`] calls it too.
-pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
-    let bad = |name: &str, value: f64, expected: &str| {
-        Err(GeofieldError::InvalidParameter {
-            name: name.into(),
-            value: crate::error::shown(value),
-            expected: expected.into(),
-        })
-    };
-    if !(opts.tolerance.is_finite() && opts.tolerance > 0.0 && opts.tolerance < 1.0) {
-        return bad("tolerance", opts.tolerance, "a number in (0, 1)");
-    }
-    if !(opts.abs_tolerance_per_s.is_finite() && opts.abs_tolerance_per_s >= 0.0) {
-        return bad(
-            "abs_tolerance_per_s",
-            opts.abs_tolerance_per_s,
-            "a rate ≥ 0 s⁻¹",
-        );
-    }
-    if opts.max_iterations == 0 {
-        return bad("max_iterations", 0.0, "at least 1");
-    }
-    if let Some(w) = opts.omega {
-        if !(w.is_finite() && w > 0.0 && w < 2.0) {
-            return bad("omega", w, "a relaxation factor in (0, 2)");
-        }
-        if opts.model == Model::Sherman && opts.solver != Solver::Sor {
-            return bad(
-                "omega",
-                w,
-                "no value with the multigrid and MG-CG solvers (omega is the relaxation factor \
-                 of SOR and WEST)",
-            );
-        }
-    }
-    if opts.model == Model::West && opts.terrain == Some(Terrain::Cut) {
-        return Err(GeofieldError::InvalidParameter {
-            name: "terrain".into(),
-            value: "cut".into(),
-            expected: "stairs or none with the WEST model (the paper's stair-step terrain)".into(),
-        });
-    }
-    if let Some(a) = opts.alpha
-        && !(a.is_finite() && a > 0.0)
-    {
-        return bad("alpha", a, "a positive number");
-    }
-    if !(opts.min_height_agl_m.is_finite() && opts.min_height_agl_m > 0.0) {
-        return bad(
-            "min_height_agl_m",
-            opts.min_height_agl_m,
-            "a positive height in metres",
-        );
-    }
-    if let Some(r) = opts.radius_m
-        && !(r.is_finite() && r > 0.0)
-    {
-        return bad("radius_m", r, "a positive distance in metres");
-    }
-    if let Profile::Log { roughness_m } = opts.profile
-        && !(roughness_m.is_finite() && roughness_m > 0.0)
-    {
-        return bad("roughness_m", roughness_m, "a positive length in metres");
-    }
-    if !(opts.displacement_m.is_finite() && opts.displacement_m >= 0.0) {
-        return bad(
-            "displacement_m",
-            opts.displacement_m,
-            "a length ≥ 0 in metres",
-        );
-    }
-    if opts.displacement_m > 0.0 && !matches!(opts.profile, Profile::Log { .. }) {
-        return bad(
-            "displacement_m",
-            opts.displacement_m,
-            "0 unless the profile is logarithmic",
-        );
-    }
-    Ok(())
-}
 
 /// The error for a wind field that is not finite, naming what in the inputs is extreme: the
 /// fastest station and the height of the domain.

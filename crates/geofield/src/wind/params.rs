@@ -2,6 +2,8 @@
 
 use std::str::FromStr;
 
+use crate::GeofieldError;
+
 /// Pasquill–Gifford stability class, A (very unstable) to F (stable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum Stability {
@@ -224,6 +226,88 @@ pub fn speed_direction(u: f64, v: f64) -> (f64, f64) {
     }
     let d = (-u).atan2(-v).to_degrees();
     (s, if d < 0.0 { d + 360.0 } else { d }.rem_euclid(360.0))
+}
+
+/// Check the options on their own (before any input is read): every field in its domain, and
+/// no option that the chosen model and solver would ignore. [`super::compute_deferred`] calls it too.
+pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
+    let bad = |name: &str, value: f64, expected: &str| {
+        Err(GeofieldError::InvalidParameter {
+            name: name.into(),
+            value: crate::error::shown(value),
+            expected: expected.into(),
+        })
+    };
+    if !(opts.tolerance.is_finite() && opts.tolerance > 0.0 && opts.tolerance < 1.0) {
+        return bad("tolerance", opts.tolerance, "a number in (0, 1)");
+    }
+    if !(opts.abs_tolerance_per_s.is_finite() && opts.abs_tolerance_per_s >= 0.0) {
+        return bad(
+            "abs_tolerance_per_s",
+            opts.abs_tolerance_per_s,
+            "a rate ≥ 0 s⁻¹",
+        );
+    }
+    if opts.max_iterations == 0 {
+        return bad("max_iterations", 0.0, "at least 1");
+    }
+    if let Some(w) = opts.omega {
+        if !(w.is_finite() && w > 0.0 && w < 2.0) {
+            return bad("omega", w, "a relaxation factor in (0, 2)");
+        }
+        if opts.model == Model::Sherman && opts.solver != Solver::Sor {
+            return bad(
+                "omega",
+                w,
+                "no value with the multigrid and MG-CG solvers (omega is the relaxation factor \
+                 of SOR and WEST)",
+            );
+        }
+    }
+    if opts.model == Model::West && opts.terrain == Some(Terrain::Cut) {
+        return Err(GeofieldError::InvalidParameter {
+            name: "terrain".into(),
+            value: "cut".into(),
+            expected: "stairs or none with the WEST model (the paper's stair-step terrain)".into(),
+        });
+    }
+    if let Some(a) = opts.alpha
+        && !(a.is_finite() && a > 0.0)
+    {
+        return bad("alpha", a, "a positive number");
+    }
+    if !(opts.min_height_agl_m.is_finite() && opts.min_height_agl_m > 0.0) {
+        return bad(
+            "min_height_agl_m",
+            opts.min_height_agl_m,
+            "a positive height in metres",
+        );
+    }
+    if let Some(r) = opts.radius_m
+        && !(r.is_finite() && r > 0.0)
+    {
+        return bad("radius_m", r, "a positive distance in metres");
+    }
+    if let Profile::Log { roughness_m } = opts.profile
+        && !(roughness_m.is_finite() && roughness_m > 0.0)
+    {
+        return bad("roughness_m", roughness_m, "a positive length in metres");
+    }
+    if !(opts.displacement_m.is_finite() && opts.displacement_m >= 0.0) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "a length ≥ 0 in metres",
+        );
+    }
+    if opts.displacement_m > 0.0 && !matches!(opts.profile, Profile::Log { .. }) {
+        return bad(
+            "displacement_m",
+            opts.displacement_m,
+            "0 unless the profile is logarithmic",
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

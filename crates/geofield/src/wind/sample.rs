@@ -276,7 +276,11 @@ fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> [f64;
             Some(k) => {
                 let (z0, z1) = (g.z_centre_m(k - 1), g.z_centre_m(k));
                 let t = (z - z0) / (z1 - z0);
-                lerp(velocity_at(field, k - 1, row, col), velocity_at(field, k, row, col), t)
+                lerp(
+                    velocity_at(field, k - 1, row, col),
+                    velocity_at(field, k, row, col),
+                    t,
+                )
             }
         };
     };
