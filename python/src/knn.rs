@@ -59,53 +59,22 @@ pub fn knn<'py>(
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();
+    // Points and queries in one precision, each searched in its own arithmetic.
+    let (f64s, f32s) = (
+        "float32 queries of float64 points",
+        "float64 queries of float32 points",
+    );
     let found = match (&points, &queries) {
-        (Points::F64(p), q) => {
-            let dim = p.shape()[1];
-            let q = match q {
-                None => None,
-                Some(Points::F64(q)) => Some(q.as_slice()?),
-                Some(Points::F32(_)) => {
-                    return Err(errors::arg("x", "float32 queries of float64 points"));
-                }
-            };
-            let p = p.as_slice()?;
-            run_interruptible(py, progress.as_ref(), |cancel, sink| {
-                neighbors::knn_distances_with_progress(
-                    &be,
-                    p,
-                    q,
-                    dim,
-                    &params,
-                    missing_index,
-                    &|f| sink.set(f),
-                    cancel,
-                )
-            })
+        (Points::F64(p), None) => search(py, &be, p, None, &params, missing_index, &progress),
+        (Points::F64(p), Some(Points::F64(q))) => {
+            search(py, &be, p, Some(q), &params, missing_index, &progress)
         }
-        (Points::F32(p), q) => {
-            let dim = p.shape()[1];
-            let q = match q {
-                None => None,
-                Some(Points::F32(q)) => Some(q.as_slice()?),
-                Some(Points::F64(_)) => {
-                    return Err(errors::arg("x", "float64 queries of float32 points"));
-                }
-            };
-            let p = p.as_slice()?;
-            run_interruptible(py, progress.as_ref(), |cancel, sink| {
-                neighbors::knn_distances_with_progress(
-                    &be,
-                    p,
-                    q,
-                    dim,
-                    &params,
-                    missing_index,
-                    &|f| sink.set(f),
-                    cancel,
-                )
-            })
+        (Points::F32(p), None) => search(py, &be, p, None, &params, missing_index, &progress),
+        (Points::F32(p), Some(Points::F32(q))) => {
+            search(py, &be, p, Some(q), &params, missing_index, &progress)
         }
+        (Points::F64(_), Some(Points::F32(_))) => Err(errors::arg("x", f64s)),
+        (Points::F32(_), Some(Points::F64(_))) => Err(errors::arg("x", f32s)),
     }?;
     // The library fills both arrays in their final form (distances, `missing_index` / inf);
     // numpy takes the vectors over without a copy.
@@ -118,4 +87,32 @@ pub fn knn<'py>(
         .reshape([m, kk])?
         .into_any();
     Ok((d, idx, be.label()))
+}
+
+/// One search of `points` (n, dim) for `queries` (or the points themselves) on the backend,
+/// interruptible, with `progress` called with the fraction answered.
+fn search<T: geofield::neighbors::Coord + numpy::Element>(
+    py: Python<'_>,
+    be: &geofield::Backend,
+    points: &PyReadonlyArray2<'_, T>,
+    queries: Option<&PyReadonlyArray2<'_, T>>,
+    params: &KnnParams,
+    missing_index: i64,
+    progress: &Option<Bound<'_, PyAny>>,
+) -> PyResult<neighbors::NeighborDistances> {
+    let dim = points.shape()[1];
+    let q = queries.map(|q| q.as_slice()).transpose()?;
+    let p = points.as_slice()?;
+    run_interruptible(py, progress.as_ref(), |cancel, sink| {
+        neighbors::knn_distances_with_progress(
+            be,
+            p,
+            q,
+            dim,
+            params,
+            missing_index,
+            &|f| sink.set(f),
+            cancel,
+        )
+    })
 }

@@ -10,7 +10,7 @@ use geofield::bench::wind::{
     multigrid::{self, Problem},
     ops::{self, Coeffs},
 };
-use geofield::synth::terrain::{self, StationSpec, TerrainKind, TerrainSpec};
+use geofield::synth::terrain;
 use geofield::wind::{self, Levels, Profile, Solver, Terrain, Top, WindGrid, WindOptions};
 use geofield_core::GridSpec;
 
@@ -208,20 +208,7 @@ fn gaussian_speed_up(cut: bool) -> (f64, f64) {
     // ±5σ around the hill, 6σ up: the open boundaries' φ = 0 is where the hill's dipole field
     // has fallen to (1/5)³ of its value one σ out.
     let cols = (10.0 * sigma / dx) as usize;
-    let plan = GridSpec {
-        x_min_m: -0.5 * cols as f64 * dx,
-        y_max_m: 0.5 * cols as f64 * dx,
-        cell_size_m: dx,
-        cols,
-        rows: cols,
-    };
-    let mut terrain = Vec::with_capacity(plan.n_cells());
-    for row in 0..cols {
-        for col in 0..cols {
-            let (x, y) = plan.cell_centre(row, col);
-            terrain.push(h * (-(x * x + y * y) / (2.0 * sigma * sigma)).exp());
-        }
-    }
+    let (plan, terrain) = wind_common::centred_gaussian(cols, dx, h, sigma);
     let tops = layers(dx, 150.0, 1.25, 6.0 * sigma);
     let mut g = WindGrid::new(plan, terrain, &Levels::Tops(tops)).unwrap();
     if cut {
@@ -310,33 +297,10 @@ fn sampling_follows_the_log_law_from_the_true_ground() {
     assert!(wind::sample_point(&f, -1.0, 10.0, 10.0).unwrap().is_none());
 }
 
-/// The demo's valley (crates/geofield-cli/src/demo/wind.rs) at 10 m above ground: the largest
+/// The demo's valley ([`terrain::demo_valley`]) at 10 m above ground: the largest
 /// jump of the speed between neighbouring columns.
 fn valley_jump(terrain_mode: Terrain, dz: f64) -> (f64, Vec<f64>) {
-    let spec = TerrainSpec {
-        kind: TerrainKind::Valley,
-        cols: 120,
-        rows: 120,
-        cell_size_m: 50.0,
-        x_min_m: 500_000.0,
-        y_min_m: 6_000_000.0,
-        base_m: 400.0,
-        height_m: 150.0,
-        width_m: None,
-    };
-    let (plan, dem) = terrain::terrain(&spec).unwrap();
-    let stations = terrain::stations(
-        &plan,
-        &StationSpec {
-            count: 3,
-            speed_m_per_s: 6.0,
-            direction_deg: 250.0,
-            height_agl_m: 10.0,
-            stability: None,
-            seed: 7,
-        },
-    )
-    .unwrap();
+    let (plan, dem, stations) = terrain::demo_valley().unwrap();
     let nz = (320.0 / dz) as usize;
     let grid = WindGrid::new(plan, dem, &Levels::Uniform { nz, dz_m: dz }).unwrap();
     let o = WindOptions {

@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod wind_common;
 use geofield::bench::wind::{
     multigrid::{self, Problem},
     ops::{self, Coeffs},
@@ -148,20 +149,7 @@ fn gaussian_hill_crest_speed_up_follows_linear_theory() {
             < 1e-6
     );
     let cols = (16.0 * sigma / dx) as usize;
-    let plan = GridSpec {
-        x_min_m: -0.5 * cols as f64 * dx,
-        y_max_m: 0.5 * cols as f64 * dx,
-        cell_size_m: dx,
-        cols,
-        rows: cols,
-    };
-    let mut terrain = Vec::with_capacity(plan.n_cells());
-    for row in 0..cols {
-        for col in 0..cols {
-            let (x, y) = plan.cell_centre(row, col);
-            terrain.push(h * (-(x * x + y * y) / (2.0 * sigma * sigma)).exp());
-        }
-    }
+    let (plan, terrain) = wind_common::centred_gaussian(cols, dx, h, sigma);
     let mut tops = Vec::new();
     let (mut z, mut dz) = (0.0, 0.15);
     while z < 8.0 * sigma {

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use geofield::Backend;
-use geofield::synth::terrain::{self, StationSpec, TerrainKind, TerrainSpec};
+use geofield::synth::terrain;
 use geofield::wind::{self, Levels, Model, WindGrid, WindOptions};
 use geofield_core::{Raster, RasterData};
 
@@ -18,29 +18,7 @@ use crate::output;
 /// omega = 1.25) to show how far from converged a fixed count leaves the field.
 pub(super) fn run(out_dir: &Path, be: &Backend, steps: &mut Vec<Step>) -> Result<()> {
     let t = Instant::now();
-    let spec = TerrainSpec {
-        kind: TerrainKind::Valley,
-        cols: 120,
-        rows: 120,
-        cell_size_m: 50.0,
-        x_min_m: 500_000.0,
-        y_min_m: 6_000_000.0,
-        base_m: 400.0,
-        height_m: 150.0,
-        width_m: None,
-    };
-    let (plan, dem) = terrain::terrain(&spec)?;
-    let stations = terrain::stations(
-        &plan,
-        &StationSpec {
-            count: 3,
-            speed_m_per_s: 6.0,
-            direction_deg: 250.0,
-            height_agl_m: 10.0,
-            stability: None,
-            seed: 7,
-        },
-    )?;
+    let (plan, dem, stations) = terrain::demo_valley()?;
     let grid = WindGrid::new(plan, dem, &Levels::Uniform { nz: 32, dz_m: 10.0 })?;
     let field = wind::compute(be, grid.clone(), &stations, &WindOptions::default())?;
     let r = &field.report;

@@ -256,6 +256,36 @@ pub fn stations(grid: &GridSpec, spec: &StationSpec) -> Result<Vec<Station>, Geo
     Ok(out)
 }
 
+/// The demo's wind case (`geofield demo`): a 6 km × 6 km valley (base 400 m, 150 m deep) at
+/// 50 m (120 × 120 columns, south-west corner at (500 000, 6 000 000) m) with three stations
+/// of 6 m/s from 250° at 10 m above ground (seed 7).
+pub fn demo_valley() -> Result<(GridSpec, Vec<f64>, Vec<Station>), GeofieldError> {
+    let spec = TerrainSpec {
+        kind: TerrainKind::Valley,
+        cols: 120,
+        rows: 120,
+        cell_size_m: 50.0,
+        x_min_m: 500_000.0,
+        y_min_m: 6_000_000.0,
+        base_m: 400.0,
+        height_m: 150.0,
+        width_m: None,
+    };
+    let (plan, dem) = terrain(&spec)?;
+    let st = stations(
+        &plan,
+        &StationSpec {
+            count: 3,
+            speed_m_per_s: 6.0,
+            direction_deg: 250.0,
+            height_agl_m: 10.0,
+            stability: None,
+            seed: 7,
+        },
+    )?;
+    Ok((plan, dem, st))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

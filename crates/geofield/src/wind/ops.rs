@@ -139,31 +139,12 @@ impl Coeffs {
 pub fn divergence(grid: &WindGrid, u: &[f64], v: &[f64], w: &[f64]) -> Vec<f64> {
     let (rows, cols) = (grid.rows(), grid.cols());
     let inv_dx = 1.0 / grid.dx_m();
+    let cut = grid.cut.as_ref();
+    let (ax, ay, az) = (cut.map(|c| &c.ax), cut.map(|c| &c.ay), cut.map(|c| &c.az));
+    // A face's open fraction: its aperture with cut cells, 1 on stair steps (where the products
+    // and the division by `div_fraction` = 1 leave every value unchanged, bit for bit).
+    let open = |a: Option<&Vec<f64>>, i: usize| a.map_or(1.0, |a| a[i]);
     let mut d = vec![0.0; grid.n_cells()];
-    if let Some(cut) = &grid.cut {
-        let (ax, ay, az) = (&cut.ax, &cut.ay, &cut.az);
-        d.par_chunks_mut(rows * cols)
-            .enumerate()
-            .for_each(|(k, plane)| {
-                let inv_dz = 1.0 / grid.dz_m(k);
-                for row in 0..rows {
-                    for col in 0..cols {
-                        if grid.is_solid(k, row, col) {
-                            continue;
-                        }
-                        let iu = (k * rows + row) * (cols + 1) + col;
-                        let iv = (k * (rows + 1) + row) * cols + col;
-                        let iw = (k * rows + row) * cols + col;
-                        let it = iw + rows * cols;
-                        let net = (ax[iu + 1] * u[iu + 1] - ax[iu] * u[iu]) * inv_dx
-                            + (ay[iv] * v[iv] - ay[iv + cols] * v[iv + cols]) * inv_dx
-                            + (az[it] * w[it] - az[iw] * w[iw]) * inv_dz;
-                        plane[row * cols + col] = net / grid.div_fraction(iw);
-                    }
-                }
-            });
-        return d;
-    }
     d.par_chunks_mut(rows * cols)
         .enumerate()
         .for_each(|(k, plane)| {
@@ -176,9 +157,11 @@ pub fn divergence(grid: &WindGrid, u: &[f64], v: &[f64], w: &[f64]) -> Vec<f64> 
                     let iu = (k * rows + row) * (cols + 1) + col;
                     let iv = (k * (rows + 1) + row) * cols + col;
                     let iw = (k * rows + row) * cols + col;
-                    plane[row * cols + col] = (u[iu + 1] - u[iu]) * inv_dx
-                        + (v[iv] - v[iv + cols]) * inv_dx
-                        + (w[iw + rows * cols] - w[iw]) * inv_dz;
+                    let it = iw + rows * cols;
+                    let net = (open(ax, iu + 1) * u[iu + 1] - open(ax, iu) * u[iu]) * inv_dx
+                        + (open(ay, iv) * v[iv] - open(ay, iv + cols) * v[iv + cols]) * inv_dx
+                        + (open(az, it) * w[it] - open(az, iw) * w[iw]) * inv_dz;
+                    plane[row * cols + col] = net / grid.div_fraction(iw);
                 }
             }
         });

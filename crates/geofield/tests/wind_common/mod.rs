@@ -91,3 +91,23 @@ pub fn poisson_reach_m(g: &WindGrid) -> f64 {
 pub fn agreement_bound(g: &WindGrid, r_a: f64, r_b: f64) -> f64 {
     poisson_reach_m(g) * (r_a + r_b)
 }
+
+/// A square plan of `cols` × `cols` cells of `dx` metres centred on the origin, with the
+/// Gaussian hill z = h exp(−r²/2σ²) sampled at the cell centres.
+pub fn centred_gaussian(cols: usize, dx: f64, h: f64, sigma: f64) -> (GridSpec, Vec<f64>) {
+    let plan = GridSpec {
+        x_min_m: -0.5 * cols as f64 * dx,
+        y_max_m: 0.5 * cols as f64 * dx,
+        cell_size_m: dx,
+        cols,
+        rows: cols,
+    };
+    let mut terrain = Vec::with_capacity(plan.n_cells());
+    for row in 0..cols {
+        for col in 0..cols {
+            let (x, y) = plan.cell_centre(row, col);
+            terrain.push(h * (-(x * x + y * y) / (2.0 * sigma * sigma)).exp());
+        }
+    }
+    (plan, terrain)
+}
