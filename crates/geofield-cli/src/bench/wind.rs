@@ -45,6 +45,18 @@ pub struct BenchArgs {
     pub cpu_max_slow_r: usize,
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
+    /// The ground of the Sherman solves: stair steps, cut cells (what `geofield wind` uses by
+    /// default), or both, each case twice. The WEST rows are always on stair steps (the paper's
+    /// terrain; WEST with cut cells is refused).
+    #[arg(long, value_enum, default_value_t = BenchTerrain::Both)]
+    pub terrain: BenchTerrain,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum BenchTerrain {
+    Stairs,
+    Cut,
+    Both,
 }
 
 #[derive(serde::Serialize, Clone, Debug)]
@@ -74,6 +86,8 @@ struct Head<'a> {
 /// Everything a case needs before the solve.
 pub struct Case {
     pub name: String,
+    /// Cut cells (Sherman's rows only).
+    pub cut: bool,
     pub grid: WindGrid,
     pub coeffs: Coeffs,
     pub u0: (Vec<f64>, Vec<f64>, Vec<f64>),
@@ -92,6 +106,7 @@ pub fn case(name: String, grid: WindGrid, stations: &[wind::Station]) -> Result<
     let problem = Problem::new(&grid, &coeffs, &div0);
     Ok(Case {
         name,
+        cut: grid.cut.is_some(),
         grid,
         coeffs,
         u0: (g.u, g.v, g.w),
@@ -223,6 +238,14 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         let (grid, st) = cases::hill_grid(512, 128, 10.0)?;
         cases.push((usize::MAX, "512x512x128".to_string(), grid, st));
     }
+    // Each grid on the ground(s) asked for: stair steps, then cut cells.
+    let cases = cases.into_iter().flat_map(|(r, name, grid, st)| {
+        let stairs =
+            (a.terrain != BenchTerrain::Cut).then(|| (r, name.clone(), grid.clone(), st.clone()));
+        let cut = (a.terrain != BenchTerrain::Stairs)
+            .then(|| (r, format!("{name} cut"), grid.with_cut_cells(), st));
+        stairs.into_iter().chain(cut)
+    });
     let mut rows = Vec::new();
     for (r, name, grid, st) in cases {
         let t = Instant::now();
@@ -240,7 +263,8 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         );
         let threshold = a.tolerance * c.max_div0;
         let slow_ok = r != usize::MAX && r <= a.cpu_max_slow_r;
-        if slow_ok && !a.iterations.is_empty() {
+        let west_ok = slow_ok && !c.cut;
+        if west_ok && !a.iterations.is_empty() {
             for &n in &a.iterations {
                 let (s, it, ratio, conv) =
                     repeat(a.repeats, || Ok(cpu_west(&c, n, true, threshold)))?;
@@ -250,12 +274,14 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                 json.sync(&rows)?;
             }
         }
-        if slow_ok {
+        if west_ok {
             let (s, it, ratio, conv) = repeat(1, || Ok(cpu_west(&c, 100_000, false, threshold)))?;
             let rw = row(&c, "west to tolerance", "cpu", it, s, ratio, conv);
             print_row(&rw);
             rows.push(rw);
             json.sync(&rows)?;
+        }
+        if slow_ok {
             let (s, it, ratio, conv) = repeat(1, || cpu_solve(&c, Solver::Sor, threshold))?;
             let rw = row(&c, "sor (optimal omega)", "cpu", it, s, ratio, conv);
             print_row(&rw);
