@@ -17,13 +17,12 @@ Setup (Taylor & Teunissen 1987; the WEMEP/IEA Task 31 benchmark), nothing fitted
   heights; linear theory:
   exp(-z/L)), so a top above 10 L leaves it unaffected; ``--depth-study`` checks it.
 
-Sampling: at a mast (x, y, height h above ground) each of the four nearest cell columns is
-sampled at its own height h above the DEM ground (terrain-following), from the cell-centred
-horizontal velocities: between the two fluid cell centres around h, linearly in ln(h_agl + z0)
-(the neutral surface layer's log profile); below the first fluid centre, the log law
-u(h) = u1 ln((h + z0)/z0) / ln((h1 + z0)/z0) down to the ground. The four column values are
-combined bilinearly. FSR = S(x, y, h) / S(RS, h) - 1, with the model's own speed at RS at the
-same height, as the measurements are defined.
+Sampling: geofield's own point sampler (``geofield wind --points-in/--points-out``, the rule of
+every output; ``crates/geofield/src/wind/sample.rs``): at a mast (x, y, height h above ground)
+each of the four columns around it is sampled at its own height h above the DEM ground
+(terrain-following; with cut cells, at the middle of each cell's open part, following the log
+profile below the first sample), then blended bilinearly. FSR = S(x, y, h) / S(RS, h) - 1, with
+the model's own speed at RS at the same height, as the measurements are defined.
 
 Outputs (``--out-dir``, default ``target/askervein``): ``askervein_fsr.csv`` (every mast and
 height, measured and predicted FSR for every run), ``askervein_fsr.png`` (lines A and AA at
@@ -34,7 +33,7 @@ Usage:
     cargo build --release -p geofield-cli
     python validation/askervein/run.py               # the refinement study (a few minutes)
     python validation/askervein/run.py --quick       # one run at 46.875 m
-    GEOFIELD_BIN=/path/to/geofield python validation/askervein/run.py
+    GEOFIELD_BIN=/path/to/geofield python validation/askervein/run.py --backend cuda
 
 Needs numpy (and matplotlib for the plot).
 """
@@ -164,29 +163,40 @@ class Run:
     fine_top_m: float = 165.0  # hill top 124 m above the sea + 40 m
     dem: Path = DEM
     alpha: float | None = None  # None: from the stability class (D: 1)
+    terrain: str = "cut"  # geofield's default for Sherman; "stairs" for comparison
 
 
-def run_geofield(run: Run, work: Path) -> tuple[Path, dict]:
-    """Run `geofield wind` for `run`; returns the .npz field and the --json summary."""
+def run_geofield(run: Run, work: Path, masts: list[Mast], backend: str) -> tuple[np.ndarray, dict]:
+    """Run `geofield wind` for `run`, sampling every mast and RS at every mast height; returns
+    the horizontal speeds (the masts, then RS at each mast's height) and the --json summary."""
     work.mkdir(parents=True, exist_ok=True)
     stations = work / "rs_station.csv"
     stations.write_text(
         "id,x_m,y_m,height_agl_m,speed_m_per_s,direction_deg,stability\n"
         f"RS,{RS_XY[0]},{RS_XY[1]},10,8.895,210,D\n"
     )
-    field = work / f"{run.label}.npz"
+    points_in = work / "masts.csv"
+    with open(points_in, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "x_m", "y_m", "height_agl_m"])
+        for i, m in enumerate(masts):
+            w.writerow([f"m{i}", m.x, m.y, m.h])
+        for i, m in enumerate(masts):
+            w.writerow([f"rs{i}", RS_XY[0], RS_XY[1], m.h])
+    points_out = work / f"{run.label}_points.csv"
     summary = work / f"{run.label}.json"
     cmd = [
-        geofield_bin(), "--quiet", "--backend", "cpu", "--json", str(summary), "wind",
+        geofield_bin(), "--quiet", "--backend", backend, "--json", str(summary), "wind",
         "--dem", str(run.dem), "--stations", str(stations),
         "--cell-size-m", str(run.cell_m),
         "--levels-m", ",".join(str(t) for t in levels(run.dz_m, run.fine_top_m, run.top_m)),
         "--model", "sherman", "--solver", "mgcg", "--tolerance", "1e-6",
         "--profile", "log", "--roughness-m", str(Z0_M), "--stability", "D",
-        "--out", str(field),
+        "--terrain", run.terrain,
+        "--points-in", str(points_in), "--points-out", str(points_out),
     ]
     if run.alpha is not None:
-        cmd[-2:-2] = ["--alpha", str(run.alpha)]
+        cmd[-4:-4] = ["--alpha", str(run.alpha)]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -194,92 +204,21 @@ def run_geofield(run: Run, work: Path) -> tuple[Path, dict]:
     info = json.loads(summary.read_text())
     info["wall_s"] = time.time() - t0
     info["cmd"] = " ".join(cmd)
-    return field, info
-
-
-# ---------------------------------------------------------------------------------------------
-# Sampling (one function: switch to `geofield wind --points-in/--points-out` when it exists)
-
-
-def column_speed(
-    uc: np.ndarray, vc: np.ndarray, zc: np.ndarray, first: int, ground: float, h: float,
-    rule: str = "log",
-) -> float:
-    """Horizontal speed at h above `ground` in one column (cell-centred u, v from layer
-    `first` up, centres at elevations zc); see the module docs for the interpolation.
-    rule "linear" is geofield's own `at_height_agl` rule (linear in z between centres, the
-    first fluid cell's value below its centre), for comparison."""
-    hc = zc[first:] - ground  # heights of the fluid centres above the true ground
-    u, v = uc[first:], vc[first:]
-    if rule == "linear":
-        k = int(np.searchsorted(hc, h))
-        if k == 0:
-            return float(math.hypot(u[0], v[0]))
-        if k >= len(hc):
-            return float(math.hypot(u[-1], v[-1]))
-        t = (h - hc[k - 1]) / (hc[k] - hc[k - 1])
-        return float(math.hypot(u[k - 1] + t * (u[k] - u[k - 1]),
-                                v[k - 1] + t * (v[k] - v[k - 1])))
-    lz = np.log(np.maximum(hc, 0.0) + Z0_M)
-    lt = math.log(h + Z0_M)
-    if lt <= lz[0]:
-        f = lt - math.log(Z0_M)
-        f /= lz[0] - math.log(Z0_M)
-        return float(math.hypot(u[0] * f, v[0] * f))
-    if lt >= lz[-1]:
-        return float(math.hypot(u[-1], v[-1]))
-    k = int(np.searchsorted(lz, lt))
-    t = (lt - lz[k - 1]) / (lz[k] - lz[k - 1])
-    return float(math.hypot(u[k - 1] + t * (u[k] - u[k - 1]), v[k - 1] + t * (v[k] - v[k - 1])))
-
-
-def sample_points_npz(
-    field: Path, pts: list[tuple[float, float, float]], rule: str = "log"
-) -> np.ndarray:
-    """Horizontal speed at (x, y, height above ground) points from a geofield .npz field."""
-    f = np.load(field)
-    u, v = f["u"].astype(float), f["v"].astype(float)
-    solid, zf, terr = f["solid"], f["z_faces_m"].astype(float), f["terrain_m"].astype(float)
-    x0, ymax, cell = float(f["x_min_m"]), float(f["y_max_m"]), float(f["cell_size_m"])
-    nz, rows, cols = solid.shape
-    uc = 0.5 * (u[:, :, :-1] + u[:, :, 1:])
-    vc = 0.5 * (v[:, :-1, :] + v[:, 1:, :])
-    zc = 0.5 * (zf[:-1] + zf[1:])
-    first = (solid == 1).sum(axis=0)  # solid cells lie below the first fluid layer
-    out = []
-    for x, y, h in pts:
-        fx = (x - x0) / cell - 0.5
-        fy = (ymax - y) / cell - 0.5  # row 0 north
-        i, j = int(math.floor(fx)), int(math.floor(fy))
-        tx, ty = fx - i, fy - j
-        s = 0.0
-        for dj, di, wt in [(0, 0, (1 - tx) * (1 - ty)), (0, 1, tx * (1 - ty)),
-                           (1, 0, (1 - tx) * ty), (1, 1, tx * ty)]:
-            r, c = j + dj, i + di
-            s += wt * column_speed(
-                uc[:, r, c], vc[:, r, c], zc, int(first[r, c]), terr[r, c], h, rule
-            )
-        out.append(s)
-    return np.array(out)
-
-
-def sample_points(
-    field: Path, pts: list[tuple[float, float, float]], rule: str = "log"
-) -> np.ndarray:
-    """The one sampling entry point (replace by the CLI's --points-in/--points-out)."""
-    return sample_points_npz(field, pts, rule)
+    with open(points_out) as f:
+        rows = list(csv.DictReader(f))
+    if len(rows) != 2 * len(masts) or not all(r["inside"] == "1" for r in rows):
+        sys.exit(f"{points_out}: expected {2 * len(masts)} points inside the grid")
+    return np.array([float(r["speed"]) for r in rows]), info
 
 
 # ---------------------------------------------------------------------------------------------
 # Scores
 
 
-def predicted_fsr(field: Path, masts: list[Mast], rule: str = "log") -> np.ndarray:
-    """FSR = S(mast, h) / S(RS, h) - 1 for every mast."""
-    pts = [(m.x, m.y, m.h) for m in masts] + [(RS_XY[0], RS_XY[1], m.h) for m in masts]
-    s = sample_points(field, pts, rule)
+def predicted_fsr(speeds: np.ndarray, masts: list[Mast]) -> np.ndarray:
+    """FSR = S(mast, h) / S(RS, h) - 1 for every mast, from `run_geofield`'s speeds."""
     n = len(masts)
-    return s[:n] / s[n:] - 1.0
+    return speeds[:n] / speeds[n:] - 1.0
 
 
 def scores(masts: list[Mast], pred: np.ndarray) -> dict:
@@ -352,6 +291,9 @@ def main() -> None:
     ap.add_argument("--depth-study", action="store_true", help="also vary the model top")
     ap.add_argument("--alpha-study", action="store_true",
                     help="sensitivity to alpha (not the setup: neutral is alpha = 1)")
+    ap.add_argument("--backend", default="cpu", help="geofield's --backend (cpu, cuda, auto)")
+    ap.add_argument("--stairs", action="store_true",
+                    help="also every run on stair-step terrain (geofield wind --terrain stairs)")
     ap.add_argument("--fine", action="store_true",
                     help="also 11.7 m cells (a 512 x 512 DEM built by make_dem.py; ~1 min, 5 GB)")
     a = ap.parse_args()
@@ -381,13 +323,15 @@ def main() -> None:
     if a.depth_study:
         runs += [Run(f"47m_dz5_top{t}", 2 * DEM_CELL_M, 5.0, top_m=t) for t in (300, 1000, 6000)]
 
+    if a.stairs:
+        runs += [Run(f"{r.label}_stairs", r.cell_m, r.dz_m, r.top_m, r.fine_top_m, r.dem, r.alpha,
+                     "stairs") for r in runs if "top" not in r.label and "alpha" not in r.label]
+
     preds: dict[str, np.ndarray] = {}
-    linear: dict[str, np.ndarray] = {}
     infos: dict[str, dict] = {}
     for run in runs:
-        field, info = run_geofield(run, a.out_dir)
-        preds[run.label] = predicted_fsr(field, masts)
-        linear[run.label] = predicted_fsr(field, masts, "linear")
+        speeds, info = run_geofield(run, a.out_dir, masts, a.backend)
+        preds[run.label] = predicted_fsr(speeds, masts)
         infos[run.label] = info
         print(f"# {run.label}: {info['wall_s']:.1f} s", file=sys.stderr)
 
@@ -417,7 +361,8 @@ def main() -> None:
               f"| {s['lee'][0]:.2f} ({s['lee_min'][0]:.2f}) | {s['rms_ht_profile']:.2f} "
               f"| {info['wall_s']:.0f} s |")
 
-    best = [r.label for r in runs if "top" not in r.label and "alpha" not in r.label][-1]
+    best = [r.label for r in runs if "top" not in r.label and "alpha" not in r.label
+            and r.terrain == "cut"][-1]
     p = preds[best]
     print(f"\nPer mast at 10 m ({best}):\n")
     print("| mast | line | distance (m) | measured FSR | predicted FSR | difference |")
@@ -426,15 +371,6 @@ def main() -> None:
         if m.h == 10 and m.line in ("A", "AA", "B", "HT", "CP") and not m.name.startswith("HT ("):
             print(f"| {m.name} | {m.line} | {m.dist_m:.0f} | {m.fsr:+.2f} | {p[i]:+.2f} "
                   f"| {p[i] - m.fsr:+.2f} |")
-    print("\nSampling rule: hill top HT at 10 m, log rule (above) vs geofield's at_height_agl "
-          "rule (linear in z, clamped below the first fluid centre):\n")
-    print("| run | log rule | linear rule |")
-    print("| --- | --- | --- |")
-    i_ht = next(i for i, m in enumerate(masts) if m.name == "HT" and m.h == 10)
-    for run in runs:
-        if "top" in run.label or "alpha" in run.label:
-            continue
-        print(f"| {run.label} | {preds[run.label][i_ht]:.2f} | {linear[run.label][i_ht]:.2f} |")
     print(f"\nHill-top profile ({best}):\n")
     print("| height above ground (m) | measured FSR | predicted FSR |")
     print("| --- | --- | --- |")

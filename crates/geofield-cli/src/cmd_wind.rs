@@ -207,8 +207,8 @@ pub struct WindArgs {
     #[arg(long, requires = "points_out")]
     pub points_in: Option<PathBuf>,
     /// The masts with the wind: id,x_m,y_m,height_agl_m,ground_m,u,v,w,speed,direction,inside
-    /// (trilinear in the fluid: linear between layer centres in each column at that height above
-    /// its own ground, bilinear between columns; inside 0 and empty values outside the grid).
+    /// (the rule of the speed rasters: each column around the point at that height above its
+    /// own ground, then bilinear between columns; inside 0 and empty values outside the grid).
     #[arg(long, requires = "points_in")]
     pub points_out: Option<PathBuf>,
     /// Map: speed at --output-height-m over hillshaded terrain, arrows, stations.
