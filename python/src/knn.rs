@@ -116,3 +116,20 @@ fn search<T: geofield::neighbors::Coord + numpy::Element>(
         )
     })
 }
+
+/// Raise `GeofieldValueError` ("NAME: point 3 has a non-finite coordinate (axis 1: NaN)") unless
+/// every coordinate of the (n, dim) `points` is finite: the library's check, in parallel.
+#[pyfunction]
+pub fn check_points(py: Python<'_>, points: Points<'_>, name: &str) -> PyResult<()> {
+    let found = match &points {
+        Points::F64(p) => {
+            let (dim, s) = (p.shape()[1], p.as_slice()?);
+            py.detach(|| neighbors::check_finite(s, dim, "point"))
+        }
+        Points::F32(p) => {
+            let (dim, s) = (p.shape()[1], p.as_slice()?);
+            py.detach(|| neighbors::check_finite(s, dim, "point"))
+        }
+    };
+    found.map(|_| ()).map_err(|e| errors::arg(name, e))
+}

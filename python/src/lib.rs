@@ -26,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dispersal::species_names, m)?)?;
     m.add_function(wrap_pyfunction!(crs::crs_attrs, m)?)?;
     m.add_function(wrap_pyfunction!(knn::knn, m)?)?;
+    m.add_function(wrap_pyfunction!(knn::check_points, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::cross_validate, m)?)?;

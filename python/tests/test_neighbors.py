@@ -103,8 +103,13 @@ def test_bad_points_raise(rng):
         geofield.NeighborIndex(rng.uniform(0, 1, (10, 4)))
     p = rng.uniform(0, 1, (10, 2))
     p[3, 1] = np.nan
-    with pytest.raises(ValueError, match=r"points: value at index \(3, 1\) is nan"):
+    with pytest.raises(ValueError,
+                       match=r"points: point 3 has a non-finite coordinate \(axis 1: NaN\)"):
         geofield.NeighborIndex(p)
+    q = np.zeros((4, 2))
+    q[2, 0] = np.inf
+    with pytest.raises(ValueError, match=r"x: point 2 has a non-finite coordinate \(axis 0: inf\)"):
+        geofield.NeighborIndex(p[:3].copy()).query(q)
     with pytest.raises(ValueError, match="points: is empty"):
         geofield.NeighborIndex(np.empty((0, 2)))
     with pytest.raises(ValueError, match="last dimension"):

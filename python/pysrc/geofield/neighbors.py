@@ -33,10 +33,14 @@ class NeighborIndex:
     """
 
     def __init__(self, points, index="auto", backend="auto", cell_size=None):
-        self.data = _arrays.floats("points", points, ndim=2, dtypes=(np.float64, np.float32))
+        # Finiteness by the library's parallel check (numpy's isfinite would cost more than
+        # the GPU search of a million points).
+        self.data = _arrays.floats("points", points, ndim=2, dtypes=(np.float64, np.float32),
+                                   finite=False)
         if self.data.shape[1] not in (2, 3):
             raise GeofieldValueError(f"points: expected shape (n, 2) or (n, 3), got "
                                      f"{self.data.shape}")
+        _native.check_points(self.data, "points")
         self.n, self.m = self.data.shape
         self.index = index
         self.backend = backend
@@ -80,7 +84,9 @@ class NeighborIndex:
             q = self.data  # checked when the index was built
         else:
             q = _arrays.floats("x", xa.reshape(-1, self.m), ndim=2, dtypes=(self.data.dtype,),
-                               allow_empty=True)
+                               allow_empty=True, finite=False)
+            if q.shape[0]:
+                _native.check_points(q, "x")
         bound = float(distance_upper_bound)
         if math.isnan(bound) or bound < 0:
             raise GeofieldValueError(f"distance_upper_bound: {distance_upper_bound!r} must be >= 0")

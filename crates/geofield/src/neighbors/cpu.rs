@@ -89,13 +89,7 @@ pub(super) fn to_points<T: Coord, const D: usize>(
     flat: &[T],
     what: &str,
 ) -> Result<Vec<[T; D]>, GeofieldError> {
-    if let Some(i) = flat.par_iter().position_first(|v| !v.is_finite()) {
-        return Err(GeofieldError::Invalid(format!(
-            "{what} {} has a non-finite coordinate (axis {})",
-            i / D,
-            i % D
-        )));
-    }
+    super::check_finite(flat, D, what)?;
     Ok(flat
         .par_chunks_exact(D)
         .map(|c| std::array::from_fn(|a| c[a]))

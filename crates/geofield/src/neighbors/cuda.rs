@@ -17,32 +17,6 @@ use rayon::prelude::*;
 use super::{Coord, IndexKind, KnnQuery, Neighbors};
 use crate::GeofieldError;
 
-/// Values per parallel task of the finiteness check: each task folds its chunk without an early
-/// exit (a loop the compiler vectorises), and only a chunk found bad is searched element by
-/// element.
-const CHECK_CHUNK: usize = 1 << 14;
-
-fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
-    let first_bad = v
-        .par_chunks(CHECK_CHUNK)
-        .position_first(|c| !c.iter().fold(true, |ok, x| ok & x.is_finite()))
-        .and_then(|b| {
-            let start = b * CHECK_CHUNK;
-            v.get(start..)?
-                .iter()
-                .position(|x| !x.is_finite())
-                .map(|i| start + i)
-        });
-    if let Some(i) = first_bad {
-        return Err(GeofieldError::Invalid(format!(
-            "{what} {} has a non-finite coordinate (axis {})",
-            i / dim,
-            i % dim
-        )));
-    }
-    Ok(v.len() / dim)
-}
-
 /// How [`knn_rows`] reports each entry.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Form {
@@ -116,9 +90,9 @@ pub(crate) fn knn_rows<T: Coord>(
 ) -> Result<(Vec<i64>, Vec<f64>), GeofieldError> {
     let t_check = std::time::Instant::now();
     super::check_inputs(points, queries, dim, q, index)?;
-    let n = check_finite(points, dim, "point")?;
+    let n = super::check_finite(points, dim, "point")?;
     if let Some(qs) = queries {
-        check_finite(qs, dim, "query")?;
+        super::check_finite(qs, dim, "query")?;
     }
     if n >= u32::MAX as usize {
         return Err(GeofieldError::Unsupported(format!(

@@ -296,6 +296,33 @@ pub(crate) trait Search<T: Coord, const D: usize>: Sync {
     }
 }
 
+/// Coordinates checked per task by [`check_finite`].
+const CHECK_CHUNK: usize = 1 << 14;
+
+/// The number of `dim`-D points in `v`, or an error naming the first non-finite coordinate
+/// ("point 3 has a non-finite coordinate (axis 1: NaN)"); chunks are checked in parallel.
+pub fn check_finite<T: Coord>(v: &[T], dim: usize, what: &str) -> Result<usize, GeofieldError> {
+    let first_bad = v
+        .par_chunks(CHECK_CHUNK)
+        .position_first(|c| !c.iter().fold(true, |ok, x| ok & x.is_finite()))
+        .and_then(|b| {
+            let start = b * CHECK_CHUNK;
+            v.get(start..)?
+                .iter()
+                .position(|x| !x.is_finite())
+                .map(|i| start + i)
+        });
+    if let Some(i) = first_bad {
+        return Err(GeofieldError::Invalid(format!(
+            "{what} {} has a non-finite coordinate (axis {}: {:?})",
+            i / dim,
+            i % dim,
+            v[i].to_f64()
+        )));
+    }
+    Ok(v.len() / dim.max(1))
+}
+
 /// The checks shared by every backend: the query and index parameters, `dim`, array lengths
 /// and the point-count limit (ids are u32). Coordinates are checked for finiteness where they
 /// are converted.
