@@ -35,6 +35,8 @@
 //!
 //! Cost: O(cells) and O(rows × cols × nz) in the worst case, no allocation beyond the outputs.
 
+use rayon::prelude::*;
+
 use super::WindField;
 use super::params::{Profile, speed_direction};
 use crate::GeofieldError;
@@ -246,16 +248,18 @@ pub fn at_height_agl(
     check_lengths(field)?;
     let g = &field.grid;
     let (rows, cols) = (g.rows(), g.cols());
-    let mut speed = Vec::with_capacity(rows * cols);
-    let mut direction = Vec::with_capacity(rows * cols);
-    for row in 0..rows {
-        for col in 0..cols {
-            let [u, v, _] = column_agl(field, row, col, height_m);
-            let (s, d) = speed_direction(u, v);
-            speed.push(s);
-            direction.push(d);
-        }
-    }
+    let mut speed = vec![0.0; rows * cols];
+    let mut direction = vec![0.0; rows * cols];
+    speed
+        .par_chunks_mut(cols)
+        .zip(direction.par_chunks_mut(cols))
+        .enumerate()
+        .for_each(|(row, (sp, dir))| {
+            for col in 0..cols {
+                let [u, v, _] = column_agl(field, row, col, height_m);
+                (sp[col], dir[col]) = speed_direction(u, v);
+            }
+        });
     Ok((speed, direction))
 }
 
@@ -415,19 +419,22 @@ pub fn surface(
         cols: cols as usize,
         rows: rows as usize,
     };
-    let mut speed = Vec::with_capacity(plan.cols * plan.rows);
-    let mut direction = Vec::with_capacity(plan.cols * plan.rows);
-    for row in 0..plan.rows {
-        for col in 0..plan.cols {
-            let (x, y) = plan.cell_centre(row, col);
-            let (s, d) = match sample_point(field, x, y, height_m)? {
-                Some(pt) => (pt.speed, pt.direction),
-                None => (f64::NAN, f64::NAN),
-            };
-            speed.push(s);
-            direction.push(d);
-        }
-    }
+    check_height(height_m)?;
+    check_lengths(field)?;
+    let mut speed = vec![0.0; plan.cols * plan.rows];
+    let mut direction = vec![0.0; plan.cols * plan.rows];
+    speed
+        .par_chunks_mut(plan.cols)
+        .zip(direction.par_chunks_mut(plan.cols))
+        .enumerate()
+        .for_each(|(row, (sp, dir))| {
+            for col in 0..plan.cols {
+                let (x, y) = plan.cell_centre(row, col);
+                // Checked above: the sampler cannot fail; a centre outside the grid is NaN.
+                let pt = sample_point(field, x, y, height_m).ok().flatten();
+                (sp[col], dir[col]) = pt.map_or((f64::NAN, f64::NAN), |p| (p.speed, p.direction));
+            }
+        });
     Ok(Surface {
         plan,
         speed,
