@@ -185,3 +185,26 @@ def test_geographic_dem_is_refused():
     d = dem(lambda X, Y: np.full_like(X, 100.0), n=(6, 5), h=0.001, x0=-114.0, y0=46.9)
     with pytest.raises(geofield.GeofieldValueError, match="geographic"):
         geofield.wind(d, speed=5, direction=90, crs=4326, backend="cpu")
+
+
+def test_a_crs_without_an_epsg_code_is_carried_as_wkt():
+    pytest.importorskip("rioxarray")
+    pyproj = pytest.importorskip("pyproj")
+    # A Lambert azimuthal equal-area projection centred on a site: no EPSG code exists for it.
+    laea = pyproj.CRS.from_proj4("+proj=laea +lat_0=47.3 +lon_0=-121.7 +x_0=500000 "
+                                 "+y_0=4100000 +ellps=GRS80 +units=m +no_defs")
+    assert laea.to_epsg() is None
+    d = dem(lambda X, Y: 100 + 0.02 * (X - 500000)).rio.write_crs(laea)
+    ds = geofield.wind(d, station(d), nz=8, dz_m=10.0, backend="cpu")
+    assert pyproj.CRS.from_wkt(ds.rio.crs.to_wkt()).equals(laea)
+    # The same CRS given as `crs=` (a pyproj object or its WKT) on a DEM without one.
+    for crs in (laea, laea.to_wkt()):
+        ds = geofield.wind(dem(lambda X, Y: np.full_like(X, 100.0)), station(d), nz=8,
+                           dz_m=10.0, backend="cpu", crs=crs)
+        assert pyproj.CRS.from_wkt(ds.spatial_ref.attrs["crs_wkt"]).equals(laea)
+    # A geographic CRS without an EPSG code (a sphere) is refused like EPSG:4326.
+    sphere = pyproj.CRS.from_proj4("+proj=longlat +a=6370000 +b=6370000 +no_defs")
+    with pytest.raises(ValueError, match="geographic"):
+        geofield.wind(d.rio.write_crs(sphere), station(d), nz=8, dz_m=10.0, backend="cpu")
+    with pytest.raises(ValueError, match="crs"):
+        geofield.wind(d, station(d), nz=8, dz_m=10.0, backend="cpu", crs="UTM zone 11")

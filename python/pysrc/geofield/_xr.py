@@ -28,23 +28,71 @@ def coords(grid) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+_WKT_STARTS = ("PROJCS[", "GEOGCS[", "PROJCRS[", "GEOGCRS[", "GEODCRS[", "BOUNDCRS[",
+               "COMPOUNDCRS[", "COMPD_CS[", "LOCAL_CS[", "ENGCRS[")
+
+
+def epsg_of(crs):
+    """The EPSG code of ``crs`` (an int, "EPSG:N", a WKT string, or a pyproj / rasterio CRS),
+    or None when it has none (a WKT without an authority code); raises on anything else."""
+    from ._errors import GeofieldValueError
+
+    if crs is None:
+        return None
+    if hasattr(crs, "to_wkt"):  # pyproj.CRS, rasterio.crs.CRS
+        code = crs.to_epsg() if hasattr(crs, "to_epsg") else None
+        return None if code is None else int(code)
+    if isinstance(crs, str):
+        s = crs.strip()
+        if s.upper().startswith("EPSG:"):
+            s = s[5:]
+        elif s.upper().startswith(_WKT_STARTS):
+            return None
+    else:
+        s = crs
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        raise GeofieldValueError(f"crs: {crs!r} is not an EPSG code ('EPSG:N' or N), a WKT "
+                                 f"string or a pyproj/rasterio CRS") from None
+
+
+def is_geographic(crs) -> bool:
+    """Whether ``crs`` is in degrees, where that can be told without an EPSG code (a CRS object's
+    ``is_geographic``, or pyproj on a WKT string when installed); False when it cannot."""
+    if crs is None:
+        return False
+    if hasattr(crs, "is_geographic"):
+        return bool(crs.is_geographic)
+    if isinstance(crs, str) and crs.strip().upper().startswith(_WKT_STARTS):
+        try:
+            import pyproj
+        except ImportError:
+            return False
+        return bool(pyproj.CRS.from_wkt(crs).is_geographic)
+    return False
+
+
 def spatial_ref(crs) -> dict:
-    """The attributes of the ``spatial_ref`` variable for ``crs`` (an EPSG code or "EPSG:N")."""
+    """The attributes of the ``spatial_ref`` variable for ``crs``: an EPSG code ("EPSG:N" or N:
+    the library's CF attributes), or a CRS without one (a WKT string, a pyproj or rasterio CRS:
+    its WKT as ``crs_wkt``/``spatial_ref``, which GDAL and rioxarray read, and pyproj's CF
+    grid-mapping attributes when pyproj is installed)."""
+    code = epsg_of(crs)
+    if code is not None:
+        return dict(_native.crs_attrs(code))
     if crs is None:
         return {}
-    code = crs
-    if isinstance(crs, str):
-        s = crs.strip().upper()
-        if not s.startswith("EPSG:"):
-            from ._errors import GeofieldValueError
-            raise GeofieldValueError(f"crs: {crs!r} is not of the form 'EPSG:N'")
-        code = s[5:]
+    wkt = crs.to_wkt() if hasattr(crs, "to_wkt") else str(crs).strip()
     try:
-        code = int(code)
-    except (TypeError, ValueError):
-        from ._errors import GeofieldValueError
-        raise GeofieldValueError(f"crs: {crs!r} is not an EPSG code") from None
-    return dict(_native.crs_attrs(code))
+        import pyproj
+
+        attrs = dict(pyproj.CRS.from_wkt(wkt).to_cf())
+    except ImportError:
+        attrs = {}
+    attrs["crs_wkt"] = wkt
+    attrs["spatial_ref"] = wkt
+    return attrs
 
 
 def grid_dataset(what: str, bands: np.ndarray, names, grid, crs=None, units=None,

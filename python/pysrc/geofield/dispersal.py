@@ -100,9 +100,10 @@ def disperse(trees, species, extent, cell_size_m, method="auto", tolerance=1e-6,
     backend : {"auto", "cpu", "cuda", "cuda:N"}
     precision : {"auto", "float32", "float64"}
         ``auto`` is float64 on the CPU and float32 on the GPU (whose kernels compute in f32).
-    crs : int or str, optional
-        EPSG code of the coordinates (e.g. ``26910`` or ``"EPSG:26910"``): written as the CF
-        ``spatial_ref`` so ``ds.rio.to_raster("seeds.tif")`` is georeferenced.
+    crs : int, str or CRS, optional
+        CRS of the coordinates: an EPSG code (e.g. ``26910`` or ``"EPSG:26910"``), or a CRS
+        without one (WKT, or a pyproj/rasterio CRS), written as the CF ``spatial_ref`` so
+        ``ds.rio.to_raster("seeds.tif")`` is georeferenced.
     progress : bool
         Show a progress bar (tqdm if installed, else a text bar on stderr) of the species done.
 

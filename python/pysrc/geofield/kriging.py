@@ -132,8 +132,9 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
     nugget_mode : {"exact", "measurement-error"}
     precision : {"float64", "float32"}
         Arithmetic of the node evaluation (the system is solved in float64).
-    crs : int or str, optional
-        EPSG code written as the CF ``spatial_ref``.
+    crs : int, str or CRS, optional
+        Written as the CF ``spatial_ref``: an EPSG code (``32633`` or ``"EPSG:32633"``), or a CRS
+        without one (WKT, or a pyproj/rasterio CRS), carried as WKT.
     progress : bool
         Show a progress bar (tqdm if installed, else a text bar on stderr) of the nodes done.
 

@@ -71,14 +71,15 @@ def _dem(dem):
         raise GeofieldValueError("dem: the x and y coordinates must be evenly spaced with square "
                                  "cells")
     z = _arrays.floats("dem", np.ascontiguousarray(z).ravel())
-    epsg = None
+    crs = None
     try:
         crs = da.rio.crs  # rioxarray, when imported
-        epsg = None if crs is None else crs.to_epsg()
+        code = None if crs is None else crs.to_epsg()
+        crs = code if code is not None else crs  # the EPSG code, or the CRS object without one
     except AttributeError:
         pass
     grid = (float(x[0] - h / 2), float(y[0] + h / 2), float(h), int(y.size), int(x.size))
-    return (z, grid), epsg
+    return (z, grid), crs
 
 
 _SPEED_UNITS = {"mps": 1.0, "kph": 1000.0 / 3600.0, "mph": 1609.344 / 3600.0,
@@ -165,8 +166,9 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         of whole cells (the default and only choice for "west").
     height_agl_m : float
         Height above ground of the ``speed_agl``/``direction_agl`` maps.
-    crs : int or str, optional
-        EPSG code (default: the DEM's).
+    crs : int, str or CRS, optional
+        The outputs' CRS (default: the DEM's): an EPSG code (``32633`` or ``"EPSG:32633"``), or
+        a CRS without one (WKT, or a pyproj/rasterio CRS), carried as WKT.
     progress : bool
         Show a progress bar (tqdm if installed, else a text bar on stderr) of the solve: the
         residual's reduction towards ``tolerance`` on a log scale.
@@ -184,7 +186,15 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
     Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
     """
     _xr.require_xarray("geofield.wind")
-    dem_arg, dem_epsg = _dem(dem)
+    dem_arg, dem_crs = _dem(dem)
+    # The CRS of the outputs: `crs`, else the DEM's (an EPSG code, or a WKT/CRS object without
+    # one, carried as WKT); the library gets the EPSG code where there is one.
+    out_crs = crs if crs is not None else dem_crs
+    if _xr.is_geographic(out_crs):
+        raise GeofieldValueError(
+            "dem: its CRS is geographic (degrees): the DEM must be on a projected grid in metres; "
+            "reproject it first (e.g. rioxarray's .rio.reproject(\"EPSG:32611\"))")
+    out_epsg = _xr.epsg_of(out_crs)
     if profile is None:
         profile = "log" if vegetation is not None else "power"
     if (stations is None) == (speed is None):
@@ -210,9 +220,6 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         else:
             source = _stations(stations)
         pts, point_ids = (None, None) if points is None else _points(points)
-        crs_code = None
-        if crs is not None:
-            crs_code = int(str(crs).upper().replace("EPSG:", ""))
         with _progress.bar(progress, "wind") as bar:
             (u, v, w, speed_c, speed_h, dir_h, grid, z, terrain_m, report, file_epsg,
              (used, samples)) = _native.wind(
@@ -224,13 +231,13 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
                 None if alpha is None else float(alpha), stability,
                 None if radius_m is None else float(radius_m), bool(lid),
                 None if terrain is None else str(terrain), float(height_agl_m),
-                backend, vegetation, pts, crs_code if crs_code is not None else dem_epsg,
+                backend, vegetation, pts, out_epsg,
                 progress=bar)
     finally:
         if tmp is not None:
             os.unlink(tmp)
     speed = speed_c
-    epsg = crs if crs is not None else (file_epsg or dem_epsg)
+    epsg = out_crs if out_crs is not None else file_epsg
     info = json.loads(report)
     rep = info["report"]
     ds = _xr.grid_dataset(
