@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use geofield_core::GridSpec;
+use rayon::prelude::*;
 
 use super::sources::Sources;
 use super::{
@@ -32,13 +33,27 @@ impl Band {
             Precision::F32 => Band::F32(v.into_iter().map(|x| x as f32).collect()),
         }
     }
+    /// (Σ, max) of the band: partial sums over fixed chunks in parallel, added in chunk order,
+    /// so the result does not depend on the thread count.
     fn sum_and_max(&self) -> (f64, f64) {
-        let f = |it: &mut dyn Iterator<Item = f64>| {
-            it.fold((0.0, 0.0f64), |(s, m), x| (s + x, m.max(x)))
-        };
+        const CHUNK: usize = 1 << 16;
+        fn of<T: Copy + Sync + Into<f64>>(v: &[T]) -> (f64, f64) {
+            let parts: Vec<(f64, f64)> = v
+                .par_chunks(CHUNK)
+                .map(|c| {
+                    c.iter().fold((0.0, 0.0f64), |(s, m), &x| {
+                        let x: f64 = x.into();
+                        (s + x, m.max(x))
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .fold((0.0, 0.0f64), |(s, m), (ps, pm)| (s + ps, m.max(pm)))
+        }
         match self {
-            Band::F32(v) => f(&mut v.iter().map(|&x| x as f64)),
-            Band::F64(v) => f(&mut v.iter().copied()),
+            Band::F32(v) => of(v),
+            Band::F64(v) => of(v),
         }
     }
 }
@@ -111,13 +126,15 @@ pub(crate) fn disperse_species_until(
         && matches!(method, Method::Cutoff | Method::Auto)
     {
         {
+            let images;
             let src = if opts.torus {
-                sources.with_periodic_images(lx, ly, b.radius_m)
+                images = sources.with_periodic_images(lx, ly, b.radius_m);
+                &images
             } else {
-                sources.clone()
+                sources
             };
             let tb = bins::Bins::build(
-                &src,
+                src,
                 grid,
                 b.radius_m,
                 bins::tile_size_for(b.radius_m, grid.cell_size_m),

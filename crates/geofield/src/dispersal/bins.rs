@@ -6,6 +6,7 @@
 //! of large coordinates out of near-field distances (note §4.5).
 
 use geofield_core::GridSpec;
+use rayon::prelude::*;
 
 use super::sources::Sources;
 
@@ -45,16 +46,18 @@ impl Bins {
             let dv = (0.0 - v).max(v - hm).max(0.0);
             du * du + dv * dv <= radius_m * radius_m
         };
+        // In parallel, in input order (rayon's collect keeps it).
         let keep: Vec<usize> = (0..sources.len())
+            .into_par_iter()
             .filter(|&i| reach(sources.u[i], sources.v[i]))
             .collect();
-        let (mut u_lo, mut v_lo, mut u_hi, mut v_hi) = (0.0f64, 0.0f64, wm, hm);
-        for &i in &keep {
-            u_lo = u_lo.min(sources.u[i]);
-            v_lo = v_lo.min(sources.v[i]);
-            u_hi = u_hi.max(sources.u[i]);
-            v_hi = v_hi.max(sources.v[i]);
-        }
+        let (u_lo, v_lo, u_hi, v_hi) = keep
+            .par_iter()
+            .map(|&i| (sources.u[i], sources.v[i], sources.u[i], sources.v[i]))
+            .reduce(
+                || (0.0f64, 0.0f64, wm, hm),
+                |a, b| (a.0.min(b.0), a.1.min(b.1), a.2.max(b.2), a.3.max(b.3)),
+            );
         let origin_u_m = (u_lo / t).floor() * t;
         let origin_v_m = (v_lo / t).floor() * t;
         let tiles_x = (((u_hi - origin_u_m) / t).floor() as usize + 1).max(1);
@@ -66,7 +69,7 @@ impl Bins {
             ty * tiles_x + tx
         };
         let mut tile_start = vec![0u32; n_tiles + 1];
-        let tiles: Vec<usize> = keep.iter().map(|&i| tile_of(i)).collect();
+        let tiles: Vec<usize> = keep.par_iter().map(|&i| tile_of(i)).collect();
         for &tt in &tiles {
             tile_start[tt + 1] += 1;
         }
@@ -141,30 +144,35 @@ impl Bins {
     /// the cost model of `auto`.
     pub fn visited_pairs(&self, grid: &GridSpec, radius_m: f64, out_tile: usize) -> f64 {
         let h = grid.cell_size_m;
-        let mut pairs = 0.0;
-        for oty in (0..grid.rows).step_by(out_tile) {
-            for otx in (0..grid.cols).step_by(out_tile) {
-                let ncols = out_tile.min(grid.cols - otx);
-                let nrows = out_tile.min(grid.rows - oty);
-                let (u0, u1) = (otx as f64 * h, (otx + ncols) as f64 * h);
-                let (v0, v1) = (oty as f64 * h, (oty + nrows) as f64 * h);
-                let (ax, bx) = self.tile_range(u0, u1, radius_m, self.origin_u_m, self.tiles_x);
-                let (ay, by) = self.tile_range(v0, v1, radius_m, self.origin_v_m, self.tiles_y);
-                let mut trees = 0usize;
-                for ty in ay..=by.min(self.tiles_y.saturating_sub(1)) {
-                    for tx in ax..=bx.min(self.tiles_x.saturating_sub(1)) {
-                        if ay > by || ax > bx {
-                            continue;
-                        }
-                        if self.tile_rect_distance(tx, ty, u0, u1, v0, v1) <= radius_m {
-                            let t = ty * self.tiles_x + tx;
-                            trees += (self.tile_start[t + 1] - self.tile_start[t]) as usize;
+        // Whole numbers below 2^53 add exactly in any order: rows of output tiles in parallel.
+        let row_starts: Vec<usize> = (0..grid.rows).step_by(out_tile).collect();
+        row_starts
+            .into_par_iter()
+            .map(|oty| {
+                let mut pairs = 0.0;
+                for otx in (0..grid.cols).step_by(out_tile) {
+                    let ncols = out_tile.min(grid.cols - otx);
+                    let nrows = out_tile.min(grid.rows - oty);
+                    let (u0, u1) = (otx as f64 * h, (otx + ncols) as f64 * h);
+                    let (v0, v1) = (oty as f64 * h, (oty + nrows) as f64 * h);
+                    let (ax, bx) = self.tile_range(u0, u1, radius_m, self.origin_u_m, self.tiles_x);
+                    let (ay, by) = self.tile_range(v0, v1, radius_m, self.origin_v_m, self.tiles_y);
+                    let mut trees = 0usize;
+                    for ty in ay..=by.min(self.tiles_y.saturating_sub(1)) {
+                        for tx in ax..=bx.min(self.tiles_x.saturating_sub(1)) {
+                            if ay > by || ax > bx {
+                                continue;
+                            }
+                            if self.tile_rect_distance(tx, ty, u0, u1, v0, v1) <= radius_m {
+                                let t = ty * self.tiles_x + tx;
+                                trees += (self.tile_start[t + 1] - self.tile_start[t]) as usize;
+                            }
                         }
                     }
+                    pairs += (trees * ncols * nrows) as f64;
                 }
-                pairs += (trees * ncols * nrows) as f64;
-            }
-        }
-        pairs
+                pairs
+            })
+            .sum()
     }
 }

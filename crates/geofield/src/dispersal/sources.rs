@@ -4,6 +4,7 @@
 //! (row, col) has its centre at u = (col + ½)h, v = (row + ½)h. Kernels and bins work in these.
 
 use geofield_core::GridSpec;
+use rayon::prelude::*;
 
 use super::params::Species;
 
@@ -86,21 +87,30 @@ impl Sources {
         grid: &GridSpec,
         torus: bool,
     ) -> Self {
-        let mut s = Sources::default();
         let (lx, ly) = (grid.width_m(), grid.height_m());
-        for i in 0..stand.len() {
-            if stand.species[i] != index {
-                continue;
-            }
-            let Some(w) = species.weight(stand.dbh_cm[i]) else {
-                continue;
-            };
-            let mut u = stand.x_m[i] - grid.x_min_m;
-            let mut v = grid.y_max_m - stand.y_m[i];
-            if torus {
-                u = wrap(u, lx);
-                v = wrap(v, ly);
-            }
+        // In parallel, in stand order (rayon's collect keeps it).
+        let kept: Vec<(f64, f64, f64)> = (0..stand.len())
+            .into_par_iter()
+            .filter_map(|i| {
+                if stand.species[i] != index {
+                    return None;
+                }
+                let w = species.weight(stand.dbh_cm[i])?;
+                let mut u = stand.x_m[i] - grid.x_min_m;
+                let mut v = grid.y_max_m - stand.y_m[i];
+                if torus {
+                    u = wrap(u, lx);
+                    v = wrap(v, ly);
+                }
+                Some((u, v, w))
+            })
+            .collect();
+        let mut s = Sources {
+            u: Vec::with_capacity(kept.len()),
+            v: Vec::with_capacity(kept.len()),
+            w: Vec::with_capacity(kept.len()),
+        };
+        for (u, v, w) in kept {
             s.push(u, v, w);
         }
         s
