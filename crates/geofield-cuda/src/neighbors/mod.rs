@@ -38,7 +38,7 @@ pub const MAX_CELLS: f64 = (1u64 << 26) as f64;
 
 /// A coordinate type with kernels (f32 or f64).
 pub trait GpuCoord:
-    DeviceRepr + ValidAsZeroBits + Copy + PartialOrd + std::fmt::Debug + Send + Sync + 'static
+    DeviceRepr + ValidAsZeroBits + Default + Copy + PartialOrd + std::fmt::Debug + Send + Sync + 'static
 {
     /// Kernel name suffix (`f32` / `f64`).
     const SUFFIX: &'static str;
