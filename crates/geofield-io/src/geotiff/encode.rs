@@ -104,11 +104,14 @@ pub(super) fn downsample<T: Sample>(
     let (c2, r2) = (cols.div_ceil(2), rows.div_ceil(2));
     let missing = |v: T| v.is_nan() || nodata.is_some_and(|nd| v.to_f64() == nd);
     let fill = nodata.map_or(T::nan(), T::from_f64);
-    let mut out = Vec::with_capacity(bands * c2 * r2);
-    for b in 0..bands {
-        let band = &src[b * cols * rows..(b + 1) * cols * rows];
-        for r in 0..r2 {
-            for c in 0..c2 {
+    let mut out = vec![T::zero(); bands * c2 * r2];
+    // Output rows in parallel (each is written by one task; the values do not depend on it).
+    out.par_chunks_mut(c2.max(1))
+        .enumerate()
+        .for_each(|(br, line)| {
+            let (b, r) = (br / r2.max(1), br % r2.max(1));
+            let band = &src[b * cols * rows..(b + 1) * cols * rows];
+            for (c, o) in line.iter_mut().enumerate() {
                 let (mut sum, mut n) = (0.0f64, 0u32);
                 for rr in 2 * r..(2 * r + 2).min(rows) {
                     for cc in 2 * c..(2 * c + 2).min(cols) {
@@ -119,14 +122,13 @@ pub(super) fn downsample<T: Sample>(
                         }
                     }
                 }
-                out.push(if n == 0 {
+                *o = if n == 0 {
                     fill
                 } else {
                     T::from_f64(sum / f64::from(n))
-                });
+                };
             }
-        }
-    }
+        });
     (out, c2, r2)
 }
 

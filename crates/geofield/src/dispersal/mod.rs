@@ -380,17 +380,42 @@ fn bands_to_raster(
     bands: Vec<Band>,
     precision: Precision,
 ) -> Result<Raster, GeofieldError> {
+    // Bands appended to the first band's buffer (grown once, in place where the allocator
+    // can): no per-element pass over maps of hundreds of MB.
+    let total = grid.n_cells() * bands.len();
     let data = match precision {
-        Precision::F64 => RasterData::F64(bands.iter().flat_map(|b| b.to_f64()).collect()),
-        Precision::F32 => RasterData::F32(
-            bands
-                .into_iter()
-                .flat_map(|b| match b {
+        Precision::F64 => {
+            let mut out: Vec<f64> = Vec::new();
+            for b in bands {
+                let v = match b {
+                    Band::F64(v) => v,
+                    f32s => f32s.to_f64(),
+                };
+                if out.is_empty() {
+                    out = v;
+                    out.reserve_exact(total.saturating_sub(out.len()));
+                } else {
+                    out.extend_from_slice(&v);
+                }
+            }
+            RasterData::F64(out)
+        }
+        Precision::F32 => {
+            let mut out: Vec<f32> = Vec::new();
+            for b in bands {
+                let v = match b {
                     Band::F32(v) => v,
                     Band::F64(v) => v.into_iter().map(|x| x as f32).collect(),
-                })
-                .collect(),
-        ),
+                };
+                if out.is_empty() {
+                    out = v;
+                    out.reserve_exact(total.saturating_sub(out.len()));
+                } else {
+                    out.extend_from_slice(&v);
+                }
+            }
+            RasterData::F32(out)
+        }
     };
     Ok(Raster::new(*grid, names, data)?)
 }
