@@ -228,6 +228,9 @@ fn cutoff_truncates_for_light_tails() {
     for (i, rep) in out.reports.iter().enumerate() {
         let r = rep.radius_m.unwrap();
         assert!(r > 30.0 && r < 120.0, "{}: R = {r}", rep.name);
+        // The breakdown's parts are measured within the species' time, one after the other.
+        assert!(rep.prepare_s > 0.0 && rep.compute_s > 0.0, "{rep:?}");
+        assert!(rep.prepare_s + rep.compute_s <= rep.seconds, "{rep:?}");
         let exact = geofield::bench::dispersal::exact(
             &g,
             &sp[i].kernel,

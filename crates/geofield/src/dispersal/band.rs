@@ -95,6 +95,8 @@ pub(crate) fn disperse_species_until(
         bound_rel: None,
         rho_m: None,
         seconds: 0.0,
+        prepare_s: 0.0,
+        compute_s: 0.0,
         kernel_ms: None,
         pairs: None,
         seeds_on_grid: 0.0,
@@ -169,6 +171,8 @@ pub(crate) fn disperse_species_until(
     }
     report.method = method;
     cancel.check()?;
+    let computing = Instant::now();
+    report.prepare_s = (computing - start).as_secs_f64();
     let band = match method {
         Method::Exact | Method::Auto => {
             report.pairs = Some(cells * sources.len() as f64);
@@ -236,6 +240,7 @@ pub(crate) fn disperse_species_until(
     };
     // The CPU kernels left the cells they skipped at zero: no partial band leaves here.
     cancel.check()?;
+    report.compute_s = computing.elapsed().as_secs_f64();
     let (sum, max) = band.sum_and_max();
     report.seeds_on_grid = sum * grid.cell_size_m * grid.cell_size_m;
     report.max_density_per_m2 = max;

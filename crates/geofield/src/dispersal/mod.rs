@@ -145,6 +145,11 @@ pub struct SpeciesReport {
     /// Multi-resolution opening distance ρ.
     pub rho_m: Option<f64>,
     pub seconds: f64,
+    /// Of `seconds`: preparing the method (the cutoff bound, the binning, the cost model) and
+    /// running it (the CPU sum, or the GPU's uploads, kernel and download: the copies are
+    /// `compute_s` − `kernel_ms`); the rest is the band's statistics.
+    pub prepare_s: f64,
+    pub compute_s: f64,
     /// GPU kernel time by device events.
     pub kernel_ms: Option<f64>,
     /// Tree-cell pairs evaluated (visited, for the cutoff).
