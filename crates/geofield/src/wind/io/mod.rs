@@ -45,6 +45,23 @@ mod ninja;
 mod read;
 mod write;
 
+/// The error for column `col` of the CSV record at `line` of `path` (`headers` the table's
+/// header row): the one form of a bad field in the wind readers.
+pub(crate) fn field_error(
+    path: &std::path::Path,
+    line: u64,
+    headers: &[String],
+    col: usize,
+    reason: String,
+) -> crate::InputError {
+    crate::InputError::Field {
+        path: path.to_path_buf(),
+        line,
+        field: format!("column \"{}\"", headers[col]),
+        reason,
+    }
+}
+
 pub use netcdf::{NC_FILL, write_nc};
 pub use ninja::{
     POINT_COLUMNS, Point, StationFile, is_windninja_header, ninja_output_stem, read_points,

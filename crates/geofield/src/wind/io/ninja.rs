@@ -114,12 +114,8 @@ fn read_windninja(
     while t.next_record(&mut rec)? {
         let row = t.row(&rec);
         let line = row.line();
-        let at = |col: usize, reason: String| InputError::Field {
-            path: path.to_path_buf(),
-            line,
-            field: format!("column \"{}\"", t.headers[col]),
-            reason,
-        };
+        let at =
+            |col: usize, reason: String| super::field_error(path, line, &t.headers, col, reason);
         let text = |col: usize| -> Result<String, InputError> {
             Ok(row.str(col)?.trim().trim_matches('"').trim().to_string())
         };
@@ -319,12 +315,8 @@ pub fn read_points(path: &Path, crs_epsg: Option<u16>) -> Result<Vec<Point>, Inp
     while t.next_record(&mut rec)? {
         let row = t.row(&rec);
         let line = row.line();
-        let at = |col: usize, reason: String| InputError::Field {
-            path: path.to_path_buf(),
-            line,
-            field: format!("column \"{}\"", t.headers[col]),
-            reason,
-        };
+        let at =
+            |col: usize, reason: String| super::field_error(path, line, &t.headers, col, reason);
         let (a, b) = (row.finite_f64(xy.0)?, row.finite_f64(xy.1)?);
         let (x_m, y_m) = if xy.2 {
             let Some(code) = crs_epsg else {

@@ -281,12 +281,8 @@ pub fn read_stations(path: &Path) -> Result<Vec<Station>, InputError> {
         let (x_m, y_m) = (x_m?, y_m?);
         let (height_agl_m, speed_m_per_s, direction_deg) =
             (height_agl_m?, speed_m_per_s?, direction_deg?);
-        let at = |col: usize, reason: String| InputError::Field {
-            path: path.to_path_buf(),
-            line,
-            field: format!("column \"{}\"", t.headers[col]),
-            reason,
-        };
+        let at =
+            |col: usize, reason: String| super::field_error(path, line, &t.headers, col, reason);
         if id.is_empty() {
             return Err(at(cols[0], "the station id is empty".into()));
         }
