@@ -18,10 +18,11 @@ fn method(s: &str) -> PyResult<Method> {
         "exact" => Method::Exact,
         "multires" => Method::Multires,
         "cutoff" => Method::Cutoff,
+        "nearfar" => Method::NearFar,
         _ => {
             return Err(errors::arg(
                 "method",
-                format!("{s:?} is not one of 'auto', 'exact', 'multires', 'cutoff'"),
+                format!("{s:?} is not one of 'auto', 'exact', 'multires', 'cutoff', 'nearfar'"),
             ));
         }
     })

@@ -19,6 +19,8 @@ pub enum MethodArg {
     Exact,
     Multires,
     Cutoff,
+    /// Exact within a radius plus a lattice far field (FFT), certified bound; any kernel.
+    Nearfar,
     Auto,
 }
 
@@ -204,6 +206,7 @@ fn options(a: &DisperseArgs) -> Result<DisperseOptions> {
             MethodArg::Exact => Method::Exact,
             MethodArg::Multires => Method::Multires,
             MethodArg::Cutoff => Method::Cutoff,
+            MethodArg::Nearfar => Method::NearFar,
             MethodArg::Auto => Method::Auto,
         },
         tolerance: a.tolerance,

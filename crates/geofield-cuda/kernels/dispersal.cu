@@ -76,6 +76,27 @@ struct DispersalCutoffParams {
 };
 GF_CHECK_SIZE(DispersalCutoffParams, 80);
 
+// Near/far split's near factor 1 - S_n(t) = S_n(1 - t), t = (x - x1) inv_w clamped to [0, 1]
+// (x the scaled squared distance), S_n(t) = t^n sum_k c_k (1 - t)^k with c_k > 0: all terms
+// positive, so f32 keeps a few ulps.
+struct DispersalBlendParams {
+    float x1;
+    float inv_w;
+    u32 order;
+    u32 pad0;
+    float c[8];
+};
+GF_CHECK_SIZE(DispersalBlendParams, 48);
+
+__device__ __forceinline__ float gf_near_factor(const DispersalBlendParams& bl, float x) {
+    const float t = fminf(fmaxf((x - bl.x1) * bl.inv_w, 0.0f), 1.0f);
+    const float u = 1.0f - t; // S_n(u) = u^n sum_k c_k t^k
+    float acc = 0.0f, un = 1.0f;
+    for (int k = (int)bl.order - 1; k >= 0; --k) acc = fmaf(acc, t, bl.c[k]);
+    for (u32 k = 0; k < bl.order; ++k) un *= u;
+    return un * acc;
+}
+
 #define GF_MR_MAX_LEVELS 16
 struct DispersalMultiresParams {
     double cell_size_m;
@@ -105,10 +126,11 @@ GF_CHECK_SIZE(DispersalFinalizeParams, 16);
 
 // Open plot. sm[j] = (u, v, w, -) in scaled tile-centre coordinates. With CUT, pairs with
 // x = (s d)^2 > cut2 are masked by a select (no divergent branch).
-template <u32 S, int C, bool CUT>
+template <u32 S, int C, bool CUT, bool BL = false>
 __device__ __forceinline__ void gf_acc_open(const float4* __restrict__ sm, int n, float cx,
                                             const float (&cy)[C], float (&s)[C], float (&c)[C],
-                                            float a, float b, float cut2) {
+                                            float a, float b, float cut2,
+                                            const DispersalBlendParams* bl = nullptr) {
     // Without a cut the shape's bias (1 for 2Dt) is folded into the per-tree du^2 term.
     constexpr float B = CUT ? 0.0f : GfShape<S>::BIAS;
 #pragma unroll 1
@@ -128,6 +150,7 @@ __device__ __forceinline__ void gf_acc_open(const float4* __restrict__ sm, int n
                 float k;
                 if constexpr (CUT) {
                     k = gf_eval<S>(x, a, b);
+                    if constexpr (BL) k *= gf_near_factor(*bl, x);
                     k = (x <= cut2) ? k : 0.0f;
                 } else {
                     k = GfShape<S>::eval_b(x, a, b);
@@ -322,12 +345,13 @@ extern "C" __global__ void __launch_bounds__(GF_THREADS)
 #define CO_CHUNK 512
 #define CO_LIST 256
 
-template <u32 S>
+template <u32 S, bool BL = false>
 __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
                                           const u32* __restrict__ tile_start,
                                           const float* __restrict__ tdu,
                                           const float* __restrict__ tdv,
-                                          const float* __restrict__ tw, void* __restrict__ out) {
+                                          const float* __restrict__ tw, void* __restrict__ out,
+                                          const DispersalBlendParams* bl = nullptr) {
     __shared__ float4 sm[CO_CHUNK];
     __shared__ double l_cdu[CO_LIST];
     __shared__ double l_cdv[CO_LIST];
@@ -441,7 +465,7 @@ __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
                 sm[q] = e;
             }
             __syncthreads();
-            gf_acc_open<S, CO_C, true>(sm, cntp, cx, cy, s, c, p.a, p.b, p.cut2);
+            gf_acc_open<S, CO_C, true, BL>(sm, cntp, cx, cy, s, c, p.a, p.b, p.cut2, bl);
         }
     }
 
@@ -470,6 +494,24 @@ GF_CUTOFF_KERNEL(dispersal_cutoff_wgen, GF_WGEN)
 GF_CUTOFF_KERNEL(dispersal_cutoff_logn, GF_LOGN)
 GF_CUTOFF_KERNEL(dispersal_cutoff_t1, GF_T1)
 GF_CUTOFF_KERNEL(dispersal_cutoff_tgen, GF_TGEN)
+
+// The near part of the near/far split: the cutoff with the blend's near factor per pair.
+#define GF_CUTOFF_BLEND_KERNEL(NAME, S)                                                           \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 4)                  \
+        NAME(const DispersalCutoffParams p, const DispersalBlendParams bl,                       \
+             const u32* __restrict__ tile_start, const float* __restrict__ du,                   \
+             const float* __restrict__ dv, const float* __restrict__ w,                          \
+             void* __restrict__ out) {                                                            \
+        gf_cutoff<S, true>(p, tile_start, du, dv, w, out, &bl);                                   \
+    })
+
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_w3, GF_W3)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_w2, GF_W2)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_w1, GF_W1)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_wgen, GF_WGEN)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_logn, GF_LOGN)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_t1, GF_T1)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_tgen, GF_TGEN)
 
 // ---------------------------------------------------------------------------------------------
 // Multi-resolution (Fan et al. 2012, note section 3): one thread per cell walks the quadtree

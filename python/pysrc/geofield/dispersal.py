@@ -90,11 +90,14 @@ def disperse(trees, species, extent, cell_size_m, method="auto", tolerance=1e-6,
         The map's extent in metres, a whole number of cells wide and high.
     cell_size_m : float
         Cell size in metres.
-    method : {"auto", "exact", "multires", "cutoff"}
+    method : {"auto", "exact", "multires", "cutoff", "nearfar"}
         ``exact`` sums every tree into every cell; ``cutoff`` neglects at most ``tolerance`` of
-        each map's maximum; ``multires`` is the 2012 paper's method; ``auto`` picks.
+        each map's maximum; ``nearfar`` (any kernel, fat-tailed lognormal and 2Dt too) sums
+        exactly within a radius and adds the far field from a lattice (FFT), with its error
+        certified ≤ ``tolerance`` of each map's maximum; ``multires`` is the 2012 paper's
+        method; ``auto`` picks the cheapest and says why in the report.
     tolerance : float
-        The cutoff method's bound.
+        The cutoff's and near/far's bound, relative to each map's maximum.
     torus : bool
         Periodic boundaries (seeds leaving one side enter the other).
     backend : {"auto", "cpu", "cuda", "cuda:N"}

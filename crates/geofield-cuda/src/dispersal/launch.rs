@@ -4,11 +4,11 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 
-use super::params::FinalizeParams;
+use super::params::{BlendParams, FinalizeParams};
 use super::plan::{THREADS, plan_cutoff, plan_exact, plan_multires};
-use super::{GridDims, HostOut, KernelShape, OutPrecision, Pyramid, TileBins};
+use super::{GridDims, HostOut, KernelShape, NearBlend, OutPrecision, Pyramid, TileBins};
 use crate::context::Gpu;
-use crate::error::CudaError;
+use crate::error::{CudaError, invalid};
 
 const MODULE: &str = "dispersal";
 
@@ -148,9 +148,32 @@ pub fn dispersal_cutoff(
     radius_m: f64,
     out: OutPrecision,
 ) -> Result<(HostOut, f32), CudaError> {
-    let Some(plan) = plan_cutoff(grid, shape, bins, radius_m, out)? else {
+    dispersal_cutoff_blend(gpu, grid, shape, bins, radius_m, None, out)
+}
+
+/// [`dispersal_cutoff`] with each pair weighted by the near/far blend's near factor (`None`:
+/// the plain cutoff).
+pub fn dispersal_cutoff_blend(
+    gpu: &Gpu,
+    grid: GridDims,
+    shape: KernelShape,
+    bins: &TileBins<'_>,
+    radius_m: f64,
+    blend: Option<&NearBlend>,
+    out: OutPrecision,
+) -> Result<(HostOut, f32), CudaError> {
+    let Some(mut plan) = plan_cutoff(grid, shape, bins, radius_m, out)? else {
         return Ok((HostOut::empty(out), 0.0));
     };
+    let bl = match blend {
+        Some(b) => Some(blend_params(b, plan.params.scale, radius_m)?),
+        None => None,
+    };
+    if bl.is_some() {
+        plan.kernel = plan
+            .kernel
+            .replacen("dispersal_cutoff_", "dispersal_cutoff_blend_", 1);
+    }
     let f = kernel(gpu, &plan.kernel)?;
     let n_cells = cells(plan.n_cells);
     let _held = gpu.hold();
@@ -162,17 +185,54 @@ pub fn dispersal_cutoff(
     let start = gpu.mark()?;
     {
         let mut b = gpu.stream().launch_builder(&f);
-        b.arg(&plan.params).arg(&ts).arg(&du).arg(&dv).arg(&dw);
+        b.arg(&plan.params);
+        if let Some(bl) = &bl {
+            b.arg(bl);
+        }
+        b.arg(&ts).arg(&du).arg(&dv).arg(&dw);
         outbuf.push(&mut b);
         // SAFETY: the arguments match dispersal_cutoff_*(DispersalCutoffParams, const u32*
-        // tile_start, const float* du, dv, w, void* out). tile_start has tiles_x * tiles_y + 1
-        // entries, non-decreasing from 0 to the tree count (checked), so every tree index the
-        // kernel forms is below len(du) = len(dv) = len(w) (1-element dummies when there are no
-        // trees, never read); the kernel writes only cells inside the grid (< n_cells).
+        // tile_start, const float* du, dv, w, void* out), and dispersal_cutoff_blend_* the same
+        // with DispersalBlendParams after the first (its order <= 8, checked). tile_start has
+        // tiles_x * tiles_y + 1 entries, non-decreasing from 0 to the tree count (checked), so
+        // every tree index the kernel forms is below len(du) = len(dv) = len(w) (1-element
+        // dummies when there are no trees, never read); the kernel writes only cells inside the
+        // grid (< n_cells).
         unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
     }
     let ms = gpu.elapsed_ms(&start)?;
     Ok((outbuf.download(gpu, n_cells)?, ms))
+}
+
+/// The blend's constants in the kernel's scaled squared distances.
+fn blend_params(b: &NearBlend, scale: f64, radius_m: f64) -> Result<BlendParams, CudaError> {
+    let n = b.coef.len();
+    if n == 0
+        || n > 8
+        || !(b.inner_m >= 0.0 && b.inner_m < b.outer_m && b.outer_m <= radius_m * (1.0 + 1e-12))
+        || b.coef.iter().any(|c| !(c.is_finite() && *c > 0.0))
+    {
+        return Err(invalid(
+            "dispersal_cutoff_blend",
+            format!(
+                "blend needs 1 to 8 positive coefficients and 0 <= R1 < R <= the radius, got {} coefficients, R1 = {} m, R = {} m, radius {} m",
+                n, b.inner_m, b.outer_m, radius_m
+            ),
+        ));
+    }
+    let x1 = (b.inner_m * scale).powi(2);
+    let x2 = (b.outer_m * scale).powi(2);
+    let mut c = [0.0f32; 8];
+    for (d, s) in c.iter_mut().zip(&b.coef) {
+        *d = *s as f32;
+    }
+    Ok(BlendParams {
+        x1: x1 as f32,
+        inv_w: (1.0 / (x2 - x1)) as f32,
+        order: n as u32,
+        pad0: 0,
+        c,
+    })
 }
 
 /// The paper's multi-resolution approximation: per cell, a depth-first walk of the pyramid that

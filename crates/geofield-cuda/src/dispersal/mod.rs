@@ -23,7 +23,16 @@ mod launch;
 pub mod params;
 mod plan;
 
-pub use launch::{dispersal_cutoff, dispersal_exact, dispersal_multires};
+pub use launch::{dispersal_cutoff, dispersal_cutoff_blend, dispersal_exact, dispersal_multires};
+
+/// The near/far split's blend (see `geofield::dispersal::nearfar`): pairs within R are weighted
+/// by 1 − S_n(t), t = (d² − R₁²)/(R² − R₁²), S_n(t) = tⁿ Σ_k coef[k] (1 − t)ᵏ; n = coef.len() ≤ 8.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NearBlend {
+    pub inner_m: f64,
+    pub outer_m: f64,
+    pub coef: Vec<f64>,
+}
 #[doc(hidden)]
 pub use plan::{Plan, plan_cutoff, plan_exact, plan_multires};
 

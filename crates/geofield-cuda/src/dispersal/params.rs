@@ -45,6 +45,18 @@ pub struct CutoffParams {
     pub out_f64: u32,
 }
 
+/// The near/far blend's near factor (C: `DispersalBlendParams`): t = (x − x1)·inv_w on the
+/// scaled squared distance x, 1 − S_n(t) = (1 − t)ⁿ Σ_k c_k tᵏ.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BlendParams {
+    pub x1: f32,
+    pub inv_w: f32,
+    pub order: u32,
+    pub pad0: u32,
+    pub c: [f32; 8],
+}
+
 /// Most pyramid levels the multires kernel takes (K <= 15: node indices stay below 2^32).
 pub const MULTIRES_MAX_LEVELS: usize = 16;
 
@@ -81,20 +93,23 @@ pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
     ("CutoffParams", "DispersalCutoffParams", 80),
     ("MultiresParams", "DispersalMultiresParams", 168),
     ("FinalizeParams", "DispersalFinalizeParams", 16),
+    ("BlendParams", "DispersalBlendParams", 48),
 ];
 
 const _: () = assert!(std::mem::size_of::<ExactParams>() == 72);
 const _: () = assert!(std::mem::size_of::<CutoffParams>() == 80);
 const _: () = assert!(std::mem::size_of::<MultiresParams>() == 168);
 const _: () = assert!(std::mem::size_of::<FinalizeParams>() == 16);
+const _: () = assert!(std::mem::size_of::<BlendParams>() == 48);
 
-// SAFETY (all four): #[repr(C)] structs of plain f64/f32/u64/u32 fields (no pointers, no
+// SAFETY (all five): #[repr(C)] structs of plain f64/f32/u64/u32 fields (no pointers, no
 // padding holes: sizes are the sums of the fields, asserted above and by the C static_asserts),
 // field for field the C structs the kernels take by value.
 unsafe impl DeviceRepr for ExactParams {}
 unsafe impl DeviceRepr for CutoffParams {}
 unsafe impl DeviceRepr for MultiresParams {}
 unsafe impl DeviceRepr for FinalizeParams {}
+unsafe impl DeviceRepr for BlendParams {}
 
 /// The host constants of a kernel shape (see `common.cuh`): kernels evaluate
 /// K from x = (s r)^2 with the shape-specific formula `id`, using constants `a`, `b`.

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::sources::Sources;
 use super::{
     DisperseOptions, GPU_F64_REFUSED, Kernel, Method, Precision, Species, SpeciesReport, bins,
-    cuda, cutoff_cpu, cutoff_radius, exact_cpu, multires_cpu, pyramid,
+    cuda, cutoff_cpu, cutoff_radius, exact_cpu, multires_cpu, nearfar, pyramid,
 };
 use crate::{Backend, Cancel, GeofieldError};
 
@@ -115,7 +115,7 @@ pub(crate) fn disperse_species_until(
     }
     let mut method = opts.method;
     let mut bound = None;
-    if matches!(method, Method::Cutoff | Method::Auto) {
+    if matches!(method, Method::Cutoff | Method::Auto | Method::NearFar) {
         let b = cutoff_radius(grid, &kernel, sources, opts.tolerance);
         bound = Some(b);
         report.radius_m = Some(b.radius_m);
@@ -127,46 +127,80 @@ pub(crate) fn disperse_species_until(
     if let (Some(b), false) = (bound, torus_whole)
         && matches!(method, Method::Cutoff | Method::Auto)
     {
-        {
-            let images;
-            let src = if opts.torus {
-                images = sources.with_periodic_images(lx, ly, b.radius_m);
-                &images
-            } else {
-                sources
-            };
-            let tb = bins::Bins::build(
-                src,
-                grid,
-                b.radius_m,
-                bins::tile_size_for(b.radius_m, grid.cell_size_m),
-            );
-            report.pairs = Some(tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE));
-            bins = Some(tb);
+        let tb = build_bins(grid, sources, b.radius_m, opts.torus);
+        report.pairs = Some(tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE));
+        bins = Some(tb);
+    }
+    let mut nf = None;
+    if let Some(b) = bound
+        && matches!(method, Method::NearFar | Method::Auto)
+    {
+        let cost = if backend.is_cuda() {
+            nearfar::CostModel::GPU
+        } else {
+            nearfar::CostModel::CPU
+        };
+        nf = nearfar::plan(
+            grid,
+            &kernel,
+            sources,
+            opts.tolerance,
+            b.max_lower_bound,
+            b.radius_m,
+            opts.torus,
+            &cost,
+        );
+        if nf.is_none() && method == Method::NearFar && sources.total_weight() > 0.0 {
+            return Err(GeofieldError::Unsupported(format!(
+                "near/far: no split of this kernel meets the tolerance {:.1e} within the lattice \
+                 size limit; use the cutoff or exact method",
+                opts.tolerance
+            )));
         }
     }
     if method == Method::Auto {
         let exact_pairs = cells * sources.len() as f64;
-        match (&bins, report.pairs) {
-            (Some(_), Some(p)) if p < exact_pairs => {
-                method = Method::Cutoff;
-                report.note = Some(format!(
-                    "auto: cutoff at R = {:.1} m visits {:.2e} pairs vs {:.2e} for exact",
-                    report.radius_m.unwrap_or(0.0),
-                    p,
-                    exact_pairs
-                ));
-            }
-            _ => {
-                method = Method::Exact;
-                report.note = Some(format!(
-                    "auto: exact ({:.2e} pairs) is cheaper than a cutoff at R = {:.1} m",
-                    exact_pairs,
-                    report.radius_m.unwrap_or(f64::INFINITY)
-                ));
-                report.radius_m = None;
-                report.bound_rel = None;
-            }
+        let cutoff_pairs = match (&bins, report.pairs) {
+            (Some(_), Some(p)) => p,
+            _ => f64::INFINITY,
+        };
+        let nf_cost = nf.as_ref().map_or(f64::INFINITY, |(p, _)| p.cost);
+        if nf_cost < cutoff_pairs.min(exact_pairs) {
+            method = Method::NearFar;
+            report.note = Some(format!(
+                "auto: near/far costs {:.2e} pair-equivalents vs {:.2e} pairs for the cutoff (R = {:.1} m) and {:.2e} for exact",
+                nf_cost,
+                cutoff_pairs,
+                report.radius_m.unwrap_or(f64::INFINITY),
+                exact_pairs
+            ));
+        } else if cutoff_pairs < exact_pairs {
+            method = Method::Cutoff;
+            report.note = Some(format!(
+                "auto: cutoff at R = {:.1} m visits {:.2e} pairs vs {:.2e} for exact{}",
+                report.radius_m.unwrap_or(0.0),
+                cutoff_pairs,
+                exact_pairs,
+                if nf_cost.is_finite() {
+                    format!(" and {nf_cost:.2e} for near/far")
+                } else {
+                    String::new()
+                }
+            ));
+        } else {
+            method = Method::Exact;
+            report.note = Some(format!(
+                "auto: exact ({:.2e} pairs) is cheaper than a cutoff at R = {:.1} m{}",
+                exact_pairs,
+                report.radius_m.unwrap_or(f64::INFINITY),
+                if nf_cost.is_finite() {
+                    format!(" and near/far ({nf_cost:.2e})")
+                } else {
+                    String::new()
+                }
+            ));
+            report.radius_m = None;
+            report.bound_rel = None;
         }
     }
     report.method = method;
@@ -178,12 +212,43 @@ pub(crate) fn disperse_species_until(
             report.pairs = Some(cells * sources.len() as f64);
             run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
         }
+        Method::NearFar => match nf.take() {
+            Some((plan, env)) => {
+                let low = bound.map_or(0.0, |b| b.max_lower_bound);
+                match run_nearfar(
+                    backend,
+                    grid,
+                    &kernel,
+                    sources,
+                    opts,
+                    plan,
+                    &env,
+                    low,
+                    &mut report,
+                    cancel,
+                ) {
+                    Ok(b) => b,
+                    // `auto` falls back to the exact sum when the certificate fails.
+                    Err(GeofieldError::Unsupported(why)) if opts.method == Method::Auto => {
+                        report.warnings.push(why);
+                        report.method = Method::Exact;
+                        report.radius_m = None;
+                        report.bound_rel = None;
+                        report.pairs = Some(cells * sources.len() as f64);
+                        run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            // No tree carries weight: the band is zero.
+            None => Band::from_f64(vec![0.0; grid.n_cells()], opts.precision),
+        },
         Method::Cutoff => match &bins {
             Some(tb) => {
                 let r = report.radius_m.unwrap_or(0.0);
                 match backend {
                     Backend::Cpu => Band::from_f64(
-                        cutoff_cpu::cutoff(grid, &kernel, tb, r, cancel),
+                        cutoff_cpu::cutoff(grid, &kernel, tb, r, None, cancel),
                         opts.precision,
                     ),
                     Backend::Cuda(gpu) => {
@@ -268,4 +333,116 @@ fn run_exact(
             b
         }
     })
+}
+
+/// The cutoff's bins for `radius_m` (with the periodic images within it on a torus).
+fn build_bins(grid: &GridSpec, sources: &Sources, radius_m: f64, torus: bool) -> bins::Bins {
+    let images;
+    let src = if torus {
+        images = sources.with_periodic_images(grid.width_m(), grid.height_m(), radius_m);
+        &images
+    } else {
+        sources
+    };
+    bins::Bins::build(
+        src,
+        grid,
+        radius_m,
+        bins::tile_size_for(radius_m, grid.cell_size_m),
+    )
+}
+
+/// The near/far split: the near field by the cutoff's gather with the blend, the far field on
+/// the lattice, certified against tolerance × L (L the larger of `lower` and the near field's
+/// maximum); the lattice is refined while the certificate fails, then the method refuses.
+#[allow(clippy::too_many_arguments)]
+fn run_nearfar(
+    backend: &Backend,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    opts: &DisperseOptions,
+    mut plan: nearfar::NearFarPlan,
+    env: &nearfar::Envelope,
+    lower: f64,
+    report: &mut SpeciesReport,
+    cancel: &Cancel,
+) -> Result<Band, GeofieldError> {
+    let big_r = plan.blend.outer_m;
+    let tb = build_bins(grid, sources, big_r, opts.torus);
+    report.pairs = Some(tb.visited_pairs(grid, big_r, cutoff_cpu::OUT_TILE));
+    report.radius_m = Some(big_r);
+    let mut near = match backend {
+        Backend::Cpu => cutoff_cpu::cutoff(grid, kernel, &tb, big_r, Some(&plan.blend), cancel),
+        Backend::Cuda(gpu) => {
+            let (b, ms) = cuda::cutoff_blend(gpu, grid, kernel, &tb, big_r, Some(&plan.blend))?;
+            report.kernel_ms = Some(ms);
+            b.to_f64()
+        }
+    };
+    cancel.check()?;
+    // Every near term is ≥ 0 and ≤ the full term: the near field's maximum bounds the band's
+    // maximum from below (less a rounding margin for the GPU's f32 sums).
+    let near_max = near.par_iter().cloned().reduce(|| 0.0, f64::max);
+    let l = lower.max(near_max * (1.0 - 1e-5));
+    let region = (
+        0.0f64.min(sources.u.iter().cloned().fold(f64::INFINITY, f64::min)),
+        0.0f64.min(sources.v.iter().cloned().fold(f64::INFINITY, f64::min)),
+        grid.width_m()
+            .max(sources.u.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
+        grid.height_m()
+            .max(sources.v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
+    );
+    let max_nodes = if backend.is_cuda() {
+        nearfar::MAX_LATTICE_GPU
+    } else {
+        nearfar::MAX_LATTICE_CPU
+    };
+    loop {
+        let (far, bound) = nearfar::far_cpu(grid, kernel, sources, &plan, env);
+        cancel.check()?;
+        let rel = if l > 0.0 { bound / l } else { 0.0 };
+        if rel <= opts.tolerance && far.iter().all(|x| x.is_finite()) {
+            near.par_iter_mut()
+                .zip(far.par_iter())
+                .for_each(|(a, b)| *a += b);
+            report.bound_rel = Some(rel);
+            report.note = Some(format!(
+                "{}near/far: exact within R = {:.1} m (blend from {:.1} m, order {}), far field on a {} x {} lattice of H = {:.3} m; certified bound {:.2e} of the band maximum",
+                report
+                    .note
+                    .as_deref()
+                    .map(|n| format!("{n}; "))
+                    .unwrap_or_default(),
+                big_r,
+                plan.blend.inner_m,
+                plan.blend.order,
+                plan.lattice.nx,
+                plan.lattice.ny,
+                plan.spacing_m,
+                rel
+            ));
+            return Ok(Band::from_f64(near, opts.precision));
+        }
+        // Refine: halve the spacing, or refuse.
+        let finer = nearfar::Lattice::new(
+            grid,
+            region,
+            plan.spacing_m / 2.0,
+            plan.blend.order,
+            opts.torus,
+            max_nodes,
+        );
+        match finer {
+            Some(lat) => {
+                report.warnings.push(format!(
+                    "near/far: bound {rel:.2e} > tolerance at H = {:.3} m; refined to H = {:.3} m",
+                    plan.spacing_m,
+                    lat.h_max()
+                ));
+                plan = nearfar::NearFarPlan::with_lattice(&plan, lat);
+            }
+            None => return Err(nearfar::refusal(rel, opts.tolerance, &plan)),
+        }
+    }
 }

@@ -105,6 +105,44 @@ pub(super) fn cutoff(
     Ok((band(out), ms as f64))
 }
 
+/// The cutoff gather in f32 with the near/far blend's near factor (`None`: the plain cutoff).
+pub(super) fn cutoff_blend(
+    gpu: &Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    radius_m: f64,
+    blend: Option<&super::nearfar::Blend>,
+) -> Result<(Band, f64), GeofieldError> {
+    let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
+    let tb = gd::TileBins {
+        tile_size_m: bins.tile_size_m,
+        tiles_x: bins.tiles_x as u32,
+        tiles_y: bins.tiles_y as u32,
+        origin_u_m: bins.origin_u_m,
+        origin_v_m: bins.origin_v_m,
+        tile_start: &bins.tile_start,
+        du: &du,
+        dv: &dv,
+        w: &w,
+    };
+    let blend = blend.map(|b| gd::NearBlend {
+        inner_m: b.inner_m,
+        outer_m: b.outer_m,
+        coef: b.coef.clone(),
+    });
+    let (out, ms) = gd::dispersal_cutoff_blend(
+        gpu,
+        dims(grid)?,
+        shape(kernel),
+        &tb,
+        radius_m,
+        blend.as_ref(),
+        gd::OutPrecision::F32,
+    )?;
+    Ok((band(out), ms as f64))
+}
+
 pub(super) fn multires(
     gpu: &Gpu,
     grid: &GridSpec,

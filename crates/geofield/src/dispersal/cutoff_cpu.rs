@@ -1,4 +1,5 @@
-//! Cutoff method on the CPU: R_cut(c) = Σ_{d(k,c) ≤ R} w_k K(d), a tiled gather over binned trees.
+//! Cutoff method on the CPU: R_cut(c) = Σ_{d(k,c) ≤ R} w_k K(d), a tiled gather over binned trees
+//! (with a blend, the near part of the near/far split: K·(1 − S_n) instead of K).
 //! Rayon over bands of output tiles; each cell is summed by one thread in a fixed order (source
 //! tiles row-major, trees in bin order), so results are bitwise reproducible.
 
@@ -7,6 +8,7 @@ use rayon::prelude::*;
 
 use super::bins::Bins;
 use super::fastmath;
+use super::nearfar::Blend;
 use super::params::Kernel;
 use crate::Cancel;
 
@@ -23,6 +25,7 @@ pub fn cutoff(
     kernel: &Kernel,
     bins: &Bins,
     radius_m: f64,
+    blend: Option<&Blend>,
     cancel: &Cancel,
 ) -> Vec<f64> {
     let (rows, cols, h) = (grid.rows, grid.cols, grid.cell_size_m);
@@ -78,7 +81,13 @@ pub fn cutoff(
                     let line = &mut chunk[r * cols + col0..r * cols + col0 + ncols];
                     for (c, cell) in line.iter_mut().enumerate() {
                         let x = (c as f64 + 0.5) * h;
-                        let acc = fastmath::sum_pairs(kernel, &cu, &cv, &cw, x, y, r2);
+                        let acc = match blend {
+                            None => fastmath::sum_pairs(kernel, &cu, &cv, &cw, x, y, r2),
+                            // The near part of a near/far split: K·(1 − S_n) within R.
+                            Some(b) => fastmath::lanes(&cu, &cv, &cw, x, y, r2, |q| {
+                                kernel.eval_r2(q) * b.near_factor(q)
+                            }),
+                        };
                         *cell = acc;
                     }
                 }

@@ -69,7 +69,7 @@ pub fn sum_pairs(
 }
 
 #[inline(always)]
-fn lanes(
+pub(crate) fn lanes(
     us: &[f64],
     vs: &[f64],
     ws: &[f64],

@@ -24,7 +24,12 @@
 //! - [`Method::Cutoff`]: the sum over trees within a radius R chosen from the tolerance with an
 //!   a-priori bound (`radius.rs`): the neglected part is ≤ tolerance × band maximum at every
 //!   cell. Trees binned by tile; a tiled gather. O(cells × density × πR²).
-//! - [`Method::Auto`]: the cheaper of exact and cutoff by a pair-count cost model.
+//! - [`Method::NearFar`]: for any kernel (the fat-tailed lognormal and 2Dt too): the exact sum
+//!   within a radius R with a smooth blend, plus the far field on a lattice by FFT (Lagrange
+//!   spreading and interpolation), with a per-cell bound certified after the run: the error is
+//!   ≤ tolerance × band maximum at every cell, or the lattice is refined, or the method refuses
+//!   (`nearfar.rs`).
+//! - [`Method::Auto`]: the cheapest of exact, cutoff and near/far by a cost model, and why.
 //!
 //! Reference: Fan, Ji, Guan, Tang (2012), "A GPU-based multi-resolution algorithm for simulation
 //! of seed dispersal", J Zhejiang Univ-Sci C 13(11):816-827, doi:10.1631/jzus.C1200147.
@@ -39,8 +44,10 @@ pub mod io;
 // Guards on float fields read better than float literal patterns.
 #[allow(clippy::redundant_guards)]
 pub(crate) mod fastmath;
+pub(crate) mod jet;
 mod metrics;
 pub(crate) mod multires_cpu;
+pub mod nearfar;
 mod params;
 pub(crate) mod pyramid;
 pub(crate) mod radius;
@@ -65,6 +72,9 @@ pub enum Method {
     Exact,
     Multires,
     Cutoff,
+    /// Exact within a radius, a lattice far field beyond, with a certified bound (`nearfar.rs`).
+    #[serde(rename = "nearfar")]
+    NearFar,
     Auto,
 }
 
@@ -74,6 +84,7 @@ impl Method {
             Method::Exact => "exact",
             Method::Multires => "multires",
             Method::Cutoff => "cutoff",
+            Method::NearFar => "nearfar",
             Method::Auto => "auto",
         }
     }

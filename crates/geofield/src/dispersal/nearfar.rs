@@ -1,0 +1,891 @@
+//! Near/far split for any kernel, with a certified bound at every cell.
+//!
+//! # Split
+//!
+//! With q = d², t = (q − R₁²)/(R² − R₁²) and S_n the C^(n−1) smoothstep of degree 2n − 1
+//! (S_n(t) = tⁿ Σ_{k<n} C(n−1+k, k)(1 − t)ᵏ, 0 at t ≤ 0, 1 at t ≥ 1):
+//!
+//! - **near** kernel K·(1 − S_n(t)): exact, summed over the trees within R by the cutoff's tiled
+//!   gather (CPU and GPU), a polynomial factor per pair (no extra transcendental);
+//! - **far** kernel G = K·S_n(t): zero within R₁, K beyond R, smooth in between. The far field
+//!   F(y) = Σ_k w_k G(y − x_k) is computed on a square lattice of spacing H: every tree's
+//!   weight is spread to the n × n lattice nodes around it with tensor-product Lagrange weights
+//!   (n points per axis, the tree in the central interval), the node weights are convolved with
+//!   G sampled on the lattice (FFT: zero-padded for an open plot, circular on a torus), and each
+//!   cell takes the n × n Lagrange interpolation of the node values around it.
+//!
+//! # Bound
+//!
+//! Let D_n(r) = sup over unit directions e of |(e·∇)ⁿ G| at distance r (taken from Taylor
+//! series along lines, `jet.rs`, over sampled distances and angles, with a margin), and D̄_n its
+//! non-increasing envelope. Tensor-product Lagrange interpolation with n equispaced points errs
+//! by at most (1 + Λ)·ω·Hⁿ/n!·sup|∂ⁿ| (Λ its Lebesgue constant, ω = max |Π(t − j)| over the
+//! central interval); the source side's error per tree is that with the derivative bounded over
+//! the tree's stencil box (within s = √2·(n/2)·H of the tree), and the target side's is that of
+//! the lattice field, whose n-th derivatives are ≤ Λ²·Σ w D_n. So at every cell y
+//!
+//! ```text
+//! |far(y) − F(y)| ≤ A Σ_k w_k D̄_n(|y − x_k| − 2s),      A = (1 + Λ)(1 + Λ²) ω Hⁿ / n!
+//! ```
+//!
+//! and binning trees and cells to their nearest nodes (each ≤ H/√2 away) turns the sum into a
+//! lattice convolution of non-negative node weights with D̄_n(|Δ| − 2s − √2 H), done by FFT with
+//! the far field. Its maximum over the nodes nearest to cells, plus bounds on the FFTs' rounding
+//! (and on a torus the minimum image's kink at half the period, (1 + Λ)(1 + Λ²) W sup_{r ≥ L/2 −
+//! 2s − √2H} |G| on each side), is the certified bound. It is required to be ≤ tolerance × L,
+//! with L a rigorous lower bound on the band maximum: the largest of the near field itself (every
+//! term is non-negative and 1 − S_n ≤ 1) and the largest single-tree term (`radius.rs`). If it is
+//! not, H is halved and the far field recomputed, up to the lattice size limit; then the method
+//! refuses ([`GeofieldError::Unsupported`]) and `auto` falls back to the cutoff or exact sum.
+//!
+//! The plan (R₁, R, n, H) is chosen by a cost model (pairs of the near gather against the FFTs,
+//! spreading and interpolation) among the candidates whose bound, estimated at the mean tree
+//! density with a safety factor of 4, meets the tolerance.
+
+use std::f64::consts::PI;
+
+use geofield_core::GridSpec;
+use rayon::prelude::*;
+use rustfft::FftPlanner;
+use rustfft::num_complex::Complex;
+
+use super::jet::Jet;
+use super::params::Kernel;
+use super::sources::{Sources, min_image};
+use crate::GeofieldError;
+
+/// Largest padded lattice (nodes) the CPU path accepts (complex f64 arrays of 256 MB).
+pub const MAX_LATTICE_CPU: usize = 1 << 24;
+/// Largest padded lattice (nodes) on the GPU (real-to-complex f64 arrays of ~1.1 GB).
+pub const MAX_LATTICE_GPU: usize = 1 << 27;
+/// Share of the tolerance the planner aims at (the certificate then uses the whole tolerance).
+const PLAN_SAFETY: f64 = 4.0;
+/// Margin on the sampled derivative envelope (between samples in distance and angle).
+const ENVELOPE_MARGIN: f64 = 1.3;
+
+/// The blend between the near and far kernels.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Blend {
+    /// R₁: the far kernel is zero within it.
+    pub inner_m: f64,
+    /// R: the near kernel is zero beyond it.
+    pub outer_m: f64,
+    /// n: S_n is C^(n−1); also the interpolation's points per axis.
+    pub order: usize,
+    /// C(n−1+k, k), k < n: S_n(t) = tⁿ Σ_k c_k (1 − t)ᵏ, all terms positive (stable in f32);
+    /// 1 − S_n(t) = S_n(1 − t).
+    #[serde(skip)]
+    pub coef: Vec<f64>,
+}
+
+impl Blend {
+    pub fn new(inner_m: f64, outer_m: f64, order: usize) -> Self {
+        Self {
+            inner_m,
+            outer_m,
+            order,
+            coef: (0..order).map(|k| binomial(order - 1 + k, k)).collect(),
+        }
+    }
+    /// t(q) = (q − R₁²)/(R² − R₁²).
+    #[inline]
+    pub fn t(&self, q: f64) -> f64 {
+        let (a, b) = (self.inner_m * self.inner_m, self.outer_m * self.outer_m);
+        (q - a) / (b - a)
+    }
+    /// S_n(t) for t in [0, 1].
+    #[inline]
+    fn step(&self, t: f64) -> f64 {
+        let u = 1.0 - t;
+        let inner = self.coef.iter().rev().fold(0.0, |acc, &c| acc * u + c);
+        t.powi(self.order as i32) * inner
+    }
+    /// S_n(t(q)): the far kernel's share of K at squared distance q.
+    #[inline]
+    pub fn far_factor(&self, q: f64) -> f64 {
+        let t = self.t(q);
+        if t <= 0.0 {
+            0.0
+        } else if t >= 1.0 {
+            1.0
+        } else {
+            self.step(t)
+        }
+    }
+    /// 1 − S_n(t(q)) = S_n(1 − t): the near kernel's share (0 beyond R).
+    #[inline]
+    pub fn near_factor(&self, q: f64) -> f64 {
+        let t = self.t(q);
+        if t <= 0.0 {
+            1.0
+        } else if t >= 1.0 {
+            0.0
+        } else {
+            self.step(1.0 - t)
+        }
+    }
+}
+
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+}
+
+/// K as a jet in q (q.c[0] > 0).
+fn kernel_jet(k: &Kernel, q: &Jet) -> Jet {
+    match *k {
+        Kernel::Weibull { d, theta } => q.powf(theta / 2.0).scale(-d).exp(),
+        Kernel::Lognormal { x0, xb } => {
+            let z = q.ln().scale(0.5).add_scalar(-x0.ln());
+            z.mul(&z).scale(-0.5 / (xb * xb)).exp()
+        }
+        Kernel::TwoDt { u, p } => q.scale(1.0 / u).add_scalar(1.0).powf(-(p + 1.0)),
+    }
+}
+
+/// G = K·S_n(t(q)) as a jet in q.
+fn far_jet(k: &Kernel, b: &Blend, q: &Jet) -> Jet {
+    let t0 = b.t(q.value());
+    if t0 <= 0.0 {
+        return Jet::constant(0.0, q.len);
+    }
+    let kj = kernel_jet(k, q);
+    if t0 >= 1.0 {
+        return kj;
+    }
+    let (a, bb) = (b.inner_m * b.inner_m, b.outer_m * b.outer_m);
+    let t = q.add_scalar(-a).scale(1.0 / (bb - a));
+    let u = t.scale(-1.0).add_scalar(1.0);
+    let mut tn = Jet::constant(1.0, q.len);
+    for _ in 0..b.order {
+        tn = tn.mul(&t);
+    }
+    kj.mul(&tn.mul(&u.poly(&b.coef)))
+}
+
+/// G(r) = K(r)·S_n(t(r²)).
+#[inline]
+pub fn far_kernel(k: &Kernel, b: &Blend, r2: f64) -> f64 {
+    let f = b.far_factor(r2);
+    if f == 0.0 { 0.0 } else { f * k.eval_r2(r2) }
+}
+
+/// Sampled envelopes: D̄_n(r) = sup_{s ≥ r} sup_e |(e·∇)ⁿ G| and Ḡ(r) = sup_{s ≥ r} |G|, with
+/// [`ENVELOPE_MARGIN`]; distances from R₁ to `r_max`.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    r: Vec<f64>,
+    dn: Vec<f64>,
+    g: Vec<f64>,
+}
+
+impl Envelope {
+    pub fn new(k: &Kernel, b: &Blend, r_max: f64) -> Self {
+        let n = b.order;
+        let mut r = Vec::new();
+        // Fine steps over the blend and the next stretch (where G varies on the blend's scale),
+        // then geometric.
+        let w = b.outer_m - b.inner_m;
+        let mut x = b.inner_m;
+        while x < b.outer_m + w && x < r_max {
+            r.push(x);
+            x += w / 256.0;
+        }
+        while x < r_max {
+            r.push(x);
+            x *= 1.004;
+        }
+        r.push(r_max.max(b.inner_m));
+        const ANGLES: usize = 17;
+        let raw: Vec<(f64, f64)> = r
+            .par_iter()
+            .map(|&x| {
+                let mut best: f64 = 0.0;
+                let mut g: f64 = 0.0;
+                for a in 0..ANGLES {
+                    let c = (a as f64 / (ANGLES - 1) as f64 * PI / 2.0).cos();
+                    // q(s) = |x e_r + s e|² = x² + 2 x c s + s²
+                    let q = Jet::quadratic(x * x, 2.0 * x * c, 1.0, n + 1);
+                    let j = far_jet(k, b, &q);
+                    best = best.max(j.derivative(n).abs());
+                    g = g.max(j.value().abs());
+                }
+                (best, g)
+            })
+            .collect();
+        let mut dn = vec![0.0; r.len()];
+        let mut gv = vec![0.0; r.len()];
+        let (mut md, mut mg) = (0.0f64, 0.0f64);
+        for i in (0..r.len()).rev() {
+            let (d, g) = raw[i];
+            // A NaN (a kernel the jets cannot follow) makes the bound infinite: the plan fails.
+            md = if d.is_finite() {
+                md.max(d)
+            } else {
+                f64::INFINITY
+            };
+            mg = if g.is_finite() {
+                mg.max(g)
+            } else {
+                f64::INFINITY
+            };
+            dn[i] = md * ENVELOPE_MARGIN;
+            gv[i] = mg * ENVELOPE_MARGIN;
+        }
+        Self { r, dn, g: gv }
+    }
+    fn index(&self, x: f64) -> usize {
+        // The last sample at or below x (the envelope is non-increasing).
+        self.r.partition_point(|&s| s <= x).saturating_sub(1)
+    }
+    /// D̄_n(x).
+    pub fn dn(&self, x: f64) -> f64 {
+        if x <= self.r[0] {
+            self.dn[0]
+        } else {
+            self.dn[self.index(x)]
+        }
+    }
+    /// Ḡ(x).
+    pub fn g(&self, x: f64) -> f64 {
+        if x <= self.r[0] {
+            self.g[0]
+        } else {
+            self.g[self.index(x)]
+        }
+    }
+    /// ∫ D̄_n(|y| − shift) dA over the plane (for the planner).
+    fn area_integral(&self, shift: f64) -> f64 {
+        let mut acc = 0.0;
+        let (r_max, mut x0) = (*self.r.last().unwrap_or(&0.0) + shift, 0.0f64);
+        let steps = 2000;
+        for i in 1..=steps {
+            let x1 = r_max * i as f64 / steps as f64;
+            acc += self.dn(x0 - shift) * PI * (x1 * x1 - x0 * x0);
+            x0 = x1;
+        }
+        acc
+    }
+}
+
+/// Lagrange interpolation constants for n equispaced points, the point in the central interval:
+/// (ω, Λ) = (max |Π_j (t − j)|, max Σ_k |l_k(t)|), sampled with a small margin.
+pub fn lagrange_constants(n: usize) -> (f64, f64) {
+    let lo = (n / 2 - 1) as f64;
+    let (mut om, mut lam) = (0.0f64, 0.0f64);
+    for i in 0..=1000 {
+        let t = lo + i as f64 / 1000.0;
+        om = om.max((0..n).map(|j| t - j as f64).product::<f64>().abs());
+        lam = lam.max(lagrange_weights(n, t).iter().map(|w| w.abs()).sum());
+    }
+    (om * 1.001, lam * 1.001)
+}
+
+/// l_k(t) for nodes 0..n−1.
+#[inline]
+pub fn lagrange_weights(n: usize, t: f64) -> [f64; 8] {
+    let mut w = [0.0; 8];
+    for (k, wk) in w.iter_mut().enumerate().take(n) {
+        let mut p = 1.0;
+        for j in 0..n {
+            if j != k {
+                p *= (t - j as f64) / (k as f64 - j as f64);
+            }
+        }
+        *wk = p;
+    }
+    w
+}
+
+/// A lattice position `a` (in lattice units) → first stencil node and the n weights.
+#[inline]
+pub fn stencil(n: usize, a: f64) -> (i64, [f64; 8]) {
+    let m = a.floor();
+    let base = m - (n / 2 - 1) as f64;
+    (base as i64, lagrange_weights(n, a - base))
+}
+
+/// The far-field lattice: node (i, j) at (origin_u + i·hx, origin_v + j·hy), `nx × ny` nodes,
+/// FFT size `px × py` (= nx × ny on a torus, circular).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Lattice {
+    pub origin_u_m: f64,
+    pub origin_v_m: f64,
+    pub hx_m: f64,
+    pub hy_m: f64,
+    pub nx: usize,
+    pub ny: usize,
+    pub px: usize,
+    pub py: usize,
+    pub periodic: bool,
+}
+
+/// The smallest m ≥ n whose only prime factors are 2, 3, 5, 7.
+pub fn fft_size(n: usize) -> usize {
+    let mut m = n.max(1);
+    loop {
+        let mut x = m;
+        for p in [2, 3, 5, 7] {
+            while x % p == 0 {
+                x /= p;
+            }
+        }
+        if x == 1 {
+            return m;
+        }
+        m += 1;
+    }
+}
+
+/// The region the far field must cover: the trees and the grid, (u_lo, v_lo, u_hi, v_hi).
+fn region(grid: &GridSpec, sources: &Sources) -> (f64, f64, f64, f64) {
+    let init = (0.0f64, 0.0f64, grid.width_m(), grid.height_m());
+    (0..sources.len())
+        .into_par_iter()
+        .map(|i| (sources.u[i], sources.v[i], sources.u[i], sources.v[i]))
+        .reduce(
+            || init,
+            |a, b| (a.0.min(b.0), a.1.min(b.1), a.2.max(b.2), a.3.max(b.3)),
+        )
+}
+
+impl Lattice {
+    /// The lattice of spacing ≈ `h_m` for `order`-point stencils; `None` when it would have
+    /// more than `max_nodes` padded nodes.
+    pub fn new(
+        grid: &GridSpec,
+        region: (f64, f64, f64, f64),
+        h_m: f64,
+        order: usize,
+        torus: bool,
+        max_nodes: usize,
+    ) -> Option<Self> {
+        if torus {
+            let (lx, ly) = (grid.width_m(), grid.height_m());
+            let nx = ((lx / h_m).round() as usize).max(order);
+            let ny = ((ly / h_m).round() as usize).max(order);
+            if nx.checked_mul(ny)? > max_nodes {
+                return None;
+            }
+            return Some(Self {
+                origin_u_m: 0.0,
+                origin_v_m: 0.0,
+                hx_m: lx / nx as f64,
+                hy_m: ly / ny as f64,
+                nx,
+                ny,
+                px: nx,
+                py: ny,
+                periodic: true,
+            });
+        }
+        let (u0, v0, u1, v1) = region;
+        let margin = (order / 2) as f64 + 1.0;
+        let origin_u_m = ((u0 / h_m).floor() - margin) * h_m;
+        let origin_v_m = ((v0 / h_m).floor() - margin) * h_m;
+        let nx = ((u1 - origin_u_m) / h_m).ceil() as usize + order + 2;
+        let ny = ((v1 - origin_v_m) / h_m).ceil() as usize + order + 2;
+        let (px, py) = (fft_size(2 * nx), fft_size(2 * ny));
+        if px.checked_mul(py)? > max_nodes || !(nx as f64).is_finite() {
+            return None;
+        }
+        Some(Self {
+            origin_u_m,
+            origin_v_m,
+            hx_m: h_m,
+            hy_m: h_m,
+            nx,
+            ny,
+            px,
+            py,
+            periodic: false,
+        })
+    }
+    pub fn h_max(&self) -> f64 {
+        self.hx_m.max(self.hy_m)
+    }
+    /// Lattice coordinates of (u, v).
+    #[inline]
+    pub fn coords(&self, u: f64, v: f64) -> (f64, f64) {
+        (
+            (u - self.origin_u_m) / self.hx_m,
+            (v - self.origin_v_m) / self.hy_m,
+        )
+    }
+    /// The node index along an axis of `n` nodes, wrapped on a torus.
+    #[inline]
+    fn wrap(&self, i: i64, n: usize) -> usize {
+        if self.periodic {
+            i.rem_euclid(n as i64) as usize
+        } else {
+            i as usize
+        }
+    }
+    /// The offset (m) of FFT index (i, j) of the kernel arrays.
+    #[inline]
+    pub fn offset(&self, i: usize, j: usize) -> Option<(f64, f64)> {
+        let f = |i: usize, n: usize, p: usize, h: f64| -> Option<f64> {
+            if self.periodic {
+                Some(min_image(i as f64, n as f64) * h)
+            } else if i < n {
+                Some(i as f64 * h)
+            } else if i > p - n {
+                Some((i as f64 - p as f64) * h)
+            } else {
+                None
+            }
+        };
+        Some((
+            f(i, self.nx, self.px, self.hx_m)?,
+            f(j, self.ny, self.py, self.hy_m)?,
+        ))
+    }
+}
+
+/// The chosen split and what its bound promises.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NearFarPlan {
+    pub blend: Blend,
+    /// Far-field lattice spacing (the largest of its two axes on a torus).
+    pub spacing_m: f64,
+    pub lattice: Lattice,
+    /// A = (1 + Λ)(1 + Λ²) ω Hⁿ / n!.
+    pub bound_factor: f64,
+    /// shift = 2s + √2 H of the bound's envelope.
+    pub shift_m: f64,
+    /// The planner's estimate of the bound relative to the band maximum.
+    pub estimate_rel: f64,
+    /// Estimated near-field pairs and total cost (pair equivalents).
+    pub near_pairs: f64,
+    pub cost: f64,
+}
+
+impl NearFarPlan {
+    /// The same split on another lattice (a refinement), with its bound constants.
+    pub fn with_lattice(p: &NearFarPlan, lattice: Lattice) -> Self {
+        let (a, shift) = bound_constants(p.blend.order, lattice.h_max());
+        Self {
+            spacing_m: lattice.h_max(),
+            lattice,
+            bound_factor: a,
+            shift_m: shift,
+            ..p.clone()
+        }
+    }
+}
+
+/// Relative costs of the pieces in near-field pair evaluations.
+#[derive(Debug, Clone, Copy)]
+pub struct CostModel {
+    /// Per complex element per log₂ of an FFT.
+    pub fft: f64,
+    /// Per cell per stencil weight of the interpolation.
+    pub interp: f64,
+    pub max_nodes: usize,
+}
+
+impl CostModel {
+    pub const CPU: CostModel = CostModel {
+        fft: 0.05,
+        interp: 0.02,
+        max_nodes: MAX_LATTICE_CPU,
+    };
+    pub const GPU: CostModel = CostModel {
+        fft: 1.0,
+        interp: 0.05,
+        max_nodes: MAX_LATTICE_GPU,
+    };
+}
+
+/// (A, shift) of the bound for order n and lattice spacing h.
+fn bound_constants(n: usize, h: f64) -> (f64, f64) {
+    let (om, lam) = lagrange_constants(n);
+    let fact: f64 = (1..=n).map(|i| i as f64).product();
+    let a = (1.0 + lam) * (1.0 + lam * lam) * om * h.powi(n as i32) / fact;
+    let s = std::f64::consts::SQRT_2 * (n / 2) as f64 * h;
+    (a, 2.0 * s + std::f64::consts::SQRT_2 * h)
+}
+
+/// ∫ K·(1 − S_n) dA: the near kernel's integral (for the planner's estimate of the band max).
+fn near_integral(k: &Kernel, b: &Blend) -> f64 {
+    let steps = 4000;
+    let dr = b.outer_m / steps as f64;
+    (0..steps)
+        .map(|i| {
+            let r = (i as f64 + 0.5) * dr;
+            2.0 * PI * r * k.eval(r) * b.near_factor(r * r) * dr
+        })
+        .sum()
+}
+
+/// Choose a plan for `tolerance` (relative to the band maximum); `lower` is a rigorous lower bound
+/// on the band maximum (single-tree), `max_radius_m` the largest R worth trying (the cutoff's).
+pub fn plan(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    tolerance: f64,
+    lower: f64,
+    max_radius_m: f64,
+    torus: bool,
+    cost: &CostModel,
+) -> Option<(NearFarPlan, Envelope)> {
+    let w_total = sources.total_weight();
+    if sources.is_empty() || w_total <= 0.0 || tolerance <= 0.0 {
+        return None;
+    }
+    let h = grid.cell_size_m;
+    let reg = region(grid, sources);
+    let area = ((reg.2 - reg.0) * (reg.3 - reg.1)).max(h * h);
+    let density = w_total / area; // weight per m²
+    let tree_density = sources.len() as f64 / area;
+    let cells = grid.n_cells() as f64;
+    let r_max = if torus {
+        0.5 * grid.width_m().hypot(grid.height_m())
+    } else {
+        (reg.2 - reg.0).hypot(reg.3 - reg.1)
+    };
+    let l_min = grid.width_m().min(grid.height_m());
+    let mut best: Option<(NearFarPlan, Envelope)> = None;
+    let r_lo = (4.0 * h).max(1.5 * kernel.mode_m()).max(4.0);
+    let r_hi = max_radius_m.max(4.0 * r_lo).min(r_max).max(r_lo);
+    let mut big_r = r_lo;
+    while big_r <= r_hi * 1.0001 {
+        if torus && big_r >= 0.5 * l_min {
+            break;
+        }
+        for &order in &[4usize, 6] {
+            for &frac in &[0.3, 0.5] {
+                let blend = Blend::new(frac * big_r, big_r, order);
+                let near_pairs = cells * tree_density * PI * big_r * big_r * 1.3;
+                // The near/far split only pays where the near field is cheaper than the best so far.
+                if best.as_ref().is_some_and(|b| near_pairs >= b.0.cost) {
+                    continue;
+                }
+                let env = Envelope::new(kernel, &blend, r_max + 4.0 * big_r);
+                let l_est = lower.max(0.5 * density * near_integral(kernel, &blend));
+                let mut sp = big_r / 2.0;
+                while sp >= h / 8.0 {
+                    let Some(lat) = Lattice::new(grid, reg, sp, order, torus, cost.max_nodes)
+                    else {
+                        break;
+                    };
+                    let (a, shift) = bound_constants(order, lat.h_max());
+                    let est = a * density * env.area_integral(shift);
+                    // The torus kink's term is the same in the certificate (no safety factor:
+                    // refining does not reduce it).
+                    let kink = if torus {
+                        2.0 * a_kink(order) * w_total * env.g(0.5 * l_min - shift) / l_est
+                    } else {
+                        0.0
+                    };
+                    let est_rel = est / l_est + kink;
+                    if (est_rel - kink) * PLAN_SAFETY + kink <= tolerance {
+                        let p2 = (lat.px * lat.py) as f64;
+                        let fft = 6.0 * p2 * p2.log2() * cost.fft;
+                        let spread = 2.0 * sources.len() as f64 * (order * order) as f64 * 0.1;
+                        let interp = cells * (order * order) as f64 * cost.interp;
+                        let total = near_pairs + fft + spread + interp;
+                        if best.as_ref().is_none_or(|b| total < b.0.cost) {
+                            best = Some((
+                                NearFarPlan {
+                                    blend: blend.clone(),
+                                    spacing_m: lat.h_max(),
+                                    lattice: lat,
+                                    bound_factor: a,
+                                    shift_m: shift,
+                                    estimate_rel: est_rel,
+                                    near_pairs,
+                                    cost: total,
+                                },
+                                env.clone(),
+                            ));
+                        }
+                        break; // a finer lattice costs more and is not needed
+                    }
+                    sp /= 2.0;
+                }
+            }
+        }
+        big_r *= 1.25;
+    }
+    best
+}
+
+/// (1 + Λ)(1 + Λ²) for order n: the torus kink term's factor per side.
+fn a_kink(n: usize) -> f64 {
+    let (_, lam) = lagrange_constants(n);
+    (1.0 + lam) * (1.0 + lam * lam)
+}
+
+/// The far field at every cell (row-major) and the certified bound on its error (absolute, at
+/// every cell), on the CPU.
+pub fn far_cpu(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    sources: &Sources,
+    plan: &NearFarPlan,
+    env: &Envelope,
+) -> (Vec<f64>, f64) {
+    let lat = plan.lattice;
+    let n = plan.blend.order;
+    let (px, py) = (lat.px, lat.py);
+    // Node weights: Lagrange-spread (far field) and nearest-node (bound).
+    let mut wl = vec![Complex::new(0.0, 0.0); px * py];
+    let mut wb = vec![Complex::new(0.0, 0.0); px * py];
+    for k in 0..sources.len() {
+        let (a, b) = lat.coords(sources.u[k], sources.v[k]);
+        let w = sources.w[k];
+        let (bx, lx) = stencil(n, a);
+        let (by, ly) = stencil(n, b);
+        for j in 0..n {
+            let row = lat.wrap(by + j as i64, lat.ny) * px;
+            for i in 0..n {
+                wl[row + lat.wrap(bx + i as i64, lat.nx)].re += w * lx[i] * ly[j];
+            }
+        }
+        let (ix, iy) = (
+            lat.wrap(a.round() as i64, lat.nx),
+            lat.wrap(b.round() as i64, lat.ny),
+        );
+        wb[iy * px + ix].re += w;
+    }
+    // Kernel arrays.
+    let mut g = vec![Complex::new(0.0, 0.0); px * py];
+    let mut e = vec![Complex::new(0.0, 0.0); px * py];
+    let (g_sup, e_sup) = g
+        .par_chunks_mut(px)
+        .zip(e.par_chunks_mut(px))
+        .enumerate()
+        .map(|(j, (gr, er))| {
+            let (mut gs, mut es) = (0.0f64, 0.0f64);
+            for i in 0..px {
+                if let Some((dx, dy)) = lat.offset(i, j) {
+                    let r2 = dx * dx + dy * dy;
+                    gr[i].re = far_kernel(kernel, &plan.blend, r2);
+                    er[i].re = env.dn(r2.sqrt() - plan.shift_m);
+                    gs = gs.max(gr[i].re.abs());
+                    es = es.max(er[i].re);
+                }
+            }
+            (gs, es)
+        })
+        .reduce(|| (0.0, 0.0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+    let mut planner = FftPlanner::new();
+    let phi = convolve(&mut planner, wl, g, px, py);
+    let bound_field = convolve(&mut planner, wb, e, px, py);
+    // Per-cell stencils (columns and rows separately: the weights are a tensor product).
+    let h = grid.cell_size_m;
+    let cols: Vec<(i64, [f64; 8])> = (0..grid.cols)
+        .map(|c| stencil(n, lat.coords((c as f64 + 0.5) * h, 0.0).0))
+        .collect();
+    let rows: Vec<(i64, [f64; 8])> = (0..grid.rows)
+        .map(|r| stencil(n, lat.coords(0.0, (r as f64 + 0.5) * h).1))
+        .collect();
+    let mut out = vec![0.0; grid.n_cells()];
+    out.par_chunks_mut(grid.cols.max(1))
+        .zip(rows.par_iter())
+        .for_each(|(line, &(by, ly))| {
+            let mut rowsum = vec![0.0f64; lat.nx];
+            // Interpolate along v first (one pass over the needed nodes), then along u.
+            for j in 0..n {
+                let row = lat.wrap(by + j as i64, lat.ny) * px;
+                for (i, acc) in rowsum.iter_mut().enumerate() {
+                    *acc += ly[j] * phi[row + i];
+                }
+            }
+            for (cell, &(bx, lx)) in line.iter_mut().zip(&cols) {
+                let mut s = 0.0;
+                for i in 0..n {
+                    s += lx[i] * rowsum[lat.wrap(bx + i as i64, lat.nx)];
+                }
+                *cell = s;
+            }
+        });
+    // The bound: max over the nodes nearest to cells.
+    let near_x: Vec<usize> = dedup(
+        (0..grid.cols)
+            .map(|c| {
+                let a = lat.coords((c as f64 + 0.5) * h, 0.0).0;
+                lat.wrap(a.round() as i64, lat.nx)
+            })
+            .collect(),
+    );
+    let near_y: Vec<usize> = dedup(
+        (0..grid.rows)
+            .map(|r| {
+                let b = lat.coords(0.0, (r as f64 + 0.5) * h).1;
+                lat.wrap(b.round() as i64, lat.ny)
+            })
+            .collect(),
+    );
+    let conv_max = near_y
+        .par_iter()
+        .map(|&j| {
+            near_x
+                .iter()
+                .map(|&i| bound_field[j * px + i])
+                .fold(0.0f64, f64::max)
+        })
+        .reduce(|| 0.0, f64::max);
+    let bound = certified(
+        plan,
+        grid,
+        sources.total_weight(),
+        conv_max,
+        g_sup,
+        e_sup,
+        px * py,
+        env,
+    );
+    (out, bound)
+}
+
+fn dedup(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The certified absolute bound from the maximum of the bound convolution and the FFT rounding
+/// (and the torus kink).
+#[allow(clippy::too_many_arguments)]
+pub fn certified(
+    plan: &NearFarPlan,
+    grid: &GridSpec,
+    w_total: f64,
+    conv_max: f64,
+    g_sup: f64,
+    e_sup: f64,
+    fft_len: usize,
+    env: &Envelope,
+) -> f64 {
+    let (_, lam) = lagrange_constants(plan.blend.order);
+    // FFT convolution rounding: ≤ c ε log₂(N) Σ|input| max|kernel| (c = 8, generous for
+    // rustfft's and cuFFT's mixed-radix passes), for both convolutions; the far field's node
+    // weights sum to ≤ Λ² W in absolute value.
+    let eps = 8.0 * f64::EPSILON * (fft_len as f64).log2().max(1.0);
+    let mut b = plan.bound_factor * (conv_max + eps * w_total * e_sup);
+    b += eps * lam * lam * w_total * g_sup * (1.0 + lam * lam);
+    if plan.lattice.periodic {
+        let l_min = grid.width_m().min(grid.height_m());
+        b += 2.0 * a_kink(plan.blend.order) * w_total * env.g(0.5 * l_min - plan.shift_m);
+    }
+    b
+}
+
+/// Linear (zero-padded) or circular convolution of two px × py arrays; the real part.
+fn convolve(
+    planner: &mut FftPlanner<f64>,
+    mut a: Vec<Complex<f64>>,
+    mut b: Vec<Complex<f64>>,
+    px: usize,
+    py: usize,
+) -> Vec<f64> {
+    fft2(planner, &mut a, px, py, false);
+    fft2(planner, &mut b, px, py, false);
+    let norm = 1.0 / (px * py) as f64;
+    a.par_iter_mut().zip(b.par_iter()).for_each(|(x, y)| {
+        *x = *x * *y * norm;
+    });
+    drop(b);
+    fft2(planner, &mut a, px, py, true);
+    a.into_par_iter().map(|c| c.re).collect()
+}
+
+fn fft2(planner: &mut FftPlanner<f64>, a: &mut [Complex<f64>], px: usize, py: usize, inv: bool) {
+    let (fx, fy) = if inv {
+        (planner.plan_fft_inverse(px), planner.plan_fft_inverse(py))
+    } else {
+        (planner.plan_fft_forward(px), planner.plan_fft_forward(py))
+    };
+    a.par_chunks_mut(px).for_each(|row| fx.process(row));
+    let mut t = vec![Complex::new(0.0, 0.0); px * py];
+    t.par_chunks_mut(py).enumerate().for_each(|(i, col)| {
+        for (j, c) in col.iter_mut().enumerate() {
+            *c = a[j * px + i];
+        }
+    });
+    t.par_chunks_mut(py).for_each(|col| fy.process(col));
+    a.par_chunks_mut(px).enumerate().for_each(|(j, row)| {
+        for (i, c) in row.iter_mut().enumerate() {
+            *c = t[i * py + j];
+        }
+    });
+}
+
+/// The error message of a refusal.
+pub fn refusal(bound_rel: f64, tolerance: f64, plan: &NearFarPlan) -> GeofieldError {
+    GeofieldError::Unsupported(format!(
+        "near/far: the certified far-field bound {bound_rel:.2e} of the band maximum exceeds the \
+         tolerance {tolerance:.1e} at the finest lattice allowed (H = {:.3} m, R = {:.1} m); use \
+         the cutoff or exact method",
+        plan.spacing_m, plan.blend.outer_m
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smoothstep_is_a_smooth_step() {
+        for n in [2usize, 4, 6] {
+            let b = Blend::new(1.0, 2.0, n);
+            let s = |t: f64| b.step(t);
+            assert!(
+                s(0.0).abs() < 1e-15 && (s(1.0) - 1.0).abs() < 1e-12,
+                "n = {n}"
+            );
+            assert!((s(0.5) - 0.5).abs() < 1e-12);
+            for t in [0.1, 0.37, 0.8] {
+                assert!((s(t) + s(1.0 - t) - 1.0).abs() < 1e-12, "symmetry");
+                let q = 1.0 + 3.0 * t;
+                assert!((b.near_factor(q) + b.far_factor(q) - 1.0).abs() < 1e-12);
+            }
+            // Flat to order n − 1 at both ends: S(ε) ~ C(2n−1, n) εⁿ.
+            let e = 1e-3;
+            assert!(s(e) < 2.0 * e.powi(n as i32) * binomial(2 * n - 1, n));
+        }
+    }
+
+    #[test]
+    fn jet_derivatives_of_g_match_finite_differences() {
+        let b = Blend::new(20.0, 60.0, 4);
+        for k in [
+            Kernel::Lognormal { x0: 15.0, xb: 0.6 },
+            Kernel::TwoDt { u: 600.0, p: 1.0 },
+            Kernel::Weibull {
+                d: 1e-4,
+                theta: 2.5,
+            },
+        ] {
+            for &(r, c) in &[(35.0, 0.3), (50.0, 1.0), (80.0, 0.0)] {
+                let q = Jet::quadratic(r * r, 2.0 * r * c, 1.0, 5);
+                let j = far_jet(&k, &b, &q);
+                let f = |s: f64| far_kernel(&k, &b, r * r + 2.0 * r * c * s + s * s);
+                let hh = 1e-3;
+                let d1 = (f(hh) - f(-hh)) / (2.0 * hh);
+                let d2 = (f(hh) - 2.0 * f(0.0) + f(-hh)) / (hh * hh);
+                let scale = f(0.0).abs() + 1e-12;
+                assert!((j.value() - f(0.0)).abs() <= 1e-12 * scale, "{k:?} value");
+                assert!((j.derivative(1) - d1).abs() <= 1e-6 * scale, "{k:?} d1");
+                assert!((j.derivative(2) - d2).abs() <= 1e-3 * scale, "{k:?} d2");
+            }
+        }
+    }
+
+    #[test]
+    fn lagrange_constants_are_the_known_values() {
+        // Cubic on the central interval: ω = 9/16 at t = 1.5, Λ = 1.25.
+        let (om, lam) = lagrange_constants(4);
+        assert!(
+            (om - 0.5625).abs() < 1e-3 && (lam - 1.25).abs() < 2e-3,
+            "{om} {lam}"
+        );
+        let w = lagrange_weights(6, 2.37);
+        // Reproduces polynomials of degree ≤ 5.
+        let p = |x: f64| 1.0 - 2.0 * x + 0.5 * x.powi(3) - 0.01 * x.powi(5);
+        let got: f64 = (0..6).map(|k| w[k] * p(k as f64)).sum();
+        assert!((got - p(2.37)).abs() < 1e-10);
+    }
+}
