@@ -219,3 +219,48 @@ fn results_are_deterministic() {
         }
     });
 }
+
+/// Near/far on every backend against the f64 oracle, fat-tailed kernels with trees far beyond
+/// the split, open plot and torus: error ≤ the certified bound (≤ tolerance) plus, on the GPU,
+/// its f32 near-field contract (2e-6 of the band maximum).
+#[test]
+fn nearfar_matches_the_oracle_on_every_backend() {
+    for_each_backend(|gpu| {
+        let shapes = vec![
+            species("lognormal", dispersal::Kernel::Lognormal { x0: 15.0, xb: 0.6 }),
+            species("2dt", dispersal::Kernel::TwoDt { u: 600.0, p: 1.0 }),
+        ];
+        let g = grid(0.0, 0.0, 200.0, 150.0, 1.0);
+        let st = stand(2000, (-200.0, -150.0, 400.0, 300.0), 17, Pattern::Clustered, 2);
+        let tol = 1e-5;
+        let slack = if gpu.is_cuda() { 2e-6 } else { 1e-12 };
+        for torus in [false, true] {
+            // The torus needs a period the kernels fit in (K(L/2) small): a 600 m square.
+            let (g, st) = if torus {
+                (
+                    grid(0.0, 0.0, 600.0, 600.0, 2.0),
+                    stand(3000, (0.0, 0.0, 600.0, 600.0), 18, Pattern::Uniform, 2),
+                )
+            } else {
+                (g, st.clone())
+            };
+            let o = DisperseOptions {
+                method: Method::NearFar,
+                tolerance: tol,
+                torus,
+                precision: if gpu.is_cuda() { Precision::F32 } else { Precision::F64 },
+                multires_variant_b: false,
+            };
+            let d = dispersal::disperse(gpu, &g, &shapes, &st, &o).unwrap();
+            for (i, sp) in shapes.iter().enumerate() {
+                let rep = &d.reports[i];
+                assert_eq!(rep.method, Method::NearFar, "{}: {:?}", sp.name, rep.note);
+                let bound = rep.bound_rel.unwrap();
+                assert!(bound <= tol);
+                let exact = oracle(&g, sp, i as u32, &st, torus);
+                let e = max_rel_to_max(&d.raster.band_f64(i), &exact);
+                assert!(e <= bound + slack, "{} torus {torus}: {e:e} > {bound:e}", sp.name);
+            }
+        }
+    });
+}

@@ -22,6 +22,51 @@ pub enum Scale {
     Landscape,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+pub enum KernelFamily {
+    Weibull,
+    Lognormal,
+    #[value(name = "2dt")]
+    TwoDt,
+}
+
+/// The 4 species of a kernel family (SBS shares, STR and β; the kernels differ).
+fn family_species(f: KernelFamily) -> Result<Vec<dispersal::Species>> {
+    let sbs = synth::sbs_species();
+    let kernels: [dispersal::Kernel; 4] = match f {
+        KernelFamily::Weibull => return Ok(sbs),
+        // Mean distance X0·exp(2.5 Xb²): 37, 40, 37, 41 m.
+        KernelFamily::Lognormal => [
+            dispersal::Kernel::Lognormal { x0: 15.0, xb: 0.6 },
+            dispersal::Kernel::Lognormal { x0: 8.0, xb: 0.8 },
+            dispersal::Kernel::Lognormal { x0: 20.0, xb: 0.5 },
+            dispersal::Kernel::Lognormal { x0: 10.0, xb: 0.75 },
+        ],
+        // Mean distance (π/2)√u at p = 1: 31, 38, 44, 50 m.
+        KernelFamily::TwoDt => [
+            dispersal::Kernel::TwoDt { u: 400.0, p: 1.0 },
+            dispersal::Kernel::TwoDt { u: 600.0, p: 1.0 },
+            dispersal::Kernel::TwoDt { u: 800.0, p: 1.0 },
+            dispersal::Kernel::TwoDt { u: 1000.0, p: 1.0 },
+        ],
+    };
+    sbs.into_iter()
+        .zip(kernels)
+        .map(|(s, k)| {
+            dispersal::Species::new(
+                s.name,
+                k,
+                s.str_,
+                s.beta,
+                dispersal::Eta::Analytic,
+                s.min_dbh_cm,
+                None,
+            )
+            .map_err(anyhow::Error::from)
+        })
+        .collect()
+}
+
 #[derive(Args)]
 pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "paper")]
@@ -29,9 +74,13 @@ pub struct BenchArgs {
     /// Cutoff tolerances to run (each is one method row).
     #[arg(long, value_delimiter = ',', default_values_t = vec![1e-5, 1e-6])]
     pub tolerances: Vec<f64>,
-    /// Methods to run (exact, multires, cutoff).
+    /// Methods to run (exact, multires, cutoff, nearfar).
     #[arg(long, value_delimiter = ',', default_values_t = vec!["exact".to_string(), "multires".to_string(), "cutoff".to_string()])]
     pub methods: Vec<String>,
+    /// Kernel family of the 4 species: the SBS Weibulls (θ = 3, the paper's), or SORTIE-like
+    /// lognormals or Clark 2Dt (p = 1) with mean dispersal distances of 30-50 m.
+    #[arg(long, value_enum, default_value = "weibull")]
+    pub kernels: KernelFamily,
     /// Timed repeats per method (the median is reported).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
@@ -41,9 +90,12 @@ pub struct BenchArgs {
     /// (its time is then extrapolated from a window of rows).
     #[arg(long, default_value_t = 2e12)]
     pub exact_max_pairs: f64,
-    /// Pair budget of the f64 CPU reference window used for the errors.
+    /// Pair budget of the exact reference rows used for the errors.
     #[arg(long, default_value_t = 1e9)]
     pub reference_pairs: f64,
+    /// At least this many reference rows, spread over the map.
+    #[arg(long, default_value_t = 8)]
+    pub reference_rows: usize,
     /// Output precision of the fast methods.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: crate::cmd_disperse::PrecisionArg,
@@ -78,7 +130,7 @@ struct CaseResult {
     rows: usize,
     cells: usize,
     trees: usize,
-    reference_rows: (usize, usize),
+    reference_rows: Vec<usize>,
     methods: Vec<MethodResult>,
 }
 
@@ -139,7 +191,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         crate::cmd_disperse::PrecisionArg::F32 => Precision::F32,
         crate::cmd_disperse::PrecisionArg::F64 => Precision::F64,
     };
-    let species = synth::sbs_species();
+    let species = family_species(a.kernels)?;
     let mut results = Vec::new();
     for case in cases(a.scale) {
         let extent = Extent::new(0.0, 0.0, case.cols as f64, case.rows as f64)?;
@@ -157,30 +209,34 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             .enumerate()
             .map(|(i, sp)| Sources::for_species(&stand, i as u32, sp, &grid, false))
             .collect();
-        // f64 CPU reference on a window of rows in the middle of the map.
+        // The reference: the exact sum on rows spread over the map (the first in the middle,
+        // where an extrapolated exact run starts), f64 on the CPU; on the GPU its exact kernel
+        // (f32 with compensated sums, ~1e-7 of the band maximum from f64).
         let pairs_per_row = (case.cols * case.trees) as f64;
-        let nwin = ((a.reference_pairs / pairs_per_row).floor() as usize).clamp(1, case.rows);
+        let nwin = ((a.reference_pairs / pairs_per_row).floor() as usize)
+            .max(a.reference_rows)
+            .clamp(1, case.rows);
         let r0 = (case.rows - nwin) / 2;
+        let mut ref_rows: Vec<usize> = vec![r0];
+        ref_rows.extend((1..nwin).map(|i| (i * case.rows / nwin + case.rows / (2 * nwin)).min(case.rows - 1)));
+        ref_rows.sort_unstable();
+        ref_rows.dedup();
         if !be.is_cuda() {
             estimate_cpu_time(a, &grid, &species, &sources, nwin);
         }
         let reference: Vec<Vec<f64>> = species
             .iter()
             .zip(&sources)
-            .map(|(sp, src)| {
-                let mut out = vec![0.0; nwin * case.cols];
-                exact_rows(&grid, &sp.kernel, src, false, r0, &mut out);
-                out
-            })
-            .collect();
+            .map(|(sp, src)| reference_rows(&be, &grid, sp, src, &ref_rows))
+            .collect::<Result<_>>()?;
         println!(
-            "\n== {} ({} x {} cells, {} trees; errors on rows {}..{} vs the f64 CPU exact sum)",
+            "\n== {} ({} x {} cells, {} trees; errors on {} rows spread over the map vs the {} exact sum)",
             case.name,
             case.cols,
             case.rows,
             case.trees,
-            r0,
-            r0 + nwin
+            ref_rows.len(),
+            if be.is_cuda() { "GPU (f32)" } else { "f64 CPU" }
         );
         println!("{}", header());
         // The case is in the JSON from its first method on (rows written as measured).
@@ -190,7 +246,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             rows: case.rows,
             cells: grid.n_cells(),
             trees: case.trees,
-            reference_rows: (r0, r0 + nwin),
+            reference_rows: ref_rows.clone(),
             methods: Vec::new(),
         });
         let want = |m: &str| a.methods.iter().any(|x| x.eq_ignore_ascii_case(m));
@@ -204,6 +260,9 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         if want("cutoff") {
             runs.extend(a.tolerances.iter().map(|&t| (Method::Cutoff, Some(t))));
         }
+        if want("nearfar") {
+            runs.extend(a.tolerances.iter().map(|&t| (Method::NearFar, Some(t))));
+        }
         for (method, tol) in runs {
             let r = run_method(
                 a,
@@ -215,7 +274,8 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                 method,
                 tol,
                 precision,
-                (r0, nwin),
+                r0,
+                &ref_rows,
                 &reference,
             );
             match r {
@@ -255,7 +315,8 @@ fn run_method(
     method: Method,
     tol: Option<f64>,
     precision: Precision,
-    (r0, nwin): (usize, usize),
+    r0: usize,
+    ref_rows: &[usize],
     reference: &[Vec<f64>],
 ) -> Result<MethodResult> {
     let opts = DisperseOptions {
@@ -333,19 +394,24 @@ fn run_method(
     };
     let seconds = kernel.as_ref().map(|k| k.median).unwrap_or(wall.median) * scale;
     let pairs = pairs * scale;
-    // Errors on the reference window (for an extrapolated exact run, its own first rows).
+    // Errors on the reference rows (for an extrapolated exact run, those it computed).
     let mut error = ErrorMetrics::default();
+    let cols = grid.cols;
     for (b, band) in bands.iter().enumerate() {
-        let (win, refw) = if extrapolate {
-            let n = run_grid.rows.min(nwin) * grid.cols;
-            (&band[..n], &reference[b][..n])
-        } else {
-            (
-                &band[r0 * grid.cols..(r0 + nwin) * grid.cols],
-                &reference[b][..],
-            )
-        };
-        let m = dispersal::compare(win, refw);
+        let (mut win, mut refw) = (Vec::new(), Vec::new());
+        for (k, &r) in ref_rows.iter().enumerate() {
+            let local = if extrapolate {
+                match r.checked_sub(r0).filter(|&l| l < run_grid.rows) {
+                    Some(l) => l,
+                    None => continue,
+                }
+            } else {
+                r
+            };
+            win.extend_from_slice(&band[local * cols..(local + 1) * cols]);
+            refw.extend_from_slice(&reference[b][k * cols..(k + 1) * cols]);
+        }
+        let m = dispersal::compare(&win, &refw);
         error.cells_compared += m.cells_compared;
         error.max_rel = error.max_rel.max(m.max_rel);
         error.mean_rel = error.mean_rel.max(m.mean_rel);
@@ -379,6 +445,38 @@ fn run_method(
             )
         }),
     })
+}
+
+/// The exact sum of one species on `rows` (concatenated): f64 on the CPU, the exact kernel on
+/// the GPU (one row at a time, as a one-row grid with the sources shifted to it).
+fn reference_rows(
+    be: &Backend,
+    grid: &GridSpec,
+    sp: &dispersal::Species,
+    src: &Sources,
+    rows: &[usize],
+) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; rows.len() * grid.cols];
+    for (k, &r) in rows.iter().enumerate() {
+        let line = &mut out[k * grid.cols..(k + 1) * grid.cols];
+        if be.is_cuda() {
+            let g1 = GridSpec {
+                rows: 1,
+                y_max_m: grid.y_max_m - r as f64 * grid.cell_size_m,
+                ..*grid
+            };
+            let o = DisperseOptions {
+                method: Method::Exact,
+                precision: Precision::F32,
+                ..Default::default()
+            };
+            let (band, _) = disperse_species(be, &g1, sp, &shift(src, r as f64 * grid.cell_size_m), &o)?;
+            line.copy_from_slice(&band.to_f64());
+        } else {
+            exact_rows(grid, &sp.kernel, src, false, r, line);
+        }
+    }
+    Ok(out)
 }
 
 /// Sources shifted north by `dv` metres (v − dv), for a window whose first row is row r0.

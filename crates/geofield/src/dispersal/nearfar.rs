@@ -31,8 +31,8 @@
 //! and binning trees and cells to their nearest nodes (each ≤ H/√2 away) turns the sum into a
 //! lattice convolution of non-negative node weights with D̄_n(|Δ| − 2s − √2 H), done by FFT with
 //! the far field. Its maximum over the nodes nearest to cells, plus bounds on the FFTs' rounding
-//! (and on a torus the minimum image's kink at half the period, (1 + Λ)(1 + Λ²) W sup_{r ≥ L/2 −
-//! 2s − √2H} |G| on each side), is the certified bound. It is required to be ≤ tolerance × L,
+//! (and on a torus the minimum image's kink at half the period, where G is only Lipschitz:
+//! [`kink_bound`]), is the certified bound. It is required to be ≤ tolerance × L,
 //! with L a rigorous lower bound on the band maximum: the largest of the near field itself (every
 //! term is non-negative and 1 − S_n ≤ 1) and the largest single-tree term (`radius.rs`). If it is
 //! not, H is halved and the far field recomputed, up to the lattice size limit; then the method
@@ -56,10 +56,11 @@ use crate::GeofieldError;
 
 /// Largest padded lattice (nodes) the CPU path accepts (complex f64 arrays of 256 MB).
 pub const MAX_LATTICE_CPU: usize = 1 << 24;
-/// Largest padded lattice (nodes) on the GPU (real-to-complex f64 arrays of ~1.1 GB).
-pub const MAX_LATTICE_GPU: usize = 1 << 27;
+/// Largest padded lattice (nodes) with the GPU backend (its far field runs on the host for now:
+/// complex f64 arrays of 512 MB).
+pub const MAX_LATTICE_GPU: usize = 1 << 25;
 /// Share of the tolerance the planner aims at (the certificate then uses the whole tolerance).
-const PLAN_SAFETY: f64 = 4.0;
+const PLAN_SAFETY: f64 = 1.0;
 /// Margin on the sampled derivative envelope (between samples in distance and angle).
 const ENVELOPE_MARGIN: f64 = 1.3;
 
@@ -176,6 +177,7 @@ pub struct Envelope {
     r: Vec<f64>,
     dn: Vec<f64>,
     g: Vec<f64>,
+    d1: Vec<f64>,
 }
 
 impl Envelope {
@@ -196,11 +198,12 @@ impl Envelope {
         }
         r.push(r_max.max(b.inner_m));
         const ANGLES: usize = 17;
-        let raw: Vec<(f64, f64)> = r
+        let raw: Vec<(f64, f64, f64)> = r
             .par_iter()
             .map(|&x| {
                 let mut best: f64 = 0.0;
                 let mut g: f64 = 0.0;
+                let mut d1: f64 = 0.0;
                 for a in 0..ANGLES {
                     let c = (a as f64 / (ANGLES - 1) as f64 * PI / 2.0).cos();
                     // q(s) = |x e_r + s e|² = x² + 2 x c s + s²
@@ -208,15 +211,19 @@ impl Envelope {
                     let j = far_jet(k, b, &q);
                     best = best.max(j.derivative(n).abs());
                     g = g.max(j.value().abs());
+                    d1 = d1.max(j.derivative(1).abs());
                 }
-                (best, g)
+                (best, g, d1)
             })
             .collect();
         let mut dn = vec![0.0; r.len()];
         let mut gv = vec![0.0; r.len()];
-        let (mut md, mut mg) = (0.0f64, 0.0f64);
+        let mut d1v = vec![0.0; r.len()];
+        let (mut md, mut mg, mut m1) = (0.0f64, 0.0f64, 0.0f64);
         for i in (0..r.len()).rev() {
-            let (d, g) = raw[i];
+            let (d, g, d1) = raw[i];
+            m1 = if d1.is_finite() { m1.max(d1) } else { f64::INFINITY };
+            d1v[i] = m1 * ENVELOPE_MARGIN;
             // A NaN (a kernel the jets cannot follow) makes the bound infinite: the plan fails.
             md = if d.is_finite() {
                 md.max(d)
@@ -231,7 +238,12 @@ impl Envelope {
             dn[i] = md * ENVELOPE_MARGIN;
             gv[i] = mg * ENVELOPE_MARGIN;
         }
-        Self { r, dn, g: gv }
+        Self {
+            r,
+            dn,
+            g: gv,
+            d1: d1v,
+        }
     }
     fn index(&self, x: f64) -> usize {
         // The last sample at or below x (the envelope is non-increasing).
@@ -252,6 +264,10 @@ impl Envelope {
         } else {
             self.g[self.index(x)]
         }
+    }
+    /// D̄₁(x): the envelope of |∇G|.
+    pub fn d1(&self, x: f64) -> f64 {
+        if x <= self.r[0] { self.d1[0] } else { self.d1[self.index(x)] }
     }
     /// ∫ D̄_n(|y| − shift) dA over the plane (for the planner).
     fn area_integral(&self, shift: f64) -> f64 {
@@ -489,9 +505,11 @@ impl CostModel {
         interp: 0.02,
         max_nodes: MAX_LATTICE_CPU,
     };
+    /// The GPU's near field with the far field on the host (rustfft on its cores): a host FFT
+    /// element costs ~100 GPU pair evaluations.
     pub const GPU: CostModel = CostModel {
-        fft: 1.0,
-        interp: 0.05,
+        fft: 60.0,
+        interp: 4.0,
         max_nodes: MAX_LATTICE_GPU,
     };
 }
@@ -562,7 +580,7 @@ pub fn plan(
                     continue;
                 }
                 let env = Envelope::new(kernel, &blend, r_max + 4.0 * big_r);
-                let l_est = lower.max(0.5 * density * near_integral(kernel, &blend));
+                let l_est = lower.max(density * near_integral(kernel, &blend));
                 let mut sp = big_r / 2.0;
                 while sp >= h / 8.0 {
                     let Some(lat) = Lattice::new(grid, reg, sp, order, torus, cost.max_nodes)
@@ -574,7 +592,7 @@ pub fn plan(
                     // The torus kink's term is the same in the certificate (no safety factor:
                     // refining does not reduce it).
                     let kink = if torus {
-                        2.0 * a_kink(order) * w_total * env.g(0.5 * l_min - shift) / l_est
+                        kink_bound(order, lat.h_max(), shift, l_min, w_total, &env) / l_est
                     } else {
                         0.0
                     };
@@ -611,10 +629,14 @@ pub fn plan(
     best
 }
 
-/// (1 + Λ)(1 + Λ²) for order n: the torus kink term's factor per side.
-fn a_kink(n: usize) -> f64 {
+/// The torus kink's bound (absolute): the minimum-image kernel G(|Δ|) is only Lipschitz where
+/// a component of Δ is half the period. Interpolation reproduces constants, so there its error
+/// is ≤ (1 + Λ²) × the best constant's error ≤ (1 + Λ²) Lip √2 (n − 1) H / 2, Lip ≤ D̄₁ beyond
+/// L/2 − shift; the target side's field has Lipschitz constant ≤ Λ² Σ w D̄₁: two sides, all trees.
+pub fn kink_bound(n: usize, h: f64, shift: f64, l_min: f64, w_total: f64, env: &Envelope) -> f64 {
     let (_, lam) = lagrange_constants(n);
-    (1.0 + lam) * (1.0 + lam * lam)
+    let half = std::f64::consts::SQRT_2 * (n - 1) as f64 * h / 2.0;
+    2.0 * (1.0 + lam * lam) * (1.0 + lam * lam) * w_total * env.d1(0.5 * l_min - shift) * half
 }
 
 /// The far field at every cell (row-major) and the certified bound on its error (absolute, at
@@ -768,7 +790,14 @@ pub fn certified(
     b += eps * lam * lam * w_total * g_sup * (1.0 + lam * lam);
     if plan.lattice.periodic {
         let l_min = grid.width_m().min(grid.height_m());
-        b += 2.0 * a_kink(plan.blend.order) * w_total * env.g(0.5 * l_min - plan.shift_m);
+        b += kink_bound(
+            plan.blend.order,
+            plan.spacing_m,
+            plan.shift_m,
+            l_min,
+            w_total,
+            env,
+        );
     }
     b
 }
