@@ -91,9 +91,13 @@ GF_CHECK_SIZE(DispersalBlendParams, 48);
 __device__ __forceinline__ float gf_near_factor(const DispersalBlendParams& bl, float x) {
     const float t = fminf(fmaxf((x - bl.x1) * bl.inv_w, 0.0f), 1.0f);
     const float u = 1.0f - t; // S_n(u) = u^n sum_k c_k t^k
+    // Fixed trip counts with constant indices (no local-memory copy of c); terms past the order
+    // are skipped by selects.
     float acc = 0.0f, un = 1.0f;
-    for (int k = (int)bl.order - 1; k >= 0; --k) acc = fmaf(acc, t, bl.c[k]);
-    for (u32 k = 0; k < bl.order; ++k) un *= u;
+#pragma unroll
+    for (int k = 7; k >= 0; --k) acc = ((u32)k < bl.order) ? fmaf(acc, t, bl.c[k]) : acc;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) un = ((u32)k < bl.order) ? un * u : un;
     return un * acc;
 }
 

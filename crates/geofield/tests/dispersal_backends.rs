@@ -235,14 +235,19 @@ fn nearfar_matches_the_oracle_on_every_backend() {
         let tol = 1e-5;
         let slack = if gpu.is_cuda() { 2e-6 } else { 1e-12 };
         for torus in [false, true] {
-            // The torus needs a period the kernels fit in (K(L/2) small): a 600 m square.
-            let (g, st) = if torus {
+            // The torus needs a period the kernels fit in (K(L/2) ≤ 1e-8: the minimum image is
+            // then the periodic sum): a 400 m square and shorter tails.
+            let (g, st, shapes) = if torus {
                 (
-                    grid(0.0, 0.0, 600.0, 600.0, 2.0),
-                    stand(3000, (0.0, 0.0, 600.0, 600.0), 18, Pattern::Uniform, 2),
+                    grid(0.0, 0.0, 400.0, 400.0, 1.0),
+                    stand(1500, (0.0, 0.0, 400.0, 400.0), 18, Pattern::Uniform, 2),
+                    vec![
+                        species("lognormal", dispersal::Kernel::Lognormal { x0: 8.0, xb: 0.5 }),
+                        species("2dt", dispersal::Kernel::TwoDt { u: 100.0, p: 2.0 }),
+                    ],
                 )
             } else {
-                (g, st.clone())
+                (g, st.clone(), shapes.clone())
             };
             let o = DisperseOptions {
                 method: Method::NearFar,
