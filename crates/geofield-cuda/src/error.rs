@@ -37,6 +37,22 @@ pub enum CudaError {
         source: cudarc::cublas::result::CublasError,
     },
 
+    /// `libcufft.so` could not be loaded (needed by the dispersal near/far far field).
+    #[error(
+        "libcufft.so not found: cuFFT (part of the CUDA toolkit or the `nvidia-cufft` wheel) is \
+         not installed or its folder is not on LD_LIBRARY_PATH; install it, or use the cutoff or \
+         exact method, or run with --backend cpu"
+    )]
+    CufftMissing,
+
+    /// A cuFFT call failed.
+    #[error("cuFFT call failed while {action}: {source}")]
+    Cufft {
+        action: String,
+        #[source]
+        source: cudarc::cufft::result::CufftError,
+    },
+
     /// The requested device ordinal does not exist.
     #[error("CUDA device {ordinal} does not exist: this machine has {count} CUDA device(s)")]
     NoSuchDevice { ordinal: usize, count: usize },

@@ -62,6 +62,13 @@ pub fn cublas_present() -> bool {
     *PRESENT.get_or_init(|| unsafe { cudarc::cublas::sys::is_culib_present() })
 }
 
+/// Whether `libcufft` can be loaded. Cached after the first call.
+pub fn cufft_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen the candidate library names and drops the handles.
+    *PRESENT.get_or_init(|| unsafe { cudarc::cufft::sys::is_culib_present() })
+}
+
 /// The CUDA version the driver supports (e.g. 13000), if the driver is present.
 pub fn driver_version() -> Option<i32> {
     if !driver_present() {

@@ -227,11 +227,20 @@ fn results_are_deterministic() {
 fn nearfar_matches_the_oracle_on_every_backend() {
     for_each_backend(|gpu| {
         let shapes = vec![
-            species("lognormal", dispersal::Kernel::Lognormal { x0: 15.0, xb: 0.6 }),
+            species(
+                "lognormal",
+                dispersal::Kernel::Lognormal { x0: 15.0, xb: 0.6 },
+            ),
             species("2dt", dispersal::Kernel::TwoDt { u: 600.0, p: 1.0 }),
         ];
         let g = grid(0.0, 0.0, 200.0, 150.0, 1.0);
-        let st = stand(2000, (-200.0, -150.0, 400.0, 300.0), 17, Pattern::Clustered, 2);
+        let st = stand(
+            2000,
+            (-200.0, -150.0, 400.0, 300.0),
+            17,
+            Pattern::Clustered,
+            2,
+        );
         let tol = 1e-5;
         let slack = if gpu.is_cuda() { 2e-6 } else { 1e-12 };
         for torus in [false, true] {
@@ -242,7 +251,10 @@ fn nearfar_matches_the_oracle_on_every_backend() {
                     grid(0.0, 0.0, 400.0, 400.0, 1.0),
                     stand(1500, (0.0, 0.0, 400.0, 400.0), 18, Pattern::Uniform, 2),
                     vec![
-                        species("lognormal", dispersal::Kernel::Lognormal { x0: 8.0, xb: 0.5 }),
+                        species(
+                            "lognormal",
+                            dispersal::Kernel::Lognormal { x0: 8.0, xb: 0.5 },
+                        ),
                         species("2dt", dispersal::Kernel::TwoDt { u: 100.0, p: 2.0 }),
                     ],
                 )
@@ -253,7 +265,11 @@ fn nearfar_matches_the_oracle_on_every_backend() {
                 method: Method::NearFar,
                 tolerance: tol,
                 torus,
-                precision: if gpu.is_cuda() { Precision::F32 } else { Precision::F64 },
+                precision: if gpu.is_cuda() {
+                    Precision::F32
+                } else {
+                    Precision::F64
+                },
                 multires_variant_b: false,
             };
             let d = dispersal::disperse(gpu, &g, &shapes, &st, &o).unwrap();
@@ -264,7 +280,11 @@ fn nearfar_matches_the_oracle_on_every_backend() {
                 assert!(bound <= tol);
                 let exact = oracle(&g, sp, i as u32, &st, torus);
                 let e = max_rel_to_max(&d.raster.band_f64(i), &exact);
-                assert!(e <= bound + slack, "{} torus {torus}: {e:e} > {bound:e}", sp.name);
+                assert!(
+                    e <= bound + slack,
+                    "{} torus {torus}: {e:e} > {bound:e}",
+                    sp.name
+                );
             }
         }
     });

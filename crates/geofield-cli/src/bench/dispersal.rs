@@ -218,7 +218,9 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             .clamp(1, case.rows);
         let r0 = (case.rows - nwin) / 2;
         let mut ref_rows: Vec<usize> = vec![r0];
-        ref_rows.extend((1..nwin).map(|i| (i * case.rows / nwin + case.rows / (2 * nwin)).min(case.rows - 1)));
+        ref_rows.extend(
+            (1..nwin).map(|i| (i * case.rows / nwin + case.rows / (2 * nwin)).min(case.rows - 1)),
+        );
         ref_rows.sort_unstable();
         ref_rows.dedup();
         if !be.is_cuda() {
@@ -265,17 +267,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         }
         for (method, tol) in runs {
             let r = run_method(
-                a,
-                &be,
-                &env,
-                &grid,
-                &species,
-                &sources,
-                method,
-                tol,
-                precision,
-                r0,
-                &ref_rows,
+                a, &be, &env, &grid, &species, &sources, method, tol, precision, r0, &ref_rows,
                 &reference,
             );
             match r {
@@ -470,7 +462,8 @@ fn reference_rows(
                 precision: Precision::F32,
                 ..Default::default()
             };
-            let (band, _) = disperse_species(be, &g1, sp, &shift(src, r as f64 * grid.cell_size_m), &o)?;
+            let (band, _) =
+                disperse_species(be, &g1, sp, &shift(src, r as f64 * grid.cell_size_m), &o)?;
             line.copy_from_slice(&band.to_f64());
         } else {
             exact_rows(grid, &sp.kernel, src, false, r, line);

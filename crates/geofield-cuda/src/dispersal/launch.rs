@@ -204,6 +204,48 @@ pub fn dispersal_cutoff_blend(
     Ok((outbuf.download(gpu, n_cells)?, ms))
 }
 
+/// The blended cutoff into a device buffer (f32) kept on the device, and its kernel time; `None`
+/// for an empty grid.
+pub(super) fn cutoff_blend_device(
+    gpu: &Gpu,
+    grid: GridDims,
+    shape: KernelShape,
+    bins: &TileBins<'_>,
+    radius_m: f64,
+    blend: &NearBlend,
+) -> Result<(Option<CudaSlice<f32>>, f32), CudaError> {
+    let Some(mut plan) = plan_cutoff(grid, shape, bins, radius_m, OutPrecision::F32)? else {
+        return Ok((None, 0.0));
+    };
+    let bl = blend_params(blend, plan.params.scale, radius_m)?;
+    plan.kernel = plan
+        .kernel
+        .replacen("dispersal_cutoff_", "dispersal_cutoff_blend_", 1);
+    let f = kernel(gpu, &plan.kernel)?;
+    let n_cells = cells(plan.n_cells);
+    let _held = gpu.hold();
+    let ts = gpu.upload(bins.tile_start, "tile starts")?;
+    let du = gpu.upload(bins.du, "tree du")?;
+    let dv = gpu.upload(bins.dv, "tree dv")?;
+    let dw = gpu.upload(bins.w, "tree weights")?;
+    let mut out = gpu.zeros::<f32>(n_cells, "the output")?;
+    let start = gpu.mark()?;
+    {
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(&plan.params)
+            .arg(&bl)
+            .arg(&ts)
+            .arg(&du)
+            .arg(&dv)
+            .arg(&dw)
+            .arg(&mut out);
+        // SAFETY: as in dispersal_cutoff_blend (same kernel, same arguments, f32 output).
+        unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
+    }
+    let ms = gpu.elapsed_ms(&start)?;
+    Ok((Some(out), ms))
+}
+
 /// The blend's constants in the kernel's scaled squared distances.
 fn blend_params(b: &NearBlend, scale: f64, radius_m: f64) -> Result<BlendParams, CudaError> {
     let n = b.coef.len();

@@ -19,10 +19,12 @@
 //! is summed by one thread in a fixed order: results are bitwise reproducible on a given device.
 
 mod check;
+mod far;
 mod launch;
 pub mod params;
 mod plan;
 
+pub use far::{FarLattice, NearFarOut, dispersal_nearfar};
 pub use launch::{dispersal_cutoff, dispersal_cutoff_blend, dispersal_exact, dispersal_multires};
 
 /// The near/far split's blend (see `geofield::dispersal::nearfar`): pairs within R are weighted

@@ -57,6 +57,35 @@ pub struct BlendParams {
     pub c: [f32; 8],
 }
 
+/// The near/far far field's lattice and kernel (C: `DispersalFarParams`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FarParams {
+    pub origin_u_m: f64,
+    pub origin_v_m: f64,
+    pub hx_m: f64,
+    pub hy_m: f64,
+    pub cell_size_m: f64,
+    pub shift_m: f64,
+    pub r1sq: f64,
+    pub r2sq: f64,
+    pub ka: f64,
+    pub kb: f64,
+    pub c: [f64; 8],
+    pub nx: u32,
+    pub ny: u32,
+    pub px: u32,
+    pub py: u32,
+    pub order: u32,
+    pub periodic: u32,
+    pub shape: u32,
+    pub cols: u32,
+    pub rows: u32,
+    pub n_trees: u32,
+    pub table_len: u32,
+    pub pad0: u32,
+}
+
 /// Most pyramid levels the multires kernel takes (K <= 15: node indices stay below 2^32).
 pub const MULTIRES_MAX_LEVELS: usize = 16;
 
@@ -94,6 +123,7 @@ pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
     ("MultiresParams", "DispersalMultiresParams", 168),
     ("FinalizeParams", "DispersalFinalizeParams", 16),
     ("BlendParams", "DispersalBlendParams", 48),
+    ("FarParams", "DispersalFarParams", 192),
 ];
 
 const _: () = assert!(std::mem::size_of::<ExactParams>() == 72);
@@ -101,8 +131,9 @@ const _: () = assert!(std::mem::size_of::<CutoffParams>() == 80);
 const _: () = assert!(std::mem::size_of::<MultiresParams>() == 168);
 const _: () = assert!(std::mem::size_of::<FinalizeParams>() == 16);
 const _: () = assert!(std::mem::size_of::<BlendParams>() == 48);
+const _: () = assert!(std::mem::size_of::<FarParams>() == 192);
 
-// SAFETY (all five): #[repr(C)] structs of plain f64/f32/u64/u32 fields (no pointers, no
+// SAFETY (all six): #[repr(C)] structs of plain f64/f32/u64/u32 fields (no pointers, no
 // padding holes: sizes are the sums of the fields, asserted above and by the C static_asserts),
 // field for field the C structs the kernels take by value.
 unsafe impl DeviceRepr for ExactParams {}
@@ -110,6 +141,7 @@ unsafe impl DeviceRepr for CutoffParams {}
 unsafe impl DeviceRepr for MultiresParams {}
 unsafe impl DeviceRepr for FinalizeParams {}
 unsafe impl DeviceRepr for BlendParams {}
+unsafe impl DeviceRepr for FarParams {}
 
 /// The host constants of a kernel shape (see `common.cuh`): kernels evaluate
 /// K from x = (s r)^2 with the shape-specific formula `id`, using constants `a`, `b`.

@@ -105,44 +105,6 @@ pub(super) fn cutoff(
     Ok((band(out), ms as f64))
 }
 
-/// The cutoff gather in f32 with the near/far blend's near factor (`None`: the plain cutoff).
-pub(super) fn cutoff_blend(
-    gpu: &Gpu,
-    grid: &GridSpec,
-    kernel: &Kernel,
-    bins: &Bins,
-    radius_m: f64,
-    blend: Option<&super::nearfar::Blend>,
-) -> Result<(Band, f64), GeofieldError> {
-    let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
-    let tb = gd::TileBins {
-        tile_size_m: bins.tile_size_m,
-        tiles_x: bins.tiles_x as u32,
-        tiles_y: bins.tiles_y as u32,
-        origin_u_m: bins.origin_u_m,
-        origin_v_m: bins.origin_v_m,
-        tile_start: &bins.tile_start,
-        du: &du,
-        dv: &dv,
-        w: &w,
-    };
-    let blend = blend.map(|b| gd::NearBlend {
-        inner_m: b.inner_m,
-        outer_m: b.outer_m,
-        coef: b.coef.clone(),
-    });
-    let (out, ms) = gd::dispersal_cutoff_blend(
-        gpu,
-        dims(grid)?,
-        shape(kernel),
-        &tb,
-        radius_m,
-        blend.as_ref(),
-        gd::OutPrecision::F32,
-    )?;
-    Ok((band(out), ms as f64))
-}
-
 pub(super) fn multires(
     gpu: &Gpu,
     grid: &GridSpec,
@@ -167,4 +129,62 @@ pub(super) fn multires(
     let (out, ms) =
         gd::dispersal_multires(gpu, dims(grid)?, shape(kernel), &p, gd::OutPrecision::F64)?;
     Ok((band(out).to_f64(), ms as f64))
+}
+
+/// The near/far split on the device (see `geofield_cuda::dispersal::dispersal_nearfar`).
+pub(super) fn nearfar(
+    gpu: &Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    plan: &super::nearfar::NearFarPlan,
+    env: &super::nearfar::Envelope,
+    sources: &Sources,
+) -> Result<gd::NearFarOut, GeofieldError> {
+    let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
+    let tb = gd::TileBins {
+        tile_size_m: bins.tile_size_m,
+        tiles_x: bins.tiles_x as u32,
+        tiles_y: bins.tiles_y as u32,
+        origin_u_m: bins.origin_u_m,
+        origin_v_m: bins.origin_v_m,
+        tile_start: &bins.tile_start,
+        du: &du,
+        dv: &dv,
+        w: &w,
+    };
+    let blend = gd::NearBlend {
+        inner_m: plan.blend.inner_m,
+        outer_m: plan.blend.outer_m,
+        coef: plan.blend.coef.clone(),
+    };
+    let lat = plan.lattice;
+    let dim = |n: usize| {
+        u32::try_from(n).map_err(|_| GeofieldError::Invalid("far-field lattice too large".into()))
+    };
+    let (table_r, table_d) = env.table();
+    let far = gd::FarLattice {
+        origin_u_m: lat.origin_u_m,
+        origin_v_m: lat.origin_v_m,
+        hx_m: lat.hx_m,
+        hy_m: lat.hy_m,
+        nx: dim(lat.nx)?,
+        ny: dim(lat.ny)?,
+        px: dim(lat.px)?,
+        py: dim(lat.py)?,
+        periodic: lat.periodic,
+        shift_m: plan.shift_m,
+        table_r,
+        table_d,
+    };
+    Ok(gd::dispersal_nearfar(
+        gpu,
+        dims(grid)?,
+        shape(kernel),
+        &tb,
+        plan.blend.outer_m,
+        &blend,
+        (&sources.u, &sources.v, &sources.w),
+        &far,
+    )?)
 }
