@@ -88,16 +88,15 @@ struct DispersalBlendParams {
 };
 GF_CHECK_SIZE(DispersalBlendParams, 48);
 
+template <int N>
 __device__ __forceinline__ float gf_near_factor(const DispersalBlendParams& bl, float x) {
     const float t = fminf(fmaxf((x - bl.x1) * bl.inv_w, 0.0f), 1.0f);
-    const float u = 1.0f - t; // S_n(u) = u^n sum_k c_k t^k
-    // Fixed trip counts with constant indices (no local-memory copy of c); terms past the order
-    // are skipped by selects.
-    float acc = 0.0f, un = 1.0f;
+    const float u = 1.0f - t; // S_N(u) = u^N sum_k c_k t^k, N fixed at compile time
+    float acc = bl.c[N - 1], un = u;
 #pragma unroll
-    for (int k = 7; k >= 0; --k) acc = ((u32)k < bl.order) ? fmaf(acc, t, bl.c[k]) : acc;
+    for (int k = N - 2; k >= 0; --k) acc = fmaf(acc, t, bl.c[k]);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) un = ((u32)k < bl.order) ? un * u : un;
+    for (int k = 1; k < N; ++k) un *= u;
     return un * acc;
 }
 
@@ -130,7 +129,7 @@ GF_CHECK_SIZE(DispersalFinalizeParams, 16);
 
 // Open plot. sm[j] = (u, v, w, -) in scaled tile-centre coordinates. With CUT, pairs with
 // x = (s d)^2 > cut2 are masked by a select (no divergent branch).
-template <u32 S, int C, bool CUT, bool BL = false>
+template <u32 S, int C, bool CUT, int BLN = 0>
 __device__ __forceinline__ void gf_acc_open(const float4* __restrict__ sm, int n, float cx,
                                             const float (&cy)[C], float (&s)[C], float (&c)[C],
                                             float a, float b, float cut2,
@@ -154,7 +153,7 @@ __device__ __forceinline__ void gf_acc_open(const float4* __restrict__ sm, int n
                 float k;
                 if constexpr (CUT) {
                     k = gf_eval<S>(x, a, b);
-                    if constexpr (BL) k *= gf_near_factor(*bl, x);
+                    if constexpr (BLN > 0) k *= gf_near_factor<BLN>(*bl, x);
                     k = (x <= cut2) ? k : 0.0f;
                 } else {
                     k = GfShape<S>::eval_b(x, a, b);
@@ -349,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(GF_THREADS)
 #define CO_CHUNK 512
 #define CO_LIST 256
 
-template <u32 S, bool BL = false>
+template <u32 S, int BLN = 0>
 __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
                                           const u32* __restrict__ tile_start,
                                           const float* __restrict__ tdu,
@@ -469,7 +468,7 @@ __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
                 sm[q] = e;
             }
             __syncthreads();
-            gf_acc_open<S, CO_C, true, BL>(sm, cntp, cx, cy, s, c, p.a, p.b, p.cut2, bl);
+            gf_acc_open<S, CO_C, true, BLN>(sm, cntp, cx, cy, s, c, p.a, p.b, p.cut2, bl);
         }
     }
 
@@ -499,23 +498,31 @@ GF_CUTOFF_KERNEL(dispersal_cutoff_logn, GF_LOGN)
 GF_CUTOFF_KERNEL(dispersal_cutoff_t1, GF_T1)
 GF_CUTOFF_KERNEL(dispersal_cutoff_tgen, GF_TGEN)
 
-// The near part of the near/far split: the cutoff with the blend's near factor per pair.
-#define GF_CUTOFF_BLEND_KERNEL(NAME, S)                                                           \
+// The near part of the near/far split: the cutoff with the blend's near factor per pair, one
+// kernel per blend order (4 or 6: the planner's), so the polynomial is fully unrolled.
+#define GF_CUTOFF_BLEND_KERNEL(NAME, S, N)                                                        \
     GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 3)                  \
         NAME(const DispersalCutoffParams p, const DispersalBlendParams bl,                       \
              const u32* __restrict__ tile_start, const float* __restrict__ du,                   \
              const float* __restrict__ dv, const float* __restrict__ w,                          \
              void* __restrict__ out) {                                                            \
-        gf_cutoff<S, true>(p, tile_start, du, dv, w, out, &bl);                                   \
+        gf_cutoff<S, N>(p, tile_start, du, dv, w, out, &bl);                                      \
     })
 
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_w3, GF_W3)
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_w2, GF_W2)
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_w1, GF_W1)
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_wgen, GF_WGEN)
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_logn, GF_LOGN)
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_t1, GF_T1)
-GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend_tgen, GF_TGEN)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_w3, GF_W3, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_w2, GF_W2, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_w1, GF_W1, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_wgen, GF_WGEN, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_logn, GF_LOGN, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_t1, GF_T1, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend4_tgen, GF_TGEN, 4)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_w3, GF_W3, 6)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_w2, GF_W2, 6)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_w1, GF_W1, 6)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_wgen, GF_WGEN, 6)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_logn, GF_LOGN, 6)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_t1, GF_T1, 6)
+GF_CUTOFF_BLEND_KERNEL(dispersal_cutoff_blend6_tgen, GF_TGEN, 6)
 
 // ---------------------------------------------------------------------------------------------
 // Multi-resolution (Fan et al. 2012, note section 3): one thread per cell walks the quadtree
@@ -681,9 +688,14 @@ extern "C" __global__ void dispersal_far_spread(const DispersalFarParams p,
     gf_lagrange(n, a - ba, lx);
     gf_lagrange(n, b - bb, ly);
     const double wk = w[k];
-    for (int j = 0; j < n; ++j) {
+    // Fixed trip counts (the stencil arrays stay in registers); entries past the order skipped.
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        if (j >= n) break;
         const long long row = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
-        for (int i = 0; i < n; ++i) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            if (i >= n) break;
             atomicAdd(&wl[row + gf_wrap((long long)ba + i, p.nx, p.periodic)], wk * lx[i] * ly[j]);
         }
     }
@@ -776,10 +788,14 @@ dispersal_far_interp(const DispersalFarParams p, const double* __restrict__ phi,
         gf_lagrange(o, a - ba, lx);
         gf_lagrange(o, b - bb, ly);
         double acc = 0.0;
-        for (int j = 0; j < o; ++j) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            if (j >= o) break;
             const long long r = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
             double line = 0.0;
-            for (int i = 0; i < o; ++i) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                if (i >= o) break;
                 line += lx[i] * phi[r + gf_wrap((long long)ba + i, p.nx, p.periodic)];
             }
             acc += ly[j] * line;

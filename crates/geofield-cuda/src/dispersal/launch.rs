@@ -169,10 +169,8 @@ pub fn dispersal_cutoff_blend(
         Some(b) => Some(blend_params(b, plan.params.scale, radius_m)?),
         None => None,
     };
-    if bl.is_some() {
-        plan.kernel = plan
-            .kernel
-            .replacen("dispersal_cutoff_", "dispersal_cutoff_blend_", 1);
+    if let Some(b) = blend {
+        plan.kernel = blend_kernel(&plan.kernel, b.coef.len());
     }
     let f = kernel(gpu, &plan.kernel)?;
     let n_cells = cells(plan.n_cells);
@@ -192,8 +190,8 @@ pub fn dispersal_cutoff_blend(
         b.arg(&ts).arg(&du).arg(&dv).arg(&dw);
         outbuf.push(&mut b);
         // SAFETY: the arguments match dispersal_cutoff_*(DispersalCutoffParams, const u32*
-        // tile_start, const float* du, dv, w, void* out), and dispersal_cutoff_blend_* the same
-        // with DispersalBlendParams after the first (its order <= 8, checked). tile_start has
+        // tile_start, const float* du, dv, w, void* out), and dispersal_cutoff_blend{4,6}_* the same
+        // with DispersalBlendParams after the first (its order 4 or 6, checked). tile_start has
         // tiles_x * tiles_y + 1 entries, non-decreasing from 0 to the tree count (checked), so
         // every tree index the kernel forms is below len(du) = len(dv) = len(w) (1-element
         // dummies when there are no trees, never read); the kernel writes only cells inside the
@@ -218,9 +216,7 @@ pub(super) fn cutoff_blend_device(
         return Ok((None, 0.0));
     };
     let bl = blend_params(blend, plan.params.scale, radius_m)?;
-    plan.kernel = plan
-        .kernel
-        .replacen("dispersal_cutoff_", "dispersal_cutoff_blend_", 1);
+    plan.kernel = blend_kernel(&plan.kernel, blend.coef.len());
     let f = kernel(gpu, &plan.kernel)?;
     let n_cells = cells(plan.n_cells);
     let _held = gpu.hold();
@@ -246,18 +242,22 @@ pub(super) fn cutoff_blend_device(
     Ok((Some(out), ms))
 }
 
+/// The blended cutoff kernel of `cutoff` (`dispersal_cutoff_<shape>`) for blend order n.
+fn blend_kernel(cutoff: &str, n: usize) -> String {
+    cutoff.replacen("dispersal_cutoff_", &format!("dispersal_cutoff_blend{n}_"), 1)
+}
+
 /// The blend's constants in the kernel's scaled squared distances.
 fn blend_params(b: &NearBlend, scale: f64, radius_m: f64) -> Result<BlendParams, CudaError> {
     let n = b.coef.len();
-    if n == 0
-        || n > 8
+    if !(n == 4 || n == 6)
         || !(b.inner_m >= 0.0 && b.inner_m < b.outer_m && b.outer_m <= radius_m * (1.0 + 1e-12))
         || b.coef.iter().any(|c| !(c.is_finite() && *c > 0.0))
     {
         return Err(invalid(
             "dispersal_cutoff_blend",
             format!(
-                "blend needs 1 to 8 positive coefficients and 0 <= R1 < R <= the radius, got {} coefficients, R1 = {} m, R = {} m, radius {} m",
+                "blend needs 4 or 6 positive coefficients (its order) and 0 <= R1 < R <= the radius, got {} coefficients, R1 = {} m, R = {} m, radius {} m",
                 n, b.inner_m, b.outer_m, radius_m
             ),
         ));
