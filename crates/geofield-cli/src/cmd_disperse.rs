@@ -66,10 +66,12 @@ pub struct DisperseArgs {
     #[arg(long, default_value = "viridis", value_parser = crate::output::COLORMAPS)]
     pub colormap: String,
     /// exact: every tree to every cell; multires: the 2012 paper's quadtree method; cutoff: sum
-    /// within a radius guaranteed by --tolerance; auto: the cheaper of exact and cutoff.
+    /// within a radius guaranteed by --tolerance; nearfar: exact within a radius plus an FFT far
+    /// field, error certified by --tolerance (any kernel, fat tails too); auto: the cheapest of
+    /// exact, cutoff and nearfar.
     #[arg(long, value_enum, default_value = "auto")]
     pub method: MethodArg,
-    /// Cutoff tolerance: neglected contribution <= tolerance x band maximum at every cell.
+    /// Cutoff and near/far tolerance: error <= tolerance x band maximum at every cell.
     #[arg(long, default_value_t = 1e-6)]
     pub tolerance: f64,
     /// Periodic boundary: minimum-image distances on the extent's rectangle.

@@ -699,8 +699,8 @@ extern "C" __global__ void dispersal_far_spread(const DispersalFarParams p,
             atomicAdd(&wl[row + gf_wrap((long long)ba + i, p.nx, p.periodic)], wk * lx[i] * ly[j]);
         }
     }
-    const long long ix = gf_wrap(llround(a), p.nx, p.periodic);
-    const long long iy = gf_wrap(llround(b), p.ny, p.periodic);
+    const long long ix = gf_wrap((long long)floor(a + 0.5), p.nx, p.periodic);
+    const long long iy = gf_wrap((long long)floor(b + 0.5), p.ny, p.periodic);
     atomicAdd(&wb[iy * (long long)p.px + ix], wk);
 }
 #endif
@@ -800,8 +800,8 @@ dispersal_far_interp(const DispersalFarParams p, const double* __restrict__ phi,
             }
             acc += ly[j] * line;
         }
-        const long long ix = gf_wrap(llround(a), p.nx, p.periodic);
-        const long long iy = gf_wrap(llround(b), p.ny, p.periodic);
+        const long long ix = gf_wrap((long long)floor(a + 0.5), p.nx, p.periodic);
+        const long long iy = gf_wrap((long long)floor(b + 0.5), p.ny, p.periodic);
         mbound = fmax(mbound, bound[iy * (long long)p.px + ix]);
         const float near = out[idx];
         mnear = fmax(mnear, (double)near);
