@@ -636,15 +636,16 @@ struct DispersalFarParams {
 };
 GF_CHECK_SIZE(DispersalFarParams, 192);
 
-__device__ __forceinline__ void gf_lagrange(int n, double t, double (&w)[8]) {
+template <int N>
+__device__ __forceinline__ void gf_lagrange(double t, double (&w)[N]) {
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; k < N; ++k) {
         double p = 1.0;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            if (j != k && j < n) p *= (t - (double)j) / (double)(k - j);
+        for (int j = 0; j < N; ++j) {
+            if (j != k) p *= (t - (double)j) / (double)(k - j);
         }
-        w[k] = k < n ? p : 0.0;
+        w[k] = p;
     }
 }
 
@@ -673,29 +674,27 @@ __device__ __forceinline__ double gf_far_kernel(const DispersalFarParams& p, dou
     return k * tn * acc;
 }
 
-#if GF_WANTED(dispersal_far_spread)
-extern "C" __global__ void dispersal_far_spread(const DispersalFarParams p,
-                                                const double* __restrict__ u,
-                                                const double* __restrict__ v,
-                                                const double* __restrict__ w,
-                                                double* __restrict__ wl, double* __restrict__ wb) {
+// One thread per tree; N = the stencil's points per axis (the blend's order), fixed at compile
+// time so the stencil stays in registers.
+template <int N>
+__device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p,
+                                              const double* __restrict__ u,
+                                              const double* __restrict__ v,
+                                              const double* __restrict__ w,
+                                              double* __restrict__ wl, double* __restrict__ wb) {
     const u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= p.n_trees) return;
     const double a = (u[k] - p.origin_u_m) / p.hx_m, b = (v[k] - p.origin_v_m) / p.hy_m;
-    const int n = (int)p.order;
-    const double ba = floor(a) - (double)(n / 2 - 1), bb = floor(b) - (double)(n / 2 - 1);
-    double lx[8], ly[8];
-    gf_lagrange(n, a - ba, lx);
-    gf_lagrange(n, b - bb, ly);
+    const double ba = floor(a) - (double)(N / 2 - 1), bb = floor(b) - (double)(N / 2 - 1);
+    double lx[N], ly[N];
+    gf_lagrange<N>(a - ba, lx);
+    gf_lagrange<N>(b - bb, ly);
     const double wk = w[k];
-    // Fixed trip counts (the stencil arrays stay in registers); entries past the order skipped.
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-        if (j >= n) break;
+    for (int j = 0; j < N; ++j) {
         const long long row = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            if (i >= n) break;
+        for (int i = 0; i < N; ++i) {
             atomicAdd(&wl[row + gf_wrap((long long)ba + i, p.nx, p.periodic)], wk * lx[i] * ly[j]);
         }
     }
@@ -703,7 +702,15 @@ extern "C" __global__ void dispersal_far_spread(const DispersalFarParams p,
     const long long iy = gf_wrap((long long)floor(b + 0.5), p.ny, p.periodic);
     atomicAdd(&wb[iy * (long long)p.px + ix], wk);
 }
-#endif
+
+#define GF_FAR_SPREAD(NAME, N)                                                                    \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void NAME(                                           \
+        const DispersalFarParams p, const double* __restrict__ u, const double* __restrict__ v,  \
+        const double* __restrict__ w, double* __restrict__ wl, double* __restrict__ wb) {         \
+        gf_far_spread<N>(p, u, v, w, wl, wb);                                                     \
+    })
+GF_FAR_SPREAD(dispersal_far_spread4, 4)
+GF_FAR_SPREAD(dispersal_far_spread6, 6)
 
 #if GF_WANTED(dispersal_far_fill)
 // g = G at each padded index's offset; e = the bound's envelope D(|offset| - shift) from the
@@ -767,35 +774,33 @@ __device__ __forceinline__ void gf_atomic_max_nonneg(unsigned long long* m, doub
     atomicMax(m, (unsigned long long)__double_as_longlong(fmax(v, 0.0)));
 }
 
-#if GF_WANTED(dispersal_far_interp)
 // Per cell: near (in out) + the Lagrange interpolation of phi; maxima[0] = max near,
 // maxima[1] = max of the bound field at the cell's nearest node.
-extern "C" __global__ void __launch_bounds__(256)
-dispersal_far_interp(const DispersalFarParams p, const double* __restrict__ phi,
-                     const double* __restrict__ bound, float* __restrict__ out,
-                     unsigned long long* __restrict__ maxima) {
+template <int N>
+__device__ __forceinline__ void gf_far_interp(const DispersalFarParams& p,
+                                              const double* __restrict__ phi,
+                                              const double* __restrict__ bound,
+                                              float* __restrict__ out,
+                                              unsigned long long* __restrict__ maxima) {
     const u64 n = (u64)p.cols * p.rows;
     const u64 stride = (u64)gridDim.x * blockDim.x;
     double mnear = 0.0, mbound = 0.0;
-    const int o = (int)p.order;
     for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
         const u32 col = (u32)(idx % p.cols), row = (u32)(idx / p.cols);
         const double uu = ((double)col + 0.5) * p.cell_size_m;
         const double vv = ((double)row + 0.5) * p.cell_size_m;
         const double a = (uu - p.origin_u_m) / p.hx_m, b = (vv - p.origin_v_m) / p.hy_m;
-        const double ba = floor(a) - (double)(o / 2 - 1), bb = floor(b) - (double)(o / 2 - 1);
-        double lx[8], ly[8];
-        gf_lagrange(o, a - ba, lx);
-        gf_lagrange(o, b - bb, ly);
+        const double ba = floor(a) - (double)(N / 2 - 1), bb = floor(b) - (double)(N / 2 - 1);
+        double lx[N], ly[N];
+        gf_lagrange<N>(a - ba, lx);
+        gf_lagrange<N>(b - bb, ly);
         double acc = 0.0;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            if (j >= o) break;
+        for (int j = 0; j < N; ++j) {
             const long long r = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
             double line = 0.0;
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                if (i >= o) break;
+            for (int i = 0; i < N; ++i) {
                 line += lx[i] * phi[r + gf_wrap((long long)ba + i, p.nx, p.periodic)];
             }
             acc += ly[j] * line;
@@ -818,4 +823,13 @@ dispersal_far_interp(const DispersalFarParams p, const double* __restrict__ phi,
         gf_atomic_max_nonneg(&maxima[1], mbound);
     }
 }
-#endif
+
+#define GF_FAR_INTERP(NAME, N)                                                                    \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(256) NAME(                    \
+        const DispersalFarParams p, const double* __restrict__ phi,                              \
+        const double* __restrict__ bound, float* __restrict__ out,                               \
+        unsigned long long* __restrict__ maxima) {                                                \
+        gf_far_interp<N>(p, phi, bound, out, maxima);                                             \
+    })
+GF_FAR_INTERP(dispersal_far_interp4, 4)
+GF_FAR_INTERP(dispersal_far_interp6, 6)

@@ -71,7 +71,8 @@ pub fn dispersal_nearfar(
     }
     let n = blend.coef.len();
     let (px, py) = (far.px as usize, far.py as usize);
-    let ok = u.len() == v.len()
+    let ok = (n == 4 || n == 6)
+        && u.len() == v.len()
         && u.len() == w.len()
         && u32::try_from(u.len()).is_ok()
         && !far.table_r.is_empty()
@@ -168,10 +169,10 @@ pub fn dispersal_nearfar(
     .map_err(fft_err("planning the far field's forward FFT"))?;
     let z2d = CudaFft::plan_2d(py as i32, px as i32, fft_sys::cufftType::CUFFT_Z2D, stream)
         .map_err(fft_err("planning the far field's inverse FFT"))?;
-    let f_spread = gpu.function("dispersal", "dispersal_far_spread")?;
+    let f_spread = gpu.function("dispersal", &format!("dispersal_far_spread{n}"))?;
     let f_fill = gpu.function("dispersal", "dispersal_far_fill")?;
     let f_mul = gpu.function("dispersal", "dispersal_far_mul")?;
-    let f_interp = gpu.function("dispersal", "dispersal_far_interp")?;
+    let f_interp = gpu.function("dispersal", &format!("dispersal_far_interp{n}"))?;
     let sms = gpu.info().multiprocessors.max(1);
     let strided = LaunchConfig {
         grid_dim: (sms * 8, 1, 1),
@@ -198,7 +199,7 @@ pub fn dispersal_nearfar(
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: dispersal_far_spread(DispersalFarParams, const double* u, v, w, double* wl,
+        // SAFETY: dispersal_far_spread{4,6}(DispersalFarParams, const double* u, v, w, double* wl,
         // wb): one thread per tree (< n_trees = len(u) = len(v) = len(w)); every lattice index
         // it forms is within nx x ny (open: the lattice covers the trees with a margin of the
         // stencil, built by the host; torus: wrapped) and so below px * py = len(wl) = len(wb).
@@ -240,7 +241,7 @@ pub fn dispersal_nearfar(
             .arg(&wb)
             .arg(&mut out)
             .arg(&mut maxima);
-        // SAFETY: dispersal_far_interp(DispersalFarParams, const double* phi, bound, float* out,
+        // SAFETY: dispersal_far_interp{4,6}(DispersalFarParams, const double* phi, bound, float* out,
         // unsigned long long* maxima): grid-stride over cols * rows = len(out); stencil and
         // nearest-node indices are within nx x ny (the lattice covers the grid with a margin, or
         // wraps) and below px * py = len(phi) = len(bound); two maxima.

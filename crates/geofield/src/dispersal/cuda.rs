@@ -162,7 +162,9 @@ pub(super) fn nearfar(
     let dim = |n: usize| {
         u32::try_from(n).map_err(|_| GeofieldError::Invalid("far-field lattice too large".into()))
     };
-    let (table_r, table_d) = env.table();
+    // The bound's kernel by lattice distance (the shift is inside the table's windows).
+    let win = env.window_table(plan.shift_m);
+    let table_r = win.distances();
     let far = gd::FarLattice {
         origin_u_m: lat.origin_u_m,
         origin_v_m: lat.origin_v_m,
@@ -173,9 +175,9 @@ pub(super) fn nearfar(
         px: dim(lat.px)?,
         py: dim(lat.py)?,
         periodic: lat.periodic,
-        shift_m: plan.shift_m,
-        table_r,
-        table_d,
+        shift_m: 0.0,
+        table_r: &table_r,
+        table_d: &win.vals,
     };
     Ok(gd::dispersal_nearfar(
         gpu,

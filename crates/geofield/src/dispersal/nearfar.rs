@@ -29,8 +29,12 @@
 //! ```
 //!
 //! and binning trees and cells to their nearest nodes (each ≤ H/√2 away) turns the sum into a
-//! lattice convolution of non-negative node weights with D̄_n(|Δ| − 2s − √2 H), done by FFT with
-//! the far field. Its maximum over the nodes nearest to cells, plus bounds on the FFTs' rounding
+//! lattice convolution of non-negative node weights with a kernel of the lattice distance ℓ, done
+//! by FFT with the far field. Since every distance the error terms involve lies within
+//! ±(2s + √2 H) of ℓ, that kernel is the largest sampled D_n over the window [ℓ − 2s − √2 H,
+//! ℓ + 2s + √2 H] ([`Envelope::window_table`]; zero where the window lies within R₁, where G ≡ 0)
+//! rather than the non-increasing envelope (which would charge every tree near the cell with
+//! the blend's largest derivative). Its maximum over the nodes nearest to cells, plus bounds on the FFTs' rounding
 //! (and on a torus the minimum image's kink at half the period, where G is only Lipschitz:
 //! [`kink_bound`]), is the certified bound. It is required to be ≤ tolerance × L,
 //! with L a rigorous lower bound on the band maximum: the largest of the near field itself (every
@@ -174,6 +178,8 @@ pub fn far_kernel(k: &Kernel, b: &Blend, r2: f64) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Envelope {
     r: Vec<f64>,
+    /// D_n at the samples, with the margin (not an envelope).
+    raw: Vec<f64>,
     dn: Vec<f64>,
     g: Vec<f64>,
     d1: Vec<f64>,
@@ -215,6 +221,16 @@ impl Envelope {
                 (best, g, d1)
             })
             .collect();
+        let raw_dn: Vec<f64> = raw
+            .iter()
+            .map(|&(d, _, _)| {
+                if d.is_finite() {
+                    d * ENVELOPE_MARGIN
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .collect();
         let mut dn = vec![0.0; r.len()];
         let mut gv = vec![0.0; r.len()];
         let mut d1v = vec![0.0; r.len()];
@@ -243,10 +259,38 @@ impl Envelope {
         }
         Self {
             r,
+            raw: raw_dn,
             dn,
             g: gv,
             d1: d1v,
         }
+    }
+    /// The bound's kernel as a table over lattice distances ℓ: entry k covers ℓ ∈ [kδ, (k+1)δ)
+    /// and holds the largest sampled D_n over [kδ − shift, (k+1)δ + shift], widened by one sample
+    /// on each side (what lies between samples is within the margin); the last entry also holds
+    /// the tail's envelope and covers every larger ℓ. The stencil boxes and the binning keep the
+    /// true distances within ±shift of ℓ, and G ≡ 0 within R₁: windows below R₁ hold 0.
+    pub fn window_table(&self, shift: f64) -> WindowTable {
+        let last = *self.r.last().unwrap_or(&0.0);
+        let step = (shift / 4.0).max(last / 20000.0).max(1e-3);
+        let len = ((last + shift) / step).ceil() as usize + 2;
+        let vals: Vec<f64> = (0..len)
+            .into_par_iter()
+            .map(|k| {
+                let (a, b) = (k as f64 * step - shift, (k + 1) as f64 * step + shift);
+                if b < self.r[0] {
+                    return 0.0;
+                }
+                let lo = self.r.partition_point(|&x| x < a).saturating_sub(1);
+                let hi = (self.r.partition_point(|&x| x <= b) + 1).min(self.r.len());
+                let mut m = self.raw[lo..hi].iter().cloned().fold(0.0, f64::max);
+                if k + 1 == len || b >= last {
+                    m = m.max(self.dn[self.r.len() - 1]);
+                }
+                m
+            })
+            .collect();
+        WindowTable { step, vals }
     }
     fn index(&self, x: f64) -> usize {
         // The last sample at or below x (the envelope is non-increasing).
@@ -272,10 +316,6 @@ impl Envelope {
             self.g[self.index(x)]
         }
     }
-    /// The sampled D̄_n: distances and values (for the GPU's table).
-    pub fn table(&self) -> (&[f64], &[f64]) {
-        (&self.r, &self.dn)
-    }
     /// D̄₁(x): the envelope of |∇G|.
     pub fn d1(&self, x: f64) -> f64 {
         if x <= self.r[0] {
@@ -284,17 +324,38 @@ impl Envelope {
             self.d1[self.index(x)]
         }
     }
-    /// ∫ D̄_n(|y| − shift) dA over the plane (for the planner).
-    fn area_integral(&self, shift: f64) -> f64 {
-        let mut acc = 0.0;
-        let (r_max, mut x0) = (*self.r.last().unwrap_or(&0.0) + shift, 0.0f64);
-        let steps = 2000;
-        for i in 1..=steps {
-            let x1 = r_max * i as f64 / steps as f64;
-            acc += self.dn(x0 - shift) * PI * (x1 * x1 - x0 * x0);
-            x0 = x1;
-        }
-        acc
+}
+
+/// [`Envelope::window_table`]: the bound's convolution kernel by lattice distance.
+#[derive(Debug, Clone)]
+pub struct WindowTable {
+    pub step: f64,
+    pub vals: Vec<f64>,
+}
+
+impl WindowTable {
+    #[inline]
+    pub fn at(&self, x: f64) -> f64 {
+        let k = (x.max(0.0) / self.step) as usize;
+        self.vals[k.min(self.vals.len() - 1)]
+    }
+    pub fn sup(&self) -> f64 {
+        self.vals.iter().cloned().fold(0.0, f64::max)
+    }
+    /// ∫ at(|y|) dA over the plane (for the planner).
+    fn area_integral(&self) -> f64 {
+        self.vals
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let (a, b) = (k as f64 * self.step, (k + 1) as f64 * self.step);
+                v * PI * (b * b - a * a)
+            })
+            .sum()
+    }
+    /// The table's sample distances (kδ), for the GPU.
+    pub fn distances(&self) -> Vec<f64> {
+        (0..self.vals.len()).map(|k| k as f64 * self.step).collect()
     }
 }
 
@@ -603,7 +664,7 @@ pub fn plan(
                         break;
                     };
                     let (a, shift) = bound_constants(order, lat.h_max());
-                    let est = a * density * env.area_integral(shift);
+                    let est = a * density * env.window_table(shift).area_integral();
                     // The torus kink's term is the same in the certificate (no safety factor:
                     // refining does not reduce it).
                     let kink = if torus {
@@ -687,6 +748,7 @@ pub fn far_cpu(
         wb[iy * px + ix].re += w;
     }
     // Kernel arrays.
+    let win = env.window_table(plan.shift_m);
     let mut g = vec![Complex::new(0.0, 0.0); px * py];
     let mut e = vec![Complex::new(0.0, 0.0); px * py];
     let (g_sup, e_sup) = g
@@ -699,7 +761,7 @@ pub fn far_cpu(
                 if let Some((dx, dy)) = lat.offset(i, j) {
                     let r2 = dx * dx + dy * dy;
                     gr[i].re = far_kernel(kernel, &plan.blend, r2);
-                    er[i].re = env.dn(r2.sqrt() - plan.shift_m);
+                    er[i].re = win.at(r2.sqrt());
                     gs = gs.max(gr[i].re.abs());
                     es = es.max(er[i].re);
                 }
