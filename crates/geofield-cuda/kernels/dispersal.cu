@@ -298,7 +298,7 @@ __device__ __forceinline__ void gf_exact(const DispersalExactParams& p,
 }
 
 #define GF_EXACT_KERNEL(NAME, S, TORUS)                                                           \
-    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 3)                  \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 2)                  \
         NAME(const DispersalExactParams p, const double* __restrict__ u,                         \
              const double* __restrict__ v, const float* __restrict__ w, void* __restrict__ out) { \
         gf_exact<S, TORUS>(p, u, v, w, out);                                                      \
@@ -501,7 +501,7 @@ GF_CUTOFF_KERNEL(dispersal_cutoff_tgen, GF_TGEN)
 // The near part of the near/far split: the cutoff with the blend's near factor per pair, one
 // kernel per blend order (4 or 6: the planner's), so the polynomial is fully unrolled.
 #define GF_CUTOFF_BLEND_KERNEL(NAME, S, N)                                                        \
-    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 3)                  \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 2)                  \
         NAME(const DispersalCutoffParams p, const DispersalBlendParams bl,                       \
              const u32* __restrict__ tile_start, const float* __restrict__ du,                   \
              const float* __restrict__ dv, const float* __restrict__ w,                          \
