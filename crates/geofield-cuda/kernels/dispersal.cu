@@ -298,7 +298,7 @@ __device__ __forceinline__ void gf_exact(const DispersalExactParams& p,
 }
 
 #define GF_EXACT_KERNEL(NAME, S, TORUS)                                                           \
-    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 2)                  \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(GF_THREADS, 3)                  \
         NAME(const DispersalExactParams p, const double* __restrict__ u,                         \
              const double* __restrict__ v, const float* __restrict__ w, void* __restrict__ out) { \
         gf_exact<S, TORUS>(p, u, v, w, out);                                                      \
