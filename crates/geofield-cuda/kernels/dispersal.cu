@@ -791,19 +791,25 @@ __device__ __forceinline__ void gf_far_interp(const DispersalFarParams& p,
         const double vv = ((double)row + 0.5) * p.cell_size_m;
         const double a = (uu - p.origin_u_m) / p.hx_m, b = (vv - p.origin_v_m) / p.hy_m;
         const double ba = floor(a) - (double)(N / 2 - 1), bb = floor(b) - (double)(N / 2 - 1);
-        double lx[N], ly[N];
+        double lx[N];
         gf_lagrange<N>(a - ba, lx);
-        gf_lagrange<N>(b - bb, ly);
+        const double tb = b - bb;
         double acc = 0.0;
 #pragma unroll
         for (int j = 0; j < N; ++j) {
+            // l_j(tb) formed here: one stencil array in registers, not two.
+            double lyj = 1.0;
+#pragma unroll
+            for (int m = 0; m < N; ++m) {
+                if (m != j) lyj *= (tb - (double)m) / (double)(j - m);
+            }
             const long long r = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
             double line = 0.0;
 #pragma unroll
             for (int i = 0; i < N; ++i) {
                 line += lx[i] * phi[r + gf_wrap((long long)ba + i, p.nx, p.periodic)];
             }
-            acc += ly[j] * line;
+            acc += lyj * line;
         }
         const long long ix = gf_wrap((long long)floor(a + 0.5), p.nx, p.periodic);
         const long long iy = gf_wrap((long long)floor(b + 0.5), p.ny, p.periodic);
