@@ -633,8 +633,10 @@ struct DispersalFarParams {
     u32 n_trees;
     u32 table_len;
     u32 pad0;
+    double inv_hx;      // 1 / hx_m, 1 / hy_m: multiplications (no division subroutine per cell)
+    double inv_hy;
 };
-GF_CHECK_SIZE(DispersalFarParams, 192);
+GF_CHECK_SIZE(DispersalFarParams, 208);
 
 template <int N>
 __device__ __forceinline__ void gf_lagrange(double t, double (&w)[N]) {
@@ -643,7 +645,8 @@ __device__ __forceinline__ void gf_lagrange(double t, double (&w)[N]) {
         double p = 1.0;
 #pragma unroll
         for (int j = 0; j < N; ++j) {
-            if (j != k) p *= (t - (double)j) / (double)(k - j);
+            // A constant reciprocal (folded at compile time): no double division subroutine.
+            if (j != k) p *= (t - (double)j) * (1.0 / (double)(k - j));
         }
         w[k] = p;
     }
@@ -684,7 +687,7 @@ __device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p,
                                               double* __restrict__ wl, double* __restrict__ wb) {
     const u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= p.n_trees) return;
-    const double a = (u[k] - p.origin_u_m) / p.hx_m, b = (v[k] - p.origin_v_m) / p.hy_m;
+    const double a = (u[k] - p.origin_u_m) * p.inv_hx, b = (v[k] - p.origin_v_m) * p.inv_hy;
     const double ba = floor(a) - (double)(N / 2 - 1), bb = floor(b) - (double)(N / 2 - 1);
     double lx[N], ly[N];
     gf_lagrange<N>(a - ba, lx);
@@ -789,7 +792,7 @@ __device__ __forceinline__ void gf_far_interp(const DispersalFarParams& p,
         const u32 col = (u32)(idx % p.cols), row = (u32)(idx / p.cols);
         const double uu = ((double)col + 0.5) * p.cell_size_m;
         const double vv = ((double)row + 0.5) * p.cell_size_m;
-        const double a = (uu - p.origin_u_m) / p.hx_m, b = (vv - p.origin_v_m) / p.hy_m;
+        const double a = (uu - p.origin_u_m) * p.inv_hx, b = (vv - p.origin_v_m) * p.inv_hy;
         const double ba = floor(a) - (double)(N / 2 - 1), bb = floor(b) - (double)(N / 2 - 1);
         double lx[N];
         gf_lagrange<N>(a - ba, lx);
@@ -801,7 +804,7 @@ __device__ __forceinline__ void gf_far_interp(const DispersalFarParams& p,
             double lyj = 1.0;
 #pragma unroll
             for (int m = 0; m < N; ++m) {
-                if (m != j) lyj *= (tb - (double)m) / (double)(j - m);
+                if (m != j) lyj *= (tb - (double)m) * (1.0 / (double)(j - m));
             }
             const long long r = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
             double line = 0.0;

@@ -129,6 +129,8 @@ pub fn dispersal_nearfar(
         n_trees: u.len() as u32,
         table_len: far.table_r.len() as u32,
         pad0: 0,
+        inv_hx: 1.0 / far.hx_m,
+        inv_hy: 1.0 / far.hy_m,
     };
     // The near field on the device, kept there.
     let (near, near_ms) =

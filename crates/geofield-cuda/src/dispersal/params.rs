@@ -84,6 +84,8 @@ pub struct FarParams {
     pub n_trees: u32,
     pub table_len: u32,
     pub pad0: u32,
+    pub inv_hx: f64,
+    pub inv_hy: f64,
 }
 
 /// Most pyramid levels the multires kernel takes (K <= 15: node indices stay below 2^32).
@@ -123,7 +125,7 @@ pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
     ("MultiresParams", "DispersalMultiresParams", 168),
     ("FinalizeParams", "DispersalFinalizeParams", 16),
     ("BlendParams", "DispersalBlendParams", 48),
-    ("FarParams", "DispersalFarParams", 192),
+    ("FarParams", "DispersalFarParams", 208),
 ];
 
 const _: () = assert!(std::mem::size_of::<ExactParams>() == 72);
@@ -131,7 +133,7 @@ const _: () = assert!(std::mem::size_of::<CutoffParams>() == 80);
 const _: () = assert!(std::mem::size_of::<MultiresParams>() == 168);
 const _: () = assert!(std::mem::size_of::<FinalizeParams>() == 16);
 const _: () = assert!(std::mem::size_of::<BlendParams>() == 48);
-const _: () = assert!(std::mem::size_of::<FarParams>() == 192);
+const _: () = assert!(std::mem::size_of::<FarParams>() == 208);
 
 // SAFETY (all six): #[repr(C)] structs of plain f64/f32/u64/u32 fields (no pointers, no
 // padding holes: sizes are the sums of the fields, asserted above and by the C static_asserts),
