@@ -834,7 +834,7 @@ __device__ __forceinline__ void gf_far_interp(const DispersalFarParams& p,
 }
 
 #define GF_FAR_INTERP(NAME, N)                                                                    \
-    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(256) NAME(                    \
+    GF_KERNEL_IF(NAME)(extern "C" __global__ void __launch_bounds__(256, 1) NAME(                 \
         const DispersalFarParams p, const double* __restrict__ phi,                              \
         const double* __restrict__ bound, float* __restrict__ out,                               \
         unsigned long long* __restrict__ maxima) {                                                \
