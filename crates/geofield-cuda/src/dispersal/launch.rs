@@ -244,7 +244,11 @@ pub(super) fn cutoff_blend_device(
 
 /// The blended cutoff kernel of `cutoff` (`dispersal_cutoff_<shape>`) for blend order n.
 fn blend_kernel(cutoff: &str, n: usize) -> String {
-    cutoff.replacen("dispersal_cutoff_", &format!("dispersal_cutoff_blend{n}_"), 1)
+    cutoff.replacen(
+        "dispersal_cutoff_",
+        &format!("dispersal_cutoff_blend{n}_"),
+        1,
+    )
 }
 
 /// The blend's constants in the kernel's scaled squared distances.

@@ -417,7 +417,7 @@ pub fn fft_size(n: usize) -> usize {
     loop {
         let mut x = m;
         for p in [2, 3, 5, 7] {
-            while x % p == 0 {
+            while x.is_multiple_of(p) {
                 x /= p;
             }
         }
@@ -611,6 +611,7 @@ fn near_integral(k: &Kernel, b: &Blend) -> f64 {
         .sum()
 }
 
+#[allow(clippy::too_many_arguments)]
 /// Choose a plan for `tolerance` (relative to the band maximum); `lower` is a rigorous lower bound
 /// on the band maximum (single-tree), `max_radius_m` the largest R worth trying (the cutoff's).
 pub fn plan(
@@ -735,10 +736,10 @@ pub fn far_cpu(
         let w = sources.w[k];
         let (bx, lx) = stencil(n, a);
         let (by, ly) = stencil(n, b);
-        for j in 0..n {
+        for (j, &lyj) in ly.iter().enumerate().take(n) {
             let row = lat.wrap(by + j as i64, lat.ny) * px;
-            for i in 0..n {
-                wl[row + lat.wrap(bx + i as i64, lat.nx)].re += w * lx[i] * ly[j];
+            for (i, &lxi) in lx.iter().enumerate().take(n) {
+                wl[row + lat.wrap(bx + i as i64, lat.nx)].re += w * lxi * lyj;
             }
         }
         let (ix, iy) = (
@@ -786,10 +787,10 @@ pub fn far_cpu(
         .for_each(|(line, &(by, ly))| {
             let mut rowsum = vec![0.0f64; lat.nx];
             // Interpolate along v first (one pass over the needed nodes), then along u.
-            for j in 0..n {
+            for (j, &lyj) in ly.iter().enumerate().take(n) {
                 let row = lat.wrap(by + j as i64, lat.ny) * px;
                 for (i, acc) in rowsum.iter_mut().enumerate() {
-                    *acc += ly[j] * phi[row + i];
+                    *acc += lyj * phi[row + i];
                 }
             }
             for (cell, &(bx, lx)) in line.iter_mut().zip(&cols) {
