@@ -175,10 +175,7 @@ pub fn dispersal_cutoff_blend(
     let f = kernel(gpu, &plan.kernel)?;
     let n_cells = cells(plan.n_cells);
     let _held = gpu.hold();
-    let ts = gpu.upload(bins.tile_start, "tile starts")?;
-    let du = gpu.upload(bins.du, "tree du")?;
-    let dv = gpu.upload(bins.dv, "tree dv")?;
-    let dw = gpu.upload(bins.w, "tree weights")?;
+    let (ts, du, dv, dw) = upload_bins(gpu, bins)?;
     let mut outbuf = OutBuf::new(gpu, out, n_cells)?;
     let start = gpu.mark()?;
     {
@@ -220,10 +217,7 @@ pub(super) fn cutoff_blend_device(
     let f = kernel(gpu, &plan.kernel)?;
     let n_cells = cells(plan.n_cells);
     let _held = gpu.hold();
-    let ts = gpu.upload(bins.tile_start, "tile starts")?;
-    let du = gpu.upload(bins.du, "tree du")?;
-    let dv = gpu.upload(bins.dv, "tree dv")?;
-    let dw = gpu.upload(bins.w, "tree weights")?;
+    let (ts, du, dv, dw) = upload_bins(gpu, bins)?;
     let mut out = gpu.zeros::<f32>(n_cells, "the output")?;
     let start = gpu.mark()?;
     {
@@ -240,6 +234,28 @@ pub(super) fn cutoff_blend_device(
     }
     let ms = gpu.elapsed_ms(&start)?;
     Ok((Some(out), ms))
+}
+
+/// The bins on the device: tile starts, du, dv, weights.
+#[allow(clippy::type_complexity)]
+fn upload_bins(
+    gpu: &Gpu,
+    bins: &TileBins<'_>,
+) -> Result<
+    (
+        CudaSlice<u32>,
+        CudaSlice<f32>,
+        CudaSlice<f32>,
+        CudaSlice<f32>,
+    ),
+    CudaError,
+> {
+    Ok((
+        gpu.upload(bins.tile_start, "tile starts")?,
+        gpu.upload(bins.du, "tree du")?,
+        gpu.upload(bins.dv, "tree dv")?,
+        gpu.upload(bins.w, "tree weights")?,
+    ))
 }
 
 /// The blended cutoff kernel of `cutoff` (`dispersal_cutoff_<shape>`) for blend order n.

@@ -393,22 +393,7 @@ fn run_nearfar(
             near.par_iter_mut()
                 .zip(far.par_iter())
                 .for_each(|(a, b)| *a += b);
-            report.bound_rel = Some(rel);
-            report.note = Some(format!(
-                "{}near/far: exact within R = {:.1} m (blend from {:.1} m, order {}), far field on a {} x {} lattice of H = {:.3} m; certified bound {:.2e} of the band maximum",
-                report
-                    .note
-                    .as_deref()
-                    .map(|n| format!("{n}; "))
-                    .unwrap_or_default(),
-                big_r,
-                plan.blend.inner_m,
-                plan.blend.order,
-                plan.lattice.nx,
-                plan.lattice.ny,
-                plan.spacing_m,
-                rel
-            ));
+            nearfar_note(report, &plan, rel);
             return Ok(Band::from_f64(near, opts.precision));
         }
         plan = refine(grid, region, plan, rel, opts, max_nodes, report)?;

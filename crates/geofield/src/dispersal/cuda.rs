@@ -74,6 +74,21 @@ pub(super) fn exact(
     Ok((band(out), ms as f64))
 }
 
+/// The kernels' view of the bins, with the f32 copies of positions and weights.
+fn tile_bins<'a>(bins: &'a Bins, du: &'a [f32], dv: &'a [f32], w: &'a [f32]) -> gd::TileBins<'a> {
+    gd::TileBins {
+        tile_size_m: bins.tile_size_m,
+        tiles_x: bins.tiles_x as u32,
+        tiles_y: bins.tiles_y as u32,
+        origin_u_m: bins.origin_u_m,
+        origin_v_m: bins.origin_v_m,
+        tile_start: &bins.tile_start,
+        du,
+        dv,
+        w,
+    }
+}
+
 pub(super) fn cutoff(
     gpu: &Gpu,
     grid: &GridSpec,
@@ -83,17 +98,7 @@ pub(super) fn cutoff(
     precision: Precision,
 ) -> Result<(Band, f64), GeofieldError> {
     let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
-    let tb = gd::TileBins {
-        tile_size_m: bins.tile_size_m,
-        tiles_x: bins.tiles_x as u32,
-        tiles_y: bins.tiles_y as u32,
-        origin_u_m: bins.origin_u_m,
-        origin_v_m: bins.origin_v_m,
-        tile_start: &bins.tile_start,
-        du: &du,
-        dv: &dv,
-        w: &w,
-    };
+    let tb = tile_bins(bins, &du, &dv, &w);
     let (out, ms) = gd::dispersal_cutoff(
         gpu,
         dims(grid)?,
@@ -142,17 +147,7 @@ pub(super) fn nearfar(
     sources: &Sources,
 ) -> Result<gd::NearFarOut, GeofieldError> {
     let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
-    let tb = gd::TileBins {
-        tile_size_m: bins.tile_size_m,
-        tiles_x: bins.tiles_x as u32,
-        tiles_y: bins.tiles_y as u32,
-        origin_u_m: bins.origin_u_m,
-        origin_v_m: bins.origin_v_m,
-        tile_start: &bins.tile_start,
-        du: &du,
-        dv: &dv,
-        w: &w,
-    };
+    let tb = tile_bins(bins, &du, &dv, &w);
     let blend = gd::NearBlend {
         inner_m: plan.blend.inner_m,
         outer_m: plan.blend.outer_m,
