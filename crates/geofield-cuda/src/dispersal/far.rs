@@ -7,6 +7,7 @@
 use cudarc::cufft::{CudaFft, sys as fft_sys};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
+use super::launch::launch_err;
 use super::params::FarParams;
 use super::{GridDims, KernelShape, NearBlend, TileBins};
 use crate::context::Gpu;
@@ -180,12 +181,6 @@ pub fn dispersal_nearfar(
         grid_dim: (sms * 8, 1, 1),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
-    };
-    let launch_err = |k: &'static str| {
-        move |source| CudaError::Driver {
-            action: format!("launching {k}"),
-            source,
-        }
     };
     let start = gpu.mark()?;
     if !u.is_empty() {

@@ -51,7 +51,7 @@ fn cells(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-fn launch_err(kernel: &str) -> impl FnOnce(DriverError) -> CudaError + '_ {
+pub(super) fn launch_err(kernel: &str) -> impl FnOnce(DriverError) -> CudaError + '_ {
     move |source| CudaError::Driver {
         action: format!("launching {kernel}"),
         source,
