@@ -5,12 +5,16 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use geofield::GeofieldError;
 use geofield::dispersal::io::{self as dio, MapStyle};
-use geofield::dispersal::{self, DisperseOptions, Method, Precision, SpeciesStep};
+use geofield::dispersal::{self, Dispersal, DisperseOptions, Method, Precision, SpeciesStep};
 use geofield_core::GridSpec;
-use geofield_io::Colormap;
+use geofield_io::geotiff::BigTiff;
+use geofield_io::{Colormap, RasterFormat};
 
 use crate::ctx::Ctx;
+use crate::disperse_report::Timing;
+use crate::disperse_sink::BandSink;
 use crate::outputs::{Kind, Outputs};
 use crate::{disperse_report, inputs, output, progress};
 
@@ -109,8 +113,12 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     dispersal::check_memory(&grid, species.len(), opts.precision).context(
         "the output grid would not fit in this machine's available memory (MemAvailable)",
     )?;
+    let mut timing = Timing::default();
+    let t = Instant::now();
     let (stand, stand_report) = inputs::read_trees(&a.trees, &species, &extent, a.strict)?;
+    timing.read_s = t.elapsed().as_secs_f64();
     disperse_report::check_stand(a, &stand_report)?;
+    let t = Instant::now();
     let sel = ctx.open_backend()?;
     let be = &sel.backend;
     dispersal::check_device_memory(be, &grid).with_context(|| {
@@ -119,11 +127,26 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
             be.device_name()
         )
     })?;
+    timing.backend_s = t.elapsed().as_secs_f64();
     let passes = if a.compare_exact { 2 } else { 1 };
     let pb = progress::bar(passes * species.len() as u64, ctx.quiet(), "dispersal");
     // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
     let never = geofield::Cancel::new();
-    let out = dispersal::disperse_with_progress(
+    let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
+    let geotiff = RasterFormat::from_path(&a.out)? == RasterFormat::GeoTiff;
+    let keep = a.png.is_some() || a.compare_exact;
+    let mut sink = BandSink::new(
+        &a.out,
+        grid,
+        names.clone(),
+        opts.precision == Precision::F64,
+        dio::seed_map_meta(crs, &[]),
+        geotiff,
+        keep,
+    )?;
+    let t = Instant::now();
+    let mut sink_error = None;
+    let reports = dispersal::disperse_each(
         be,
         &grid,
         &species,
@@ -131,24 +154,55 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         &opts,
         &mut |s| disperse_report::step(&pb, s, true),
         &never,
-    )?;
-    let compare = if a.compare_exact {
-        let step = &mut |s: SpeciesStep<'_>| disperse_report::step(&pb, s, false);
-        Some(dispersal::compare_exact(
-            be, &grid, &species, &stand, &out, &opts, step,
-        )?)
-    } else {
+        &mut |index, band| {
+            sink.push(index, band).map_err(|e| {
+                sink_error = Some(e);
+                GeofieldError::Invalid("the output stopped".into())
+            })
+        },
+    );
+    let reports = match (reports, sink_error) {
+        (_, Some(e)) => return Err(e),
+        (r, None) => r?,
+    };
+    timing.dispersal(t.elapsed().as_secs_f64(), &reports);
+    let t = Instant::now();
+    let finished = sink.finish()?;
+    timing.compress_s = finished.compress_s;
+    let out = if finished.maps.is_empty() {
         None
+    } else {
+        Some(Dispersal {
+            raster: dispersal::stack_bands(&grid, names, finished.maps)?,
+            reports: reports.clone(),
+        })
+    };
+    let compare = match &out {
+        Some(out) if a.compare_exact => {
+            let step = &mut |s: SpeciesStep<'_>| disperse_report::step(&pb, s, false);
+            Some(dispersal::compare_exact(
+                be, &grid, &species, &stand, out, &opts, step,
+            )?)
+        }
+        _ => None,
     };
     pb.finish_and_clear();
-    let method = dio::seed_map_provenance(&out, &opts, &a.trees, &a.species);
+    let method = dio::seed_map_provenance(&reports, &opts, &a.trees, &a.species);
     let provenance = output::provenance(&method);
     let mut written = outs.write(&a.out, |p| {
-        let w = dio::write_seed_map(p, &out.raster, crs, &provenance)?;
+        let files = match (finished.cog, &out) {
+            (Some(mut cog), _) => {
+                cog.set_provenance(provenance.clone());
+                timing.file(&cog.finish(p, BigTiff::IfNeeded)?);
+                vec![p.to_path_buf()]
+            }
+            (None, Some(out)) => dio::write_seed_map(p, &out.raster, crs, &provenance)?,
+            (None, None) => bail!("no maps were kept to write"),
+        };
         output::warn_if_no_crs(p, crs, "declare one with --crs EPSG:CODE");
-        Ok(w)
+        Ok(files)
     })?;
-    if let Some(p) = &a.png {
+    if let (Some(p), Some(out)) = (&a.png, &out) {
         let colormap = Colormap::from_name(&a.colormap).with_context(|| {
             format!(
                 "unknown colour map {:?}: {}",
@@ -164,11 +218,14 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         };
         written.push(outs.write_one(p, |s| Ok(dio::write_seed_png(s, &out.raster, &style)?))?);
     }
+    timing.output_s = t.elapsed().as_secs_f64();
     let mut summary =
-        disperse_report::Summary::new(&grid, &sel, opts, &stand_report, &out.reports, compare);
+        disperse_report::Summary::new(&grid, &sel, opts, &stand_report, &reports, compare);
     summary.print();
+    timing.print();
     if let Some(p) = ctx.json() {
         summary.seconds_total = start.elapsed().as_secs_f64();
+        summary.timing = Some(timing);
         summary.outputs = written.iter().map(|p| p.display().to_string()).collect();
         written.push(outs.write_json(p, &summary)?);
     }

@@ -27,6 +27,8 @@ pub struct Summary<'a> {
     species: &'a [SpeciesReport],
     compare_exact: Option<Vec<(String, ErrorMetrics)>>,
     pub seconds_total: f64,
+    /// Where the time went.
+    pub timing: Option<Timing>,
     pub outputs: Vec<String>,
 }
 
@@ -55,6 +57,7 @@ impl<'a> Summary<'a> {
             species,
             compare_exact: compare.map(|c| species.iter().map(|r| r.name.clone()).zip(c).collect()),
             seconds_total: 0.0,
+            timing: None,
             outputs: Vec::new(),
         }
     }
@@ -116,6 +119,76 @@ impl<'a> Summary<'a> {
                 );
             }
         }
+    }
+}
+
+/// Where a run's wall-clock time went, in seconds.
+#[derive(serde::Serialize, Default, Clone, Debug)]
+pub struct Timing {
+    /// Reading the stem map (CSV).
+    pub read_s: f64,
+    /// Opening the backend (the GPU's context) and checking its memory.
+    pub backend_s: f64,
+    /// The species, one after another (wall clock), and of it: preparing each method (bounds,
+    /// binning, cost model), the GPU's kernels (device events), and the copies to and from the
+    /// GPU (its compute time less the kernels).
+    pub dispersal_s: f64,
+    pub prepare_s: f64,
+    pub kernels_s: Option<f64>,
+    pub copies_s: Option<f64>,
+    /// Compressing the GeoTIFF's tiles, on a thread beside the computing (overlapped with it).
+    pub compress_s: f64,
+    /// From the last species to every file written: the rest of the compressing, the
+    /// comparison with the exact sum if asked, the files and the PNG.
+    pub output_s: f64,
+    /// Of `output_s`: writing the GeoTIFF's bytes, and waiting for them to reach the disk.
+    pub file_write_s: Option<f64>,
+    pub disk_sync_s: Option<f64>,
+    pub file_bytes: Option<u64>,
+}
+
+impl Timing {
+    /// The species' wall time and the sums of their reports.
+    pub fn dispersal(&mut self, wall_s: f64, reports: &[SpeciesReport]) {
+        self.dispersal_s = wall_s;
+        self.prepare_s = reports.iter().map(|r| r.prepare_s).sum();
+        let kernels: Option<f64> = reports.iter().map(|r| r.kernel_ms).sum();
+        self.kernels_s = kernels.map(|k| k / 1e3);
+        self.copies_s = self
+            .kernels_s
+            .map(|k| (reports.iter().map(|r| r.compute_s).sum::<f64>() - k).max(0.0));
+    }
+
+    /// The GeoTIFF written.
+    pub fn file(&mut self, w: &geofield_io::geotiff::CogWritten) {
+        self.file_write_s = Some(w.write_s);
+        self.disk_sync_s = Some(w.sync_s);
+        self.file_bytes = Some(w.bytes);
+    }
+
+    /// One line on stdout.
+    pub fn print(&self) {
+        let mut gpu = String::new();
+        if let (Some(k), Some(c)) = (self.kernels_s, self.copies_s) {
+            gpu = format!(", GPU kernels {k:.3}, copies {c:.3}");
+        }
+        let mut file = String::new();
+        if let (Some(w), Some(s), Some(b)) = (self.file_write_s, self.disk_sync_s, self.file_bytes)
+        {
+            file = format!(
+                "; GeoTIFF {:.1} MB: writing {w:.2}, disk sync {s:.2}",
+                b as f64 / 1e6
+            );
+        }
+        let compress = if self.compress_s > 0.0 {
+            format!(" (compressing {:.2} beside the species)", self.compress_s)
+        } else {
+            String::new()
+        };
+        println!(
+            "time (s): read {:.2}, backend {:.2}, species {:.2} (preparing {:.2}{gpu}), output {:.2}{compress}{file}",
+            self.read_s, self.backend_s, self.dispersal_s, self.prepare_s, self.output_s
+        );
     }
 }
 

@@ -13,6 +13,7 @@ mod cmd_wind;
 mod ctx;
 mod demo;
 mod disperse_report;
+mod disperse_sink;
 mod flock_report;
 mod inputs;
 mod krige_in;

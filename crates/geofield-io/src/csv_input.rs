@@ -28,6 +28,9 @@ use csv::{ReaderBuilder, StringRecord, Trim};
 
 use crate::IoError;
 
+mod chunks;
+pub use chunks::CsvChunks;
+
 /// Read-ahead buffer of the CSV parser.
 const CSV_BUFFER_BYTES: usize = 1 << 16;
 
@@ -70,26 +73,36 @@ impl CsvRecord {
 pub struct CsvRow<'a> {
     path: &'a Path,
     headers: &'a [String],
-    record: &'a CsvRecord,
+    line: u64,
+    fields: Fields<'a>,
+}
+
+/// A row's fields: a csv crate record, or the trimmed fields of a line split by the parallel
+/// reader ([`CsvChunks`]).
+#[derive(Clone, Copy)]
+enum Fields<'a> {
+    Record(&'a StringRecord),
+    Split(&'a [&'a str]),
 }
 
 impl<'a> CsvRow<'a> {
     /// The 1-based line of the file where this record starts.
     pub fn line(&self) -> u64 {
-        self.record.line
+        self.line
     }
 
     /// The trimmed text of column `col`.
     pub fn str(&self, col: usize) -> Result<&'a str, IoError> {
-        self.record
-            .fields
-            .get(col)
-            .ok_or_else(|| IoError::MissingField {
-                path: self.path.to_path_buf(),
-                line: self.record.line,
-                column: self.column_name(col),
-                index: col + 1,
-            })
+        let field = match self.fields {
+            Fields::Record(r) => r.get(col),
+            Fields::Split(f) => f.get(col).copied(),
+        };
+        field.ok_or_else(|| IoError::MissingField {
+            path: self.path.to_path_buf(),
+            line: self.line,
+            column: self.column_name(col),
+            index: col + 1,
+        })
     }
 
     /// Column `col` parsed as a number (NaN and infinity are accepted; see [`Self::finite_f64`]).
@@ -97,7 +110,7 @@ impl<'a> CsvRow<'a> {
         let text = self.str(col)?;
         text.parse::<f64>().map_err(|_| IoError::BadNumber {
             path: self.path.to_path_buf(),
-            line: self.record.line,
+            line: self.line,
             column: self.column_name(col),
             text: crate::shorten(text),
         })
@@ -111,7 +124,7 @@ impl<'a> CsvRow<'a> {
         } else {
             Err(IoError::NotFinite {
                 path: self.path.to_path_buf(),
-                line: self.record.line,
+                line: self.line,
                 column: self.column_name(col),
                 text: crate::shorten(self.str(col)?),
             })
@@ -166,31 +179,7 @@ impl CsvTable {
 
     /// Index of the first of `names` (aliases, in order of preference) present in the header.
     pub fn column_any(&self, names: &[&str]) -> Result<usize, IoError> {
-        for name in names {
-            let wanted = name.trim().to_lowercase();
-            if let Some(i) = self.headers.iter().position(|h| h.to_lowercase() == wanted) {
-                return Ok(i);
-            }
-        }
-        let wanted = match names {
-            [] => "(none given)".to_string(),
-            [one] => format!("\"{one}\""),
-            [first, rest @ ..] => {
-                let rest: Vec<String> = rest.iter().map(|n| format!("\"{n}\"")).collect();
-                format!("\"{first}\" (also tried {})", rest.join(", "))
-            }
-        };
-        let available = if self.headers.is_empty() {
-            "no columns (the file is empty)".to_string()
-        } else {
-            let cols: Vec<String> = self.headers.iter().map(|h| format!("\"{h}\"")).collect();
-            format!("columns {}", cols.join(", "))
-        };
-        Err(IoError::MissingColumn {
-            path: self.path.clone(),
-            wanted,
-            available,
-        })
+        find_column(&self.path, &self.headers, names)
     }
 
     /// Read the next record into `rec`, reusing its memory. Returns `Ok(false)` at the end of the
@@ -238,7 +227,8 @@ impl CsvTable {
         CsvRow {
             path: &self.path,
             headers: &self.headers,
-            record: rec,
+            line: rec.line,
+            fields: Fields::Record(&rec.fields),
         }
     }
 
@@ -256,6 +246,36 @@ impl CsvTable {
     pub fn str_at<'r>(&'r self, rec: &'r CsvRecord, col: usize) -> Result<&'r str, IoError> {
         self.row(rec).str(col)
     }
+}
+
+/// Index of the first of `names` (aliases, in order of preference) in `headers` of the file at
+/// `path`; the error lists the columns there are.
+fn find_column(path: &Path, headers: &[String], names: &[&str]) -> Result<usize, IoError> {
+    for name in names {
+        let wanted = name.trim().to_lowercase();
+        if let Some(i) = headers.iter().position(|h| h.to_lowercase() == wanted) {
+            return Ok(i);
+        }
+    }
+    let wanted = match names {
+        [] => "(none given)".to_string(),
+        [one] => format!("\"{one}\""),
+        [first, rest @ ..] => {
+            let rest: Vec<String> = rest.iter().map(|n| format!("\"{n}\"")).collect();
+            format!("\"{first}\" (also tried {})", rest.join(", "))
+        }
+    };
+    let available = if headers.is_empty() {
+        "no columns (the file is empty)".to_string()
+    } else {
+        let cols: Vec<String> = headers.iter().map(|h| format!("\"{h}\"")).collect();
+        format!("columns {}", cols.join(", "))
+    };
+    Err(IoError::MissingColumn {
+        path: path.to_path_buf(),
+        wanted,
+        available,
+    })
 }
 
 /// Bytes of the CSV window kept before old ones are dropped.

@@ -40,7 +40,7 @@ pub mod render;
 pub mod vtk;
 
 pub use atomic::write_atomic;
-pub use csv_input::{CsvRecord, CsvRow, CsvTable};
+pub use csv_input::{CsvChunks, CsvRecord, CsvRow, CsvTable};
 pub use error::{IoError, QUOTE_MAX_CHARS, shorten};
 pub use netcdf::{NcAttr, NcData, NcFile, NcVar, write_netcdf};
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};

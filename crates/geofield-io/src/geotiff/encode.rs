@@ -65,27 +65,28 @@ pub(super) struct Level {
     pub(super) tiles: Vec<Vec<u8>>,
 }
 
-/// Compress the full-resolution image and every overview. Returned full resolution first.
+/// Compress one band's full-resolution image and every overview. Returned full resolution
+/// first.
 pub(super) fn encode_levels<T: Sample>(
     values: &[T],
-    raster: &Raster,
+    cols: usize,
+    rows: usize,
     nodata: Option<f64>,
 ) -> Vec<Level> {
-    let bands = raster.n_bands();
-    let (mut cols, mut rows) = (raster.grid.cols, raster.grid.rows);
+    let (mut cols, mut rows) = (cols, rows);
     let mut levels = vec![Level {
         cols,
         rows,
-        tiles: compress_image(values, cols, rows, bands, nodata),
+        tiles: compress_image(values, cols, rows, 1, nodata),
     }];
     let mut current: Option<Vec<T>> = None;
     while cols > TILE_SIZE || rows > TILE_SIZE {
         let src = current.as_deref().unwrap_or(values);
-        let (half, c2, r2) = downsample(src, cols, rows, bands, nodata);
+        let (half, c2, r2) = downsample(src, cols, rows, 1, nodata);
         levels.push(Level {
             cols: c2,
             rows: r2,
-            tiles: compress_image(&half, c2, r2, bands, nodata),
+            tiles: compress_image(&half, c2, r2, 1, nodata),
         });
         (cols, rows) = (c2, r2);
         current = Some(half);
@@ -132,6 +133,19 @@ pub(super) fn downsample<T: Sample>(
     (out, c2, r2)
 }
 
+/// DEFLATE level of the tiles (libdeflate's scale, 1 to 12). Level 1 compresses the
+/// predictor's output of seed, kriging and wind maps to within about 3 % of level 6 (GDAL's
+/// default) at nearly twice the speed (measured on seed maps: ratio 1.59 vs 1.64, 187 vs
+/// 107 MB/s per core); the low mantissa bytes of float maps are nearly random, and no level
+/// compresses them.
+const DEFLATE_LEVEL: i32 = 1;
+
+/// A DEFLATE (zlib) compressor; one per worker thread.
+fn compressor() -> Compressor {
+    // DEFLATE_LEVEL is in libdeflate's range; the default level is the fallback all the same.
+    Compressor::new(CompressionLvl::new(DEFLATE_LEVEL).unwrap_or_default())
+}
+
 /// Cut an image into tiles and compress them (in parallel), in file order. NaN cells are stored
 /// as the nodata value when it is finite, so that readers mask them.
 pub(super) fn compress_image<T: Sample>(
@@ -145,18 +159,19 @@ pub(super) fn compress_image<T: Sample>(
     let (across, down) = (cols.div_ceil(TILE_SIZE), rows.div_ceil(TILE_SIZE));
     (0..bands * across * down)
         .into_par_iter()
-        .map(|i| {
+        .map_init(compressor, |z, i| {
             let band = i / (across * down);
             let (tr, tc) = ((i % (across * down)) / across, i % across);
             let plane = &values[band * cols * rows..(band + 1) * cols * rows];
-            compress_tile(plane, cols, rows, tr * TILE_SIZE, tc * TILE_SIZE, nan_as)
+            compress_tile(z, plane, cols, rows, tr * TILE_SIZE, tc * TILE_SIZE, nan_as)
         })
         .collect()
 }
 
 /// One tile: pixels padded with zeros (NaN as `nan_as` when given), the floating-point
-/// predictor, then DEFLATE (zlib).
+/// predictor, then DEFLATE (a zlib stream).
 pub(super) fn compress_tile<T: Sample>(
+    z: &mut Compressor,
     plane: &[T],
     cols: usize,
     rows: usize,
@@ -185,10 +200,11 @@ pub(super) fn compress_tile<T: Sample>(
         floating_point_predictor(&le, &mut shuffled, T::BYTES);
         raw.extend_from_slice(&shuffled);
     }
-    let mut enc = ZlibEncoder::new(Vec::with_capacity(raw.len() / 2), Compression::default());
-    // Writing into a Vec cannot fail.
-    let _ = enc.write_all(&raw);
-    enc.finish().unwrap_or_default()
+    let mut out = vec![0u8; z.zlib_compress_bound(raw.len())];
+    // The buffer holds the bound, so compression cannot run out of room.
+    let n = z.zlib_compress(&raw, &mut out).unwrap_or(0);
+    out.truncate(n);
+    out
 }
 
 /// TIFF predictor 3 (Adobe TIFF Technical Note 3) for one row of one sample per pixel:

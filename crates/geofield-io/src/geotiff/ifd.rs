@@ -15,20 +15,21 @@ pub(super) struct MainTags {
 }
 
 impl MainTags {
-    pub(super) fn new(raster: &Raster, meta: &RasterMeta, nodata: Option<f64>) -> Self {
-        let g = &raster.grid;
+    pub(super) fn new(
+        g: &GridSpec,
+        band_names: &[String],
+        bits: u16,
+        meta: &RasterMeta,
+        nodata: Option<f64>,
+    ) -> Self {
         Self {
-            bits: (raster.data.bytes_per_value() * 8) as u16,
-            bands: raster.n_bands() as u16,
+            bits,
+            bands: band_names.len() as u16,
             description: meta.description.clone(),
             scale: [g.cell_size_m, g.cell_size_m, 0.0],
             tiepoint: [0.0, 0.0, 0.0, g.x_min_m, g.y_max_m, 0.0],
             geo_keys: geo_keys(meta.crs_epsg),
-            gdal_metadata: gdal_metadata_xml(
-                &raster.band_names,
-                meta.units.as_deref(),
-                &meta.provenance,
-            ),
+            gdal_metadata: gdal_metadata_xml(band_names, meta.units.as_deref(), &meta.provenance),
             nodata: nodata.map(|v| {
                 if v.is_nan() {
                     "nan".to_string()

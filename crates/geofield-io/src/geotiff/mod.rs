@@ -48,9 +48,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use flate2::Compression;
-use flate2::write::ZlibEncoder;
-use geofield_core::{Raster, RasterData};
+use geofield_core::{GridSpec, Raster, RasterData};
+use libdeflater::{CompressionLvl, Compressor};
 use rayon::prelude::*;
 
 use crate::IoError;
@@ -59,9 +58,11 @@ use crate::raster_out::{RasterMeta, check_shape, format_f64};
 
 mod encode;
 mod ifd;
+mod stream;
 
 use encode::*;
 use ifd::*;
+pub use stream::{BandValues, CogBuilder, CogWritten};
 
 /// Width and height of every tile, in pixels.
 pub const TILE_SIZE: usize = 256;
@@ -139,49 +140,22 @@ pub fn write_geotiff_with(
     bigtiff: BigTiff,
 ) -> Result<(), IoError> {
     check_shape(path, raster)?;
-    let invalid = |reason: String| IoError::InvalidOutput {
-        path: path.to_path_buf(),
-        reason,
-    };
-    if raster.n_bands() > usize::from(u16::MAX) {
-        return Err(invalid(format!(
-            "{} bands is more than a TIFF can hold",
-            raster.n_bands()
-        )));
+    let f64 = matches!(raster.data, RasterData::F64(_));
+    let mut cog = CogBuilder::new(
+        path,
+        raster.grid,
+        raster.band_names.clone(),
+        f64,
+        meta.clone(),
+    )?;
+    let cells = raster.grid.n_cells();
+    for i in 0..raster.n_bands() {
+        // check_shape makes every band's range exist.
+        if let Some(values) = BandValues::of(&raster.data, i, cells) {
+            cog.add_band(path, i, values)?;
+        }
     }
-    if u32::try_from(raster.grid.cols).is_err() || u32::try_from(raster.grid.rows).is_err() {
-        return Err(invalid(
-            "the grid is wider or taller than a TIFF can hold".into(),
-        ));
-    }
-    let nodata = effective_nodata(raster, meta);
-    let levels = match &raster.data {
-        RasterData::F32(v) => encode_levels(v, raster, nodata),
-        RasterData::F64(v) => encode_levels(v, raster, nodata),
-    };
-    let tags = MainTags::new(raster, meta, nodata);
-    let classic = plan(&levels, &tags, false);
-    let layout = if bigtiff == BigTiff::Always || classic.end > u64::from(u32::MAX) {
-        plan(&levels, &tags, true)
-    } else {
-        classic
-    };
-    let mut staged = Staged::create(path)?;
-    staged.with_writer(|w| {
-        write_file(w, &layout, &levels).map_err(|source| write_error(path, source))
-    })?;
-    commit(vec![staged]).map(|_| ())
-}
-
-/// The nodata value to declare: the metadata's, else NaN when the raster holds any NaN.
-fn effective_nodata(raster: &Raster, meta: &RasterMeta) -> Option<f64> {
-    meta.nodata.or_else(|| {
-        let any_nan = match &raster.data {
-            RasterData::F32(v) => v.iter().any(|x| x.is_nan()),
-            RasterData::F64(v) => v.iter().any(|x| x.is_nan()),
-        };
-        any_nan.then_some(f64::NAN)
-    })
+    cog.finish(path, bigtiff).map(|_| ())
 }
 
 /// The GeoKeyDirectory: header (version 1, revision 1.0, key count) then sorted

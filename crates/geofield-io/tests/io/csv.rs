@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use geofield_io::IoError;
-use geofield_io::csv_input::{CsvRecord, CsvTable};
+use geofield_io::csv_input::{CsvChunks, CsvRecord, CsvTable};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
@@ -226,4 +226,112 @@ fn missing_file_is_a_read_error() {
         e.starts_with(&format!("cannot read {}: ", p.display())),
         "{e}"
     );
+}
+
+/// Every record of `path` by the parallel reader, as (line, fields); the error as text.
+fn all_chunked(path: &Path) -> Result<Vec<(u64, Vec<String>)>, String> {
+    let t = CsvChunks::open(path).map_err(|e| e.to_string())?;
+    let parts = t
+        .fold(|acc: &mut Vec<(u64, Vec<String>)>, row| {
+            let n = t.headers.len();
+            let fields = (0..n).map(|i| row.str(i).map(str::to_string));
+            acc.push((row.line(), fields.collect::<Result<_, IoError>>()?));
+            Ok::<(), IoError>(())
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// The streaming reader's records, the error as text.
+fn all_streamed(path: &Path) -> Result<Vec<(u64, Vec<String>)>, String> {
+    let mut t = CsvTable::read(path).map_err(|e| e.to_string())?;
+    all(&mut t).map_err(|e| e.to_string())
+}
+
+/// A stem-map-like file of `rows` records over several 4 MiB chunks, with CRLF line ends,
+/// blank lines (plain and CRLF), padded fields and a byte-order mark.
+fn big_file(rows: usize) -> Vec<u8> {
+    let mut s = String::from("\u{feff}x_m, y_m ,dbh_cm,species\n");
+    for i in 0..rows {
+        let end = if i % 7 == 0 { "\r\n" } else { "\n" };
+        s.push_str(&format!(
+            "{}.25, {} ,{}.5,sp{}{end}",
+            i,
+            i * 3,
+            i % 90,
+            i % 4
+        ));
+        match i % 1000 {
+            10 => s.push('\n'),
+            500 => s.push_str("\r\n\n"),
+            _ => {}
+        }
+    }
+    s.into_bytes()
+}
+
+#[test]
+fn the_parallel_reader_gives_the_streaming_readers_records_and_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = big_file(600_000); // about 15 MB: four chunks
+    assert!(bytes.len() > 3 * (1 << 22));
+    let p = write(dir.path(), "big.csv", &bytes);
+    let t = CsvChunks::open(&p).unwrap();
+    assert!(t.is_parallel());
+    assert_eq!(t.headers, ["x_m", "y_m", "dbh_cm", "species"]);
+    assert_eq!(t.column_any(&["x", "X_M"]).unwrap(), 0);
+    let (fast, slow) = (all_chunked(&p).unwrap(), all_streamed(&p).unwrap());
+    assert_eq!(fast.len(), 600_000);
+    assert_eq!(fast, slow);
+    // A quote anywhere: read serially, with the same records.
+    let mut quoted = bytes.clone();
+    quoted.extend_from_slice(b"\"1\",2,3,\"sp,1\"\n");
+    let p = write(dir.path(), "quoted.csv", &quoted);
+    assert!(!CsvChunks::open(&p).unwrap().is_parallel());
+    let fast = all_chunked(&p).unwrap();
+    assert_eq!(fast.last().unwrap().1[3], "sp,1");
+    assert_eq!(fast, all_streamed(&p).unwrap());
+    // Old Mac line ends (a lone CR): serially too.
+    let p = write(dir.path(), "cr.csv", b"a,b\r1,2\r3,4\r");
+    assert!(!CsvChunks::open(&p).unwrap().is_parallel());
+    assert_eq!(all_chunked(&p).unwrap(), all_streamed(&p).unwrap());
+}
+
+#[test]
+fn the_parallel_reader_reports_the_first_error_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = big_file(600_000);
+    // Errors deep in the second and the third chunk: the earlier one is reported, with the
+    // line the streaming reader names.
+    let text = String::from_utf8(good).unwrap();
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let (a, b) = (lines.len() / 2, lines.len() * 3 / 4);
+    lines[b] = "1,2,3";
+    lines[a] = "1,2,3,4,5";
+    let p = write(dir.path(), "fields.csv", lines.join("\n").as_bytes());
+    assert!(CsvChunks::open(&p).unwrap().is_parallel());
+    let (fast, slow) = (all_chunked(&p).unwrap_err(), all_streamed(&p).unwrap_err());
+    assert_eq!(fast, slow);
+    assert!(
+        fast.contains(&format!(":{}:", a + 1)) && fast.contains("5 field(s)"),
+        "{fast}"
+    );
+    // Invalid UTF-8 in a later chunk.
+    let mut bytes = text.clone().into_bytes();
+    let at = bytes.len() * 2 / 3;
+    let at = at + bytes[at..].iter().position(|&c| c == b',').unwrap() + 1;
+    bytes.insert(at, 0xff);
+    let p = write(dir.path(), "utf8.csv", &bytes);
+    let (fast, slow) = (all_chunked(&p).unwrap_err(), all_streamed(&p).unwrap_err());
+    assert_eq!(fast, slow);
+    assert!(fast.contains("is not valid UTF-8"), "{fast}");
+    // Empty and header-only files, and a last line without a line end.
+    for (name, body) in [
+        ("e.csv", ""),
+        ("h.csv", "a,b\n"),
+        ("n.csv", "a,b\n1,2\n\n3,4"),
+    ] {
+        let p = write(dir.path(), name, body.as_bytes());
+        assert_eq!(all_chunked(&p), all_streamed(&p), "{name}");
+    }
 }

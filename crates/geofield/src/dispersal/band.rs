@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use geofield_core::GridSpec;
+use geofield_core::{GridSpec, RasterData};
 use rayon::prelude::*;
 
 use super::sources::Sources;
@@ -25,6 +25,19 @@ impl Band {
         match self {
             Band::F32(v) => v.iter().map(|&x| x as f64).collect(),
             Band::F64(v) => v.clone(),
+        }
+    }
+    /// The values in precision `p` (f32 stays f32 for F32; no widening unless F64 is asked).
+    pub fn into_data(self, p: Precision) -> RasterData {
+        match (self, p) {
+            (Band::F32(v), Precision::F32) => RasterData::F32(v),
+            (Band::F64(v), Precision::F64) => RasterData::F64(v),
+            (Band::F32(v), Precision::F64) => {
+                RasterData::F64(v.into_iter().map(f64::from).collect())
+            }
+            (Band::F64(v), Precision::F32) => {
+                RasterData::F32(v.into_iter().map(|x| x as f32).collect())
+            }
         }
     }
     fn from_f64(v: Vec<f64>, p: Precision) -> Self {

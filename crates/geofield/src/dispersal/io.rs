@@ -33,8 +33,9 @@ use crate::input_error::{InputError, quote};
 mod write;
 
 pub use write::{
-    ERROR_UNITS, MapStyle, SEED_DENSITY_DESCRIPTION, SEED_DENSITY_UNITS, seed_map_provenance,
-    write_error_png, write_seed_map, write_seed_png, write_species, write_stand,
+    ERROR_UNITS, MapStyle, SEED_DENSITY_DESCRIPTION, SEED_DENSITY_UNITS, seed_map_meta,
+    seed_map_provenance, write_error_png, write_seed_map, write_seed_png, write_species,
+    write_stand,
 };
 
 #[derive(Deserialize)]
@@ -224,6 +225,16 @@ pub struct StandReport {
 
 const FIRST_LINES: usize = 5;
 
+/// Distinct unknown species names kept.
+const UNKNOWN_NAMES: usize = 10;
+
+/// Keep `line` among the first [`FIRST_LINES`].
+fn push_first(lines: &mut Vec<u64>, line: u64) {
+    if lines.len() < FIRST_LINES {
+        lines.push(line);
+    }
+}
+
 /// Read a stem map (see the module docs). Species not in `species` (matched exactly, else
 /// ignoring case) are skipped and reported (an error with `strict`); trees outside `extent` are
 /// kept (seeds fly in) and reported.
@@ -233,11 +244,15 @@ pub fn read_stand(
     extent: &Extent,
     strict: bool,
 ) -> Result<(Stand, StandReport), InputError> {
-    let mut t = geofield_io::CsvTable::read(path)?;
+    // Chunks of the file in parallel (geofield_io::CsvChunks), each read into its own stand
+    // and report, then joined in file order: the same trees, order, counts and first lines as
+    // one pass over the file.
+    let t = geofield_io::CsvChunks::open(path)?;
     let cx = t.column_any(&["x_m", "x"])?;
     let cy = t.column_any(&["y_m", "y"])?;
     let cd = t.column_any(&["dbh_cm", "dbh"])?;
     let cs = t.column("species")?;
+    let dbh_column = t.headers[cd].clone();
     let index: HashMap<&str, u32> = species
         .iter()
         .enumerate()
@@ -248,15 +263,8 @@ pub fn read_stand(
         .enumerate()
         .map(|(i, s)| (s.name.to_lowercase(), i as u32))
         .collect();
-    let mut st = Stand::default();
-    let mut rep = StandReport {
-        trees_per_species: vec![0; species.len()],
-        ..Default::default()
-    };
-    let mut rec = geofield_io::CsvRecord::default();
-    while t.next_record(&mut rec)? {
+    let parts = t.fold(|(st, rep): &mut (Stand, StandReport), row| {
         rep.rows += 1;
-        let row = t.row(&rec);
         let line = row.line();
         let x = row.finite_f64(cx)?;
         let y = row.finite_f64(cy)?;
@@ -266,7 +274,7 @@ pub fn read_stand(
             return Err(InputError::Field {
                 path: path.to_path_buf(),
                 line,
-                field: format!("column \"{}\"", t.headers[cd]),
+                field: format!("column \"{dbh_column}\""),
                 reason: format!("DBH {dbh} cm is negative; DBH must be >= 0"),
             });
         }
@@ -276,27 +284,62 @@ pub fn read_stand(
             .or_else(|| lower.get(&name.to_lowercase()).copied());
         let Some(sp) = sp else {
             rep.unknown_species += 1;
-            if rep.unknown_species_first_lines.len() < FIRST_LINES {
-                rep.unknown_species_first_lines.push(line);
-            }
+            push_first(&mut rep.unknown_species_first_lines, line);
             if !rep.unknown_species_names.iter().any(|n| n == name)
-                && rep.unknown_species_names.len() < 10
+                && rep.unknown_species_names.len() < UNKNOWN_NAMES
             {
                 rep.unknown_species_names.push(name.to_string());
             }
-            continue;
+            return Ok(());
         };
         if !extent.contains(x, y) {
             rep.outside_extent += 1;
-            if rep.outside_extent_first_lines.len() < FIRST_LINES {
-                rep.outside_extent_first_lines.push(line);
-            }
+            push_first(&mut rep.outside_extent_first_lines, line);
+        }
+        if rep.trees_per_species.is_empty() {
+            rep.trees_per_species = vec![0; species.len()];
         }
         rep.trees_per_species[sp as usize] += 1;
         st.x_m.push(x);
         st.y_m.push(y);
         st.dbh_cm.push(dbh);
         st.species.push(sp);
+        Ok(())
+    })?;
+    let mut st = Stand::default();
+    let n: usize = parts.iter().map(|(s, _)| s.x_m.len()).sum();
+    st.x_m.reserve_exact(n);
+    st.y_m.reserve_exact(n);
+    st.dbh_cm.reserve_exact(n);
+    st.species.reserve_exact(n);
+    let mut rep = StandReport {
+        trees_per_species: vec![0; species.len()],
+        ..Default::default()
+    };
+    for (s, r) in parts {
+        st.x_m.extend_from_slice(&s.x_m);
+        st.y_m.extend_from_slice(&s.y_m);
+        st.dbh_cm.extend_from_slice(&s.dbh_cm);
+        st.species.extend_from_slice(&s.species);
+        rep.rows += r.rows;
+        rep.unknown_species += r.unknown_species;
+        rep.outside_extent += r.outside_extent;
+        for (total, k) in rep.trees_per_species.iter_mut().zip(&r.trees_per_species) {
+            *total += k;
+        }
+        for line in r.unknown_species_first_lines {
+            push_first(&mut rep.unknown_species_first_lines, line);
+        }
+        for line in r.outside_extent_first_lines {
+            push_first(&mut rep.outside_extent_first_lines, line);
+        }
+        for name in r.unknown_species_names {
+            if !rep.unknown_species_names.contains(&name)
+                && rep.unknown_species_names.len() < UNKNOWN_NAMES
+            {
+                rep.unknown_species_names.push(name);
+            }
+        }
     }
     if strict && let Some(&line) = rep.unknown_species_first_lines.first() {
         return Err(InputError::UnknownSpecies {

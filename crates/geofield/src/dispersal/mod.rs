@@ -58,7 +58,7 @@ use geofield_core::{GridSpec, Raster, RasterData};
 
 use crate::{Backend, Cancel, GeofieldError};
 
-use band::{Band, disperse_species, disperse_species_until};
+use band::{disperse_species, disperse_species_until};
 pub use metrics::{ErrorMetrics, compare};
 pub use params::{Eta, Kernel, Species};
 use radius::cutoff_radius;
@@ -188,10 +188,16 @@ impl Dispersal {
 
     /// The methods that ran, `/`-separated where species differ (`cutoff`, `exact/cutoff`).
     pub fn method_label(&self) -> String {
-        let mut m: Vec<&str> = self.reports.iter().map(|r| r.method.name()).collect();
-        m.dedup();
-        m.join("/")
+        method_label(&self.reports)
     }
+}
+
+/// The methods that ran by species' reports, `/`-separated where species differ (`cutoff`,
+/// `exact/cutoff`).
+pub fn method_label(reports: &[SpeciesReport]) -> String {
+    let mut m: Vec<&str> = reports.iter().map(|r| r.method.name()).collect();
+    m.dedup();
+    m.join("/")
 }
 
 /// A step of [`disperse_with_progress`] or [`compare_exact`], for a progress display.
@@ -324,9 +330,45 @@ pub fn disperse_with_progress(
     progress: &mut dyn FnMut(SpeciesStep<'_>),
     cancel: &Cancel,
 ) -> Result<Dispersal, GeofieldError> {
+    let mut bands = Vec::with_capacity(species.len());
+    let reports = disperse_each(
+        backend,
+        grid,
+        species,
+        stand,
+        opts,
+        progress,
+        cancel,
+        &mut |_, band| {
+            bands.push(band);
+            Ok(())
+        },
+    )?;
+    let names = species.iter().map(|s| s.name.clone()).collect();
+    Ok(Dispersal {
+        raster: stack_bands(grid, names, bands)?,
+        reports,
+    })
+}
+
+/// [`disperse_with_progress`], handing each species' band to `sink` as soon as it is computed
+/// (band `index`, in species order, in the output precision: f32 stays f32) instead of keeping
+/// the maps: a caller can write or compress each band while the next species computes, and
+/// hold no more maps than it wants. `sink` is called after the species' `Done` step; an error
+/// from it stops the run and is returned. Returns the per-species reports.
+#[allow(clippy::too_many_arguments)]
+pub fn disperse_each(
+    backend: &Backend,
+    grid: &GridSpec,
+    species: &[Species],
+    stand: &Stand,
+    opts: &DisperseOptions,
+    progress: &mut dyn FnMut(SpeciesStep<'_>),
+    cancel: &Cancel,
+    sink: &mut dyn FnMut(usize, RasterData) -> Result<(), GeofieldError>,
+) -> Result<Vec<SpeciesReport>, GeofieldError> {
     check_memory(grid, species.len(), opts.precision)?;
     check_device_memory(backend, grid)?;
-    let mut bands = Vec::with_capacity(species.len());
     let mut reports = Vec::with_capacity(species.len());
     for (index, sp) in species.iter().enumerate() {
         cancel.check()?;
@@ -337,14 +379,10 @@ pub fn disperse_with_progress(
             index,
             report: &report,
         });
-        bands.push(band);
         reports.push(report);
+        sink(index, band.into_data(opts.precision))?;
     }
-    let names = species.iter().map(|s| s.name.clone()).collect();
-    Ok(Dispersal {
-        raster: bands_to_raster(grid, names, bands, opts.precision)?,
-        reports,
-    })
+    Ok(reports)
 }
 
 /// The errors of each band of `result` (from [`disperse`] with the same inputs and `opts`)
@@ -389,48 +427,38 @@ pub fn compare_exact(
     Ok(errors)
 }
 
-/// Stack per-species bands (in species order) into one raster in `precision`.
-fn bands_to_raster(
+/// Stack bands (one per name, in order, each one grid's cells in one precision, as
+/// [`disperse_each`] hands them out) into one raster.
+pub fn stack_bands(
     grid: &GridSpec,
     names: Vec<String>,
-    bands: Vec<Band>,
-    precision: Precision,
+    bands: Vec<RasterData>,
 ) -> Result<Raster, GeofieldError> {
     // Bands appended to the first band's buffer (grown once, in place where the allocator
     // can): no per-element pass over maps of hundreds of MB.
     let total = grid.n_cells() * bands.len();
-    let data = match precision {
-        Precision::F64 => {
-            let mut out: Vec<f64> = Vec::new();
-            for b in bands {
-                let v = match b {
-                    Band::F64(v) => v,
-                    f32s => f32s.to_f64(),
-                };
-                if out.is_empty() {
-                    out = v;
-                    out.reserve_exact(total.saturating_sub(out.len()));
-                } else {
-                    out.extend_from_slice(&v);
-                }
-            }
-            RasterData::F64(out)
-        }
-        Precision::F32 => {
-            let mut out: Vec<f32> = Vec::new();
-            for b in bands {
-                let v = match b {
-                    Band::F32(v) => v,
-                    Band::F64(v) => v.into_iter().map(|x| x as f32).collect(),
-                };
-                if out.is_empty() {
-                    out = v;
-                    out.reserve_exact(total.saturating_sub(out.len()));
-                } else {
-                    out.extend_from_slice(&v);
+    let mut iter = bands.into_iter();
+    let data = match iter.next() {
+        None => RasterData::F32(Vec::new()),
+        Some(RasterData::F32(mut out)) => {
+            out.reserve_exact(total.saturating_sub(out.len()));
+            for b in iter {
+                match b {
+                    RasterData::F32(v) => out.extend_from_slice(&v),
+                    RasterData::F64(v) => out.extend(v.iter().map(|&x| x as f32)),
                 }
             }
             RasterData::F32(out)
+        }
+        Some(RasterData::F64(mut out)) => {
+            out.reserve_exact(total.saturating_sub(out.len()));
+            for b in iter {
+                match b {
+                    RasterData::F64(v) => out.extend_from_slice(&v),
+                    RasterData::F32(v) => out.extend(v.iter().map(|&x| f64::from(x))),
+                }
+            }
+            RasterData::F64(out)
         }
     };
     Ok(Raster::new(*grid, names, data)?)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use geofield_core::Raster;
 use geofield_io::{Colormap, IoError, Layout, RasterMeta, RenderOptions, Scale};
 
-use super::super::{Dispersal, DisperseOptions, Species, Stand};
+use super::super::{DisperseOptions, Species, SpeciesReport, Stand, method_label};
 use super::species_toml;
 
 /// Units of the seed maps.
@@ -24,16 +24,17 @@ pub const ERROR_UNITS: &str = "relative error";
 /// The largest PNG drawn, in pixels; larger maps are drawn downsampled.
 const MAX_PIXELS: usize = 4_000_000;
 
-/// The method items of a seed map's provenance: the method that ran
-/// ([`Dispersal::method_label`]), the cutoff tolerance, and the stem map and species file read.
+/// The method items of a seed map's provenance: the method that ran (by species' `reports`,
+/// as [`crate::dispersal::Dispersal::method_label`]), the cutoff tolerance, and the stem map and species file
+/// read.
 pub fn seed_map_provenance(
-    result: &Dispersal,
+    reports: &[SpeciesReport],
     opts: &DisperseOptions,
     trees: &Path,
     species: &Path,
 ) -> Vec<(&'static str, String)> {
     vec![
-        ("method", result.method_label()),
+        ("method", method_label(reports)),
         ("tolerance", opts.tolerance.to_string()),
         ("trees", trees.display().to_string()),
         ("species", species.display().to_string()),
@@ -50,14 +51,20 @@ pub fn write_seed_map(
     crs_epsg: Option<u16>,
     provenance: &[(String, String)],
 ) -> Result<Vec<PathBuf>, IoError> {
-    let meta = RasterMeta {
+    geofield_io::write_raster(path, raster, &seed_map_meta(crs_epsg, provenance))
+}
+
+/// The metadata of seed maps: units ([`SEED_DENSITY_UNITS`]), description, CRS and
+/// `provenance`; [`write_seed_map`] writes with it, and a caller building a GeoTIFF band by
+/// band ([`geofield_io::geotiff::CogBuilder`]) starts from it.
+pub fn seed_map_meta(crs_epsg: Option<u16>, provenance: &[(String, String)]) -> RasterMeta {
+    RasterMeta {
         crs_epsg,
         nodata: None,
         units: Some(SEED_DENSITY_UNITS.to_string()),
         description: Some(SEED_DENSITY_DESCRIPTION.to_string()),
         provenance: provenance.to_vec(),
-    };
-    geofield_io::write_raster(path, raster, &meta)
+    }
 }
 
 /// How a PNG map looks.

@@ -1,0 +1,133 @@
+//! Where `geofield disperse` puts each species' map as it is computed.
+//!
+//! For a GeoTIFF, a thread compresses each band into the file's tiles (full resolution and
+//! overviews, in parallel over the tiles) while the next species computes; the file is laid
+//! out and written once the last band is in ([`geofield_io::geotiff::CogBuilder`]). The maps
+//! are kept in memory only when something else needs them (the PNG, `--compare-exact`, or an
+//! `.asc`/`.npy` output, which is written from the whole raster at the end).
+
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use anyhow::{Result, anyhow};
+use geofield_core::{GridSpec, RasterData};
+use geofield_io::geotiff::{BandValues, CogBuilder};
+use geofield_io::{IoError, RasterMeta};
+
+/// What the compressing thread hands back: the builder, the maps it was asked to keep, and
+/// the seconds it spent compressing.
+type Encoded = (CogBuilder, Vec<RasterData>, f64);
+
+/// The compressing thread.
+type Worker = JoinHandle<Result<Encoded, IoError>>;
+
+/// The bands of a run as they come.
+pub struct BandSink {
+    /// The compressing thread and its inbox, for a GeoTIFF.
+    stream: Option<(SyncSender<(usize, RasterData)>, Worker)>,
+    /// The maps, when not streamed or when kept.
+    kept: Vec<RasterData>,
+}
+
+/// The sink's result: the GeoTIFF builder (every band compressed) if streamed, the maps if
+/// kept, and the seconds spent compressing (overlapped with the computing).
+pub struct Finished {
+    pub cog: Option<CogBuilder>,
+    pub maps: Vec<RasterData>,
+    pub compress_s: f64,
+}
+
+impl BandSink {
+    /// A sink for maps on `grid` (one band per name, f64 if `f64`). With `geotiff` the bands
+    /// are compressed into a GeoTIFF for `out` with `meta` as they come, and kept only if
+    /// `keep`; otherwise they are all kept.
+    pub fn new(
+        out: &Path,
+        grid: GridSpec,
+        names: Vec<String>,
+        f64: bool,
+        meta: RasterMeta,
+        geotiff: bool,
+        keep: bool,
+    ) -> Result<Self> {
+        if !geotiff {
+            return Ok(Self {
+                stream: None,
+                kept: Vec::new(),
+            });
+        }
+        let cog = CogBuilder::new(out, grid, names, f64, meta)?;
+        // One band waiting while one is compressed: memory stays bounded if the computing
+        // outruns the compressing.
+        let (tx, rx) = mpsc::sync_channel(1);
+        let path = out.to_path_buf();
+        let worker = std::thread::Builder::new()
+            .name("geotiff".into())
+            .spawn(move || compress(cog, rx, &path, keep))?;
+        Ok(Self {
+            stream: Some((tx, worker)),
+            kept: Vec::new(),
+        })
+    }
+
+    /// Take band `index`. An error is the compressing thread's (it stopped).
+    pub fn push(&mut self, index: usize, band: RasterData) -> Result<()> {
+        let Some((tx, _)) = &self.stream else {
+            self.kept.push(band);
+            return Ok(());
+        };
+        if tx.send((index, band)).is_ok() {
+            return Ok(());
+        }
+        // The thread ended early: its error says why.
+        match self.stream.take().map(|(_, w)| w.join()) {
+            Some(Ok(Err(e))) => Err(e.into()),
+            _ => Err(anyhow!("the GeoTIFF compressing thread stopped")),
+        }
+    }
+
+    /// Wait for the last band to be compressed.
+    pub fn finish(self) -> Result<Finished> {
+        let Some((tx, worker)) = self.stream else {
+            return Ok(Finished {
+                cog: None,
+                maps: self.kept,
+                compress_s: 0.0,
+            });
+        };
+        drop(tx);
+        let (cog, maps, compress_s) = worker
+            .join()
+            .map_err(|_| anyhow!("the GeoTIFF compressing thread panicked"))??;
+        Ok(Finished {
+            cog: Some(cog),
+            maps,
+            compress_s,
+        })
+    }
+}
+
+/// The compressing thread: every band received into `cog`, kept if `keep`.
+fn compress(
+    mut cog: CogBuilder,
+    rx: Receiver<(usize, RasterData)>,
+    path: &Path,
+    keep: bool,
+) -> Result<Encoded, IoError> {
+    let (mut kept, mut busy) = (Vec::new(), 0.0);
+    for (index, band) in rx {
+        let t = Instant::now();
+        let values = match &band {
+            RasterData::F32(v) => BandValues::F32(v),
+            RasterData::F64(v) => BandValues::F64(v),
+        };
+        cog.add_band(path, index, values)?;
+        busy += t.elapsed().as_secs_f64();
+        if keep {
+            kept.push(band);
+        }
+    }
+    Ok((cog, kept, busy))
+}
