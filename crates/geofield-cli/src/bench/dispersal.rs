@@ -5,11 +5,12 @@ use crate::ctx::{Ctx, Global};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use geofield::Backend;
-use geofield::bench::dispersal::{Sources, cutoff_radius, disperse_species, exact_rows};
+use geofield::bench::dispersal::{Band, Sources, cutoff_radius, disperse_species, exact_rows};
 use geofield::dispersal::{self, DisperseOptions, ErrorMetrics, Method, Precision};
 use geofield::synth::{self, DbhModel, Pattern};
 use geofield_core::{Extent, GridSpec};
 
+use super::dispersal_print::{header, print_ratios, print_row};
 use super::{BenchEnv, JsonRows, Stats, measure};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -99,28 +100,33 @@ pub struct BenchArgs {
     /// Output precision of the fast methods.
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: crate::cmd_disperse::PrecisionArg,
+    /// Also time `geofield disperse` itself end to end on each case (a new process per run,
+    /// the stand as a CSV in, a compressed tiled GeoTIFF out, method auto at the first
+    /// tolerance), with its breakdown: read, backend, species, output, disk.
+    #[arg(long)]
+    pub e2e: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-struct MethodResult {
-    method: String,
-    tolerance: Option<f64>,
+pub(super) struct MethodResult {
+    pub(super) method: String,
+    pub(super) tolerance: Option<f64>,
     /// Wall time for all species (host preparation, transfers and compute), seconds.
-    wall: Option<Stats>,
+    pub(super) wall: Option<Stats>,
     /// GPU kernel time for all species by device events, seconds.
-    kernel: Option<Stats>,
+    pub(super) kernel: Option<Stats>,
     /// Time used in comparisons: kernel median on the GPU, wall median on the CPU.
-    seconds: f64,
-    extrapolated: bool,
-    pairs: f64,
-    pairs_per_s: f64,
+    pub(super) seconds: f64,
+    pub(super) extrapolated: bool,
+    pub(super) pairs: f64,
+    pub(super) pairs_per_s: f64,
     /// Share of the GPU's special-function throughput (2 SFU ops per pair at θ = 3), counting
     /// useful pairs only (all pairs for exact; pairs within R for the cutoff): a lower bound.
-    sfu_share: Option<f64>,
+    pub(super) sfu_share: Option<f64>,
     /// Worst over species of each metric against the f64 reference window.
-    error: ErrorMetrics,
-    radius_m: Vec<f64>,
-    note: Option<String>,
+    pub(super) error: ErrorMetrics,
+    pub(super) radius_m: Vec<f64>,
+    pub(super) note: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -132,6 +138,8 @@ struct CaseResult {
     trees: usize,
     reference_rows: Vec<usize>,
     methods: Vec<MethodResult>,
+    /// `geofield disperse` end to end (`--e2e`).
+    e2e: Option<super::dispersal_e2e::E2eResult>,
 }
 
 #[derive(serde::Serialize)]
@@ -250,6 +258,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
             trees: case.trees,
             reference_rows: ref_rows.clone(),
             methods: Vec::new(),
+            e2e: None,
         });
         let want = |m: &str| a.methods.iter().any(|x| x.eq_ignore_ascii_case(m));
         let mut runs: Vec<(Method, Option<f64>)> = Vec::new();
@@ -283,6 +292,24 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         }
         if let Some(c) = results.last() {
             print_ratios(&c.methods);
+        }
+        if a.e2e {
+            let tol = a.tolerances.first().copied().unwrap_or(1e-6);
+            let r = super::dispersal_e2e::run(
+                &stand,
+                &species,
+                case.cols,
+                case.rows,
+                &ctx.args.backend,
+                tol,
+                a.warmup,
+                a.repeats,
+            )?;
+            super::dispersal_e2e::print(&r);
+            if let Some(c) = results.last_mut() {
+                c.e2e = Some(r);
+            }
+            json.sync(&results)?;
         }
     }
     json.finish(&results)?;
@@ -374,7 +401,8 @@ fn run_method(
             if let Some(r) = rep.radius_m.or(rep.rho_m) {
                 radii.push(r);
             }
-            bands.push(band.to_f64());
+            // Kept as computed (f32 on the GPU): widened only on the rows compared, below.
+            bands.push(band);
         }
         Ok(((bands, pairs, radii), any_kernel.then_some(kernel_s)))
     })?;
@@ -400,7 +428,11 @@ fn run_method(
             } else {
                 r
             };
-            win.extend_from_slice(&band[local * cols..(local + 1) * cols]);
+            let row = local * cols..(local + 1) * cols;
+            match band {
+                Band::F32(v) => win.extend(v[row].iter().map(|&x| f64::from(x))),
+                Band::F64(v) => win.extend_from_slice(&v[row]),
+            }
             refw.extend_from_slice(&reference[b][k * cols..(k + 1) * cols]);
         }
         let m = dispersal::compare(&win, &refw);
@@ -479,80 +511,6 @@ fn shift(src: &Sources, dv: f64) -> Sources {
         v: src.v.iter().map(|v| v - dv).collect(),
         w: src.w.clone(),
     }
-}
-
-fn print_row(m: &MethodResult) {
-    let radii: Vec<String> = m.radius_m.iter().map(|r| format!("{r:.0}")).collect();
-    println!(
-        "{:<18} {:>11} {:>10} {:>11} {:>8} {:>10} {:>10} {:>10}  {}{}",
-        label_str(m),
-        fmt_s(m.seconds),
-        format!("{:.2e}", m.pairs),
-        format!("{:.2e}/s", m.pairs_per_s),
-        m.sfu_share
-            .map(|s| format!("{:.0}%", s * 100.0))
-            .unwrap_or_else(|| "-".into()),
-        format!("{:.1e}", m.error.max_rel),
-        format!("{:.1e}", m.error.mean_rel),
-        format!("{:.1e}", m.error.max_abs_over_max),
-        if radii.is_empty() {
-            String::new()
-        } else {
-            format!("R/rho {} m", radii.join("/"))
-        },
-        m.note
-            .as_ref()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default()
-    );
-}
-
-fn label_str(m: &MethodResult) -> String {
-    match m.tolerance {
-        Some(t) => format!("{} tol {t:.0e}", m.method),
-        None => m.method.clone(),
-    }
-}
-
-fn fmt_s(s: f64) -> String {
-    if s < 1e-3 {
-        format!("{:.1} us", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.2} ms", s * 1e3)
-    } else {
-        format!("{s:.2} s")
-    }
-}
-
-fn print_ratios(ms: &[MethodResult]) {
-    let find = |name: &str| ms.iter().find(|m| m.method == name);
-    if let Some(mr) = find("multires") {
-        for c in ms.iter().filter(|m| m.method == "cutoff") {
-            println!(
-                "   cutoff tol {:.0e} vs multires: {:.1}x faster, max error {:.0}x smaller, mean error {:.0}x smaller",
-                c.tolerance.unwrap_or(0.0),
-                mr.seconds / c.seconds,
-                mr.error.max_rel / c.error.max_rel.max(1e-300),
-                mr.error.mean_rel / c.error.mean_rel.max(1e-300),
-            );
-        }
-    }
-    if let Some(ex) = find("exact") {
-        for c in ms.iter().filter(|m| m.method != "exact") {
-            println!(
-                "   {} vs exact: {:.1}x faster",
-                label_str(c),
-                ex.seconds / c.seconds
-            );
-        }
-    }
-}
-
-fn header() -> String {
-    format!(
-        "{:<18} {:>11} {:>10} {:>11} {:>8} {:>10} {:>10} {:>10}",
-        "method", "time", "pairs", "rate", "SFU", "max rel", "mean rel", "abs/max"
-    )
 }
 
 /// On the CPU, say up front how long a case will take: the tree-cell pairs each step evaluates

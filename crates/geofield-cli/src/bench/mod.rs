@@ -3,6 +3,8 @@
 //! writes every number.
 
 mod dispersal;
+mod dispersal_e2e;
+mod dispersal_print;
 mod flock;
 mod knn;
 mod kriging;

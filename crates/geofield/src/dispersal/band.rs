@@ -145,14 +145,22 @@ pub(crate) fn disperse_species_until(
         bins = Some(tb);
     }
     let mut nf = None;
+    let cost = if backend.is_cuda() {
+        nearfar::CostModel::GPU
+    } else {
+        nearfar::CostModel::CPU
+    };
+    // `auto` plans a near/far split only where the cutoff or the exact sum costs more than the
+    // planning: small maps go straight to them.
+    let cheap = report
+        .pairs
+        .filter(|_| bins.is_some())
+        .unwrap_or(f64::INFINITY)
+        .min(cells * sources.len() as f64)
+        <= cost.plan;
     if let Some(b) = bound
-        && matches!(method, Method::NearFar | Method::Auto)
+        && (method == Method::NearFar || (method == Method::Auto && !cheap))
     {
-        let cost = if backend.is_cuda() {
-            nearfar::CostModel::GPU
-        } else {
-            nearfar::CostModel::CPU
-        };
         nf = nearfar::plan(
             grid,
             &kernel,

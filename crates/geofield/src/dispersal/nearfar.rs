@@ -350,6 +350,10 @@ pub struct CostModel {
     /// Per cell per stencil weight of the interpolation.
     pub interp: f64,
     pub max_nodes: usize,
+    /// Planning itself (the kernel's jets and envelopes, the lattice search: about 0.05 to
+    /// 0.1 s of host time per species). `auto` plans a near/far split only when the cutoff or
+    /// the exact sum would cost more than this.
+    pub plan: f64,
 }
 
 impl CostModel {
@@ -357,6 +361,8 @@ impl CostModel {
         fft: 0.05,
         interp: 0.02,
         max_nodes: MAX_LATTICE_CPU,
+        // ~0.1 s at the 2-core rate of ~5e8 exact pairs per second.
+        plan: 5e7,
     };
     /// cuFFT in f64 (memory-bound, ~1.5 ps per element and log₂ on an H100) against ~1.2 ps
     /// per near-field pair.
@@ -364,6 +370,8 @@ impl CostModel {
         fft: 1.2,
         interp: 0.1,
         max_nodes: MAX_LATTICE_GPU,
+        // ~0.1 s at ~1.2 ps per pair.
+        plan: 1e11,
     };
 }
 
