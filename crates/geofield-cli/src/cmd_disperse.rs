@@ -114,12 +114,25 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         "the output grid would not fit in this machine's available memory (MemAvailable)",
     )?;
     let mut timing = Timing::default();
-    let t = Instant::now();
-    let (stand, stand_report) = inputs::read_trees(&a.trees, &species, &extent, a.strict)?;
-    timing.read_s = t.elapsed().as_secs_f64();
+    // The backend (a GPU's context takes a few tenths of a second to start) opens while the
+    // stem map is read.
+    let (trees, sel) = std::thread::scope(|s| {
+        let opening = s.spawn(|| {
+            let t = Instant::now();
+            (ctx.open_backend(), t.elapsed().as_secs_f64())
+        });
+        let t = Instant::now();
+        let trees = inputs::read_trees(&a.trees, &species, &extent, a.strict);
+        timing.read_s = t.elapsed().as_secs_f64();
+        let (sel, seconds) = opening
+            .join()
+            .unwrap_or_else(|_| (Err(anyhow::anyhow!("opening the backend panicked")), 0.0));
+        timing.backend_s = seconds;
+        (trees, sel)
+    });
+    let (stand, stand_report) = trees?;
     disperse_report::check_stand(a, &stand_report)?;
-    let t = Instant::now();
-    let sel = ctx.open_backend()?;
+    let sel = sel?;
     let be = &sel.backend;
     dispersal::check_device_memory(be, &grid).with_context(|| {
         format!(
@@ -127,7 +140,6 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
             be.device_name()
         )
     })?;
-    timing.backend_s = t.elapsed().as_secs_f64();
     let passes = if a.compare_exact { 2 } else { 1 };
     let pb = progress::bar(passes * species.len() as u64, ctx.quiet(), "dispersal");
     // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.

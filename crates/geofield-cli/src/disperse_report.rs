@@ -127,7 +127,7 @@ impl<'a> Summary<'a> {
 pub struct Timing {
     /// Reading the stem map (CSV).
     pub read_s: f64,
-    /// Opening the backend (the GPU's context) and checking its memory.
+    /// Opening the backend (the GPU's context), on a thread while the stem map is read.
     pub backend_s: f64,
     /// The species, one after another (wall clock), and of it: preparing each method (bounds,
     /// binning, cost model), the GPU's kernels (device events), and the copies to and from the
@@ -186,7 +186,7 @@ impl Timing {
             String::new()
         };
         println!(
-            "time (s): read {:.2}, backend {:.2}, species {:.2} (preparing {:.2}{gpu}), output {:.2}{compress}{file}",
+            "time (s): read {:.2}, backend {:.2} (beside the reading), species {:.2} (preparing {:.2}{gpu}), output {:.2}{compress}{file}",
             self.read_s, self.backend_s, self.dispersal_s, self.prepare_s, self.output_s
         );
     }

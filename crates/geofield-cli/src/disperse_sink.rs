@@ -117,13 +117,23 @@ fn compress(
     keep: bool,
 ) -> Result<Encoded, IoError> {
     let (mut kept, mut busy) = (Vec::new(), 0.0);
+    // Its own threads: in the shared pool, the species' preparing would queue behind a whole
+    // band's tiles; with two pools the system shares the cores between them.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(rayon::current_num_threads())
+        .thread_name(|i| format!("geotiff-{i}"))
+        .build()
+        .ok();
     for (index, band) in rx {
         let t = Instant::now();
         let values = match &band {
             RasterData::F32(v) => BandValues::F32(v),
             RasterData::F64(v) => BandValues::F64(v),
         };
-        cog.add_band(path, index, values)?;
+        match &pool {
+            Some(p) => p.install(|| cog.add_band(path, index, values))?,
+            None => cog.add_band(path, index, values)?,
+        }
         busy += t.elapsed().as_secs_f64();
         if keep {
             kept.push(band);

@@ -86,6 +86,12 @@ impl Staged {
         })
     }
 
+    /// The temporary file, for writers that place their bytes themselves (positioned writes
+    /// from several threads).
+    pub(crate) fn file(&self) -> &File {
+        self.tmp.as_file()
+    }
+
     /// Run `f` on a buffered writer over the temporary file, then flush the buffer.
     pub(crate) fn with_writer(
         &mut self,

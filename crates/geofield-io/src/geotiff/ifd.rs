@@ -296,6 +296,7 @@ pub(super) fn serialize_ifd(entries: &[Entry], at: u64, next: u64, big: bool) ->
 }
 
 /// Write the planned file: prefix, IFDs, then framed tiles (smallest overview first).
+#[cfg(any(not(unix), test))]
 pub(super) fn write_file(
     w: &mut dyn Write,
     layout: &Layout,
@@ -316,4 +317,92 @@ pub(super) fn write_file(
         }
     }
     Ok(())
+}
+
+/// Bytes of file written by one task of [`write_file_at`].
+#[cfg(unix)]
+const WRITE_GROUP_BYTES: usize = 8 << 20;
+
+/// [`write_file`] by positioned writes from several threads: the prefix and IFDs, then the
+/// framed tiles in groups of about [`WRITE_GROUP_BYTES`], each group at its offset. The same
+/// bytes; a copy into the operating system's cache of a GB-sized file takes several times
+/// less than on one thread.
+#[cfg(unix)]
+pub(super) fn write_file_at(
+    f: &std::fs::File,
+    layout: &Layout,
+    levels: &[Level],
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut head = layout.prefix.clone();
+    for ifd in &layout.ifds {
+        head.extend_from_slice(ifd);
+    }
+    f.write_all_at(&head, 0)?;
+    // Tiles in file order (smallest overview first), each framed by 4 bytes before and after.
+    let tiles: Vec<&Vec<u8>> = levels.iter().rev().flat_map(|l| l.tiles.iter()).collect();
+    let mut groups: Vec<(usize, usize, u64)> = Vec::new();
+    let (mut at, mut from, mut bytes) = (head.len() as u64, 0usize, 0usize);
+    let mut group_at = at;
+    for (i, t) in tiles.iter().enumerate() {
+        bytes += t.len() + 8;
+        at += t.len() as u64 + 8;
+        if bytes >= WRITE_GROUP_BYTES || i + 1 == tiles.len() {
+            groups.push((from, i + 1, group_at));
+            (from, bytes, group_at) = (i + 1, 0, at);
+        }
+    }
+    groups.par_iter().try_for_each(|&(a, b, offset)| {
+        let size: usize = tiles[a..b].iter().map(|t| t.len() + 8).sum();
+        let mut buf = Vec::with_capacity(size);
+        for t in &tiles[a..b] {
+            buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
+            buf.extend_from_slice(t);
+            let tail = &t[t.len().saturating_sub(4)..];
+            buf.extend_from_slice(tail);
+            buf.extend_from_slice(&[0u8; 4][..4 - tail.len()]);
+        }
+        f.write_all_at(&buf, offset)
+    })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positioned_writes_give_the_sequential_bytes() {
+        // Tiles of every size around the group size, so that groups end inside levels too.
+        let tile = |n: usize, k: u8| (0..n).map(|i| (i as u8).wrapping_mul(k)).collect();
+        let levels = vec![
+            Level {
+                cols: 600,
+                rows: 300,
+                tiles: (0..7).map(|k| tile(3 << 20, k as u8 + 1)).collect(),
+            },
+            Level {
+                cols: 300,
+                rows: 150,
+                tiles: vec![tile(5, 3), tile(2, 9), tile(1 << 20, 7)],
+            },
+        ];
+        let g = GridSpec::from_extent(
+            geofield_core::Extent::new(0.0, 0.0, 600.0, 300.0).unwrap(),
+            1.0,
+        )
+        .unwrap();
+        let tags = MainTags::new(&g, &["a".to_string()], 32, &RasterMeta::default(), None);
+        let layout = plan(&levels, &tags, false);
+        let mut seq = Vec::new();
+        write_file(&mut seq, &layout, &levels).unwrap();
+        let f = tempfile::tempfile().unwrap();
+        write_file_at(&f, &layout, &levels).unwrap();
+        let mut par = Vec::new();
+        std::io::Read::read_to_end(&mut &f, &mut par).unwrap();
+        assert_eq!(seq.len() as u64, layout.end);
+        assert!(
+            par == seq,
+            "positioned writes differ from the sequential file"
+        );
+    }
 }

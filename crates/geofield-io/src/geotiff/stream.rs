@@ -200,7 +200,11 @@ impl CogBuilder {
             classic
         };
         let t0 = Instant::now();
+        #[cfg_attr(unix, allow(unused_mut))]
         let mut staged = Staged::create(path)?;
+        #[cfg(unix)]
+        write_file_at(staged.file(), &layout, &levels).map_err(|e| write_error(path, e))?;
+        #[cfg(not(unix))]
         staged.with_writer(|w| {
             write_file(w, &layout, &levels).map_err(|source| write_error(path, source))
         })?;

@@ -345,6 +345,8 @@ impl NearFarPlan {
 /// Relative costs of the pieces in near-field pair evaluations.
 #[derive(Debug, Clone, Copy)]
 pub struct CostModel {
+    /// Per near-field pair (the blend's polynomial on top of the kernel), in cutoff pairs.
+    pub near: f64,
     /// Per complex element per log₂ of an FFT.
     pub fft: f64,
     /// Per cell per stencil weight of the interpolation.
@@ -357,8 +359,12 @@ pub struct CostModel {
 }
 
 impl CostModel {
+    /// Measured on 2 cores (paper's largest case, Weibull and lognormal): a blended near pair
+    /// costs ~3.5 cutoff pairs, and the lattice's passes (complex FFTs with transposes, the
+    /// kernel and bound tables) ~2.5 pairs per element and log₂.
     pub const CPU: CostModel = CostModel {
-        fft: 0.05,
+        near: 3.5,
+        fft: 2.5,
         interp: 0.02,
         max_nodes: MAX_LATTICE_CPU,
         // ~0.1 s at the 2-core rate of ~5e8 exact pairs per second.
@@ -367,6 +373,7 @@ impl CostModel {
     /// cuFFT in f64 (memory-bound, ~1.5 ps per element and log₂ on an H100) against ~1.2 ps
     /// per near-field pair.
     pub const GPU: CostModel = CostModel {
+        near: 1.0,
         fft: 1.2,
         interp: 0.1,
         max_nodes: MAX_LATTICE_GPU,
@@ -438,7 +445,10 @@ pub fn plan(
                 let blend = Blend::new(frac * big_r, big_r, order);
                 let near_pairs = cells * tree_density * PI * big_r * big_r * 1.3;
                 // The near/far split only pays where the near field is cheaper than the best so far.
-                if best.as_ref().is_some_and(|b| near_pairs >= b.0.cost) {
+                if best
+                    .as_ref()
+                    .is_some_and(|b| near_pairs * cost.near >= b.0.cost)
+                {
                     continue;
                 }
                 let env = Envelope::new(kernel, &blend, r_max + 4.0 * big_r);
@@ -464,7 +474,7 @@ pub fn plan(
                         let fft = 6.0 * p2 * p2.log2() * cost.fft;
                         let spread = 2.0 * sources.len() as f64 * (order * order) as f64 * 0.1;
                         let interp = cells * (order * order) as f64 * cost.interp;
-                        let total = near_pairs + fft + spread + interp;
+                        let total = near_pairs * cost.near + fft + spread + interp;
                         if best.as_ref().is_none_or(|b| total < b.0.cost) {
                             best = Some((
                                 NearFarPlan {
