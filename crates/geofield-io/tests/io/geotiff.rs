@@ -335,3 +335,82 @@ fn bad_rasters_and_extensions_are_refused_without_leaving_files() {
     assert!(e.contains("unsupported raster format \".jpg\""), "{e}");
     assert!(crate::dir_entries(dir.path()).is_empty());
 }
+
+/// A COG built band by band, its last band given to `finish_with_last` (the overlapped
+/// writing), is the file `write_geotiff` writes, byte for byte; bands given out of order or
+/// missing are errors naming the band.
+#[test]
+fn band_by_band_and_overlapped_writing_give_the_whole_raster_file() {
+    use geofield_io::geotiff::{BandValues, CogBuilder, write_geotiff};
+    let dir = tempfile::tempdir().unwrap();
+    let meta = RasterMeta {
+        crs_epsg: Some(32633),
+        units: Some("seeds m-2".into()),
+        provenance: vec![("method".into(), "cutoff".into())],
+        ..Default::default()
+    };
+    let g = grid(700, 530, 2.0, 500.0, 9000.0);
+    // The last band holds NaN: the nodata tag appears only once it is known.
+    let f32s = raster_f32(g, &["a", "b", "c"], |b, r, c| {
+        if b == 2 && r == 77 && c == 300 {
+            f32::NAN
+        } else {
+            ((r * 31 + c * 7 + b) % 1000) as f32 * 0.37 + (c as f32 * 0.01).sin()
+        }
+    });
+    let f64s = raster_f64(grid(300, 200, 1.0, 0.0, 200.0), &["x", "y"], |b, r, c| {
+        (r as f64 * 0.1).cos() * (c + b) as f64
+    });
+    let small = raster_f32(grid(40, 30, 1.0, 0.0, 30.0), &["s"], |_, r, c| {
+        (r * c) as f32
+    });
+    for (k, r) in [f32s, f64s, small].iter().enumerate() {
+        let whole = dir.path().join(format!("whole{k}.tif"));
+        write_geotiff(&whole, r, &meta).unwrap();
+        let cells = r.grid.n_cells();
+        let n = r.n_bands();
+        let built = dir.path().join(format!("built{k}.tif"));
+        let f64 = matches!(r.data, RasterData::F64(_));
+        let mut cog =
+            CogBuilder::new(&built, r.grid, r.band_names.clone(), f64, meta.clone()).unwrap();
+        // Bands out of order, the last one through the overlapped path.
+        for i in (0..n - 1).rev() {
+            cog.add_band(&built, i, BandValues::of(&r.data, i, cells).unwrap())
+                .unwrap();
+        }
+        let last = BandValues::of(&r.data, n - 1, cells).unwrap();
+        let w = cog
+            .finish_with_last(&built, geofield_io::geotiff::BigTiff::IfNeeded, n - 1, last)
+            .unwrap();
+        let (a, b) = (
+            std::fs::read(&whole).unwrap(),
+            std::fs::read(&built).unwrap(),
+        );
+        assert_eq!(w.bytes, b.len() as u64);
+        assert!(
+            a == b,
+            "case {k}: the overlapped file differs from write_geotiff's"
+        );
+    }
+    // A missing band is an error naming it, and nothing is written.
+    let r = raster_f32(grid(10, 10, 1.0, 0.0, 10.0), &["a", "b"], |_, _, _| 1.0);
+    let p = dir.path().join("missing.tif");
+    let cog = CogBuilder::new(&p, r.grid, r.band_names.clone(), false, meta.clone()).unwrap();
+    let last = BandValues::of(&r.data, 1, 100).unwrap();
+    let e = cog
+        .finish_with_last(&p, geofield_io::geotiff::BigTiff::IfNeeded, 1, last)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("band 1 of 2 was never computed"), "{e}");
+    assert!(!p.exists());
+    // A band of the wrong precision or size is refused.
+    let mut cog = CogBuilder::new(&p, r.grid, r.band_names.clone(), false, meta).unwrap();
+    let e = cog
+        .add_band(&p, 0, BandValues::F64(&[0.0; 100]))
+        .unwrap_err();
+    assert!(e.to_string().contains("precision (f32)"), "{e}");
+    let e = cog
+        .add_band(&p, 0, BandValues::F32(&[0.0; 99]))
+        .unwrap_err();
+    assert!(e.to_string().contains("holds 99 values"), "{e}");
+}
