@@ -4,7 +4,7 @@
 //! overviews, in parallel over the tiles, in its own thread pool) while the next species
 //! computes. The last band is handed over with the file's provenance: its overviews are
 //! compressed, then its full-resolution tiles (the end of the file) while everything before
-//! them is written ([`CogBuilder::finish_with_last`]). The maps are kept
+//! them is written and sent to the disk ([`CogBuilder::finish_with_last`]). The maps are kept
 //! in memory only when something else needs them (the PNG, `--compare-exact`, or an
 //! `.asc`/`.npy` output, which is written from the whole raster at the end).
 

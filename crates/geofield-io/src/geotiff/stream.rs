@@ -230,7 +230,8 @@ impl CogBuilder {
 
     /// Give the last band (`index` is the raster's last) and write the file, overlapping the
     /// work: the band's overviews are compressed first, then its full-resolution tiles, the
-    /// last bytes of the file, are compressed while everything before them is written. The same file as [`Self::add_band`] then [`Self::finish`] (BigTIFF is
+    /// last bytes of the file, are compressed while everything before them is written and
+    /// sent to the disk. The same file as [`Self::add_band`] then [`Self::finish`] (BigTIFF is
     /// chosen from an upper bound on the size here, so a file within a few bytes per tile of
     /// 4 GiB may be BigTIFF where `finish` would not). For another band, or off Unix, it is
     /// exactly that.
@@ -292,14 +293,14 @@ impl CogBuilder {
         let staged = Staged::create(path)?;
         let file = staged.file();
         let io = |e| write_error(path, e);
-        // Everything before the placeholders is written while they are compressed. (Syncing
-        // that part early as well was measured slower: the sync then waits on the device
-        // while the tail could already be written.)
+        // Everything before the placeholders goes out (and towards the disk) while they are
+        // compressed.
         let (tiles0, early) = std::thread::scope(|s| {
             let levels = &levels;
             let writer = s.spawn(move || -> std::io::Result<()> {
                 let all = tiles_in_file_order(levels);
-                write_tiles_at(file, &all[..all.len() - n0], head_len)
+                write_tiles_at(file, &all[..all.len() - n0], head_len)?;
+                file.sync_data()
             });
             let tiles0 = match values {
                 BandValues::F32(v) => compress_image(v, cols, rows, 1, nodata),
