@@ -7,10 +7,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::GeofieldError;
 use geofield::dispersal::io::{self as dio, MapStyle};
-use geofield::dispersal::{
-    self, Dispersal, DisperseOptions, Method, Precision, SpeciesReport, SpeciesStep,
-};
+use geofield::dispersal::{self, Dispersal, DisperseOptions, Method, Precision, SpeciesStep};
 use geofield_core::GridSpec;
+use geofield_io::geotiff::BigTiff;
 use geofield_io::{Colormap, RasterFormat};
 
 use crate::ctx::Ctx;
@@ -148,28 +147,17 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
     let geotiff = RasterFormat::from_path(&a.out)? == RasterFormat::GeoTiff;
     let keep = a.png.is_some() || a.compare_exact;
-    // A GeoTIFF is written by the sink as the bands come, to its staged path (moved into
-    // place with the other outputs at the end); other formats from the whole raster.
-    let mut staged = None;
-    let mut written = Vec::new();
-    if geotiff {
-        written = outs.write(&a.out, |p| {
-            staged = Some(p.to_path_buf());
-            Ok(vec![p.to_path_buf()])
-        })?;
-    }
     let mut sink = BandSink::new(
         &a.out,
-        staged,
         grid,
         names.clone(),
         opts.precision == Precision::F64,
         dio::seed_map_meta(crs, &[]),
+        geotiff,
         keep,
     )?;
     let t = Instant::now();
     let mut sink_error = None;
-    let mut done: Vec<SpeciesReport> = Vec::new();
     let reports = dispersal::disperse_each(
         be,
         &grid,
@@ -178,15 +166,8 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         &opts,
         &mut |s| disperse_report::step(&pb, s, true),
         &never,
-        &mut |index, report, band| {
-            done.push(report.clone());
-            // The last band carries the file's provenance: the methods that ran.
-            let provenance = (index + 1 == species.len()).then(|| {
-                output::provenance(&dio::seed_map_provenance(
-                    &done, &opts, &a.trees, &a.species,
-                ))
-            });
-            sink.push(index, band, provenance).map_err(|e| {
+        &mut |index, band| {
+            sink.push(index, band).map_err(|e| {
                 sink_error = Some(e);
                 GeofieldError::Invalid("the output stopped".into())
             })
@@ -200,10 +181,6 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     let t = Instant::now();
     let finished = sink.finish()?;
     timing.compress_s = finished.compress_s;
-    if let Some(w) = &finished.written {
-        timing.file(w);
-        output::warn_if_no_crs(&a.out, crs, "declare one with --crs EPSG:CODE");
-    }
     let out = if finished.maps.is_empty() {
         None
     } else {
@@ -222,18 +199,21 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         _ => None,
     };
     pb.finish_and_clear();
-    if !geotiff {
-        let method = dio::seed_map_provenance(&reports, &opts, &a.trees, &a.species);
-        let provenance = output::provenance(&method);
-        written = outs.write(&a.out, |p| {
-            let Some(out) = &out else {
-                bail!("no maps were kept to write");
-            };
-            let files = dio::write_seed_map(p, &out.raster, crs, &provenance)?;
-            output::warn_if_no_crs(p, crs, "declare one with --crs EPSG:CODE");
-            Ok(files)
-        })?;
-    }
+    let method = dio::seed_map_provenance(&reports, &opts, &a.trees, &a.species);
+    let provenance = output::provenance(&method);
+    let mut written = outs.write(&a.out, |p| {
+        let files = match (finished.cog, &out) {
+            (Some(mut cog), _) => {
+                cog.set_provenance(provenance.clone());
+                timing.file(&cog.finish(p, BigTiff::IfNeeded)?);
+                vec![p.to_path_buf()]
+            }
+            (None, Some(out)) => dio::write_seed_map(p, &out.raster, crs, &provenance)?,
+            (None, None) => bail!("no maps were kept to write"),
+        };
+        output::warn_if_no_crs(p, crs, "declare one with --crs EPSG:CODE");
+        Ok(files)
+    })?;
     if let (Some(p), Some(out)) = (&a.png, &out) {
         let colormap = Colormap::from_name(&a.colormap).with_context(|| {
             format!(

@@ -73,24 +73,12 @@ pub(super) fn encode_levels<T: Sample>(
     rows: usize,
     nodata: Option<f64>,
 ) -> Vec<Level> {
+    let (mut cols, mut rows) = (cols, rows);
     let mut levels = vec![Level {
         cols,
         rows,
         tiles: compress_image(values, cols, rows, 1, nodata),
     }];
-    levels.extend(encode_overviews(values, cols, rows, nodata));
-    levels
-}
-
-/// Compress one band's overviews only (largest first).
-pub(super) fn encode_overviews<T: Sample>(
-    values: &[T],
-    cols: usize,
-    rows: usize,
-    nodata: Option<f64>,
-) -> Vec<Level> {
-    let (mut cols, mut rows) = (cols, rows);
-    let mut levels = Vec::new();
     let mut current: Option<Vec<T>> = None;
     while cols > TILE_SIZE || rows > TILE_SIZE {
         let src = current.as_deref().unwrap_or(values);

@@ -319,38 +319,31 @@ pub(super) fn write_file(
     Ok(())
 }
 
-/// Bytes of file written by one task of [`write_tiles_at`].
+/// Bytes of file written by one task of [`write_file_at`].
 #[cfg(unix)]
 const WRITE_GROUP_BYTES: usize = 8 << 20;
 
-/// Every tile in file order (smallest overview first).
-pub(super) fn tiles_in_file_order(levels: &[Level]) -> Vec<&Vec<u8>> {
-    levels.iter().rev().flat_map(|l| l.tiles.iter()).collect()
-}
-
-/// The prefix and the IFDs, at the start of the file.
+/// [`write_file`] by positioned writes from several threads: the prefix and IFDs, then the
+/// framed tiles in groups of about [`WRITE_GROUP_BYTES`], each group at its offset. The same
+/// bytes; a copy into the operating system's cache of a GB-sized file takes several times
+/// less than on one thread.
 #[cfg(unix)]
-pub(super) fn write_head_at(f: &std::fs::File, layout: &Layout) -> std::io::Result<u64> {
+pub(super) fn write_file_at(
+    f: &std::fs::File,
+    layout: &Layout,
+    levels: &[Level],
+) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     let mut head = layout.prefix.clone();
     for ifd in &layout.ifds {
         head.extend_from_slice(ifd);
     }
     f.write_all_at(&head, 0)?;
-    Ok(head.len() as u64)
-}
-
-/// Framed tiles (4 bytes before and after each) from file offset `at` on, by positioned writes
-/// of groups of about [`WRITE_GROUP_BYTES`] from several threads.
-#[cfg(unix)]
-pub(super) fn write_tiles_at(
-    f: &std::fs::File,
-    tiles: &[&Vec<u8>],
-    mut at: u64,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
+    // Tiles in file order (smallest overview first), each framed by 4 bytes before and after.
+    let tiles: Vec<&Vec<u8>> = levels.iter().rev().flat_map(|l| l.tiles.iter()).collect();
     let mut groups: Vec<(usize, usize, u64)> = Vec::new();
-    let (mut from, mut bytes, mut group_at) = (0usize, 0usize, at);
+    let (mut at, mut from, mut bytes) = (head.len() as u64, 0usize, 0usize);
+    let mut group_at = at;
     for (i, t) in tiles.iter().enumerate() {
         bytes += t.len() + 8;
         at += t.len() as u64 + 8;
@@ -371,18 +364,6 @@ pub(super) fn write_tiles_at(
         }
         f.write_all_at(&buf, offset)
     })
-}
-
-/// [`write_file`] by positioned writes from several threads: the same bytes; a copy into the
-/// operating system's cache of a GB-sized file takes several times less than on one thread.
-#[cfg(unix)]
-pub(super) fn write_file_at(
-    f: &std::fs::File,
-    layout: &Layout,
-    levels: &[Level],
-) -> std::io::Result<()> {
-    let data_start = write_head_at(f, layout)?;
-    write_tiles_at(f, &tiles_in_file_order(levels), data_start)
 }
 
 #[cfg(all(test, unix))]

@@ -117,19 +117,6 @@ impl CogBuilder {
         index: usize,
         values: BandValues<'_>,
     ) -> Result<(), IoError> {
-        self.check(path, index, values)?;
-        let (cols, rows, nodata) = (self.grid.cols, self.grid.rows, self.meta.nodata);
-        let (levels, nan) = match values {
-            BandValues::F32(v) => (encode_levels(v, cols, rows, nodata), has_nan(v)),
-            BandValues::F64(v) => (encode_levels(v, cols, rows, nodata), has_nan(v)),
-        };
-        self.any_nan |= nan;
-        self.encoded[index] = Some(levels);
-        Ok(())
-    }
-
-    /// Refuse a band that is not one of the raster's, in its shape and precision.
-    fn check(&self, path: &Path, index: usize, values: BandValues<'_>) -> Result<(), IoError> {
         let invalid = |reason: String| IoError::InvalidOutput {
             path: path.to_path_buf(),
             reason,
@@ -151,33 +138,42 @@ impl CogBuilder {
                 self.grid.rows
             )));
         }
-        if matches!(values, BandValues::F64(_)) != self.f64 {
-            return Err(invalid(format!(
-                "band {} is not in the raster's precision ({})",
-                index + 1,
-                if self.f64 { "f64" } else { "f32" }
-            )));
-        }
+        let (cols, rows, nodata) = (self.grid.cols, self.grid.rows, self.meta.nodata);
+        let (levels, nan) = match (values, self.f64) {
+            (BandValues::F32(v), false) => (
+                encode_levels(v, cols, rows, nodata),
+                v.par_iter().any(|x| x.is_nan()),
+            ),
+            (BandValues::F64(v), true) => (
+                encode_levels(v, cols, rows, nodata),
+                v.par_iter().any(|x| x.is_nan()),
+            ),
+            _ => {
+                return Err(invalid(format!(
+                    "band {} is not in the raster's precision ({})",
+                    index + 1,
+                    if self.f64 { "f64" } else { "f32" }
+                )));
+            }
+        };
+        self.any_nan |= nan;
+        self.encoded[index] = Some(levels);
         Ok(())
     }
 
-    /// The first band not given, if any.
-    fn missing(&self, path: &Path) -> Result<(), IoError> {
-        match self.encoded.iter().position(Option::is_none) {
-            Some(missing) => Err(IoError::InvalidOutput {
+    /// Write the file to `path` atomically, BigTIFF as `bigtiff` says. Every band must have
+    /// been given. Returns the file's size and the time spent writing it and syncing it to disk.
+    pub fn finish(self, path: &Path, bigtiff: BigTiff) -> Result<CogWritten, IoError> {
+        if let Some(missing) = self.encoded.iter().position(Option::is_none) {
+            return Err(IoError::InvalidOutput {
                 path: path.to_path_buf(),
                 reason: format!(
                     "band {} of {} was never computed",
                     missing + 1,
                     self.encoded.len()
                 ),
-            }),
-            None => Ok(()),
+            });
         }
-    }
-
-    /// The tags, and each level's tiles of every band in file order (band by band).
-    fn assemble(&mut self) -> (MainTags, Vec<Level>) {
         // The nodata value to declare: the metadata's, else NaN when any band holds NaN.
         let nodata = self.meta.nodata.or(self.any_nan.then_some(f64::NAN));
         let tags = MainTags::new(
@@ -187,8 +183,9 @@ impl CogBuilder {
             &self.meta,
             nodata,
         );
+        // Each level's tiles in file order: band by band.
         let mut levels: Vec<Level> = Vec::new();
-        for band in std::mem::take(&mut self.encoded).into_iter().flatten() {
+        for band in self.encoded.into_iter().flatten() {
             for (i, l) in band.into_iter().enumerate() {
                 match levels.get_mut(i) {
                     Some(all) => all.tiles.extend(l.tiles),
@@ -196,14 +193,6 @@ impl CogBuilder {
                 }
             }
         }
-        (tags, levels)
-    }
-
-    /// Write the file to `path` atomically, BigTIFF as `bigtiff` says. Every band must have
-    /// been given. Returns the file's size and the time spent writing it and syncing it to disk.
-    pub fn finish(mut self, path: &Path, bigtiff: BigTiff) -> Result<CogWritten, IoError> {
-        self.missing(path)?;
-        let (tags, levels) = self.assemble();
         let classic = plan(&levels, &tags, false);
         let layout = if bigtiff == BigTiff::Always || classic.end > u64::from(u32::MAX) {
             plan(&levels, &tags, true)
@@ -227,124 +216,6 @@ impl CogBuilder {
             sync_s: t1.elapsed().as_secs_f64(),
         })
     }
-
-    /// Give the last band (`index` is the raster's last) and write the file, overlapping the
-    /// work: the band's overviews are compressed first, then its full-resolution tiles, the
-    /// last bytes of the file, are compressed while everything before them is written and
-    /// sent to the disk. The same file as [`Self::add_band`] then [`Self::finish`] (BigTIFF is
-    /// chosen from an upper bound on the size here, so a file within a few bytes per tile of
-    /// 4 GiB may be BigTIFF where `finish` would not). For another band, or off Unix, it is
-    /// exactly that.
-    pub fn finish_with_last(
-        mut self,
-        path: &Path,
-        bigtiff: BigTiff,
-        index: usize,
-        values: BandValues<'_>,
-    ) -> Result<CogWritten, IoError> {
-        self.check(path, index, values)?;
-        if index + 1 != self.encoded.len() || cfg!(not(unix)) {
-            self.add_band(path, index, values)?;
-            return self.finish(path, bigtiff);
-        }
-        #[cfg(unix)]
-        {
-            self.finish_overlapped(path, bigtiff, index, values)
-        }
-        #[cfg(not(unix))]
-        unreachable!()
-    }
-
-    #[cfg(unix)]
-    fn finish_overlapped(
-        mut self,
-        path: &Path,
-        bigtiff: BigTiff,
-        index: usize,
-        values: BandValues<'_>,
-    ) -> Result<CogWritten, IoError> {
-        let (cols, rows, nodata) = (self.grid.cols, self.grid.rows, self.meta.nodata);
-        let (overviews, nan) = match values {
-            BandValues::F32(v) => (encode_overviews(v, cols, rows, nodata), has_nan(v)),
-            BandValues::F64(v) => (encode_overviews(v, cols, rows, nodata), has_nan(v)),
-        };
-        self.any_nan |= nan;
-        // Its full-resolution tiles as empty placeholders: the file's last tiles.
-        let n0 = cols.div_ceil(TILE_SIZE) * rows.div_ceil(TILE_SIZE);
-        let mut band = vec![Level {
-            cols,
-            rows,
-            tiles: vec![Vec::new(); n0],
-        }];
-        band.extend(overviews);
-        self.encoded[index] = Some(band);
-        self.missing(path)?;
-        let (tags, mut levels) = self.assemble();
-        let before = plan(&levels, &tags, false);
-        // The placeholders' largest compressed size (libdeflate's bound of a raw tile).
-        let raw_tile = TILE_SIZE * TILE_SIZE * if self.f64 { 8 } else { 4 };
-        let upper = before.end + (n0 as u64) * (raw_tile as u64 + raw_tile as u64 / 64 + 64);
-        let big = bigtiff == BigTiff::Always || upper > u64::from(u32::MAX);
-        let head_len = {
-            let l = plan(&levels, &tags, big);
-            l.prefix.len() as u64 + l.ifds.iter().map(|i| i.len() as u64).sum::<u64>()
-        };
-        let t0 = Instant::now();
-        let staged = Staged::create(path)?;
-        let file = staged.file();
-        let io = |e| write_error(path, e);
-        // Everything before the placeholders goes out (and towards the disk) while they are
-        // compressed.
-        let (tiles0, early) = std::thread::scope(|s| {
-            let levels = &levels;
-            let writer = s.spawn(move || -> std::io::Result<()> {
-                let all = tiles_in_file_order(levels);
-                write_tiles_at(file, &all[..all.len() - n0], head_len)?;
-                file.sync_data()
-            });
-            let tiles0 = match values {
-                BandValues::F32(v) => compress_image(v, cols, rows, 1, nodata),
-                BandValues::F64(v) => compress_image(v, cols, rows, 1, nodata),
-            };
-            let early = writer
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the writing thread panicked")));
-            (tiles0, early)
-        });
-        early.map_err(io)?;
-        let first = levels[0].tiles.len() - n0;
-        for (slot, t) in levels[0].tiles[first..].iter_mut().zip(tiles0) {
-            *slot = t;
-        }
-        let layout = plan(&levels, &tags, big);
-        let all = tiles_in_file_order(&levels);
-        let tail_at = head_len
-            + all[..all.len() - n0]
-                .iter()
-                .map(|t| t.len() as u64 + 8)
-                .sum::<u64>();
-        write_tiles_at(file, &all[all.len() - n0..], tail_at).map_err(io)?;
-        // The IFDs last: they hold every tile's offset and size.
-        let written_head = write_head_at(file, &layout).map_err(io)?;
-        if written_head != head_len {
-            return Err(IoError::InvalidOutput {
-                path: path.to_path_buf(),
-                reason: "internal: the directories changed size after the data was written".into(),
-            });
-        }
-        let t1 = Instant::now();
-        commit(vec![staged])?;
-        Ok(CogWritten {
-            bytes: layout.end,
-            write_s: (t1 - t0).as_secs_f64(),
-            sync_s: t1.elapsed().as_secs_f64(),
-        })
-    }
-}
-
-/// Whether any value is NaN.
-fn has_nan<T: Sample>(v: &[T]) -> bool {
-    v.par_iter().any(|x| x.is_nan())
 }
 
 /// What [`CogBuilder::finish`] wrote.

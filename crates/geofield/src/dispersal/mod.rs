@@ -339,7 +339,7 @@ pub fn disperse_with_progress(
         opts,
         progress,
         cancel,
-        &mut |_, _, band| {
+        &mut |_, band| {
             bands.push(band);
             Ok(())
         },
@@ -354,9 +354,8 @@ pub fn disperse_with_progress(
 /// [`disperse_with_progress`], handing each species' band to `sink` as soon as it is computed
 /// (band `index`, in species order, in the output precision: f32 stays f32) instead of keeping
 /// the maps: a caller can write or compress each band while the next species computes, and
-/// hold no more maps than it wants. `sink` gets the band with the species' report, after its
-/// `Done` step; an error from it stops the run and is returned. Returns the per-species
-/// reports.
+/// hold no more maps than it wants. `sink` is called after the species' `Done` step; an error
+/// from it stops the run and is returned. Returns the per-species reports.
 #[allow(clippy::too_many_arguments)]
 pub fn disperse_each(
     backend: &Backend,
@@ -366,7 +365,7 @@ pub fn disperse_each(
     opts: &DisperseOptions,
     progress: &mut dyn FnMut(SpeciesStep<'_>),
     cancel: &Cancel,
-    sink: &mut dyn FnMut(usize, &SpeciesReport, RasterData) -> Result<(), GeofieldError>,
+    sink: &mut dyn FnMut(usize, RasterData) -> Result<(), GeofieldError>,
 ) -> Result<Vec<SpeciesReport>, GeofieldError> {
     check_memory(grid, species.len(), opts.precision)?;
     check_device_memory(backend, grid)?;
@@ -380,8 +379,8 @@ pub fn disperse_each(
             index,
             report: &report,
         });
-        sink(index, &report, band.into_data(opts.precision))?;
         reports.push(report);
+        sink(index, band.into_data(opts.precision))?;
     }
     Ok(reports)
 }
