@@ -148,3 +148,37 @@ def test_same_map_as_the_cli(tmp_path, rng):
     cli = np.load(out)
     ds = geofield.disperse(trees, toml, (0, 0, 120, 80), 2.0, method="exact", backend="cpu")
     np.testing.assert_array_equal(cli.reshape(2, 40, 60), np.stack([ds.fir, ds.aspen]))
+
+
+def test_nearfar_matches_numpy_f64_sum_where_the_far_field_matters(rng):
+    # A fat tail (2Dt, p = 0.5: K ~ r^-3) on a 200 m map with trees over all of it, so that the
+    # near/far split's far field (lattice, FFT, interpolation) carries much more than the
+    # tolerance.
+    name = "fat"
+    params = dict(ASPEN, u=400.0, p=0.5)
+    trees = stand(rng, n=300, size=200.0)
+    trees["species"] = np.full(300, name)
+    tol = 1e-4
+    ds = geofield.disperse(trees, {name: params}, (0, 0, 200, 200), 1.0, method="nearfar",
+                           tolerance=tol, backend="cpu")
+    rep = json.loads(ds.attrs["reports"])[0]
+    assert rep["method"] == "nearfar", rep
+    radius = rep["radius_m"]
+    x, y = ds.x.values, ds.y.values
+    ref = reference(trees, params, name, x, y)
+    # The method's promise: error <= tolerance x the band maximum at every cell (f64 here).
+    err = np.max(np.abs(ds[name].values - ref))
+    assert err <= tol * np.max(ref), (err, np.max(ref))
+    # The seeds from trees beyond R: more than 10x the tolerance somewhere, so a wrong far
+    # field could not pass.
+    far = {k: np.asarray(v) for k, v in trees.items()}
+    gx, gy = np.meshgrid(x, y)
+    beyond = np.zeros_like(ref)
+    for i in range(300):
+        if far["dbh_cm"][i] < params["min_dbh_cm"]:
+            continue
+        r = np.hypot(gx - far["x_m"][i], gy - far["y_m"][i])
+        one = {k: v[i:i + 1] for k, v in far.items()}
+        k = reference(one, params, name, x, y)
+        beyond += np.where(r > radius, k, 0.0)
+    assert np.max(beyond) > 10 * tol * np.max(ref), (np.max(beyond), np.max(ref))

@@ -45,6 +45,7 @@
 //! Files whose size would pass 4 GiB are written as BigTIFF (64-bit offsets), which GDAL reads
 //! transparently.
 
+#[cfg(any(not(unix), test))]
 use std::io::Write;
 use std::path::Path;
 
