@@ -34,6 +34,11 @@ pub fn cutoff(
         return out;
     }
     let r2 = radius_m * radius_m;
+    let near = blend.map(|b| fastmath::NearBlend {
+        inner2: b.inner_m * b.inner_m,
+        inv_span: 1.0 / (b.outer_m * b.outer_m - b.inner_m * b.inner_m),
+        order: b.order,
+    });
     out.par_chunks_mut(CPU_OUT_TILE * cols)
         .enumerate()
         .for_each(|(band, chunk)| {
@@ -81,14 +86,8 @@ pub fn cutoff(
                     let line = &mut chunk[r * cols + col0..r * cols + col0 + ncols];
                     for (c, cell) in line.iter_mut().enumerate() {
                         let x = (c as f64 + 0.5) * h;
-                        let acc = match blend {
-                            None => fastmath::sum_pairs(kernel, &cu, &cv, &cw, x, y, r2),
-                            // The near part of a near/far split: K·(1 − S_n) within R.
-                            Some(b) => fastmath::lanes(&cu, &cv, &cw, x, y, r2, |q| {
-                                kernel.eval_r2(q) * b.near_factor(q)
-                            }),
-                        };
-                        *cell = acc;
+                        // With a blend, the near part of a near/far split: K·(1 − S_n) within R.
+                        *cell = fastmath::sum_pairs_with(kernel, near, &cu, &cv, &cw, x, y, r2);
                     }
                 }
             }

@@ -38,6 +38,65 @@ pub fn exp_neg(x: f64) -> f64 {
     if x < -708.0 { 0.0 } else { v }
 }
 
+/// ln x for finite x > 0 (normal numbers), absolute error ≲ 3e-16 · max(1, |ln x|). Branch-free
+/// and vectorisable: x = m·2^e with m in [√½, √2), ln m = 2 atanh(s) for s = (m − 1)/(m + 1),
+/// |s| ≤ 0.172, summed to s²¹ (the next term is < 3e-18). Any value for x ≤ 0.
+#[inline(always)]
+pub fn ln_pos(x: f64) -> f64 {
+    let bits = x.to_bits();
+    // The exponent as a float without an integer conversion: 2^52 + e_biased, less the bias.
+    let e_biased =
+        f64::from_bits(((bits >> 52) & 0x7ff) | 0x4330_0000_0000_0000) - 4_503_599_627_370_496.0;
+    let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let big = m > std::f64::consts::SQRT_2;
+    let m = if big { 0.5 * m } else { m };
+    let e = e_biased - 1023.0 + if big { 1.0 } else { 0.0 };
+    let s = (m - 1.0) / (m + 1.0);
+    let s2 = s * s;
+    let mut p: f64 = 1.0 / 21.0;
+    p = p.mul_add(s2, 1.0 / 19.0);
+    p = p.mul_add(s2, 1.0 / 17.0);
+    p = p.mul_add(s2, 1.0 / 15.0);
+    p = p.mul_add(s2, 1.0 / 13.0);
+    p = p.mul_add(s2, 1.0 / 11.0);
+    p = p.mul_add(s2, 1.0 / 9.0);
+    p = p.mul_add(s2, 1.0 / 7.0);
+    p = p.mul_add(s2, 1.0 / 5.0);
+    p = p.mul_add(s2, 1.0 / 3.0);
+    p = p.mul_add(s2, 1.0);
+    e.mul_add(LN2_HI, e.mul_add(LN2_LO, 2.0 * s * p))
+}
+
+/// The blend's smoothstep S_n(s) = sⁿ Σ_k C(n−1+k, k)(1 − s)ᵏ (n = 4 or 6) for s clamped to
+/// [0, 1]: the near kernel's share is S_n(1 − t) (`Blend::near_factor`). Branch-free.
+#[inline(always)]
+pub fn smoothstep<const N: usize>(s: f64) -> f64 {
+    let s = s.clamp(0.0, 1.0);
+    let u = 1.0 - s;
+    let coef: &[f64] = if N == 4 {
+        &[1.0, 4.0, 10.0, 20.0]
+    } else {
+        &[1.0, 6.0, 21.0, 56.0, 126.0, 252.0]
+    };
+    let mut inner = 0.0;
+    for &c in coef.iter().rev() {
+        inner = inner * u + c;
+    }
+    let mut p = 1.0;
+    for _ in 0..N {
+        p *= s;
+    }
+    p * inner
+}
+
+/// A near/far blend for [`sum_pairs_with`]: R₁², 1/(R² − R₁²) and the order n (4 or 6).
+#[derive(Debug, Clone, Copy)]
+pub struct NearBlend {
+    pub inner2: f64,
+    pub inv_span: f64,
+    pub order: usize,
+}
+
 /// Σ_k w_k K(d_k) over the candidates with d² ≤ `r2`, for a cell at (x, y); `us`, `vs`, `ws`
 /// have equal lengths. Four accumulation lanes in a fixed order, then (l0 + l1) + (l2 + l3).
 #[inline]
@@ -50,21 +109,72 @@ pub fn sum_pairs(
     y: f64,
     r2: f64,
 ) -> f64 {
+    sum_pairs_with(kernel, None, us, vs, ws, x, y, r2)
+}
+
+/// [`sum_pairs`], each term times the blend's near share when `blend` is given (the near part
+/// of a near/far split). The kernel and the blend are chosen outside the loop, so that each
+/// combination is one vectorised loop.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn sum_pairs_with(
+    kernel: &Kernel,
+    blend: Option<NearBlend>,
+    us: &[f64],
+    vs: &[f64],
+    ws: &[f64],
+    x: f64,
+    y: f64,
+    r2: f64,
+) -> f64 {
     match *kernel {
         Kernel::Weibull { d, theta } if theta == 3.0 => {
-            lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q * q.sqrt()))
+            near(blend, us, vs, ws, x, y, r2, |q| exp_neg(-d * q * q.sqrt()))
         }
         Kernel::Weibull { d, theta } if theta == 2.0 => {
-            lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q))
+            near(blend, us, vs, ws, x, y, r2, |q| exp_neg(-d * q))
         }
         Kernel::Weibull { d, theta } if theta == 1.0 => {
-            lanes(us, vs, ws, x, y, r2, |q| exp_neg(-d * q.sqrt()))
+            near(blend, us, vs, ws, x, y, r2, |q| exp_neg(-d * q.sqrt()))
         }
-        Kernel::TwoDt { u, p } if p == 1.0 => lanes(us, vs, ws, x, y, r2, |q| {
+        Kernel::TwoDt { u, p } if p == 1.0 => near(blend, us, vs, ws, x, y, r2, |q| {
             let b = 1.0 + q / u;
             1.0 / (b * b)
         }),
-        k => lanes(us, vs, ws, x, y, r2, |q| k.eval_r2(q)),
+        Kernel::Lognormal { x0, xb } => {
+            // exp(−(ln r − ln X0)² / (2 Xb²)) with ln r = ln(q)/2; 0 at q = 0.
+            let (lx0, c) = (x0.ln(), -0.5 / (xb * xb));
+            near(blend, us, vs, ws, x, y, r2, move |q| {
+                let z = 0.5 * ln_pos(q) - lx0;
+                let v = exp_neg(c * z * z);
+                if q > 0.0 { v } else { 0.0 }
+            })
+        }
+        k => near(blend, us, vs, ws, x, y, r2, |q| k.eval_r2(q)),
+    }
+}
+
+/// [`lanes`] of `k`, times the blend's near share when there is one.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn near(
+    blend: Option<NearBlend>,
+    us: &[f64],
+    vs: &[f64],
+    ws: &[f64],
+    x: f64,
+    y: f64,
+    r2: f64,
+    k: impl Fn(f64) -> f64,
+) -> f64 {
+    match blend {
+        None => lanes(us, vs, ws, x, y, r2, k),
+        Some(b) if b.order == 4 => lanes(us, vs, ws, x, y, r2, |q| {
+            k(q) * smoothstep::<4>(1.0 - (q - b.inner2) * b.inv_span)
+        }),
+        Some(b) => lanes(us, vs, ws, x, y, r2, |q| {
+            k(q) * smoothstep::<6>(1.0 - (q - b.inner2) * b.inv_span)
+        }),
     }
 }
 
@@ -121,6 +231,87 @@ mod tests {
         assert_eq!(exp_neg(0.0), 1.0);
         assert_eq!(exp_neg(-800.0), 0.0);
         assert_eq!(exp_neg(f64::NEG_INFINITY), 0.0);
+    }
+
+    #[test]
+    fn ln_pos_is_accurate() {
+        let mut worst = 0.0f64;
+        let mut x = 1e-300f64;
+        while x < 1e300 {
+            for f in [
+                1.0,
+                1.0 + 1e-9,
+                1.2345,
+                std::f64::consts::SQRT_2,
+                1.41422,
+                1.9999999,
+            ] {
+                let v = x * f;
+                let (a, b) = (ln_pos(v), v.ln());
+                worst = worst.max((a - b).abs() / b.abs().max(1.0));
+            }
+            x *= 3.7;
+        }
+        assert!(worst < 5e-16, "worst error {worst}");
+        assert_eq!(ln_pos(1.0), 0.0);
+    }
+
+    #[test]
+    fn smoothstep_is_the_blends_near_share() {
+        use super::super::nearfar::Blend;
+        for n in [4usize, 6] {
+            let b = Blend::new(3.0, 10.0, n);
+            let (a, inv) = (9.0, 1.0 / 91.0);
+            for i in 0..=120 {
+                let q = i as f64;
+                let s = match n {
+                    4 => smoothstep::<4>(1.0 - (q - a) * inv),
+                    _ => smoothstep::<6>(1.0 - (q - a) * inv),
+                };
+                assert!((s - b.near_factor(q)).abs() <= 1e-14, "n={n} q={q}");
+            }
+        }
+    }
+
+    #[test]
+    fn blended_sums_match_the_direct_near_sum() {
+        use super::super::nearfar::Blend;
+        let us: Vec<f64> = (0..53).map(|i| (i as f64 * 7.3) % 50.0).collect();
+        let vs: Vec<f64> = (0..53).map(|i| (i as f64 * 3.1) % 40.0).collect();
+        let ws: Vec<f64> = (0..53).map(|i| 1.0 + i as f64).collect();
+        for k in [
+            Kernel::Weibull {
+                d: 1e-3,
+                theta: 3.0,
+            },
+            Kernel::Lognormal { x0: 5.0, xb: 0.7 },
+            Kernel::TwoDt { u: 20.0, p: 1.0 },
+            Kernel::TwoDt { u: 20.0, p: 0.5 },
+        ] {
+            for n in [4usize, 6] {
+                let b = Blend::new(6.0, 20.0, n);
+                let nb = NearBlend {
+                    inner2: 36.0,
+                    inv_span: 1.0 / (400.0 - 36.0),
+                    order: n,
+                };
+                let want: f64 = (0..53)
+                    .map(|i| {
+                        let q = (us[i] - 10.0f64).powi(2) + (vs[i] - 20.0f64).powi(2);
+                        if q <= 400.0 {
+                            ws[i] * k.eval(q.sqrt()) * b.near_factor(q)
+                        } else {
+                            0.0
+                        }
+                    })
+                    .sum();
+                let got = sum_pairs_with(&k, Some(nb), &us, &vs, &ws, 10.0, 20.0, 400.0);
+                assert!(
+                    want > 0.0 && (got - want).abs() <= 1e-13 * want,
+                    "{k:?} n={n}: {got} vs {want}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -359,11 +359,12 @@ pub struct CostModel {
 }
 
 impl CostModel {
-    /// Measured on 2 cores (paper's largest case, Weibull and lognormal): a blended near pair
-    /// costs ~3.5 cutoff pairs, and the lattice's passes (complex FFTs with transposes, the
-    /// kernel and bound tables) ~2.5 pairs per element and log₂.
+    /// Measured on 2 cores (paper's largest case, Weibull, lognormal and 2Dt): a blended near
+    /// pair costs ~1.5 cutoff pairs (the blend's polynomial on top of the kernel, in the same
+    /// vectorised loop), and the lattice's passes (complex FFTs with transposes, the kernel and
+    /// bound tables) ~2.5 pairs per element and log₂.
     pub const CPU: CostModel = CostModel {
-        near: 3.5,
+        near: 1.5,
         fft: 2.5,
         interp: 0.02,
         max_nodes: MAX_LATTICE_CPU,
