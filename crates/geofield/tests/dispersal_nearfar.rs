@@ -82,7 +82,7 @@ fn nearfar_matches_the_exact_sum_where_the_far_field_matters() {
     let g = grid(5000.0, 8000.0, 5240.0, 8160.0, 1.0);
     let shapes = fat_shapes();
     let st = stand(
-        3000,
+        6000,
         (4760.0, 7840.0, 5480.0, 8320.0),
         11,
         Pattern::Clustered,
@@ -104,12 +104,14 @@ fn nearfar_matches_the_exact_sum_where_the_far_field_matters() {
                 "{} tol {tol:e}: error {err:e} > bound {bound:e}",
                 sp.name
             );
-            // The far field matters: what lies beyond R is far above the tolerance.
+            // The far field matters: what lies beyond R is more than twice the whole error
+            // budget, so a method that dropped or botched it would break the guarantee. (How
+            // far beyond depends on the planner's costs: a thin 2Dt tail can get R = 140 m.)
             let r = rep.radius_m.unwrap();
             let share = far_share(&g, sp, i as u32, &st, r);
             let fat = !sp.name.starts_with("exponential");
             assert!(
-                !fat || tol > 1e-5 || share > 10.0 * tol,
+                !fat || tol > 1e-5 || share > 2.0 * tol,
                 "{}: far share {share:e} at R = {r}",
                 sp.name
             );
