@@ -41,7 +41,13 @@ pub(crate) const PROBE_SOURCE: &str = "#if GF_WANTED(geofield_probe)\nextern \"C
 /// [`compile_check`].
 pub const MODULES: &[(&str, &str)] = &[
     ("probe", PROBE_SOURCE),
-    ("dispersal", include_str!("../kernels/dispersal.cu")),
+    (
+        "dispersal",
+        concat!(
+            include_str!("../kernels/dispersal.cu"),
+            include_str!("../kernels/dispersal_far.cu")
+        ),
+    ),
     ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     (
