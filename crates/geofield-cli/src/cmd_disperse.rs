@@ -10,7 +10,7 @@ use geofield::dispersal::io::{self as dio, MapStyle};
 use geofield::dispersal::{self, Dispersal, DisperseOptions, Method, Precision, SpeciesStep};
 use geofield_core::GridSpec;
 use geofield_io::geotiff::BigTiff;
-use geofield_io::{Colormap, RasterFormat};
+use geofield_io::{Colormap, RasterFormat, RasterMeta};
 
 use crate::ctx::Ctx;
 use crate::disperse_report::Timing;
@@ -106,6 +106,7 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let opts = options(a)?;
     let crs = ctx.crs_epsg()?;
+    let compression = ctx.compression()?;
     let extent = inputs::parse_extent(&a.extent)?;
     let species = inputs::read_species(&a.species)?;
     let grid = GridSpec::from_extent(extent, a.cell_size_m)
@@ -152,7 +153,10 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         grid,
         names.clone(),
         opts.precision == Precision::F64,
-        dio::seed_map_meta(crs, &[]),
+        RasterMeta {
+            compression,
+            ..dio::seed_map_meta(crs, &[])
+        },
         geotiff,
         keep,
     )?;
@@ -208,7 +212,9 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
                 timing.file(&cog.finish(p, BigTiff::IfNeeded)?);
                 vec![p.to_path_buf()]
             }
-            (None, Some(out)) => dio::write_seed_map(p, &out.raster, crs, &provenance)?,
+            (None, Some(out)) => {
+                dio::write_seed_map(p, &out.raster, crs, &provenance, compression)?
+            }
             (None, None) => bail!("no maps were kept to write"),
         };
         output::warn_if_no_crs(p, crs, "declare one with --crs EPSG:CODE");

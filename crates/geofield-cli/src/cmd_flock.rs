@@ -151,7 +151,7 @@ fn check_flags(a: &FlockArgs) -> Result<()> {
 }
 
 pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
+    ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     let quiet = ctx.quiet();
     check_flags(a)?;
     let mut outs = Outputs::new();

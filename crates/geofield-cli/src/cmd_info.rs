@@ -13,7 +13,7 @@ pub struct InfoArgs {
 }
 
 pub fn run(a: &InfoArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Backend, Global::Json, Global::Crs])?;
+    ctx.refuse_unused(&[Global::Backend, Global::Json, Global::Crs, Global::Compress])?;
     println!("geofield {}", env!("CARGO_PKG_VERSION"));
     println!(
         "CPU backend: available, {} threads (rayon)",

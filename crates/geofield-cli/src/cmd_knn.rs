@@ -67,7 +67,7 @@ struct Summary {
 }
 
 pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
+    ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     if a.out.is_none() && a.distances.is_none() {
         bail!("nothing to write: give --out (indices) and/or --distances");
     }

@@ -161,7 +161,8 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     for w in k.warnings() {
         eprintln!("warning: {w}");
     }
-    let (mut written, cv) = krige_out::write_outputs(a, &mut outs, &k, &set, &params, crs)?;
+    let (mut written, cv) =
+        krige_out::write_outputs(a, &mut outs, &k, &set, &params, (crs, ctx.compression()?))?;
     krige_out::print_summary(&k, be, &set, &cv);
     if let Some(p) = ctx.json() {
         let s = krige_out::summary(a, &sel, &k, &set, &params, fits, cv, start, &written);

@@ -85,11 +85,11 @@ pub fn run(c: &SynthCommand, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Backend, Global::Json])?;
     match c {
         SynthCommand::Forest(a) => {
-            ctx.refuse_unused(&[Global::Crs])?;
+            ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
             forest(a)
         }
         SynthCommand::Wells(a) => {
-            ctx.refuse_unused(&[Global::Crs])?;
+            ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
             wells(a)
         }
         SynthCommand::Terrain(a) => synth_terrain::run(a, ctx),

@@ -65,7 +65,7 @@ struct Report<'a> {
 }
 
 pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Backend, Global::Crs])?;
+    ctx.refuse_unused(&[Global::Backend, Global::Crs, Global::Compress])?;
     let mut outs = Outputs::new();
     outs.input("--samples", &a.samples);
     outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;

@@ -277,6 +277,7 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         history: output::history(),
         provenance: output::provenance(&[]),
         height_agl_m: run.output_height_agl_m,
+        compression: ctx.compression()?,
         speed: &speed,
         direction: &direction,
     };

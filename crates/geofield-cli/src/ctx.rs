@@ -1,4 +1,4 @@
-//! The options every command shares (`--backend`, `--quiet`, `--json`, `--crs`) and the one place
+//! The options every command shares (`--backend`, `--quiet`, `--json`, `--crs`, `--compress`) and the one place
 //! that opens the backend and prints why the CPU is used.
 //!
 //! The shared options are clap `global` arguments of the top-level command, so they may be given
@@ -46,6 +46,17 @@ pub struct GlobalArgs {
         help_heading = "Global options"
     )]
     pub crs: Option<String>,
+    /// deflate | zstd: how GeoTIFF outputs are compressed. DEFLATE is read everywhere;
+    /// Zstandard writes 2.7x faster for the same size (GDAL >= 2.3, QGIS, rasterio, terra).
+    #[arg(
+        long,
+        global = true,
+        env = "GEOFIELD_COMPRESS",
+        default_value = "deflate",
+        value_name = "CODEC",
+        help_heading = "Global options"
+    )]
+    pub compress: String,
 }
 
 /// One global option as named on the command line.
@@ -54,6 +65,7 @@ pub enum Global {
     Backend,
     Json,
     Crs,
+    Compress,
 }
 
 impl Global {
@@ -62,6 +74,7 @@ impl Global {
             Global::Backend => "backend",
             Global::Json => "json",
             Global::Crs => "crs",
+            Global::Compress => "compress",
         }
     }
 }
@@ -78,7 +91,7 @@ pub struct Ctx {
 impl Ctx {
     /// The context of the subcommand whose matches are `m` (global arguments propagate to it).
     pub fn new(args: GlobalArgs, command: String, m: &clap::ArgMatches) -> Self {
-        let explicit = [Global::Backend, Global::Json, Global::Crs]
+        let explicit = [Global::Backend, Global::Json, Global::Crs, Global::Compress]
             .into_iter()
             .filter(|g| m.value_source(g.id()) == Some(ValueSource::CommandLine))
             .collect();
@@ -139,6 +152,17 @@ impl Ctx {
         if !self.args.quiet {
             eprintln!("note: {msg}");
         }
+    }
+
+    /// How GeoTIFF outputs are compressed (`--compress`).
+    pub fn compression(&self) -> Result<geofield_io::geotiff::Compression> {
+        geofield_io::geotiff::Compression::parse(&self.args.compress).with_context(|| {
+            format!(
+                "--compress {:?}: expected one of {}",
+                self.args.compress,
+                geofield_io::geotiff::Compression::NAMES
+            )
+        })
     }
 
     /// The CRS as an EPSG code, if given; a warning when geofield has no definition of it.

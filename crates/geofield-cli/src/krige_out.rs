@@ -70,7 +70,7 @@ pub(crate) fn write_outputs(
     k: &Kriged,
     set: &SampleSet,
     params: &KrigeParams,
-    crs: Option<u16>,
+    crs: (Option<u16>, geofield_io::geotiff::Compression),
 ) -> Result<(Vec<PathBuf>, Vec<CvSummary>)> {
     let units = a
         .units
@@ -117,7 +117,7 @@ pub(crate) fn write_outputs(
         let m = k.voxels(dz).context("--model-vti")?;
         let what = format!("voxel model of {} surfaces", k.surfaces().len());
         written.push(outs.write_one(p, |s| {
-            write_voxels(s, k, &m, crs, &output::history()).context(what)
+            write_voxels(s, k, &m, crs.0, &output::history()).context(what)
         })?);
     }
     if let Some(p) = &a.section_png {

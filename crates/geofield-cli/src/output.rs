@@ -23,27 +23,38 @@ pub fn write_raster(
     description: &str,
     crs_epsg: Option<u16>,
 ) -> Result<Vec<std::path::PathBuf>> {
-    write_raster_with(path, raster, units, description, crs_epsg, &[], false)
+    let codec = geofield_io::geotiff::Compression::default();
+    write_raster_with(
+        path,
+        raster,
+        units,
+        description,
+        (crs_epsg, codec),
+        &[],
+        false,
+    )
 }
 
 /// As [`write_raster`], recording the method and its parameters (`method` first) in the
 /// provenance; `may_hold_nan` declares NaN as nodata even when this raster has none (a
-/// raster holding NaN declares it anyway).
+/// raster holding NaN declares it anyway). `place` is the CRS and how a GeoTIFF is compressed.
 pub fn write_raster_with(
     path: &Path,
     raster: &Raster,
     units: &str,
     description: &str,
-    crs_epsg: Option<u16>,
+    place: (Option<u16>, geofield_io::geotiff::Compression),
     method: &[(&str, String)],
     may_hold_nan: bool,
 ) -> Result<Vec<std::path::PathBuf>> {
+    let (crs_epsg, compression) = place;
     let meta = RasterMeta {
         crs_epsg,
         nodata: may_hold_nan.then_some(f64::NAN),
         units: Some(units.to_string()),
         description: Some(description.to_string()),
         provenance: provenance(method),
+        compression,
     };
     let written = geofield_io::write_raster(path, raster, &meta)?;
     warn_if_no_crs(path, crs_epsg, "declare one with --crs EPSG:CODE");

@@ -77,6 +77,7 @@ pub struct TerrainArgs {
 /// Write the DEM (and the stations) of the flags.
 pub fn run(a: &TerrainArgs, ctx: &Ctx) -> Result<()> {
     let crs = ctx.crs_epsg()?;
+    let compression = ctx.compression()?;
     let width_m = a.cols as f64 * a.cell_size_m;
     let ((x_min_m, y_min_m), unplaced) = synth::terrain_origin(a.x_min_m, a.y_min_m, crs, width_m);
     if let (true, Some(code)) = (unplaced, crs) {
@@ -137,7 +138,7 @@ pub fn run(a: &TerrainArgs, ctx: &Ctx) -> Result<()> {
     let dem = synth::dem_raster(grid, &z)?;
     let provenance = output::provenance(&[]);
     outs.write(&a.out, |p| {
-        let w = synth::io::write_dem(p, &dem, kind, crs, &provenance)?;
+        let w = synth::io::write_dem(p, &dem, kind, crs, &provenance, compression)?;
         output::warn_if_no_crs(p, crs, "declare one with --crs EPSG:CODE");
         Ok(w)
     })?;

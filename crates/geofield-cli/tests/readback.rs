@@ -216,6 +216,72 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
             ],
         );
     }
+    // The same seed map with Zstandard tiles, and a Zstandard DEM that `wind` reads back.
+    run(
+        d,
+        &[
+            "disperse",
+            "--trees",
+            "trees.csv",
+            "--species",
+            "species.toml",
+            "--extent",
+            ext,
+            "--cell-size-m",
+            "2",
+            "--out",
+            "seeds_zstd.tif",
+            "--crs",
+            "EPSG:32633",
+            "--compress",
+            "zstd",
+            "-q",
+        ],
+    );
+    run(
+        d,
+        &[
+            "synth",
+            "terrain",
+            "--kind",
+            "gaussian-hill",
+            "--out",
+            "dem_zstd.tif",
+            "--cols",
+            "24",
+            "--rows",
+            "20",
+            "--cell-size-m",
+            "30",
+            "--height-m",
+            "80",
+            "--x-min-m",
+            "500000",
+            "--y-min-m",
+            "5200000",
+            "--crs",
+            "EPSG:32633",
+            "--compress",
+            "zstd",
+        ],
+    );
+    run(
+        d,
+        &[
+            "wind",
+            "--dem",
+            "dem_zstd.tif",
+            "--stations",
+            "st.csv",
+            "--nz",
+            "16",
+            "--dz-m",
+            "10",
+            "--speed-out",
+            "wind_speed_from_zstd.tif",
+            "-q",
+        ],
+    );
     run(
         d,
         &[

@@ -33,6 +33,8 @@ pub struct RasterMeta {
     /// ...)`, `("method", "ordinary kriging")` and the method's parameters (GeoTIFF dataset
     /// metadata items in `GDAL_METADATA`).
     pub provenance: Vec<(String, String)>,
+    /// How GeoTIFF tiles are compressed (other formats ignore it).
+    pub compression: geotiff::Compression,
 }
 
 /// Whether a file of `format` records where the raster lies (GeoTIFF and ESRI ASCII do; NPY

@@ -182,6 +182,11 @@ fn cases(scale: Scale) -> Vec<Case> {
 
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs])?;
+    // Only the end-to-end runs write a GeoTIFF: `--compress` is theirs.
+    if !a.e2e {
+        ctx.refuse_unused(&[Global::Compress])?;
+    }
+    let compress = ctx.compression()?;
     let sel = ctx.open_backend()?;
     let be = sel.backend;
     let env = BenchEnv::new(&be);
@@ -301,6 +306,7 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
                 case.cols,
                 case.rows,
                 &ctx.args.backend,
+                compress.name(),
                 tol,
                 a.warmup,
                 a.repeats,

@@ -95,7 +95,7 @@ fn one(be: &Backend, params: FlockParams, state: FlockState, a: &BenchArgs) -> R
 }
 
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
+    ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     let sel = ctx.open_backend()?;
     let be = sel.backend;
     let env = BenchEnv::new(&be);

@@ -187,7 +187,7 @@ fn max_err(got: &[Vec<f64>], want: &[Vec<f64>], spread: f64) -> f64 {
 }
 
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
+    ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     let sel = ctx.open_backend()?;
     if let Some(p) = ctx.json() {
         output::preflight(p)?;

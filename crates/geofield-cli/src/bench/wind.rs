@@ -210,7 +210,7 @@ fn repeat(
 }
 
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
+    ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     let sel = ctx.open_backend()?;
     let be = sel.backend;
     let env = BenchEnv::new(&be);

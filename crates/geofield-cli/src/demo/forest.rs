@@ -102,6 +102,7 @@ pub(super) fn run(out_dir: &Path, be: &Backend, steps: &mut Vec<Step>) -> Result
         &out.raster,
         Some(DEMO_CRS),
         &provenance,
+        Default::default(),
     )?;
     let style = MapStyle::panels("Seed density, SBS-like stand", Colormap::Viridis);
     dispersal::io::write_seed_png(&out_dir.join("seeds.png"), &out.raster, &style)?;

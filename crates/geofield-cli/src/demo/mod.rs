@@ -46,7 +46,7 @@ impl Step {
 pub const DEMO_CRS: u16 = 26910;
 
 pub fn run(a: &DemoArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Json, Global::Crs])?;
+    ctx.refuse_unused(&[Global::Json, Global::Crs, Global::Compress])?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create folder {}", a.out.display()))?;
     let sel = backend::select(ctx.backend_choice()?)?;

@@ -57,6 +57,7 @@ pub(super) fn run(out_dir: &Path, be: &Backend, steps: &mut Vec<Step>) -> Result
         history: output::history(),
         provenance: Vec::new(),
         height_agl_m: 10.0,
+        compression: Default::default(),
         speed: &speed,
         direction: &direction,
     };

@@ -194,6 +194,20 @@ fn options_that_would_be_ignored_are_refused() {
         ),
         (
             vec![
+                "knn",
+                "--points",
+                s(&pts),
+                "--k",
+                "3",
+                "--out",
+                s(&out),
+                "--compress",
+                "zstd",
+            ],
+            "--compress has no effect",
+        ),
+        (
+            vec![
                 "variogram",
                 "--samples",
                 s(&wells),
@@ -234,6 +248,15 @@ fn options_that_would_be_ignored_are_refused() {
     for (args, needle) in cases {
         refused(&args, needle, d, &before);
     }
+    let tif = d.join("o.tif");
+    let mut a = krige_args(&wells, &tif);
+    a.extend(["--compress", "lz4"]);
+    refused(
+        &a,
+        "--compress \"lz4\": expected one of deflate, zstd",
+        d,
+        &before,
+    );
     let mut a = krige_args(&wells, &out);
     a.extend(["--lags", "20"]);
     refused(&a, "--lags sets the bins of the variogram fit", d, &before);

@@ -70,7 +70,7 @@ def check_georef(src, name, epsg, grid):
               f"{name}: {src.width} x {src.height}, asked {grid['cols']} x {grid['rows']}")
 
 
-def check_geotiff(path, epsg, grid, provenance=True, values=None):
+def check_geotiff(path, epsg, grid, provenance=True, values=None, compression="DEFLATE"):
     """COG validity, georeferencing, nodata, descriptions, units and provenance."""
     name = os.path.basename(path)
     valid, errors, warnings = cog_validate(path, quiet=True)
@@ -79,7 +79,7 @@ def check_geotiff(path, epsg, grid, provenance=True, values=None):
         check_georef(src, name, epsg, grid)
         ims = src.tags(ns="IMAGE_STRUCTURE")
         check(ims.get("LAYOUT") == "COG", f"{name}: GDAL does not report LAYOUT=COG ({ims})")
-        check(ims.get("COMPRESSION") == "DEFLATE", f"{name}: compression {ims.get('COMPRESSION')}")
+        check(ims.get("COMPRESSION") == compression, f"{name}: compression {ims.get('COMPRESSION')}, asked {compression}")
         check(ims.get("PREDICTOR") == "3", f"{name}: predictor {ims.get('PREDICTOR')}")
         check(src.block_shapes[0] == (256, 256), f"{name}: blocks {src.block_shapes[0]}")
         if max(src.width, src.height) > 256:
@@ -119,6 +119,12 @@ def check_run(d):
     check_geotiff(p("dem.tif"), RUN_EPSG, DEM, values=(99.0, 181.0))
     seeds = check_geotiff(p("seeds.tif"), RUN_EPSG, SEEDS, values=(0.0, math.inf))
     check(seeds.shape[0] == 4, f"seeds.tif: {seeds.shape[0]} bands, 4 species")
+    # --compress zstd: the same values, Zstandard tiles; a Zstandard DEM read by `wind`.
+    seeds_z = check_geotiff(p("seeds_zstd.tif"), RUN_EPSG, SEEDS, values=(0.0, math.inf), compression="ZSTD")
+    check(np.array_equal(seeds_z.filled(-1), seeds.filled(-1)), "seeds_zstd.tif differs from seeds.tif")
+    dem = check_geotiff(p("dem.tif"), RUN_EPSG, DEM)
+    dem_z = check_geotiff(p("dem_zstd.tif"), RUN_EPSG, DEM, compression="ZSTD")
+    check(np.array_equal(dem_z, dem), "dem_zstd.tif differs from dem.tif")
     krige = check_geotiff(p("krige.tif"), RUN_EPSG, KRIGE)
     kvar = check_geotiff(p("krige_var.tif"), RUN_EPSG, KRIGE, values=(0.0, math.inf))
     for f in ("krige.tif", "krige_var.tif"):
@@ -167,6 +173,8 @@ def check_wind(d):
     check_asc(p("dem_asc.asc"), RUN_EPSG, DEM)
     from_asc = check_geotiff(p("wind_speed_from_asc.tif"), RUN_EPSG, DEM)
     check(np.allclose(from_asc, speed_tif, rtol=1e-5), "wind over dem_asc.asc differs from wind over dem.tif")
+    from_zstd = check_geotiff(p("wind_speed_from_zstd.tif"), RUN_EPSG, DEM)
+    check(np.array_equal(from_zstd, speed_tif), "wind over dem_zstd.tif differs from wind over dem.tif")
 
     # NetCDF: CF attributes, the grid mapping, and GDAL's georeferencing.
     nc = netCDF4.Dataset(p("wind.nc"))

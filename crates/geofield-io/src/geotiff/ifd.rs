@@ -12,6 +12,7 @@ pub(super) struct MainTags {
     pub(super) geo_keys: Vec<u16>,
     pub(super) gdal_metadata: String,
     pub(super) nodata: Option<String>,
+    pub(super) compression: Compression,
 }
 
 impl MainTags {
@@ -37,6 +38,7 @@ impl MainTags {
                     format_f64(v)
                 }
             }),
+            compression: meta.compression,
         }
     }
 }
@@ -202,7 +204,7 @@ pub(super) fn level_entries(
         long(TAG_IMAGE_WIDTH, l.cols as u32),
         long(TAG_IMAGE_LENGTH, l.rows as u32),
         shorts(TAG_BITS_PER_SAMPLE, &vec![t.bits; bands]),
-        shorts(TAG_COMPRESSION, &[COMPRESSION_DEFLATE]),
+        shorts(TAG_COMPRESSION, &[t.compression.tag()]),
         shorts(TAG_PHOTOMETRIC, &[1]), // MinIsBlack
         shorts(TAG_SAMPLES_PER_PIXEL, &[t.bands]),
         shorts(TAG_PLANAR_CONFIGURATION, &[2]), // separate planes
@@ -312,7 +314,7 @@ pub(super) fn write_file(
             w.write_all(t)?;
             let tail = &t[t.len().saturating_sub(4)..];
             w.write_all(tail)?;
-            // A tile shorter than 4 bytes (never with zlib) still gets a 4-byte trailer.
+            // A tile shorter than 4 bytes (never with zlib or zstd) still gets a 4-byte trailer.
             w.write_all(&[0u8; 4][..4 - tail.len()])?;
         }
     }

@@ -138,14 +138,19 @@ impl CogBuilder {
                 self.grid.rows
             )));
         }
-        let (cols, rows, nodata) = (self.grid.cols, self.grid.rows, self.meta.nodata);
+        let (cols, rows, nodata, codec) = (
+            self.grid.cols,
+            self.grid.rows,
+            self.meta.nodata,
+            self.meta.compression,
+        );
         let (levels, nan) = match (values, self.f64) {
             (BandValues::F32(v), false) => (
-                encode_levels(v, cols, rows, nodata),
+                encode_levels(v, cols, rows, nodata, codec),
                 v.par_iter().any(|x| x.is_nan()),
             ),
             (BandValues::F64(v), true) => (
-                encode_levels(v, cols, rows, nodata),
+                encode_levels(v, cols, rows, nodata, codec),
                 v.par_iter().any(|x| x.is_nan()),
             ),
             _ => {

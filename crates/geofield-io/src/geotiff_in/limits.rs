@@ -113,16 +113,29 @@ pub(super) fn precheck_first_ifd(file: &mut File, file_len: u64) -> Result<(), S
 /// covers them all. Uncompressed data gives exactly one byte per byte.
 pub(super) const MAX_EXPANSION: u64 = 2048;
 
+/// [`MAX_EXPANSION`] for Zstandard (`Compression` 50000): an RLE block of 4 bytes (3 of header,
+/// 1 of value) gives up to 128 KiB, 32768 per byte.
+pub(super) const MAX_EXPANSION_ZSTD: u64 = 1 << 15;
+
+/// Most bytes one byte of data compressed by TIFF `Compression` code `c` can give.
+fn expansion(c: u16) -> u64 {
+    match c {
+        1 => 1,
+        50000 => MAX_EXPANSION_ZSTD,
+        _ => MAX_EXPANSION,
+    }
+}
+
 /// Decoder limits for a file of `file_len` bytes: a tag's values lie in the file, and a decoded
-/// strip or tile holds at most [`MAX_EXPANSION`] times the file's bytes (plus a 64 KiB floor for
-/// tiny files), never more than the memory available.
+/// strip or tile holds at most [`MAX_EXPANSION_ZSTD`] (the largest of any codec read) times the
+/// file's bytes (plus a 64 KiB floor for tiny files), never more than the memory available.
 pub(super) fn file_limits(file_len: u64) -> Limits {
     let memory = usize::try_from(geofield_core::memory::memory_limit_bytes()).unwrap_or(usize::MAX);
     let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(memory);
     let mut limits = Limits::default();
     limits.ifd_value_size = cap(file_len.saturating_add(16));
     limits.decoding_buffer_size = cap(file_len
-        .saturating_mul(MAX_EXPANSION)
+        .saturating_mul(MAX_EXPANSION_ZSTD)
         .saturating_add(1 << 16));
     limits.intermediate_buffer_size = cap(file_len.saturating_add(16));
     limits
@@ -135,7 +148,7 @@ pub(super) enum SizeError {
 
 /// Refuse, before anything of that size is allocated, an image whose declared samples cannot be
 /// in a file of `file_len` bytes (uncompressed: one byte per byte; compressed: at most
-/// [`MAX_EXPANSION`] per byte), or whose decoded values (f32 or f64 per sample) would not fit in
+/// [`MAX_EXPANSION`] per byte, [`MAX_EXPANSION_ZSTD`] for Zstandard), or whose decoded values (f32 or f64 per sample) would not fit in
 /// the available memory.
 pub(super) fn check_declared_size<R: std::io::Read + std::io::Seek>(
     dec: &mut Decoder<R>,
@@ -155,7 +168,7 @@ pub(super) fn check_declared_size<R: std::io::Read + std::io::Seek>(
         .unwrap_or(1);
     let values = cols as u128 * rows as u128 * samples as u128;
     let raw_bytes = (values * u128::from(bits)).div_ceil(8);
-    let expansion = if compression == 1 { 1 } else { MAX_EXPANSION };
+    let expansion = expansion(compression);
     let can_hold = u128::from(file_len) * u128::from(expansion);
     if raw_bytes > can_hold {
         return Err(SizeError::Bad(format!(
@@ -163,7 +176,7 @@ pub(super) fn check_declared_size<R: std::io::Read + std::io::Seek>(
             if compression == 1 {
                 String::new()
             } else {
-                format!(" even compressed (at most {MAX_EXPANSION}:1)")
+                format!(" even compressed (at most {expansion}:1)")
             }
         )));
     }

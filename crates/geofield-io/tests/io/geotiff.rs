@@ -3,7 +3,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 use geofield_core::{Raster, RasterData};
-use geofield_io::geotiff::{BigTiff, write_geotiff_with};
+use geofield_io::geotiff::{BigTiff, Compression, write_geotiff_with};
 use geofield_io::{RasterMeta, write_raster};
 use tiff::ColorType;
 use tiff::decoder::{Decoder, DecodingResult};
@@ -334,4 +334,80 @@ fn bad_rasters_and_extensions_are_refused_without_leaving_files() {
         .to_string();
     assert!(e.contains("unsupported raster format \".jpg\""), "{e}");
     assert!(crate::dir_entries(dir.path()).is_empty());
+}
+
+#[test]
+fn zstd_tiles_read_back_equal_on_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pz, pd) = (dir.path().join("z.tif"), dir.path().join("d.tif"));
+    // 700 x 450 as above (edge tiles, two overviews); a band with NaN, a constant band.
+    let g = grid(700, 450, 1.0, 0.0, 450.0);
+    let r = raster_f32(g, &["a", "b"], |b, r, c| {
+        if b == 0 && r == 7 && c == 9 {
+            f32::NAN
+        } else if b == 0 {
+            ((r * 700 + c) as f32).sqrt() * 0.37
+        } else {
+            0.0
+        }
+    });
+    let zstd = RasterMeta {
+        compression: Compression::Zstd,
+        ..Default::default()
+    };
+    write_raster(&pz, &r, &zstd).unwrap();
+    write_raster(&pd, &r, &RasterMeta::default()).unwrap();
+    let (mut dz, mut dd) = (open(&pz), open(&pd));
+    let mut levels = 0;
+    loop {
+        assert_eq!(dz.get_tag_u32(Tag::Compression).unwrap(), 50000, "ZSTD");
+        assert_eq!(dd.get_tag_u32(Tag::Compression).unwrap(), 8, "DEFLATE");
+        assert_eq!(dz.get_tag_u32(Tag::Predictor).unwrap(), 3);
+        match (read_all(&mut dz), read_all(&mut dd)) {
+            (DecodingResult::F32(a), DecodingResult::F32(b)) => {
+                assert_eq!(a.len(), b.len());
+                for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                    assert!(
+                        x == y || (x.is_nan() && y.is_nan()),
+                        "value {i}: {x} vs {y}"
+                    );
+                }
+            }
+            other => panic!("expected f32 data, got {other:?}"),
+        }
+        levels += 1;
+        if !dz.more_images() {
+            assert!(!dd.more_images());
+            break;
+        }
+        dz.next_image().unwrap();
+        dd.next_image().unwrap();
+    }
+    assert_eq!(levels, 3);
+}
+
+#[test]
+fn a_zstd_raster_of_zeros_reads_back_despite_its_ratio() {
+    // 3000 x 3000 zeros: 36 MB of samples in a few kB of Zstandard (RLE blocks), more than
+    // DEFLATE's 1032:1 allows; the reader's size check must know Zstandard's bound.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("zeros.tif");
+    let g = grid(3000, 3000, 1.0, 0.0, 3000.0);
+    let r = Raster::new(g, vec!["z".into()], RasterData::F32(vec![0.0; 9_000_000])).unwrap();
+    let meta = RasterMeta {
+        compression: Compression::Zstd,
+        ..Default::default()
+    };
+    write_raster(&p, &r, &meta).unwrap();
+    let len = std::fs::metadata(&p).unwrap().len();
+    assert!(
+        len * 2048 < 36_000_000,
+        "the file ({len} bytes) should be small enough to exceed DEFLATE's ratio"
+    );
+    let (back, _) = geofield_io::read_raster(&p).unwrap();
+    assert_eq!(back.grid.cols, 3000);
+    match back.data {
+        RasterData::F32(v) => assert!(v.iter().all(|&x| x == 0.0)),
+        RasterData::F64(v) => assert!(v.iter().all(|&x| x == 0.0)),
+    }
 }

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use geofield_core::Raster;
+use geofield_io::geotiff::Compression;
 use geofield_io::{IoError, RasterMeta};
 
 use super::{TerrainKind, surface_names};
@@ -64,13 +65,14 @@ pub fn write_stations(path: &Path, stations: &[Station]) -> Result<(), IoError> 
 
 /// Write a synthetic DEM ([`super::dem_raster`]) by the extension of `path`
 /// ([`geofield_io::write_raster`]), in metres, described as `synthetic terrain (KIND)`, with its
-/// CRS and `provenance` items; returns the files written.
+/// CRS and `provenance` items, a GeoTIFF compressed by `compression`; returns the files written.
 pub fn write_dem(
     path: &Path,
     dem: &Raster,
     kind: TerrainKind,
     crs_epsg: Option<u16>,
     provenance: &[(String, String)],
+    compression: Compression,
 ) -> Result<Vec<PathBuf>, IoError> {
     let meta = RasterMeta {
         crs_epsg,
@@ -78,6 +80,7 @@ pub fn write_dem(
         units: Some("m".to_string()),
         description: Some(format!("synthetic terrain ({})", kind.name())),
         provenance: provenance.to_vec(),
+        compression,
     };
     geofield_io::write_raster(path, dem, &meta)
 }

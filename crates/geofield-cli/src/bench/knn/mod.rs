@@ -112,7 +112,7 @@ pub(super) fn points(set: Set, n: usize, seed: u64) -> Vec<f64> {
 }
 
 pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
-    ctx.refuse_unused(&[Global::Crs])?;
+    ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     let sel = ctx.open_backend()?;
     if a.k == 0 || a.k > neighbors::K_MAX {
         bail!("--k must be 1..={}", neighbors::K_MAX);

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use geofield_core::Raster;
+use geofield_io::geotiff::Compression;
 use geofield_io::{Colormap, IoError, Layout, RasterMeta, RenderOptions, Scale};
 
 use super::super::{DisperseOptions, Species, SpeciesReport, Stand, method_label};
@@ -44,14 +45,19 @@ pub fn seed_map_provenance(
 /// Write seed maps (one band per species) by the extension of `path` ([`geofield_io::write_raster`])
 /// with their units ([`SEED_DENSITY_UNITS`]), description, CRS and `provenance` items (the
 /// writer's version and command line, then [`seed_map_provenance`]); returns the files written
-/// (one `.asc` per band, and its `.prj`).
+/// (one `.asc` per band, and its `.prj`). A GeoTIFF's tiles are compressed by `compression`.
 pub fn write_seed_map(
     path: &Path,
     raster: &Raster,
     crs_epsg: Option<u16>,
     provenance: &[(String, String)],
+    compression: Compression,
 ) -> Result<Vec<PathBuf>, IoError> {
-    geofield_io::write_raster(path, raster, &seed_map_meta(crs_epsg, provenance))
+    let meta = RasterMeta {
+        compression,
+        ..seed_map_meta(crs_epsg, provenance)
+    };
+    geofield_io::write_raster(path, raster, &meta)
 }
 
 /// The metadata of seed maps: units ([`SEED_DENSITY_UNITS`]), description, CRS and
@@ -64,6 +70,7 @@ pub fn seed_map_meta(crs_epsg: Option<u16>, provenance: &[(String, String)]) -> 
         units: Some(SEED_DENSITY_UNITS.to_string()),
         description: Some(SEED_DENSITY_DESCRIPTION.to_string()),
         provenance: provenance.to_vec(),
+        ..Default::default()
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use geofield_core::{Raster, RasterData};
+use geofield_io::geotiff::Compression;
 use geofield_io::{Colormap, IoError, NpzArray, NpzData, RasterMeta, VtkArray, VtkImage, WindMap};
 
 use crate::GeofieldError;
@@ -66,6 +67,8 @@ pub struct FieldMeta<'a> {
     pub provenance: Vec<(String, String)>,
     /// Height above ground of `speed` and `direction` (m).
     pub height_agl_m: f64,
+    /// How GeoTIFF rasters are compressed.
+    pub compression: Compression,
     /// Horizontal wind speed at `height_agl_m` per column (m/s).
     pub speed: &'a [f64],
     /// Direction the wind comes from at `height_agl_m` per column (degrees clockwise from
@@ -313,6 +316,7 @@ fn write_grid(
         units: Some(units.to_string()),
         description: Some(format!("{what} at {h} m above ground ({})", r.method)),
         provenance,
+        compression: meta.compression,
     };
     Ok(geofield_io::write_raster(path, &raster, &raster_meta)?)
 }
