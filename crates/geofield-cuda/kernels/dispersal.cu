@@ -69,12 +69,14 @@ struct DispersalCutoffParams {
     float b;
     float cut2;            // (s R)^2: pairs with x > cut2 are excluded
     u32 cols;
-    u32 rows;
+    u32 rows;              // the grid's rows computed end here (the strip's end)
     u32 tiles_x;
     u32 tiles_y;
     u32 out_f64;
+    u32 row_offset;        // first grid row computed (a strip's start): out holds rows from it
+    u32 pad0;
 };
-GF_CHECK_SIZE(DispersalCutoffParams, 80);
+GF_CHECK_SIZE(DispersalCutoffParams, 88);
 
 // Near/far split's near factor 1 - S_n(t) = S_n(1 - t), t = (x - x1) inv_w clamped to [0, 1]
 // (x the scaled squared distance), S_n(t) = t^n sum_k c_k (1 - t)^k with c_k > 0: all terms
@@ -363,7 +365,7 @@ __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
     __shared__ u32 l_count;
 
     const u32 col0 = blockIdx.x * GF_TX;
-    const u32 row0 = blockIdx.y * CO_ROWS;
+    const u32 row0 = p.row_offset + blockIdx.y * CO_ROWS;
     const int tid = threadIdx.y * GF_TX + threadIdx.x;
     const double h = p.cell_size_m;
     const double sc = p.scale;
@@ -477,7 +479,8 @@ __device__ __forceinline__ void gf_cutoff(const DispersalCutoffParams& p,
     for (int i = 0; i < CO_C; ++i) {
         const u32 row = row0 + threadIdx.y + GF_TY * i;
         if (row < p.rows && col < p.cols) {
-            gf_store(out, (u64)row * p.cols + col, gf_kahan_value(s[i], c[i]), p.out_f64);
+            gf_store(out, (u64)(row - p.row_offset) * p.cols + col, gf_kahan_value(s[i], c[i]),
+                     p.out_f64);
         }
     }
 }

@@ -289,3 +289,95 @@ fn nearfar_matches_the_oracle_on_every_backend() {
         }
     });
 }
+
+/// Strips of rows (`disperse_strips`) carry exactly the whole map's values on every backend,
+/// in order, whole rows from multiples of `STRIP_ALIGN`; the cutoff computes strip by strip,
+/// the other methods hand their map on as one strip. The reports' sums and maxima are the
+/// whole run's too (row partial sums added in row order), the torus included.
+#[test]
+fn strips_of_rows_carry_the_whole_maps_values() {
+    for_each_backend(|be| {
+        let sp = synth::sbs_species();
+        // 700 x 600 cells: neither a multiple of the 256-row strips nor of the tiles.
+        let e = Extent::new(0.0, 0.0, 700.0, 600.0).unwrap();
+        let g = geofield_core::GridSpec::from_extent(e, 1.0).unwrap();
+        let st = synth::forest(
+            3000,
+            &e,
+            17,
+            Pattern::Clustered,
+            DbhModel::Realistic,
+            &synth::SBS_SHARES,
+        );
+        for (method, torus) in [
+            (Method::Cutoff, false),
+            (Method::Cutoff, true),
+            (Method::Exact, false),
+        ] {
+            let o = DisperseOptions {
+                method,
+                torus,
+                precision: dispersal::reference_precision(be),
+                ..Default::default()
+            };
+            let whole = dispersal::disperse(be, &g, &sp, &st, &o).unwrap();
+            let mut strips: Vec<dispersal::Strip> = Vec::new();
+            let never = geofield::Cancel::new();
+            let reports = dispersal::disperse_strips(
+                be,
+                &g,
+                &sp,
+                &st,
+                &o,
+                200,
+                &mut |_| {},
+                &never,
+                &mut |s| {
+                    strips.push(s);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            for b in 0..sp.len() {
+                let mine: Vec<&dispersal::Strip> = strips.iter().filter(|s| s.band == b).collect();
+                let want = if method == Method::Cutoff { 3 } else { 1 };
+                assert_eq!(mine.len(), want, "{method:?} band {b}: strips");
+                let mut next = 0;
+                let mut values = Vec::new();
+                for s in mine {
+                    assert_eq!(s.row0, next, "{method:?} band {b}: strips out of order");
+                    assert_eq!(s.row0 % dispersal::STRIP_ALIGN, 0);
+                    let n = match &s.data {
+                        geofield_core::RasterData::F32(v) => {
+                            values.extend(v.iter().map(|&x| f64::from(x)));
+                            v.len()
+                        }
+                        geofield_core::RasterData::F64(v) => {
+                            values.extend_from_slice(v);
+                            v.len()
+                        }
+                    };
+                    assert_eq!(n % g.cols, 0, "whole rows");
+                    next += n / g.cols;
+                }
+                assert_eq!(next, g.rows);
+                let w = whole.raster.band_f64(b);
+                assert!(
+                    values
+                        .iter()
+                        .zip(&w)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{method:?} torus {torus} band {b}: strips differ from the whole map"
+                );
+                assert_eq!(
+                    reports[b].seeds_on_grid.to_bits(),
+                    whole.reports[b].seeds_on_grid.to_bits()
+                );
+                assert_eq!(
+                    reports[b].max_density_per_m2,
+                    whole.reports[b].max_density_per_m2
+                );
+            }
+        }
+    });
+}

@@ -6,7 +6,9 @@ use cudarc::driver::{
 
 use super::params::{BlendParams, FinalizeParams};
 use super::plan::{THREADS, plan_cutoff, plan_exact, plan_multires};
-use super::{GridDims, HostOut, KernelShape, NearBlend, OutPrecision, Pyramid, TileBins};
+use super::{
+    CUTOFF_TILE, GridDims, HostOut, KernelShape, NearBlend, OutPrecision, Pyramid, TileBins,
+};
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
@@ -197,6 +199,102 @@ pub fn dispersal_cutoff_blend(
     }
     let ms = gpu.elapsed_ms(&start)?;
     Ok((outbuf.download(gpu, n_cells)?, ms))
+}
+
+/// The cutoff computed strip by strip: the bins are uploaded once, then each call of
+/// [`CutoffStrips::rows`] computes and downloads a range of grid rows. Every cell gets exactly
+/// the value [`dispersal_cutoff`] gives it (the same blocks and arithmetic, offset by the
+/// strip's first row), so a map can be handed on, compressed or written while the next strip
+/// computes, and only a strip of it needs device memory.
+pub struct CutoffStrips<'g> {
+    gpu: &'g Gpu,
+    f: CudaFunction,
+    plan: super::plan::Plan<super::params::CutoffParams>,
+    out: OutPrecision,
+    bins: (
+        CudaSlice<u32>,
+        CudaSlice<f32>,
+        CudaSlice<f32>,
+        CudaSlice<f32>,
+    ),
+}
+
+impl<'g> CutoffStrips<'g> {
+    /// Validate and upload the bins; `None` for an empty grid.
+    pub fn new(
+        gpu: &'g Gpu,
+        grid: GridDims,
+        shape: KernelShape,
+        bins: &TileBins<'_>,
+        radius_m: f64,
+        out: OutPrecision,
+    ) -> Result<Option<Self>, CudaError> {
+        let Some(plan) = plan_cutoff(grid, shape, bins, radius_m, out)? else {
+            return Ok(None);
+        };
+        let f = kernel(gpu, &plan.kernel)?;
+        let bins = {
+            let _held = gpu.hold();
+            upload_bins(gpu, bins)?
+        };
+        Ok(Some(Self {
+            gpu,
+            f,
+            plan,
+            out,
+            bins,
+        }))
+    }
+
+    /// Rows a strip's start must be a multiple of (the kernel's block height).
+    pub const ROW_ALIGN: u32 = CUTOFF_TILE.1;
+
+    /// Rows `row0 .. row0 + nrows` (row-major, `nrows · cols` values) and the kernel's time in
+    /// ms. `row0` must be a multiple of [`Self::ROW_ALIGN`] and the rows inside the grid.
+    pub fn rows(&mut self, row0: u32, nrows: u32) -> Result<(HostOut, f32), CudaError> {
+        let p = &self.plan.params;
+        if row0 % Self::ROW_ALIGN != 0
+            || nrows == 0
+            || row0.checked_add(nrows).is_none_or(|end| end > p.rows)
+        {
+            return Err(invalid(
+                "dispersal_cutoff",
+                format!(
+                    "strip of rows {row0} + {nrows} of a grid of {} rows (the start must be a multiple of {})",
+                    p.rows,
+                    Self::ROW_ALIGN
+                ),
+            ));
+        }
+        let params = super::params::CutoffParams {
+            row_offset: row0,
+            rows: row0 + nrows,
+            ..*p
+        };
+        let grid_dim = (
+            self.plan.grid_dim.0,
+            nrows.div_ceil(CUTOFF_TILE.1),
+            self.plan.grid_dim.2,
+        );
+        let n_cells = cells(u64::from(nrows) * u64::from(p.cols));
+        let gpu = self.gpu;
+        let _held = gpu.hold();
+        let mut outbuf = OutBuf::new(gpu, self.out, n_cells)?;
+        let start = gpu.mark()?;
+        {
+            let (ts, du, dv, dw) = &self.bins;
+            let mut b = gpu.stream().launch_builder(&self.f);
+            b.arg(&params).arg(ts).arg(du).arg(dv).arg(dw);
+            outbuf.push(&mut b);
+            // SAFETY: as in dispersal_cutoff_blend without a blend (the plan's kernel and bins,
+            // checked by plan_cutoff). The blocks cover rows row_offset .. rows (< the grid's
+            // rows, checked above) and the kernel writes cell (row - row_offset) · cols + col
+            // only for row < rows and col < cols: below nrows · cols = n_cells.
+            unsafe { b.launch(cfg(grid_dim)) }.map_err(launch_err(&self.plan.kernel))?;
+        }
+        let ms = gpu.elapsed_ms(&start)?;
+        Ok((outbuf.download(gpu, n_cells)?, ms))
+    }
 }
 
 /// The blended cutoff into a device buffer (f32) kept on the device, and its kernel time; `None`

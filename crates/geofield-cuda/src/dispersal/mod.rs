@@ -25,7 +25,9 @@ pub mod params;
 mod plan;
 
 pub use far::{FarLattice, NearFarOut, dispersal_nearfar};
-pub use launch::{dispersal_cutoff, dispersal_cutoff_blend, dispersal_exact, dispersal_multires};
+pub use launch::{
+    CutoffStrips, dispersal_cutoff, dispersal_cutoff_blend, dispersal_exact, dispersal_multires,
+};
 
 /// The near/far split's blend (see `geofield::dispersal::nearfar`): pairs within R are weighted
 /// by 1 − S_n(t), t = (d² − R₁²)/(R² − R₁²), S_n(t) = tⁿ Σ_k coef[k] (1 − t)ᵏ; n = coef.len() ≤ 8.

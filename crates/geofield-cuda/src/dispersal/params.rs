@@ -43,6 +43,9 @@ pub struct CutoffParams {
     pub tiles_x: u32,
     pub tiles_y: u32,
     pub out_f64: u32,
+    /// First grid row computed (a strip's start; `rows` is the strip's end).
+    pub row_offset: u32,
+    pub pad0: u32,
 }
 
 /// The near/far blend's near factor (C: `DispersalBlendParams`): t = (x − x1)·inv_w on the
@@ -129,7 +132,7 @@ pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
 ];
 
 const _: () = assert!(std::mem::size_of::<ExactParams>() == 72);
-const _: () = assert!(std::mem::size_of::<CutoffParams>() == 80);
+const _: () = assert!(std::mem::size_of::<CutoffParams>() == 88);
 const _: () = assert!(std::mem::size_of::<MultiresParams>() == 168);
 const _: () = assert!(std::mem::size_of::<FinalizeParams>() == 16);
 const _: () = assert!(std::mem::size_of::<BlendParams>() == 48);

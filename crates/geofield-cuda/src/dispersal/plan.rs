@@ -121,6 +121,8 @@ pub fn plan_cutoff(
             tiles_x: bins.tiles_x,
             tiles_y: bins.tiles_y,
             out_f64: out_f64(out),
+            row_offset: 0,
+            pad0: 0,
         },
         grid_dim: blocks(&grid, CUTOFF_TILE, 1),
         n_cells,

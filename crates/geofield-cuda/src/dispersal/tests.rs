@@ -91,7 +91,7 @@ fn param_struct_sizes_match_the_c_side() {
         );
     }
     assert_eq!(std::mem::size_of::<params::ExactParams>(), 72);
-    assert_eq!(std::mem::size_of::<params::CutoffParams>(), 80);
+    assert_eq!(std::mem::size_of::<params::CutoffParams>(), 88);
     assert_eq!(std::mem::size_of::<params::MultiresParams>(), 168);
     assert_eq!(std::mem::size_of::<params::FinalizeParams>(), 16);
     assert_eq!(params::MULTIRES_MAX_LEVELS, 16);

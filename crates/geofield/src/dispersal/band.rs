@@ -46,13 +46,20 @@ impl Band {
             Precision::F32 => Band::F32(v.into_iter().map(|x| x as f32).collect()),
         }
     }
-    /// (Σ, max) of the band: partial sums over fixed chunks in parallel, added in chunk order,
-    /// so the result does not depend on the thread count.
-    fn sum_and_max(&self) -> (f64, f64) {
-        const CHUNK: usize = 1 << 16;
-        fn of<T: Copy + Sync + Into<f64>>(v: &[T]) -> (f64, f64) {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Band::F32(v) => v.len(),
+            Band::F64(v) => v.len(),
+        }
+    }
+    /// (Σ, max) of rows of `cols` values added to `acc`: each row's partial sum in parallel,
+    /// the rows added in order, so the result depends neither on the thread count nor on how
+    /// the map was cut into strips of rows.
+    fn add_sum_and_max(&self, cols: usize, acc: &mut (f64, f64)) {
+        fn of<T: Copy + Sync + Into<f64>>(v: &[T], cols: usize, acc: &mut (f64, f64)) {
             let parts: Vec<(f64, f64)> = v
-                .par_chunks(CHUNK)
+                .par_chunks(cols.max(1))
                 .map(|c| {
                     c.iter().fold((0.0, 0.0f64), |(s, m), &x| {
                         let x: f64 = x.into();
@@ -60,13 +67,13 @@ impl Band {
                     })
                 })
                 .collect();
-            parts
-                .into_iter()
-                .fold((0.0, 0.0f64), |(s, m), (ps, pm)| (s + ps, m.max(pm)))
+            for (ps, pm) in parts {
+                *acc = (acc.0 + ps, acc.1.max(pm));
+            }
         }
         match self {
-            Band::F32(v) => of(v),
-            Band::F64(v) => of(v),
+            Band::F32(v) => of(v, cols, acc),
+            Band::F64(v) => of(v, cols, acc),
         }
     }
 }
@@ -92,6 +99,50 @@ pub(crate) fn disperse_species_until(
     opts: &DisperseOptions,
     cancel: &Cancel,
 ) -> Result<(Band, SpeciesReport), GeofieldError> {
+    let mut whole = None;
+    let report = disperse_species_strips(
+        backend,
+        grid,
+        sp,
+        sources,
+        opts,
+        cancel,
+        usize::MAX,
+        &mut |_, b| {
+            whole = Some(b);
+            Ok(())
+        },
+    )?;
+    let band = whole.unwrap_or_else(|| Band::from_f64(Vec::new(), opts.precision));
+    Ok((band, report))
+}
+
+/// Rows a strip of [`disperse_species_strips`] starts at a multiple of: a GeoTIFF tile's
+/// height, and a multiple of the CPU's and the GPU's output tiles, so that strips change no
+/// value.
+pub const STRIP_ALIGN: usize = 256;
+const _: () = assert!(
+    STRIP_ALIGN % cutoff_cpu::ROW_ALIGN == 0
+        && STRIP_ALIGN % geofield_cuda::dispersal::CutoffStrips::ROW_ALIGN as usize == 0
+);
+
+/// One species on `grid`, handed to `emit` as strips of rows in order: `emit(row0, band)` with
+/// `band` holding whole rows from `row0`. The cutoff method computes strip by strip
+/// (`strip_rows`, rounded up to a multiple of [`STRIP_ALIGN`]), so that the caller compresses
+/// or writes a strip while the next one computes; the other methods compute the whole map and
+/// hand it out as one strip. Every cell has the value of the whole-map run. The report's
+/// compute time leaves out the time spent in `emit`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn disperse_species_strips(
+    backend: &Backend,
+    grid: &GridSpec,
+    sp: &Species,
+    sources: &Sources,
+    opts: &DisperseOptions,
+    cancel: &Cancel,
+    strip_rows: usize,
+    emit: &mut dyn FnMut(usize, Band) -> Result<(), GeofieldError>,
+) -> Result<SpeciesReport, GeofieldError> {
     cancel.check()?;
     let start = Instant::now();
     if backend.is_cuda() && opts.precision == Precision::F64 {
@@ -228,110 +279,167 @@ pub(crate) fn disperse_species_until(
     cancel.check()?;
     let computing = Instant::now();
     report.prepare_s = (computing - start).as_secs_f64();
-    let band = match method {
-        Method::Exact | Method::Auto => {
-            report.pairs = Some(cells * sources.len() as f64);
-            run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+    let strip = strip_rows
+        .max(1)
+        .div_ceil(STRIP_ALIGN)
+        .saturating_mul(STRIP_ALIGN);
+    let mut stats = (0.0f64, 0.0f64);
+    let mut emit_s = 0.0;
+    let mut hand_on = |row0: usize, band: Band, stats: &mut (f64, f64)| {
+        band.add_sum_and_max(grid.cols, stats);
+        let t = Instant::now();
+        let r = emit(row0, band);
+        emit_s += t.elapsed().as_secs_f64();
+        r
+    };
+    let band = if method == Method::Cutoff && bins.is_some() && strip < grid.rows {
+        {
+            let (tb, r) = (bins.as_ref(), report.radius_m.unwrap_or(0.0));
+            let Some(tb) = tb else {
+                return Err(GeofieldError::Invalid("cutoff without bins".into()));
+            };
+            match backend {
+                Backend::Cpu => {
+                    for row0 in (0..grid.rows).step_by(strip) {
+                        let rows = row0..(row0 + strip).min(grid.rows);
+                        let v = cutoff_cpu::cutoff_rows(grid, &kernel, tb, r, None, cancel, rows);
+                        cancel.check()?;
+                        hand_on(row0, Band::from_f64(v, opts.precision), &mut stats)?;
+                    }
+                }
+                Backend::Cuda(gpu) => {
+                    let mut ms = 0.0;
+                    match cuda::cutoff_strips(gpu, grid, &kernel, tb, r, opts.precision)? {
+                        Some(mut strips) => {
+                            for row0 in (0..grid.rows).step_by(strip) {
+                                let n = strip.min(grid.rows - row0);
+                                let (b, k) = cuda::strip_rows(&mut strips, row0, n)?;
+                                ms += k;
+                                hand_on(row0, b, &mut stats)?;
+                            }
+                        }
+                        None => hand_on(
+                            0,
+                            Band::from_f64(vec![0.0; grid.n_cells()], opts.precision),
+                            &mut stats,
+                        )?,
+                    }
+                    report.kernel_ms = Some(ms);
+                }
+            }
         }
-        Method::NearFar => match nf.take() {
-            Some((plan, env)) => {
-                let low = bound.map_or(0.0, |b| b.max_lower_bound);
-                match run_nearfar(
-                    backend,
-                    grid,
-                    &kernel,
-                    sources,
-                    opts,
-                    plan,
-                    &env,
-                    low,
-                    &mut report,
-                    cancel,
-                ) {
-                    Ok(b) => b,
-                    // `auto` falls back to the exact sum when the certificate fails.
-                    Err(GeofieldError::Unsupported(why)) if opts.method == Method::Auto => {
-                        report.warnings.push(why);
-                        report.method = Method::Exact;
-                        report.radius_m = None;
-                        report.bound_rel = None;
-                        report.pairs = Some(cells * sources.len() as f64);
-                        run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            // No tree carries weight: the band is zero.
-            None => Band::from_f64(vec![0.0; grid.n_cells()], opts.precision),
-        },
-        Method::Cutoff => match &bins {
-            Some(tb) => {
-                let r = report.radius_m.unwrap_or(0.0);
-                match backend {
-                    Backend::Cpu => Band::from_f64(
-                        cutoff_cpu::cutoff(grid, &kernel, tb, r, None, cancel),
-                        opts.precision,
-                    ),
-                    Backend::Cuda(gpu) => {
-                        let (b, ms) = cuda::cutoff(gpu, grid, &kernel, tb, r, opts.precision)?;
-                        report.kernel_ms = Some(ms);
-                        b
-                    }
-                }
-            }
-            None => {
-                report.note = Some("cutoff radius reaches across the torus: the minimum-image sum is evaluated whole (no truncation)".into());
+        None
+    } else {
+        Some(match method {
+            Method::Exact | Method::Auto => {
                 report.pairs = Some(cells * sources.len() as f64);
                 run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
             }
-        },
-        Method::Multires => {
-            if opts.torus {
-                return Err(GeofieldError::Unsupported(
+            Method::NearFar => match nf.take() {
+                Some((plan, env)) => {
+                    let low = bound.map_or(0.0, |b| b.max_lower_bound);
+                    match run_nearfar(
+                        backend,
+                        grid,
+                        &kernel,
+                        sources,
+                        opts,
+                        plan,
+                        &env,
+                        low,
+                        &mut report,
+                        cancel,
+                    ) {
+                        Ok(b) => b,
+                        // `auto` falls back to the exact sum when the certificate fails.
+                        Err(GeofieldError::Unsupported(why)) if opts.method == Method::Auto => {
+                            report.warnings.push(why);
+                            report.method = Method::Exact;
+                            report.radius_m = None;
+                            report.bound_rel = None;
+                            report.pairs = Some(cells * sources.len() as f64);
+                            run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                // No tree carries weight: the band is zero.
+                None => Band::from_f64(vec![0.0; grid.n_cells()], opts.precision),
+            },
+            Method::Cutoff => match &bins {
+                Some(tb) => {
+                    let r = report.radius_m.unwrap_or(0.0);
+                    match backend {
+                        Backend::Cpu => Band::from_f64(
+                            cutoff_cpu::cutoff(grid, &kernel, tb, r, None, cancel),
+                            opts.precision,
+                        ),
+                        Backend::Cuda(gpu) => {
+                            let (b, ms) = cuda::cutoff(gpu, grid, &kernel, tb, r, opts.precision)?;
+                            report.kernel_ms = Some(ms);
+                            b
+                        }
+                    }
+                }
+                None => {
+                    report.note = Some("cutoff radius reaches across the torus: the minimum-image sum is evaluated whole (no truncation)".into());
+                    report.pairs = Some(cells * sources.len() as f64);
+                    run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+                }
+            },
+            Method::Multires => {
+                if opts.torus {
+                    return Err(GeofieldError::Unsupported(
                     "the multires method is the paper's open-plot method; use exact or cutoff on a torus".into(),
                 ));
-            }
-            let rho = sp.multires_threshold();
-            report.rho_m = Some(rho);
-            let (inside, outside) = sources.split_inside(grid);
-            let pyr = pyramid::Pyramid::build(grid, &inside)?;
-            let rhos = pyramid::opening_distances(pyr.levels, rho, opts.multires_variant_b);
-            let mut v = match backend {
-                Backend::Cpu => multires_cpu::multires(grid, &kernel, &pyr, &rhos, cancel),
-                Backend::Cuda(gpu) => {
-                    let (v, ms) = cuda::multires(gpu, grid, &kernel, &pyr, &rhos)?;
-                    report.kernel_ms = Some(ms);
-                    v
                 }
-            };
-            cancel.check()?;
-            if !outside.is_empty() {
-                // The paper's pyramid covers the plot only: trees outside it are summed exactly.
-                let extra = match backend {
-                    Backend::Cpu => exact_cpu::exact_until(grid, &kernel, &outside, false, cancel),
+                let rho = sp.multires_threshold();
+                report.rho_m = Some(rho);
+                let (inside, outside) = sources.split_inside(grid);
+                let pyr = pyramid::Pyramid::build(grid, &inside)?;
+                let rhos = pyramid::opening_distances(pyr.levels, rho, opts.multires_variant_b);
+                let mut v = match backend {
+                    Backend::Cpu => multires_cpu::multires(grid, &kernel, &pyr, &rhos, cancel),
                     Backend::Cuda(gpu) => {
-                        cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
-                            .0
-                            .to_f64()
+                        let (v, ms) = cuda::multires(gpu, grid, &kernel, &pyr, &rhos)?;
+                        report.kernel_ms = Some(ms);
+                        v
                     }
                 };
-                v.iter_mut().zip(extra).for_each(|(a, b)| *a += b);
-                report.note = Some(format!(
-                    "{} trees outside the grid summed exactly",
-                    outside.len()
-                ));
+                cancel.check()?;
+                if !outside.is_empty() {
+                    // The paper's pyramid covers the plot only: trees outside it are summed exactly.
+                    let extra = match backend {
+                        Backend::Cpu => {
+                            exact_cpu::exact_until(grid, &kernel, &outside, false, cancel)
+                        }
+                        Backend::Cuda(gpu) => {
+                            cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
+                                .0
+                                .to_f64()
+                        }
+                    };
+                    v.iter_mut().zip(extra).for_each(|(a, b)| *a += b);
+                    report.note = Some(format!(
+                        "{} trees outside the grid summed exactly",
+                        outside.len()
+                    ));
+                }
+                Band::from_f64(v, opts.precision)
             }
-            Band::from_f64(v, opts.precision)
-        }
+        })
     };
     // The CPU kernels left the cells they skipped at zero: no partial band leaves here.
     cancel.check()?;
-    report.compute_s = computing.elapsed().as_secs_f64();
-    let (sum, max) = band.sum_and_max();
+    if let Some(band) = band {
+        hand_on(0, band, &mut stats)?;
+    }
+    report.compute_s = computing.elapsed().as_secs_f64() - emit_s;
+    let (sum, max) = stats;
     report.seeds_on_grid = sum * grid.cell_size_m * grid.cell_size_m;
     report.max_density_per_m2 = max;
-    report.seconds = start.elapsed().as_secs_f64();
-    Ok((band, report))
+    report.seconds = start.elapsed().as_secs_f64() - emit_s;
+    Ok(report)
 }
 
 fn run_exact(

@@ -110,6 +110,41 @@ pub(super) fn cutoff(
     Ok((band(out), ms as f64))
 }
 
+/// The cutoff prepared for strips of rows (bins uploaded once); `None` for an empty grid.
+pub(super) fn cutoff_strips<'g>(
+    gpu: &'g Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    radius_m: f64,
+    precision: Precision,
+) -> Result<Option<gd::CutoffStrips<'g>>, GeofieldError> {
+    let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
+    let tb = tile_bins(bins, &du, &dv, &w);
+    Ok(gd::CutoffStrips::new(
+        gpu,
+        dims(grid)?,
+        shape(kernel),
+        &tb,
+        radius_m,
+        out_precision(precision),
+    )?)
+}
+
+/// Rows `row0 .. row0 + nrows` of a prepared cutoff, and the kernel's time in ms.
+pub(super) fn strip_rows(
+    strips: &mut gd::CutoffStrips<'_>,
+    row0: usize,
+    nrows: usize,
+) -> Result<(Band, f64), GeofieldError> {
+    let too_big = |_| GeofieldError::Invalid("grid too tall for the GPU".into());
+    let (out, ms) = strips.rows(
+        u32::try_from(row0).map_err(too_big)?,
+        u32::try_from(nrows).map_err(too_big)?,
+    )?;
+    Ok((band(out), ms as f64))
+}
+
 pub(super) fn multires(
     gpu: &Gpu,
     grid: &GridSpec,

@@ -17,6 +17,10 @@ pub const OUT_TILE: usize = 32;
 /// Output tile side in cells on the CPU: smaller tiles waste fewer candidate pairs.
 const CPU_OUT_TILE: usize = 16;
 
+/// Rows a strip given to [`cutoff_rows`] must start at a multiple of: its output tiles are
+/// then the whole grid's, and every cell gets the same value.
+pub const ROW_ALIGN: usize = CPU_OUT_TILE;
+
 /// The cutoff sum for every cell (row-major), open plot (tori are handled by periodic images).
 /// Output tiles not started when `cancel` is set are skipped (left at zero): the caller checks
 /// the token afterwards.
@@ -28,11 +32,27 @@ pub fn cutoff(
     blend: Option<&Blend>,
     cancel: &Cancel,
 ) -> Vec<f64> {
-    let (rows, cols, h) = (grid.rows, grid.cols, grid.cell_size_m);
-    let mut out = vec![0.0; grid.n_cells()];
-    if cols == 0 || rows == 0 {
+    cutoff_rows(grid, kernel, bins, radius_m, blend, cancel, 0..grid.rows)
+}
+
+/// [`cutoff`] for the grid rows `rows` only (row-major, `rows.len() · cols` values); a strip
+/// starting at a multiple of [`ROW_ALIGN`] gets exactly the values of the whole grid's run.
+pub fn cutoff_rows(
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    radius_m: f64,
+    blend: Option<&Blend>,
+    cancel: &Cancel,
+    rows: std::ops::Range<usize>,
+) -> Vec<f64> {
+    let (cols, h) = (grid.cols, grid.cell_size_m);
+    let rows = rows.start.min(grid.rows)..rows.end.min(grid.rows);
+    let mut out = vec![0.0; rows.len() * cols];
+    if cols == 0 || rows.is_empty() {
         return out;
     }
+    let first = rows.start;
     let r2 = radius_m * radius_m;
     let near = blend.map(|b| fastmath::NearBlend {
         inner2: b.inner_m * b.inner_m,
@@ -42,7 +62,7 @@ pub fn cutoff(
     out.par_chunks_mut(CPU_OUT_TILE * cols)
         .enumerate()
         .for_each(|(band, chunk)| {
-            let row0 = band * CPU_OUT_TILE;
+            let row0 = first + band * CPU_OUT_TILE;
             let nrows = chunk.len() / cols;
             let (mut cu, mut cv, mut cw) = (Vec::new(), Vec::new(), Vec::new());
             for col0 in (0..cols).step_by(CPU_OUT_TILE) {

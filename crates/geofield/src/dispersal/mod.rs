@@ -58,7 +58,8 @@ use geofield_core::{GridSpec, Raster, RasterData};
 
 use crate::{Backend, Cancel, GeofieldError};
 
-use band::{disperse_species, disperse_species_until};
+pub use band::STRIP_ALIGN;
+use band::disperse_species;
 pub use metrics::{ErrorMetrics, compare};
 pub use params::{Eta, Kernel, Species};
 use radius::cutoff_radius;
@@ -354,7 +355,7 @@ pub fn disperse_with_progress(
 /// [`disperse_with_progress`], handing each species' band to `sink` as soon as it is computed
 /// (band `index`, in species order, in the output precision: f32 stays f32) instead of keeping
 /// the maps: a caller can write or compress each band while the next species computes, and
-/// hold no more maps than it wants. `sink` is called after the species' `Done` step; an error
+/// hold no more maps than it wants. `sink` is called before the species' `Done` step; an error
 /// from it stops the run and is returned. Returns the per-species reports.
 #[allow(clippy::too_many_arguments)]
 pub fn disperse_each(
@@ -367,6 +368,47 @@ pub fn disperse_each(
     cancel: &Cancel,
     sink: &mut dyn FnMut(usize, RasterData) -> Result<(), GeofieldError>,
 ) -> Result<Vec<SpeciesReport>, GeofieldError> {
+    // Without a strip height, each species' map comes as one strip.
+    disperse_strips(
+        backend,
+        grid,
+        species,
+        stand,
+        opts,
+        usize::MAX,
+        progress,
+        cancel,
+        &mut |s: Strip| sink(s.band, s.data),
+    )
+}
+
+/// A horizontal strip of one species' map: grid rows `row0 ..` of band `band` (whole rows,
+/// row-major from the north-west, in the output precision).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Strip {
+    pub band: usize,
+    pub row0: usize,
+    pub data: RasterData,
+}
+
+/// [`disperse_each`] in strips of rows: each species' map is handed to `sink` as strips in
+/// order (top to bottom; `strip_rows` rounded up to a multiple of [`STRIP_ALIGN`]) as they are
+/// computed. The cutoff method computes strip by strip, so a caller compresses or writes one
+/// strip while the next computes and holds only the strips it keeps; the other methods compute
+/// a whole map and hand it on as one strip. The values are those of [`disperse_each`]. `sink`
+/// is called before the species' `Done` step; an error from it stops the run.
+#[allow(clippy::too_many_arguments)]
+pub fn disperse_strips(
+    backend: &Backend,
+    grid: &GridSpec,
+    species: &[Species],
+    stand: &Stand,
+    opts: &DisperseOptions,
+    strip_rows: usize,
+    progress: &mut dyn FnMut(SpeciesStep<'_>),
+    cancel: &Cancel,
+    sink: &mut dyn FnMut(Strip) -> Result<(), GeofieldError>,
+) -> Result<Vec<SpeciesReport>, GeofieldError> {
     check_memory(grid, species.len(), opts.precision)?;
     check_device_memory(backend, grid)?;
     let mut reports = Vec::with_capacity(species.len());
@@ -374,13 +416,28 @@ pub fn disperse_each(
         cancel.check()?;
         progress(SpeciesStep::Start { index, species: sp });
         let sources = Sources::for_species(stand, index as u32, sp, grid, opts.torus);
-        let (band, report) = disperse_species_until(backend, grid, sp, &sources, opts, cancel)?;
+        let precision = opts.precision;
+        let report = band::disperse_species_strips(
+            backend,
+            grid,
+            sp,
+            &sources,
+            opts,
+            cancel,
+            strip_rows,
+            &mut |row0, b| {
+                sink(Strip {
+                    band: index,
+                    row0,
+                    data: b.into_data(precision),
+                })
+            },
+        )?;
         progress(SpeciesStep::Done {
             index,
             report: &report,
         });
         reports.push(report);
-        sink(index, band.into_data(opts.precision))?;
     }
     Ok(reports)
 }
