@@ -66,37 +66,187 @@ pub(super) struct Level {
     pub(super) tiles: Vec<Vec<u8>>,
 }
 
-/// Compress one band's full-resolution image and every overview. Returned full resolution
-/// first.
-pub(super) fn encode_levels<T: Sample>(
-    values: &[T],
-    cols: usize,
-    rows: usize,
-    nodata: Option<f64>,
-    codec: Compression,
-) -> Vec<Level> {
-    let (mut cols, mut rows) = (cols, rows);
-    let mut levels = vec![Level {
-        cols,
-        rows,
-        tiles: compress_image(values, cols, rows, 1, nodata, codec),
-    }];
-    let mut current: Option<Vec<T>> = None;
-    while cols > TILE_SIZE || rows > TILE_SIZE {
-        let src = current.as_deref().unwrap_or(values);
-        let (half, c2, r2) = downsample(src, cols, rows, 1, nodata);
-        levels.push(Level {
-            cols: c2,
-            rows: r2,
-            tiles: compress_image(&half, c2, r2, 1, nodata, codec),
-        });
-        (cols, rows) = (c2, r2);
-        current = Some(half);
+/// The sizes of a band's pyramid: full resolution, then halved (rounding up) until the image
+/// fits one tile.
+pub(super) fn level_sizes(cols: usize, rows: usize) -> Vec<(usize, usize)> {
+    let mut sizes = vec![(cols, rows)];
+    let (mut c, mut r) = (cols, rows);
+    while c > TILE_SIZE || r > TILE_SIZE {
+        (c, r) = (c.div_ceil(2), r.div_ceil(2));
+        sizes.push((c, r));
     }
-    levels
+    sizes
 }
 
-/// Halve an image (rounding up): each cell is the mean of the valid cells it covers.
+/// One image of a pyramid being built from rows given in order.
+struct RowLevel<T> {
+    cols: usize,
+    rows: usize,
+    /// Rows received so far.
+    received: usize,
+    /// Rows received but not compressed yet (less than a tile row until the image ends).
+    pending: Vec<T>,
+    /// A row waiting for the row below it, to make a row of the next image.
+    carry: Vec<T>,
+    tiles: Vec<Vec<u8>>,
+}
+
+/// A band's pyramid built from rows given in order, top to bottom ([`RowEncoder::push`]): the
+/// full-resolution tiles of each complete tile row are compressed at once, and each pair of
+/// rows becomes a row of the next overview. The tiles are those of the whole band compressed
+/// at once (the same cuts, padding and overview cells), so a map computed in strips is
+/// compressed while its later strips compute and gives the same file.
+pub(super) struct RowEncoder<T> {
+    levels: Vec<RowLevel<T>>,
+    nodata: Option<f64>,
+    codec: Compression,
+}
+
+impl<T: Sample> RowEncoder<T> {
+    pub(super) fn new(cols: usize, rows: usize, nodata: Option<f64>, codec: Compression) -> Self {
+        let levels = level_sizes(cols, rows)
+            .into_iter()
+            .map(|(cols, rows)| RowLevel {
+                cols,
+                rows,
+                received: 0,
+                pending: Vec::new(),
+                carry: Vec::new(),
+                tiles: Vec::new(),
+            })
+            .collect();
+        Self {
+            levels,
+            nodata,
+            codec,
+        }
+    }
+
+    /// Rows received so far (of the full-resolution image).
+    pub(super) fn received(&self) -> usize {
+        self.levels[0].received
+    }
+
+    /// The next whole rows of the full-resolution image (the caller keeps within its rows).
+    pub(super) fn push(&mut self, values: &[T]) {
+        self.push_level(0, values);
+    }
+
+    fn push_level(&mut self, i: usize, values: &[T]) {
+        let (nodata, codec) = (self.nodata, self.codec);
+        let has_next = i + 1 < self.levels.len();
+        let next = {
+            let l = &mut self.levels[i];
+            let cols = l.cols;
+            let n = values.len() / cols.max(1);
+            l.received += n;
+            let last = l.received == l.rows;
+            // Complete tile rows straight from `values` when nothing is pending (no copy).
+            let take = if l.pending.is_empty() {
+                if last { n } else { n / TILE_SIZE * TILE_SIZE }
+            } else {
+                0
+            };
+            if take > 0 {
+                let tiles = compress_image(&values[..take * cols], cols, take, 1, nodata, codec);
+                l.tiles.extend(tiles);
+            }
+            l.pending.extend_from_slice(&values[take * cols..]);
+            let pending_rows = l.pending.len() / cols.max(1);
+            let ready = if last {
+                pending_rows
+            } else {
+                pending_rows / TILE_SIZE * TILE_SIZE
+            };
+            if ready > 0 {
+                let tiles =
+                    compress_image(&l.pending[..ready * cols], cols, ready, 1, nodata, codec);
+                l.tiles.extend(tiles);
+                l.pending.drain(..ready * cols);
+            }
+            // Rows of the next image: pairs of rows (the carried one first); the image's odd
+            // last row alone; an odd row before the end waits for the next rows.
+            if has_next {
+                let half_cols = cols.div_ceil(2);
+                let carry = std::mem::take(&mut l.carry);
+                let mut rows: Vec<&[T]> = Vec::with_capacity(n + 1);
+                if !carry.is_empty() {
+                    rows.push(&carry);
+                }
+                rows.extend(values.chunks_exact(cols.max(1)));
+                let odd = rows.len() % 2 == 1;
+                let out_rows = rows.len() / 2 + usize::from(odd && last);
+                let mut half = vec![T::zero(); out_rows * half_cols];
+                half.par_chunks_mut(half_cols.max(1))
+                    .enumerate()
+                    .for_each(|(k, out)| {
+                        let below = rows.get(2 * k + 1).copied();
+                        downsample_row(rows[2 * k], below, cols, nodata, out);
+                    });
+                let kept = match rows.last() {
+                    Some(r) if odd && !last => r.to_vec(),
+                    _ => Vec::new(),
+                };
+                drop(rows);
+                l.carry = kept;
+                Some(half)
+            } else {
+                None
+            }
+        };
+        if let Some(half) = next
+            && !half.is_empty()
+        {
+            self.push_level(i + 1, &half);
+        }
+    }
+
+    /// The levels, full resolution first (every row must have been given).
+    pub(super) fn into_levels(self) -> Vec<Level> {
+        self.levels
+            .into_iter()
+            .map(|l| Level {
+                cols: l.cols,
+                rows: l.rows,
+                tiles: l.tiles,
+            })
+            .collect()
+    }
+}
+
+/// One row of a halved image from rows `a` and `b` (`None` past the image's last row) of
+/// `cols` cells: each cell the mean of the valid cells it covers (row `a` then `b`, west to
+/// east), nodata when none is.
+fn downsample_row<T: Sample>(
+    a: &[T],
+    b: Option<&[T]>,
+    cols: usize,
+    nodata: Option<f64>,
+    out: &mut [T],
+) {
+    let missing = |v: T| v.is_nan() || nodata.is_some_and(|nd| v.to_f64() == nd);
+    let fill = nodata.map_or(T::nan(), T::from_f64);
+    for (c, o) in out.iter_mut().enumerate() {
+        let (mut sum, mut n) = (0.0f64, 0u32);
+        for row in std::iter::once(a).chain(b) {
+            for &v in &row[2 * c..(2 * c + 2).min(cols)] {
+                if !missing(v) {
+                    sum += v.to_f64();
+                    n += 1;
+                }
+            }
+        }
+        *o = if n == 0 {
+            fill
+        } else {
+            T::from_f64(sum / f64::from(n))
+        };
+    }
+}
+
+/// Halve an image (rounding up): each cell is the mean of the valid cells it covers (the rule
+/// [`RowEncoder`] applies row pair by row pair).
+#[cfg(test)]
 pub(super) fn downsample<T: Sample>(
     src: &[T],
     cols: usize,
@@ -105,8 +255,6 @@ pub(super) fn downsample<T: Sample>(
     nodata: Option<f64>,
 ) -> (Vec<T>, usize, usize) {
     let (c2, r2) = (cols.div_ceil(2), rows.div_ceil(2));
-    let missing = |v: T| v.is_nan() || nodata.is_some_and(|nd| v.to_f64() == nd);
-    let fill = nodata.map_or(T::nan(), T::from_f64);
     let mut out = vec![T::zero(); bands * c2 * r2];
     // Output rows in parallel (each is written by one task; the values do not depend on it).
     out.par_chunks_mut(c2.max(1))
@@ -114,23 +262,9 @@ pub(super) fn downsample<T: Sample>(
         .for_each(|(br, line)| {
             let (b, r) = (br / r2.max(1), br % r2.max(1));
             let band = &src[b * cols * rows..(b + 1) * cols * rows];
-            for (c, o) in line.iter_mut().enumerate() {
-                let (mut sum, mut n) = (0.0f64, 0u32);
-                for rr in 2 * r..(2 * r + 2).min(rows) {
-                    for cc in 2 * c..(2 * c + 2).min(cols) {
-                        let v = band[rr * cols + cc];
-                        if !missing(v) {
-                            sum += v.to_f64();
-                            n += 1;
-                        }
-                    }
-                }
-                *o = if n == 0 {
-                    fill
-                } else {
-                    T::from_f64(sum / f64::from(n))
-                };
-            }
+            let row = |k: usize| &band[k * cols..(k + 1) * cols];
+            let below = (2 * r + 1 < rows).then(|| row(2 * r + 1));
+            downsample_row(row(2 * r), below, cols, nodata, line);
         });
     (out, c2, r2)
 }

@@ -52,6 +52,8 @@ pub struct CogBuilder {
     meta: RasterMeta,
     /// Per band, once given: its levels (full resolution first), tiles compressed.
     encoded: Vec<Option<Vec<Level>>>,
+    /// Per band being given in strips of rows: its pyramid so far.
+    partial: Vec<Option<Partial>>,
     any_nan: bool,
 }
 
@@ -98,6 +100,7 @@ impl CogBuilder {
             f64,
             meta,
             encoded: (0..n).map(|_| None).collect(),
+            partial: (0..n).map(|_| None).collect(),
             any_nan: false,
         })
     }
@@ -117,6 +120,34 @@ impl CogBuilder {
         index: usize,
         values: BandValues<'_>,
     ) -> Result<(), IoError> {
+        let cells = self.grid.n_cells();
+        if values.len() != cells {
+            return Err(IoError::InvalidOutput {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "band {} holds {} values but the grid has {} x {} = {cells} cells",
+                    index + 1,
+                    values.len(),
+                    self.grid.cols,
+                    self.grid.rows
+                ),
+            });
+        }
+        self.add_rows(path, index, 0, values)
+    }
+
+    /// Give band `index` as strips of whole rows, top to bottom: `values` holds the rows from
+    /// `row0`, which must be the first row not given yet (0 starts the band afresh). The tiles
+    /// of every complete tile row, and the overview rows they make, are compressed at once (in
+    /// parallel), so that a band computed in strips is compressed while its later strips
+    /// compute; the file is the one [`Self::add_band`] gives with the whole band.
+    pub fn add_rows(
+        &mut self,
+        path: &Path,
+        index: usize,
+        row0: usize,
+        values: BandValues<'_>,
+    ) -> Result<(), IoError> {
         let invalid = |reason: String| IoError::InvalidOutput {
             path: path.to_path_buf(),
             reason,
@@ -128,31 +159,40 @@ impl CogBuilder {
                 index + 1
             )));
         }
-        let cells = self.grid.n_cells();
-        if values.len() != cells {
+        let (cols, rows) = (self.grid.cols, self.grid.rows);
+        let (nodata, codec) = (self.meta.nodata, self.meta.compression);
+        if row0 == 0 {
+            self.encoded[index] = None;
+            self.partial[index] = Some(match self.f64 {
+                false => Partial::F32(RowEncoder::new(cols, rows, nodata, codec)),
+                true => Partial::F64(RowEncoder::new(cols, rows, nodata, codec)),
+            });
+        }
+        let Some(part) = self.partial[index].as_mut() else {
             return Err(invalid(format!(
-                "band {} holds {} values but the grid has {} x {} = {cells} cells",
+                "band {}: rows from {row0} given before row 0",
+                index + 1
+            )));
+        };
+        let received = part.received();
+        let n = values.len() / cols;
+        if row0 != received || values.len() % cols != 0 || received + n > rows {
+            return Err(invalid(format!(
+                "band {}: {} values from row {row0}, expected whole rows of {cols} values from \
+                 row {received}, within the grid's {rows} rows",
                 index + 1,
-                values.len(),
-                self.grid.cols,
-                self.grid.rows
+                values.len()
             )));
         }
-        let (cols, rows, nodata, codec) = (
-            self.grid.cols,
-            self.grid.rows,
-            self.meta.nodata,
-            self.meta.compression,
-        );
-        let (levels, nan) = match (values, self.f64) {
-            (BandValues::F32(v), false) => (
-                encode_levels(v, cols, rows, nodata, codec),
-                v.par_iter().any(|x| x.is_nan()),
-            ),
-            (BandValues::F64(v), true) => (
-                encode_levels(v, cols, rows, nodata, codec),
-                v.par_iter().any(|x| x.is_nan()),
-            ),
+        let nan = match (values, part) {
+            (BandValues::F32(v), Partial::F32(e)) => {
+                e.push(v);
+                v.par_iter().any(|x| x.is_nan())
+            }
+            (BandValues::F64(v), Partial::F64(e)) => {
+                e.push(v);
+                v.par_iter().any(|x| x.is_nan())
+            }
             _ => {
                 return Err(invalid(format!(
                     "band {} is not in the raster's precision ({})",
@@ -162,7 +202,11 @@ impl CogBuilder {
             }
         };
         self.any_nan |= nan;
-        self.encoded[index] = Some(levels);
+        if received + n == rows
+            && let Some(done) = self.partial[index].take()
+        {
+            self.encoded[index] = Some(done.into_levels());
+        }
         Ok(())
     }
 
@@ -220,6 +264,28 @@ impl CogBuilder {
             write_s: (t1 - t0).as_secs_f64(),
             sync_s: t1.elapsed().as_secs_f64(),
         })
+    }
+}
+
+/// A band's pyramid being built from strips, in the raster's precision.
+enum Partial {
+    F32(RowEncoder<f32>),
+    F64(RowEncoder<f64>),
+}
+
+impl Partial {
+    fn received(&self) -> usize {
+        match self {
+            Partial::F32(e) => e.received(),
+            Partial::F64(e) => e.received(),
+        }
+    }
+
+    fn into_levels(self) -> Vec<Level> {
+        match self {
+            Partial::F32(e) => e.into_levels(),
+            Partial::F64(e) => e.into_levels(),
+        }
     }
 }
 

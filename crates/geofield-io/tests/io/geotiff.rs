@@ -411,3 +411,109 @@ fn a_zstd_raster_of_zeros_reads_back_despite_its_ratio() {
         RasterData::F64(v) => assert!(v.iter().all(|&x| x == 0.0)),
     }
 }
+
+/// A band given in strips of rows (any heights: single rows, odd rows across tile rows and
+/// overview row pairs) is the file of the whole band given at once, byte for byte: f32 and
+/// f64, with NaN, a nodata value, four overview levels, either codec.
+#[test]
+fn strips_of_rows_give_the_whole_bands_file() {
+    use geofield_io::geotiff::{BandValues, CogBuilder};
+    let dir = tempfile::tempdir().unwrap();
+    let g = grid(700, 1300, 1.0, 0.0, 1300.0);
+    let cells = g.n_cells();
+    let value = |b: usize, i: usize| {
+        let (r, c) = (i / 700, i % 700);
+        if (r * 31 + c * 7 + b) % 997 == 0 {
+            f64::NAN
+        } else if (r + c) % 501 == 0 {
+            -9999.0
+        } else {
+            ((r as f64 * 0.37).sin() + (c as f64 * 0.011).cos()) * 10.0 + b as f64
+        }
+    };
+    let heights = [1usize, 255, 2, 257, 3, 300, 1, 256, 512];
+    for (f64, codec) in [
+        (false, Compression::Deflate),
+        (true, Compression::Zstd),
+        (false, Compression::Zstd),
+    ] {
+        let bands: Vec<Vec<f64>> = (0..2)
+            .map(|b| (0..cells).map(|i| value(b, i)).collect())
+            .collect();
+        let b32: Vec<Vec<f32>> = bands
+            .iter()
+            .map(|v| v.iter().map(|&x| x as f32).collect())
+            .collect();
+        let of = |b: usize, lo: usize, hi: usize| match f64 {
+            true => BandValues::F64(&bands[b][lo..hi]),
+            false => BandValues::F32(&b32[b][lo..hi]),
+        };
+        let meta = RasterMeta {
+            nodata: Some(-9999.0),
+            compression: codec,
+            ..Default::default()
+        };
+        let names = vec!["a".to_string(), "b".to_string()];
+        let (pw, ps) = (dir.path().join("whole.tif"), dir.path().join("strips.tif"));
+        let mut whole = CogBuilder::new(&pw, g, names.clone(), f64, meta.clone()).unwrap();
+        for b in 0..2 {
+            whole.add_band(&pw, b, of(b, 0, cells)).unwrap();
+        }
+        whole.finish(&pw, BigTiff::IfNeeded).unwrap();
+        let mut strips = CogBuilder::new(&ps, g, names, f64, meta).unwrap();
+        // Band 1 first, and the two bands interleaved: each band's rows in order.
+        let mut at = [0usize; 2];
+        let mut k = 0;
+        while at.iter().any(|&r| r < 1300) {
+            for b in [1, 0] {
+                if at[b] < 1300 {
+                    let n = heights[k % heights.len()].min(1300 - at[b]);
+                    strips
+                        .add_rows(&ps, b, at[b], of(b, at[b] * 700, (at[b] + n) * 700))
+                        .unwrap();
+                    at[b] += n;
+                    k += 1;
+                }
+            }
+        }
+        strips.finish(&ps, BigTiff::IfNeeded).unwrap();
+        let (a, b) = (std::fs::read(&pw).unwrap(), std::fs::read(&ps).unwrap());
+        assert!(a == b, "f64 {f64} {codec:?}: strips give another file");
+        // And the file holds the values (reading the full resolution back).
+        let mut d = open(&ps);
+        assert_eq!(d.dimensions().unwrap(), (700, 1300));
+        let back: Vec<f64> = match read_all(&mut d) {
+            DecodingResult::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            DecodingResult::F64(v) => v,
+            other => panic!("{other:?}"),
+        };
+        for (i, (x, y)) in back.iter().zip(bands.concat()).enumerate() {
+            // NaN is stored as the (finite) nodata value.
+            let y = if y.is_nan() { -9999.0 } else { y };
+            let y = if f64 { y } else { f64::from(y as f32) };
+            assert_eq!(*x, y, "value {i}");
+        }
+    }
+}
+
+#[test]
+fn strips_out_of_order_or_unfinished_are_errors() {
+    use geofield_io::geotiff::{BandValues, CogBuilder};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.tif");
+    let g = grid(10, 6, 1.0, 0.0, 6.0);
+    let v = vec![1.0f32; 60];
+    let names = vec!["a".to_string()];
+    let mut c = CogBuilder::new(&p, g, names.clone(), false, RasterMeta::default()).unwrap();
+    let err = |r: Result<(), geofield_io::IoError>| r.unwrap_err().to_string();
+    assert!(err(c.add_rows(&p, 0, 2, BandValues::F32(&v[..20]))).contains("before row 0"));
+    c.add_rows(&p, 0, 0, BandValues::F32(&v[..20])).unwrap();
+    assert!(err(c.add_rows(&p, 0, 3, BandValues::F32(&v[..10]))).contains("from row 2"));
+    assert!(err(c.add_rows(&p, 0, 2, BandValues::F32(&v[..15]))).contains("whole rows"));
+    assert!(err(c.add_rows(&p, 0, 2, BandValues::F32(&v[..50]))).contains("within the grid"));
+    assert!(err(c.add_rows(&p, 0, 2, BandValues::F64(&[0.0; 10]))).contains("precision"));
+    // Two of six rows given: the band is not complete, and nothing is written.
+    let e = c.finish(&p, BigTiff::IfNeeded).unwrap_err().to_string();
+    assert!(e.contains("never computed"), "{e}");
+    assert!(!p.exists());
+}
