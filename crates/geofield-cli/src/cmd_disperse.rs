@@ -162,19 +162,24 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     )?;
     let t = Instant::now();
     let mut sink_error = None;
-    let reports = dispersal::disperse_each(
+    let mut handoff_s = 0.0;
+    let reports = dispersal::disperse_strips(
         be,
         &grid,
         &species,
         &stand,
         &opts,
+        strip_rows(&grid, opts.precision),
         &mut |s| disperse_report::step(&pb, s, true),
         &never,
-        &mut |index, band| {
-            sink.push(index, band).map_err(|e| {
+        &mut |strip| {
+            let t = Instant::now();
+            let r = sink.push(strip).map_err(|e| {
                 sink_error = Some(e);
                 GeofieldError::Invalid("the output stopped".into())
-            })
+            });
+            handoff_s += t.elapsed().as_secs_f64();
+            r
         },
     );
     let reports = match (reports, sink_error) {
@@ -182,6 +187,7 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         (r, None) => r?,
     };
     timing.dispersal(t.elapsed().as_secs_f64(), &reports);
+    timing.handoff_s = handoff_s;
     let t = Instant::now();
     let finished = sink.finish()?;
     timing.compress_s = finished.compress_s;
@@ -294,4 +300,15 @@ fn options(a: &DisperseArgs) -> Result<DisperseOptions> {
         torus: a.torus,
         multires_variant_b: a.multires_variant == VariantArg::B,
     })
+}
+
+/// Rows of the strips a map is computed and compressed in: whole GeoTIFF tile rows, about
+/// 32 MB of values (the compressing thread works on one strip while the next computes).
+fn strip_rows(grid: &GridSpec, precision: Precision) -> usize {
+    let bytes = match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    let rows = (32usize << 20) / (grid.cols.max(1) * bytes);
+    rows.max(1).div_ceil(dispersal::STRIP_ALIGN) * dispersal::STRIP_ALIGN
 }

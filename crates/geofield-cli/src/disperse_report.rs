@@ -136,6 +136,9 @@ pub struct Timing {
     pub prepare_s: f64,
     pub kernels_s: Option<f64>,
     pub copies_s: Option<f64>,
+    /// Of `dispersal_s`: waiting to hand strips to the GeoTIFF's compressing thread (its queue
+    /// full: the compressing is slower than the computing).
+    pub handoff_s: f64,
     /// Compressing the GeoTIFF's tiles, on a thread beside the computing (overlapped with it).
     pub compress_s: f64,
     /// From the last species to every file written: the rest of the compressing, the
@@ -171,6 +174,9 @@ impl Timing {
         let mut gpu = String::new();
         if let (Some(k), Some(c)) = (self.kernels_s, self.copies_s) {
             gpu = format!(", GPU kernels {k:.3}, copies {c:.3}");
+        }
+        if self.handoff_s > 0.005 {
+            gpu = format!("{gpu}, waiting for the writer {:.2}", self.handoff_s);
         }
         let mut file = String::new();
         if let (Some(w), Some(s), Some(b)) = (self.file_write_s, self.disk_sync_s, self.file_bytes)

@@ -1,10 +1,11 @@
-//! Where `geofield disperse` puts each species' map as it is computed.
+//! Where `geofield disperse` puts each species' map as it is computed, strip by strip.
 //!
-//! For a GeoTIFF, a thread compresses each band into the file's tiles (full resolution and
-//! overviews, in parallel over the tiles) while the next species computes; the file is laid
-//! out and written once the last band is in ([`geofield_io::geotiff::CogBuilder`]). The maps
-//! are kept in memory only when something else needs them (the PNG, `--compare-exact`, or an
-//! `.asc`/`.npy` output, which is written from the whole raster at the end).
+//! For a GeoTIFF, a thread compresses each strip of rows into the file's tiles (full
+//! resolution and overviews, in parallel over the tiles) while the next strip computes; the
+//! file is laid out and written once the last band is in
+//! ([`geofield_io::geotiff::CogBuilder::add_rows`]). The maps are kept in memory only when
+//! something else needs them (the PNG, `--compare-exact`, or an `.asc`/`.npy` output, which is
+//! written from the whole raster at the end).
 
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -12,6 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
+use geofield::dispersal::Strip;
 use geofield_core::{GridSpec, RasterData};
 use geofield_io::geotiff::{BandValues, CogBuilder};
 use geofield_io::{IoError, RasterMeta};
@@ -26,9 +28,30 @@ type Worker = JoinHandle<Result<Encoded, IoError>>;
 /// The bands of a run as they come.
 pub struct BandSink {
     /// The compressing thread and its inbox, for a GeoTIFF.
-    stream: Option<(SyncSender<(usize, RasterData)>, Worker)>,
+    stream: Option<(SyncSender<Strip>, Worker)>,
     /// The maps, when not streamed or when kept.
-    kept: Vec<RasterData>,
+    kept: Vec<Option<RasterData>>,
+}
+
+/// Strips waiting for the compressing thread: memory stays bounded if the computing outruns
+/// the compressing.
+const QUEUED_STRIPS: usize = 3;
+
+/// Add a strip to the kept maps (strips of a band come in order).
+fn keep_strip(kept: &mut Vec<Option<RasterData>>, s: Strip) {
+    if kept.len() <= s.band {
+        kept.resize_with(s.band + 1, || None);
+    }
+    match (&mut kept[s.band], s.data) {
+        (Some(RasterData::F32(v)), RasterData::F32(w)) => v.extend_from_slice(&w),
+        (Some(RasterData::F64(v)), RasterData::F64(w)) => v.extend_from_slice(&w),
+        (slot, data) => *slot = Some(data),
+    }
+}
+
+/// The kept maps in band order.
+fn kept_maps(kept: Vec<Option<RasterData>>) -> Vec<RasterData> {
+    kept.into_iter().flatten().collect()
 }
 
 /// The sink's result: the GeoTIFF builder (every band compressed) if streamed, the maps if
@@ -59,9 +82,7 @@ impl BandSink {
             });
         }
         let cog = CogBuilder::new(out, grid, names, f64, meta)?;
-        // One band waiting while one is compressed: memory stays bounded if the computing
-        // outruns the compressing.
-        let (tx, rx) = mpsc::sync_channel(1);
+        let (tx, rx) = mpsc::sync_channel(QUEUED_STRIPS);
         let path = out.to_path_buf();
         let worker = std::thread::Builder::new()
             .name("geotiff".into())
@@ -72,13 +93,14 @@ impl BandSink {
         })
     }
 
-    /// Take band `index`. An error is the compressing thread's (it stopped).
-    pub fn push(&mut self, index: usize, band: RasterData) -> Result<()> {
+    /// Take a strip (a band's strips in order). An error is the compressing thread's (it
+    /// stopped).
+    pub fn push(&mut self, strip: Strip) -> Result<()> {
         let Some((tx, _)) = &self.stream else {
-            self.kept.push(band);
+            keep_strip(&mut self.kept, strip);
             return Ok(());
         };
-        if tx.send((index, band)).is_ok() {
+        if tx.send(strip).is_ok() {
             return Ok(());
         }
         // The thread ended early: its error says why.
@@ -93,7 +115,7 @@ impl BandSink {
         let Some((tx, worker)) = self.stream else {
             return Ok(Finished {
                 cog: None,
-                maps: self.kept,
+                maps: kept_maps(self.kept),
                 compress_s: 0.0,
             });
         };
@@ -109,10 +131,10 @@ impl BandSink {
     }
 }
 
-/// The compressing thread: every band received into `cog`, kept if `keep`.
+/// The compressing thread: every strip received into `cog`, kept if `keep`.
 fn compress(
     mut cog: CogBuilder,
-    rx: Receiver<(usize, RasterData)>,
+    rx: Receiver<Strip>,
     path: &Path,
     keep: bool,
 ) -> Result<Encoded, IoError> {
@@ -124,20 +146,21 @@ fn compress(
         .thread_name(|i| format!("geotiff-{i}"))
         .build()
         .ok();
-    for (index, band) in rx {
+    for strip in rx {
         let t = Instant::now();
-        let values = match &band {
+        let values = match &strip.data {
             RasterData::F32(v) => BandValues::F32(v),
             RasterData::F64(v) => BandValues::F64(v),
         };
+        let (band, row0) = (strip.band, strip.row0);
         match &pool {
-            Some(p) => p.install(|| cog.add_band(path, index, values))?,
-            None => cog.add_band(path, index, values)?,
+            Some(p) => p.install(|| cog.add_rows(path, band, row0, values))?,
+            None => cog.add_rows(path, band, row0, values)?,
         }
         busy += t.elapsed().as_secs_f64();
         if keep {
-            kept.push(band);
+            keep_strip(&mut kept, strip);
         }
     }
-    Ok((cog, kept, busy))
+    Ok((cog, kept_maps(kept), busy))
 }

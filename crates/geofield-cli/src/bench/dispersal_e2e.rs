@@ -152,14 +152,16 @@ pub(super) fn print(r: &E2eResult) {
         fmt_s(r.inside.median)
     );
     println!(
-        "   read {}, backend {}, species {} (preparing {}, GPU kernels {}, copies {}), \
-         output after the last species {} (GeoTIFF writing {}, disk sync {}; compressing {} beside the species)",
+        "   read {}, backend {}, species {} (preparing {}, GPU kernels {}, copies {}, waiting \
+         for the writer {}), output after the last species {} (GeoTIFF writing {}, disk sync {}; \
+         compressing {} beside the species)",
         s("read_s"),
         s("backend_s"),
         s("dispersal_s"),
         s("prepare_s"),
         s("kernels_s"),
         s("copies_s"),
+        s("handoff_s"),
         s("output_s"),
         s("file_write_s"),
         s("disk_sync_s"),
