@@ -91,6 +91,11 @@ pub struct DisperseArgs {
     /// Trees of species missing from the species file are an error (default: skipped, reported).
     #[arg(long)]
     pub strict: bool,
+    /// Rows per strip in which the cutoff computes a map and hands it to the GeoTIFF writer
+    /// (rounded up to a multiple of 256; default: about 32 MB of values). Smaller strips hold
+    /// less memory; 0 computes each map whole.
+    #[arg(long, value_name = "ROWS")]
+    pub strip_rows: Option<usize>,
     /// Multi-resolution opening rule: a (rho_q = rho 2^(q-1), default) or b (rho at every level).
     #[arg(long, value_enum, default_value = "a")]
     pub multires_variant: VariantArg,
@@ -159,6 +164,7 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         },
         geotiff,
         keep,
+        Some(be.clone()),
     )?;
     let t = Instant::now();
     let mut sink_error = None;
@@ -169,7 +175,11 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         &species,
         &stand,
         &opts,
-        strip_rows(&grid, opts.precision),
+        match a.strip_rows {
+            Some(0) => usize::MAX,
+            Some(n) => n,
+            None => strip_rows(&grid, opts.precision),
+        },
         &mut |s| disperse_report::step(&pb, s, true),
         &never,
         &mut |strip| {

@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
+use geofield::Backend;
 use geofield::dispersal::Strip;
 use geofield_core::{GridSpec, RasterData};
 use geofield_io::geotiff::{BandValues, CogBuilder};
@@ -74,6 +75,7 @@ impl BandSink {
         meta: RasterMeta,
         geotiff: bool,
         keep: bool,
+        recycle: Option<Backend>,
     ) -> Result<Self> {
         if !geotiff {
             return Ok(Self {
@@ -86,7 +88,7 @@ impl BandSink {
         let path = out.to_path_buf();
         let worker = std::thread::Builder::new()
             .name("geotiff".into())
-            .spawn(move || compress(cog, rx, &path, keep))?;
+            .spawn(move || compress(cog, rx, &path, keep, recycle))?;
         Ok(Self {
             stream: Some((tx, worker)),
             kept: Vec::new(),
@@ -137,6 +139,7 @@ fn compress(
     rx: Receiver<Strip>,
     path: &Path,
     keep: bool,
+    recycle: Option<Backend>,
 ) -> Result<Encoded, IoError> {
     let (mut kept, mut busy) = (Vec::new(), 0.0);
     // Its own threads: in the shared pool, the species' preparing would queue behind a whole
@@ -160,6 +163,9 @@ fn compress(
         busy += t.elapsed().as_secs_f64();
         if keep {
             keep_strip(&mut kept, strip);
+        } else if let Some(be) = &recycle {
+            // The strip's buffer serves a later strip's download (no page faults).
+            be.recycle(strip.data);
         }
     }
     Ok((cog, kept_maps(kept), busy))

@@ -53,6 +53,18 @@ impl std::fmt::Debug for Backend {
 }
 
 impl Backend {
+    /// Give back a map (a strip or band a computation handed out) that the caller is done
+    /// with: on a GPU its buffer serves a later download without page faults; on the CPU it is
+    /// dropped.
+    pub fn recycle(&self, data: geofield_core::RasterData) {
+        if let Backend::Cuda(gpu) = self {
+            match data {
+                geofield_core::RasterData::F32(v) => gpu.recycle_host(v),
+                geofield_core::RasterData::F64(v) => gpu.recycle_host(v),
+            }
+        }
+    }
+
     /// "cpu" or "cuda:N".
     pub fn label(&self) -> String {
         match self {

@@ -21,6 +21,8 @@ pub(super) const STAGE_SLOT: usize = 8 << 20;
 const POOL_KEEP_BYTES: u64 = 2 << 30;
 /// Downloads from this size up fault their output pages in on every core first.
 const PREFAULT_BYTES: usize = 8 << 20;
+/// Buffers [`Gpu::recycle_host`] keeps.
+const HOST_POOL_BUFFERS: usize = 8;
 /// Elements per task when the host copies or converts in parallel.
 const PAR_CHUNK: usize = 1 << 15;
 
@@ -242,7 +244,7 @@ impl Gpu {
     }
 
     /// Copies a device buffer back, truncated to `len` elements.
-    pub(crate) fn download<T: DeviceRepr + Default + Copy + Send + Sync>(
+    pub(crate) fn download<T: DeviceRepr + Default + Copy + Send + Sync + 'static>(
         &self,
         buf: &CudaSlice<T>,
         len: usize,
@@ -255,14 +257,43 @@ impl Gpu {
             v.truncate(len);
             return Ok(v);
         }
-        // Fresh output pages are first touched on every core (a page fault each); inside the
-        // driver's copy they would be taken one by one on this thread (0.4 GB: ~0.1-0.2 s).
-        let mut v: Vec<T> = (0..len).into_par_iter().map(|_| T::default()).collect();
+        // A buffer given back (its pages mapped), else fresh output pages first touched on
+        // every core (a page fault each); inside the driver's copy they would be taken one by
+        // one on this thread (0.4 GB: ~0.1-0.2 s).
+        let mut v: Vec<T> = match self.pooled::<T>(len) {
+            Some(mut v) => {
+                v.truncate(len);
+                v
+            }
+            None => (0..len).into_par_iter().map(|_| T::default()).collect(),
+        };
         self.stream
             .memcpy_dtoh(&buf.slice(0..len), v.as_mut_slice())
             .doing(&doing)?;
         self.stream.synchronize().doing(&doing)?;
         Ok(v)
+    }
+
+    /// Give a host buffer back for later downloads of up to `v.len()` elements of `T` (a caller
+    /// done with a downloaded map): its pages stay mapped, so the next download into it takes
+    /// no page faults. Buffers below the pooled size are dropped; the pool keeps a few.
+    pub fn recycle_host<T: Send + 'static>(&self, v: Vec<T>) {
+        if v.len() * std::mem::size_of::<T>() < PREFAULT_BYTES {
+            return;
+        }
+        let mut pool = super::lock(&self.host_pool);
+        if pool.len() < HOST_POOL_BUFFERS {
+            pool.push(Box::new(v));
+        }
+    }
+
+    /// A pooled buffer of at least `len` elements of `T`, if one was given back.
+    fn pooled<T: Send + 'static>(&self, len: usize) -> Option<Vec<T>> {
+        let mut pool = super::lock(&self.host_pool);
+        let at = pool
+            .iter()
+            .position(|b| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() >= len))?;
+        pool.swap_remove(at).downcast::<Vec<T>>().ok().map(|b| *b)
     }
 
     /// Records a timing event on the stream.
@@ -340,6 +371,13 @@ mod tests {
             // Truncated: the first len - 7 elements.
             let back = gpu.download(&d, len - 7, "test data").unwrap();
             assert_eq!(back, data[..len - 7], "len {len} - 7");
+            // Into a buffer given back (holding other values, longer): the same elements.
+            gpu.recycle_host(vec![7u32; len + 100]);
+            assert_eq!(
+                gpu.download(&d, len, "test data").unwrap(),
+                data,
+                "len {len}, reused"
+            );
         }
     }
 }

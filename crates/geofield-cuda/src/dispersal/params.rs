@@ -124,7 +124,7 @@ pub struct FinalizeParams {
 /// `GF_CHECK_SIZE(name, size)`; a unit test checks that the two lists agree.
 pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
     ("ExactParams", "DispersalExactParams", 72),
-    ("CutoffParams", "DispersalCutoffParams", 80),
+    ("CutoffParams", "DispersalCutoffParams", 88),
     ("MultiresParams", "DispersalMultiresParams", 168),
     ("FinalizeParams", "DispersalFinalizeParams", 16),
     ("BlendParams", "DispersalBlendParams", 48),
