@@ -277,3 +277,70 @@ fn synth_forest_writes_a_stand_that_disperse_reads() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("auto:"), "{}", text(&o));
 }
+
+/// Strips of 256 rows (`--strip-rows`) write the maps of the whole-map run (`--strip-rows 0`),
+/// with the PNG and `.npy` outputs built from the kept strips; a GeoTIFF of either codec.
+#[test]
+fn strips_write_the_whole_maps_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, sp) = (dir.path().join("t.csv"), dir.path().join("s.toml"));
+    let o = geofield(&[
+        "synth",
+        "forest",
+        "--trees",
+        "2000",
+        "--extent",
+        "0,0,300,700",
+        "--seed",
+        "5",
+        "--out",
+        s(&t),
+        "--species-out",
+        s(&sp),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = |out: &PathBuf, extra: &[&str]| {
+        let mut args = vec![
+            "disperse",
+            "--trees",
+            s(&t),
+            "--species",
+            s(&sp),
+            "--extent",
+            "0,0,300,700",
+            "--cell-size-m",
+            "1",
+            "--method",
+            "cutoff",
+            "--out",
+            s(out),
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let o = geofield(&args);
+        assert!(o.status.success(), "{}", text(&o));
+    };
+    let read = |p: &PathBuf| geofield_io::read_raster(p).unwrap().0.data;
+    let whole = dir.path().join("whole.tif");
+    run(&whole, &["--strip-rows", "0"]);
+    for (name, extra) in [
+        ("strips.tif", vec!["--strip-rows", "256"]),
+        (
+            "strips_z.tif",
+            vec!["--strip-rows", "1", "--compress", "zstd"],
+        ),
+    ] {
+        let p = dir.path().join(name);
+        run(&p, &extra);
+        assert_eq!(read(&p), read(&whole), "{name}");
+    }
+    let (npy, png) = (dir.path().join("s.npy"), dir.path().join("s.png"));
+    run(&npy, &["--strip-rows", "256", "--png", s(&png)]);
+    let whole_npy = dir.path().join("w.npy");
+    run(&whole_npy, &["--strip-rows", "0"]);
+    assert_eq!(
+        std::fs::read(&npy).unwrap(),
+        std::fs::read(&whole_npy).unwrap()
+    );
+    assert!(png.exists());
+}
