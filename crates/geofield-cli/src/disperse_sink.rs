@@ -66,7 +66,9 @@ pub struct Finished {
 impl BandSink {
     /// A sink for maps on `grid` (one band per name, f64 if `f64`). With `geotiff` the bands
     /// are compressed into a GeoTIFF for `out` with `meta` as they come, and kept only if
-    /// `keep`; otherwise they are all kept.
+    /// `keep` (strips not kept are given back to `recycle`, the backend that computed them);
+    /// otherwise they are all kept.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         out: &Path,
         grid: GridSpec,

@@ -253,7 +253,7 @@ impl<'g> CutoffStrips<'g> {
     /// ms. `row0` must be a multiple of [`Self::ROW_ALIGN`] and the rows inside the grid.
     pub fn rows(&mut self, row0: u32, nrows: u32) -> Result<(HostOut, f32), CudaError> {
         let p = &self.plan.params;
-        if row0 % Self::ROW_ALIGN != 0
+        if !row0.is_multiple_of(Self::ROW_ALIGN)
             || nrows == 0
             || row0.checked_add(nrows).is_none_or(|end| end > p.rows)
         {

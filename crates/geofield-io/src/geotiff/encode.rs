@@ -127,12 +127,13 @@ impl<T: Sample> RowEncoder<T> {
         self.levels[0].received
     }
 
-    /// The next whole rows of the full-resolution image (the caller keeps within its rows).
-    pub(super) fn push(&mut self, values: &[T]) {
-        self.push_level(0, values);
+    /// The next whole rows of the full-resolution image (the caller keeps within its rows). An
+    /// error is the codec's (out of memory).
+    pub(super) fn push(&mut self, values: &[T]) -> Result<(), String> {
+        self.push_level(0, values)
     }
 
-    fn push_level(&mut self, i: usize, values: &[T]) {
+    fn push_level(&mut self, i: usize, values: &[T]) -> Result<(), String> {
         let (nodata, codec) = (self.nodata, self.codec);
         let has_next = i + 1 < self.levels.len();
         let next = {
@@ -148,7 +149,7 @@ impl<T: Sample> RowEncoder<T> {
                 0
             };
             if take > 0 {
-                let tiles = compress_image(&values[..take * cols], cols, take, 1, nodata, codec);
+                let tiles = compress_image(&values[..take * cols], cols, take, 1, nodata, codec)?;
                 l.tiles.extend(tiles);
             }
             l.pending.extend_from_slice(&values[take * cols..]);
@@ -160,7 +161,7 @@ impl<T: Sample> RowEncoder<T> {
             };
             if ready > 0 {
                 let tiles =
-                    compress_image(&l.pending[..ready * cols], cols, ready, 1, nodata, codec);
+                    compress_image(&l.pending[..ready * cols], cols, ready, 1, nodata, codec)?;
                 l.tiles.extend(tiles);
                 l.pending.drain(..ready * cols);
             }
@@ -194,10 +195,9 @@ impl<T: Sample> RowEncoder<T> {
                 None
             }
         };
-        if let Some(half) = next
-            && !half.is_empty()
-        {
-            self.push_level(i + 1, &half);
+        match next {
+            Some(half) if !half.is_empty() => self.push_level(i + 1, &half),
+            _ => Ok(()),
         }
     }
 
@@ -325,7 +325,7 @@ pub(super) fn compress_image<T: Sample>(
     bands: usize,
     nodata: Option<f64>,
     codec: Compression,
-) -> Vec<Vec<u8>> {
+) -> Result<Vec<Vec<u8>>, String> {
     let nan_as = nodata.filter(|v| v.is_finite()).map(T::from_f64);
     let (across, down) = (cols.div_ceil(TILE_SIZE), rows.div_ceil(TILE_SIZE));
     (0..bands * across * down)
@@ -339,11 +339,11 @@ pub(super) fn compress_image<T: Sample>(
                 compress_tile(z, plane, cols, rows, tr * TILE_SIZE, tc * TILE_SIZE, nan_as)
             },
         )
-        .collect()
+        .collect::<Result<Vec<_>, String>>()
 }
 
 /// One tile: pixels padded with zeros (NaN as `nan_as` when given), the floating-point
-/// predictor, then the codec.
+/// predictor, then the codec (whose error is an out-of-memory one).
 pub(super) fn compress_tile<T: Sample>(
     z: &mut Codec,
     plane: &[T],
@@ -352,7 +352,7 @@ pub(super) fn compress_tile<T: Sample>(
     row0: usize,
     col0: usize,
     nan_as: Option<T>,
-) -> Vec<u8> {
+) -> Result<Vec<u8>, String> {
     let row_bytes = TILE_SIZE * T::BYTES;
     let mut raw = vec![0u8; TILE_SIZE * row_bytes];
     let mut vals = [T::zero(); TILE_SIZE];
@@ -374,12 +374,8 @@ pub(super) fn compress_tile<T: Sample>(
         }
         floating_point_predictor(&vals, &mut shuffled, out);
     }
-    // Compression fails only when memory runs out; an empty tile would then be caught by the
-    // reader, so abort with the reason instead (as an allocation failure would).
-    match z.compress(&raw) {
-        Ok(t) => t,
-        Err(e) => panic!("compressing a GeoTIFF tile failed: {e}"),
-    }
+    z.compress(&raw)
+        .map_err(|e| format!("compressing a tile failed: {e}"))
 }
 
 /// TIFF predictor 3 (Adobe TIFF Technical Note 3) for one row of one sample per pixel: byte

@@ -176,7 +176,7 @@ impl CogBuilder {
         };
         let received = part.received();
         let n = values.len() / cols;
-        if row0 != received || values.len() % cols != 0 || received + n > rows {
+        if row0 != received || !values.len().is_multiple_of(cols) || received + n > rows {
             return Err(invalid(format!(
                 "band {}: {} values from row {row0}, expected whole rows of {cols} values from \
                  row {received}, within the grid's {rows} rows",
@@ -186,11 +186,11 @@ impl CogBuilder {
         }
         let nan = match (values, part) {
             (BandValues::F32(v), Partial::F32(e)) => {
-                e.push(v);
+                e.push(v).map_err(invalid)?;
                 v.par_iter().any(|x| x.is_nan())
             }
             (BandValues::F64(v), Partial::F64(e)) => {
-                e.push(v);
+                e.push(v).map_err(invalid)?;
                 v.par_iter().any(|x| x.is_nan())
             }
             _ => {

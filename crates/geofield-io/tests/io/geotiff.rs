@@ -423,9 +423,9 @@ fn strips_of_rows_give_the_whole_bands_file() {
     let cells = g.n_cells();
     let value = |b: usize, i: usize| {
         let (r, c) = (i / 700, i % 700);
-        if (r * 31 + c * 7 + b) % 997 == 0 {
+        if (r * 31 + c * 7 + b).is_multiple_of(997) {
             f64::NAN
-        } else if (r + c) % 501 == 0 {
+        } else if (r + c).is_multiple_of(501) {
             -9999.0
         } else {
             ((r as f64 * 0.37).sin() + (c as f64 * 0.011).cos()) * 10.0 + b as f64

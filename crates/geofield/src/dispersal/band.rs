@@ -46,13 +46,6 @@ impl Band {
             Precision::F32 => Band::F32(v.into_iter().map(|x| x as f32).collect()),
         }
     }
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        match self {
-            Band::F32(v) => v.len(),
-            Band::F64(v) => v.len(),
-        }
-    }
     /// (Σ, max) of rows of `cols` values added to `acc`: each row's partial sum in parallel,
     /// the rows added in order, so the result depends neither on the thread count nor on how
     /// the map was cut into strips of rows.
@@ -122,8 +115,8 @@ pub(crate) fn disperse_species_until(
 /// value.
 pub const STRIP_ALIGN: usize = 256;
 const _: () = assert!(
-    STRIP_ALIGN % cutoff_cpu::ROW_ALIGN == 0
-        && STRIP_ALIGN % geofield_cuda::dispersal::CutoffStrips::ROW_ALIGN as usize == 0
+    STRIP_ALIGN.is_multiple_of(cutoff_cpu::ROW_ALIGN)
+        && STRIP_ALIGN.is_multiple_of(geofield_cuda::dispersal::CutoffStrips::ROW_ALIGN as usize)
 );
 
 /// One species on `grid`, handed to `emit` as strips of rows in order: `emit(row0, band)` with
