@@ -39,9 +39,10 @@ pub struct Gpu {
     /// with the host copying the next chunk, where pageable memory goes through the driver's own
     /// staging at a fraction of it.
     staging: Mutex<Option<PinnedHostSlice<u64>>>,
-    /// Host buffers given back by callers ([`Gpu::recycle_host`]) for later downloads: their
-    /// pages are already mapped, where a fresh buffer takes a page fault per 4 KiB page.
-    host_pool: Mutex<Vec<Box<dyn std::any::Any + Send>>>,
+    /// Host buffers given back by callers ([`Gpu::recycle_host`]) for later downloads, with
+    /// their sizes in bytes: their pages are already mapped, where a fresh buffer takes a page
+    /// fault per 4 KiB page.
+    host_pool: Mutex<Vec<(usize, Box<dyn std::any::Any + Send>)>>,
 }
 
 impl std::fmt::Debug for Gpu {

@@ -21,8 +21,9 @@ pub(super) const STAGE_SLOT: usize = 8 << 20;
 const POOL_KEEP_BYTES: u64 = 2 << 30;
 /// Downloads from this size up fault their output pages in on every core first.
 const PREFAULT_BYTES: usize = 8 << 20;
-/// Buffers [`Gpu::recycle_host`] keeps.
+/// Buffers [`Gpu::recycle_host`] keeps, and their most bytes in all.
 const HOST_POOL_BUFFERS: usize = 8;
+const HOST_POOL_BYTES: usize = 2 << 30;
 /// Elements per task when the host copies or converts in parallel.
 const PAR_CHUNK: usize = 1 << 15;
 
@@ -276,14 +277,17 @@ impl Gpu {
 
     /// Give a host buffer back for later downloads of up to `v.len()` elements of `T` (a caller
     /// done with a downloaded map): its pages stay mapped, so the next download into it takes
-    /// no page faults. Buffers below the pooled size are dropped; the pool keeps a few.
+    /// no page faults. Buffers below the pooled size are dropped; the pool keeps a few, up to
+    /// 2 GiB in all.
     pub fn recycle_host<T: Send + 'static>(&self, v: Vec<T>) {
-        if v.len() * std::mem::size_of::<T>() < PREFAULT_BYTES {
+        let bytes = v.len() * std::mem::size_of::<T>();
+        if bytes < PREFAULT_BYTES {
             return;
         }
         let mut pool = super::lock(&self.host_pool);
-        if pool.len() < HOST_POOL_BUFFERS {
-            pool.push(Box::new(v));
+        let held: usize = pool.iter().map(|(b, _)| b).sum();
+        if pool.len() < HOST_POOL_BUFFERS && held + bytes <= HOST_POOL_BYTES {
+            pool.push((bytes, Box::new(v)));
         }
     }
 
@@ -292,8 +296,8 @@ impl Gpu {
         let mut pool = super::lock(&self.host_pool);
         let at = pool
             .iter()
-            .position(|b| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() >= len))?;
-        pool.swap_remove(at).downcast::<Vec<T>>().ok().map(|b| *b)
+            .position(|(_, b)| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() >= len))?;
+        pool.swap_remove(at).1.downcast::<Vec<T>>().ok().map(|b| *b)
     }
 
     /// Records a timing event on the stream.
