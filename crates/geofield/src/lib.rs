@@ -28,6 +28,7 @@ pub mod cancel;
 pub mod dispersal;
 mod error;
 pub mod flock;
+pub mod forest;
 #[cfg(feature = "io")]
 pub mod input_error;
 pub mod kriging;

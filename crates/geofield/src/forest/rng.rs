@@ -1,0 +1,370 @@
+//! Counter-based random numbers: Philox4x32-10 and the draws the forest model needs.
+//!
+//! **Philox4x32-10** (Salmon, Moraes, Dror and Shaw 2011, "Parallel random numbers: as easy as
+//! 1, 2, 3", SC11) maps a 128-bit counter and a 64-bit key to 128 random bits by ten rounds of
+//! two 32 × 32 → 64-bit multiplications (by 0xD2511F53 and 0xCD9E8D57) in a Feistel-like network,
+//! the key bumped by the Weyl constants (0x9E3779B9, 0xBB67AE85) before every round after the
+//! first. It passes TestU01's BigCrush and is cuRAND's `curand_Philox4x32_10`. Written here from
+//! the paper's definition; checked against the Random123 distribution's known-answer vectors.
+//!
+//! A [`Stream`] is the sequence of one (run seed, year, species, id, purpose): the key is the
+//! run seed, the counter holds the id (a cell or tree, up to 2⁴⁸), the species and the purpose
+//! (one byte each), the year (32 bits) and the draw's block index (32 bits, four u32 per block).
+//! Two different tuples never share a counter, so their draws are independent; the same tuple
+//! always gives the same draws, whichever thread or device asks.
+//!
+//! Distributions (each consumes a variable number of u32 from its stream, so a draw is
+//! reproducible as long as the stream's earlier draws are):
+//! - [`Stream::uniform`]: 53 random bits in the open interval (0, 1);
+//! - [`Stream::normal`]: Box–Muller;
+//! - [`Stream::poisson`]: multiplication of uniforms (Knuth) below λ = 10, Hörmann's (1993)
+//!   transformed rejection with squeeze (PTRS) from 10 up;
+//! - [`Stream::gamma`]: Marsaglia and Tsang (2000), with the U^(1/a) boost below shape 1;
+//! - [`Stream::negative_binomial`]: a Poisson of a gamma-distributed mean (mean m, clumping k:
+//!   variance m + m²/k, SORTIE-ND's parameterisation);
+//! - [`Stream::lognormal`]: exp of a normal.
+
+/// Philox4x32's multipliers and key increments.
+const M0: u64 = 0xD251_1F53;
+const M1: u64 = 0xCD9E_8D57;
+const W0: u32 = 0x9E37_79B9;
+const W1: u32 = 0xBB67_AE85;
+
+/// Philox4x32 with `rounds` rounds of `ctr` under `key` (10 rounds is Philox4x32-10).
+pub fn philox4x32(rounds: u32, ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    let (mut x, mut k) = (ctr, key);
+    for r in 0..rounds {
+        if r > 0 {
+            k = [k[0].wrapping_add(W0), k[1].wrapping_add(W1)];
+        }
+        let p0 = M0 * u64::from(x[0]);
+        let p1 = M1 * u64::from(x[2]);
+        x = [
+            (p1 >> 32) as u32 ^ x[1] ^ k[0],
+            p1 as u32,
+            (p0 >> 32) as u32 ^ x[3] ^ k[1],
+            p0 as u32,
+        ];
+    }
+    x
+}
+
+/// Philox4x32-10.
+pub fn philox4x32_10(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    philox4x32(10, ctr, key)
+}
+
+/// What a stream's draws are for (one byte of the counter), so that two sub-models drawing for
+/// the same cell, species and year never share numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Purpose {
+    Masting = 1,
+    Fecundity = 2,
+    SeedCount = 3,
+    SeedPlacement = 4,
+    Establishment = 5,
+    Growth = 6,
+    Mortality = 7,
+}
+
+/// Largest id a stream takes (48 bits).
+pub const MAX_ID: u64 = (1 << 48) - 1;
+
+/// The draws of one (run seed, year, species, id, purpose); see the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Stream {
+    key: [u32; 2],
+    ctr: [u32; 4],
+    block: [u32; 4],
+    used: usize,
+}
+
+impl Stream {
+    /// The stream of `id` (a cell or tree index, at most [`MAX_ID`]; larger ids are folded into
+    /// range, which a caller must not rely on) for `species` (< 256) in `year`.
+    pub fn new(seed: u64, year: u32, species: u8, id: u64, purpose: Purpose) -> Self {
+        let id = id & MAX_ID;
+        Stream {
+            key: [seed as u32, (seed >> 32) as u32],
+            ctr: [
+                0,
+                id as u32,
+                ((id >> 32) as u32) | (u32::from(species) << 16) | ((purpose as u32) << 24),
+                year,
+            ],
+            block: [0; 4],
+            used: 4,
+        }
+    }
+
+    /// The next 32 random bits.
+    pub fn next_u32(&mut self) -> u32 {
+        if self.used == 4 {
+            self.block = philox4x32_10(self.ctr, self.key);
+            // 2³² blocks (2³⁴ values) per stream before the index wraps: far more than any draw
+            // of a cell or tree in a year takes.
+            self.ctr[0] = self.ctr[0].wrapping_add(1);
+            self.used = 0;
+        }
+        let v = self.block[self.used];
+        self.used += 1;
+        v
+    }
+
+    /// Uniform in the open interval (0, 1), 53 random bits.
+    pub fn uniform(&mut self) -> f64 {
+        let a = u64::from(self.next_u32() >> 5); // 27 bits
+        let b = u64::from(self.next_u32() >> 6); // 26 bits
+        (((a << 26) | b) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Standard normal (Box–Muller, one value per two uniforms).
+    pub fn normal(&mut self) -> f64 {
+        let (u1, u2) = (self.uniform(), self.uniform());
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    /// exp(μ + σ Z), Z standard normal.
+    pub fn lognormal(&mut self, mu: f64, sigma: f64) -> f64 {
+        (mu + sigma * self.normal()).exp()
+    }
+
+    /// Poisson with mean `lambda` (0 for λ ≤ 0 or not finite).
+    pub fn poisson(&mut self, lambda: f64) -> u64 {
+        if !(lambda > 0.0 && lambda.is_finite()) {
+            return 0;
+        }
+        if lambda < 10.0 {
+            // Knuth: the number of uniforms whose running product stays above e^{-λ}.
+            let limit = (-lambda).exp();
+            let (mut k, mut p) = (0u64, self.uniform());
+            while p > limit {
+                k += 1;
+                p *= self.uniform();
+            }
+            return k;
+        }
+        // PTRS: Hörmann (1993), Insurance: Mathematics and Economics 12, 39-45, with his
+        // constants; the acceptance test with ln k! from `ln_factorial`.
+        let slam = lambda.sqrt();
+        let loglam = lambda.ln();
+        let b = 0.931 + 2.53 * slam;
+        let a = -0.059 + 0.02483 * b;
+        let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+        let vr = 0.9277 - 3.6224 / (b - 2.0);
+        loop {
+            let u = self.uniform() - 0.5;
+            let v = self.uniform();
+            let us = 0.5 - u.abs();
+            let k = ((2.0 * a / us + b) * u + lambda + 0.43).floor();
+            if us >= 0.07 && v <= vr {
+                return k as u64;
+            }
+            if k < 0.0 || (us < 0.013 && v > us) {
+                continue;
+            }
+            let lhs = v.ln() + inv_alpha.ln() - (a / (us * us) + b).ln();
+            if lhs <= -lambda + k * loglam - ln_factorial(k as u64) {
+                return k as u64;
+            }
+        }
+    }
+
+    /// Gamma with shape `shape` and scale 1 (0 for shape ≤ 0 or not finite).
+    pub fn gamma(&mut self, shape: f64) -> f64 {
+        if !(shape > 0.0 && shape.is_finite()) {
+            return 0.0;
+        }
+        if shape < 1.0 {
+            // G(a) = G(a + 1) · U^{1/a}.
+            let g = self.gamma(shape + 1.0);
+            return g * self.uniform().powf(1.0 / shape);
+        }
+        let d = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let t = 1.0 + c * x;
+            if t <= 0.0 {
+                continue;
+            }
+            let v = t * t * t;
+            let u = self.uniform();
+            if u < 1.0 - 0.0331 * x * x * x * x {
+                return d * v;
+            }
+            if u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+                return d * v;
+            }
+        }
+    }
+
+    /// Negative binomial with mean `mean` and clumping `k` (variance mean + mean²/k): a Poisson
+    /// whose mean is gamma distributed with shape k and scale mean/k. k = ∞ is the Poisson.
+    pub fn negative_binomial(&mut self, mean: f64, k: f64) -> u64 {
+        if !(mean > 0.0 && mean.is_finite()) {
+            return 0;
+        }
+        if k.is_infinite() && k > 0.0 {
+            return self.poisson(mean);
+        }
+        let lambda = self.gamma(k) * mean / k;
+        self.poisson(lambda)
+    }
+}
+
+/// ln n!: exact sums below 20 (a table), Stirling's series with three terms above (error below
+/// 1e-14 relative there).
+pub fn ln_factorial(n: u64) -> f64 {
+    const SMALL: usize = 20;
+    if (n as usize) < SMALL {
+        return (2..=n).map(|i| (i as f64).ln()).sum();
+    }
+    let x = n as f64 + 1.0; // ln Γ(x)
+    (x - 0.5) * x.ln() - x + 0.5 * (std::f64::consts::TAU).ln() + 1.0 / (12.0 * x)
+        - 1.0 / (360.0 * x * x * x)
+        + 1.0 / (1260.0 * x.powi(5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random123's known-answer vectors for Philox4x32-10 (its `kat_vectors` file).
+    #[test]
+    fn philox_matches_the_known_answers() {
+        assert_eq!(
+            philox4x32_10([0; 4], [0; 2]),
+            [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
+        );
+        assert_eq!(
+            philox4x32_10([u32::MAX; 4], [u32::MAX; 2]),
+            [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
+        );
+        assert_eq!(
+            philox4x32_10(
+                [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344],
+                [0xa4093822, 0x299f31d0]
+            ),
+            [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
+        );
+    }
+
+    #[test]
+    fn streams_are_reproducible_and_distinct() {
+        let draw = |s: &mut Stream| (0..9).map(|_| s.next_u32()).collect::<Vec<_>>();
+        let a = draw(&mut Stream::new(7, 3, 1, 42, Purpose::SeedCount));
+        assert_eq!(a, draw(&mut Stream::new(7, 3, 1, 42, Purpose::SeedCount)));
+        for other in [
+            Stream::new(8, 3, 1, 42, Purpose::SeedCount),
+            Stream::new(7, 4, 1, 42, Purpose::SeedCount),
+            Stream::new(7, 3, 2, 42, Purpose::SeedCount),
+            Stream::new(7, 3, 1, 43, Purpose::SeedCount),
+            Stream::new(7, 3, 1, 42 + (1 << 32), Purpose::SeedCount),
+            Stream::new(7, 3, 1, 42, Purpose::Growth),
+        ] {
+            assert_ne!(a, draw(&mut other.clone()), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn ln_factorial_is_exact_to_rounding() {
+        // Against a running sum of logs (exact to rounding) across the table's edge.
+        let mut sum = 0.0f64;
+        for n in 1..200u64 {
+            sum += (n as f64).ln();
+            let got = ln_factorial(n);
+            assert!(
+                (got - sum).abs() <= 1e-12 * sum.max(1.0),
+                "{n}: {got} vs {sum}"
+            );
+        }
+        assert_eq!(ln_factorial(0), 0.0);
+    }
+
+    /// Mean and variance of `n` draws; |z| of each against the expected moments must stay
+    /// below 5 (a false failure has probability ~6e-7 per check at these sample sizes, where the
+    /// sample variance is near normal).
+    fn check_moments(name: &str, xs: &[f64], mean: f64, var: f64, kurtosis_excess: f64) {
+        let n = xs.len() as f64;
+        let m = xs.iter().sum::<f64>() / n;
+        let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+        let z_mean = (m - mean) / (var / n).sqrt();
+        // Var of the sample variance ≈ σ⁴ (2/(n-1) + κ/n), κ the excess kurtosis.
+        let z_var = (v - var) / (var * var * (2.0 / (n - 1.0) + kurtosis_excess / n)).sqrt();
+        assert!(
+            z_mean.abs() < 5.0,
+            "{name}: mean {m} vs {mean} (z {z_mean:.2})"
+        );
+        assert!(
+            z_var.abs() < 5.0,
+            "{name}: variance {v} vs {var} (z {z_var:.2})"
+        );
+    }
+
+    #[test]
+    fn uniform_and_normal_have_their_moments() {
+        let mut s = Stream::new(1, 0, 0, 0, Purpose::Growth);
+        let u: Vec<f64> = (0..200_000).map(|_| s.uniform()).collect();
+        assert!(u.iter().all(|&x| x > 0.0 && x < 1.0));
+        check_moments("uniform", &u, 0.5, 1.0 / 12.0, -1.2);
+        // 100 bins, chi-square with 99 degrees of freedom: mean 99, sd 14; < 99 + 5 sd.
+        let mut bins = [0u32; 100];
+        for &x in &u {
+            bins[(x * 100.0) as usize] += 1;
+        }
+        let e = u.len() as f64 / 100.0;
+        let chi2: f64 = bins.iter().map(|&b| (f64::from(b) - e).powi(2) / e).sum();
+        assert!(chi2 < 99.0 + 5.0 * 14.07, "chi-square {chi2}");
+        let z: Vec<f64> = (0..200_000).map(|_| s.normal()).collect();
+        check_moments("normal", &z, 0.0, 1.0, 0.0);
+    }
+
+    #[test]
+    fn poisson_has_its_moments_on_both_algorithms() {
+        for (i, &lambda) in [0.05, 1.0, 3.7, 9.99, 10.0, 57.3, 1e4].iter().enumerate() {
+            let mut s = Stream::new(2, 0, 0, i as u64, Purpose::SeedCount);
+            let x: Vec<f64> = (0..200_000).map(|_| s.poisson(lambda) as f64).collect();
+            check_moments(
+                &format!("poisson {lambda}"),
+                &x,
+                lambda,
+                lambda,
+                1.0 / lambda,
+            );
+            // P(0) = e^{-λ}: binomial count of zeros within 5 sd.
+            let p0 = (-lambda).exp();
+            let zeros = x.iter().filter(|&&k| k == 0.0).count() as f64;
+            let sd = (x.len() as f64 * p0 * (1.0 - p0)).sqrt().max(1.0);
+            assert!(
+                (zeros - x.len() as f64 * p0).abs() < 5.0 * sd + 1.0,
+                "poisson {lambda}: {zeros} zeros"
+            );
+        }
+        let mut s = Stream::new(2, 0, 0, 99, Purpose::SeedCount);
+        assert_eq!(s.poisson(0.0), 0);
+        assert_eq!(s.poisson(f64::NAN), 0);
+    }
+
+    #[test]
+    fn gamma_and_negative_binomial_have_their_moments() {
+        for (i, &a) in [0.3, 1.0, 2.5, 40.0].iter().enumerate() {
+            let mut s = Stream::new(3, 0, 0, i as u64, Purpose::Fecundity);
+            let x: Vec<f64> = (0..200_000).map(|_| s.gamma(a)).collect();
+            assert!(x.iter().all(|&g| g > 0.0));
+            check_moments(&format!("gamma {a}"), &x, a, a, 6.0 / a);
+        }
+        for (i, &(m, k)) in [(0.5, 0.8), (4.0, 2.0), (30.0, 5.0)].iter().enumerate() {
+            let mut s = Stream::new(4, 0, 0, i as u64, Purpose::SeedCount);
+            let x: Vec<f64> = (0..200_000)
+                .map(|_| s.negative_binomial(m, k) as f64)
+                .collect();
+            let var = m + m * m / k;
+            // Excess kurtosis of the negative binomial with r = k, p = k/(k+m): 6/r + p²/(r(1-p)).
+            let p = k / (k + m);
+            let kurt = 6.0 / k + p * p / (k * (1.0 - p));
+            check_moments(&format!("negative binomial {m}, {k}"), &x, m, var, kurt);
+        }
+    }
+}
