@@ -10,4 +10,5 @@
 //! counts per cell, or per seed), establishment, growth, mortality and stage transitions, the
 //! SORTIE-ND parameter file, and `geofield forest`.
 
+pub mod per_seed;
 pub mod rng;
