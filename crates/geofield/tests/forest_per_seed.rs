@@ -67,8 +67,10 @@ fn per_seed_means_match_the_expected_map_within_their_standard_errors() {
     for (b, sp) in species.iter().enumerate() {
         let want = expected.raster.band_f64(b); // seeds per m², cells of 1 m²
         let (mut sum, mut sum2) = (vec![0.0f64; g.n_cells()], vec![0.0f64; g.n_cells()]);
+        let flight = per_seed::Flight::new(&sp.kernel);
         for rep in 0..reps {
-            let (counts, _) = per_seed::place_seeds(&g, sp, b as u32, &stand, false, 1000 + rep, 0);
+            let (counts, _) =
+                per_seed::place_seeds(&g, sp, &flight, b as u32, &stand, false, 1000 + rep, 0);
             for (i, &c) in counts.iter().enumerate() {
                 sum[i] += f64::from(c);
                 sum2[i] += f64::from(c) * f64::from(c);
@@ -108,4 +110,57 @@ fn per_seed_means_match_the_expected_map_within_their_standard_errors() {
             sp.name
         );
     }
+}
+
+/// The same counts for one thread and several (each tree draws from its own stream, the counts
+/// are sums of integers), and on a torus every seed shed lands on the plot.
+#[test]
+fn counts_are_the_same_for_any_thread_count_and_the_torus_keeps_every_seed() {
+    let g = geofield_core::GridSpec::from_extent(
+        geofield_core::Extent::new(0.0, 0.0, 120.0, 90.0).unwrap(),
+        1.0,
+    )
+    .unwrap();
+    let sp = Species::new(
+        "pine".into(),
+        Kernel::Lognormal { x0: 15.0, xb: 0.6 },
+        300.0,
+        2.0,
+        Eta::Analytic,
+        10.0,
+        None,
+    )
+    .unwrap();
+    let mut s =
+        geofield::forest::rng::Stream::new(9, 0, 0, 0, geofield::forest::rng::Purpose::Growth);
+    let n = 200;
+    let stand = Stand::new(
+        (0..n).map(|_| 120.0 * s.uniform()).collect(),
+        (0..n).map(|_| 90.0 * s.uniform()).collect(),
+        (0..n).map(|_| 5.0 + 40.0 * s.uniform()).collect(),
+        vec![0; n],
+    )
+    .unwrap();
+    let fl = per_seed::Flight::new(&sp.kernel);
+    let run = |threads: usize, torus: bool| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| per_seed::place_seeds(&g, &sp, &fl, 0, &stand, torus, 77, 5))
+    };
+    let (one, shed1) = run(1, true);
+    let (four, shed4) = run(4, true);
+    assert_eq!(one, four);
+    assert_eq!(shed1, shed4);
+    let landed: u64 = one.iter().map(|&c| u64::from(c)).sum();
+    assert_eq!(landed, shed1, "a torus loses no seed");
+    assert!(shed1 > 10_000);
+    let (open, shed_open) = run(3, false);
+    assert_eq!(shed_open, shed1, "the same trees shed the same seeds");
+    let landed_open: u64 = open.iter().map(|&c| u64::from(c)).sum();
+    assert!(
+        landed_open < shed_open,
+        "an open plot loses the seeds that leave it"
+    );
 }
