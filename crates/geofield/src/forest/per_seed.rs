@@ -140,7 +140,7 @@ impl Flight {
             (&self.far, -(1.0 - u).ln())
         };
         let pos = (x - std::f64::consts::LN_2) * self.inv_step;
-        if !(pos < TABLE as f64) {
+        if pos.is_nan() || pos >= TABLE as f64 {
             return quantile(&self.kernel, u);
         }
         let j = (pos.max(0.0) as usize).min(TABLE - 1);

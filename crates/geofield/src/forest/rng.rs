@@ -15,14 +15,14 @@
 //!
 //! Distributions (each consumes a variable number of u32 from its stream, so a draw is
 //! reproducible as long as the stream's earlier draws are):
-//! - [`Stream::uniform`]: 53 random bits in the open interval (0, 1);
-//! - [`Stream::normal`]: Box–Muller;
-//! - [`Stream::poisson`]: multiplication of uniforms (Knuth) below λ = 10, Hörmann's (1993)
-//!   transformed rejection with squeeze (PTRS) from 10 up;
-//! - [`Stream::gamma`]: Marsaglia and Tsang (2000), with the U^(1/a) boost below shape 1;
-//! - [`Stream::negative_binomial`]: a Poisson of a gamma-distributed mean (mean m, clumping k:
-//!   variance m + m²/k, SORTIE-ND's parameterisation);
-//! - [`Stream::lognormal`]: exp of a normal.
+//! - uniform ([`Stream::uniform`]): 53 random bits in the open interval (0, 1);
+//! - normal ([`Stream::normal`]): Box–Muller;
+//! - Poisson ([`Stream::poisson`]): multiplication of uniforms (Knuth) below λ = 10, Hörmann's
+//!   (1993) transformed rejection with squeeze (PTRS) from 10 up;
+//! - gamma ([`Stream::gamma`]): Marsaglia and Tsang (2000), with the U^(1/a) boost below shape 1;
+//! - negative binomial ([`Stream::negative_binomial`]): a Poisson of a gamma-distributed mean
+//!   (mean m, clumping k: variance m + m²/k, SORTIE-ND's parameterisation);
+//! - lognormal ([`Stream::lognormal`]): exp of a normal.
 
 /// Philox4x32's multipliers and key increments.
 const M0: u64 = 0xD251_1F53;
