@@ -8,12 +8,15 @@
 //!   is a few integer multiplications in a kernel);
 //! - [`per_seed`]: SORTIE-ND's spatial disperse, every seed drawn (exact distance laws,
 //!   tabulated) and counted in its cell;
-//! - [`seed_counts`]: SORTIE-ND's seed distribution methods applied to the expected map's cells.
+//! - [`seed_counts`]: SORTIE-ND's seed distribution methods applied to the expected map's cells;
+//! - [`fecundity`]: seed production with masting (groups, the masting CDF, STR laws, the trees
+//!   taking part).
 //!
 //! To come, each in its own file with its equations and the SORTIE-ND behaviour it stands for:
-//! seed production and masting, gap and canopy kernels, non-spatial seed rain, establishment,
+//! gap and canopy kernels, non-spatial seed rain, establishment,
 //! growth, mortality and stage transitions, the SORTIE-ND parameter file, and `geofield forest`.
 
+pub mod fecundity;
 pub mod per_seed;
 pub mod rng;
 pub mod seed_counts;
