@@ -10,13 +10,15 @@
 //!   tabulated) and counted in its cell;
 //! - [`seed_counts`]: SORTIE-ND's seed distribution methods applied to the expected map's cells;
 //! - [`fecundity`]: seed production with masting (groups, the masting CDF, STR laws, the trees
-//!   taking part).
+//!   taking part);
+//! - [`rain`]: non-spatial seed rain (intercept + slope × basal area).
 //!
 //! To come, each in its own file with its equations and the SORTIE-ND behaviour it stands for:
-//! gap and canopy kernels, non-spatial seed rain, establishment,
+//! gap and canopy kernels, establishment,
 //! growth, mortality and stage transitions, the SORTIE-ND parameter file, and `geofield forest`.
 
 pub mod fecundity;
 pub mod per_seed;
+pub mod rain;
 pub mod rng;
 pub mod seed_counts;
