@@ -264,9 +264,23 @@ pub fn place_seeds(
 mod tests {
     use super::*;
 
-    /// Kolmogorov–Smirnov: the largest gap between the empirical CDF of the draws and
+    /// Kolmogorov–Smirnov: the largest gap between the empirical CDF of `n` draws and
     /// 1 − mass_beyond must stay below 1.95/√n (the 0.1 % critical value: with fixed seeds the
     /// test is deterministic; a correct sampler fails one such check in a thousand seeds).
+    fn assert_follows(k: &Kernel, mut draw: impl FnMut() -> f64, n: usize) {
+        let mut r: Vec<f64> = (0..n).map(|_| draw()).collect();
+        assert!(r.iter().all(|x| x.is_finite() && *x >= 0.0), "{k:?}");
+        r.sort_by(f64::total_cmp);
+        let mut d = 0.0f64;
+        for (j, &x) in r.iter().enumerate() {
+            let f = 1.0 - k.mass_beyond(x);
+            d = d.max((f - j as f64 / n as f64).abs());
+            d = d.max((f - (j + 1) as f64 / n as f64).abs());
+        }
+        assert!(d < 1.95 / (n as f64).sqrt(), "{k:?}: KS distance {d}");
+    }
+
+    /// The exact draws follow each kernel's radial law ([`assert_follows`]).
     #[test]
     fn distances_follow_each_kernels_radial_distribution() {
         let kernels = [
@@ -286,19 +300,9 @@ mod tests {
             Kernel::TwoDt { u: 400.0, p: 1.0 },
             Kernel::TwoDt { u: 30.0, p: 2.5 },
         ];
-        let n = 100_000;
         for (i, k) in kernels.iter().enumerate() {
             let mut s = Stream::new(11, 0, 0, i as u64, Purpose::SeedPlacement);
-            let mut r: Vec<f64> = (0..n).map(|_| sample_distance(k, &mut s)).collect();
-            assert!(r.iter().all(|x| x.is_finite() && *x >= 0.0), "{k:?}");
-            r.sort_by(f64::total_cmp);
-            let mut d = 0.0f64;
-            for (j, &x) in r.iter().enumerate() {
-                let f = 1.0 - k.mass_beyond(x);
-                d = d.max((f - j as f64 / n as f64).abs());
-                d = d.max((f - (j + 1) as f64 / n as f64).abs());
-            }
-            assert!(d < 1.95 / (n as f64).sqrt(), "{k:?}: KS distance {d}");
+            assert_follows(k, || sample_distance(k, &mut s), 100_000);
         }
     }
 
@@ -346,15 +350,7 @@ mod tests {
             }
             let n = 100_000;
             let mut s = Stream::new(12, 0, 0, i as u64, Purpose::SeedPlacement);
-            let mut r: Vec<f64> = (0..n).map(|_| fl.distance(&mut s)).collect();
-            r.sort_by(f64::total_cmp);
-            let mut d = 0.0f64;
-            for (j, &x) in r.iter().enumerate() {
-                let f = 1.0 - k.mass_beyond(x);
-                d = d.max((f - j as f64 / n as f64).abs());
-                d = d.max((f - (j + 1) as f64 / n as f64).abs());
-            }
-            assert!(d < 1.95 / (n as f64).sqrt(), "{k:?}: KS distance {d}");
+            assert_follows(k, || fl.distance(&mut s), n);
             // Directions: unit length to 1e-6 and uniform angles (mean of cos and sin ~ 0).
             let (mut sc, mut ss) = (0.0, 0.0);
             for _ in 0..n {
