@@ -242,8 +242,8 @@ pub fn place_seeds(
                 let (cos, sin) = flight.direction(&mut s);
                 let (mut u, mut v) = (u0 + r * cos, v0 - r * sin);
                 if torus {
-                    u = u.rem_euclid(lx);
-                    v = v.rem_euclid(ly);
+                    u = wrap(u, lx);
+                    v = wrap(v, ly);
                 }
                 let (c, rr) = ((u / h).floor(), (v / h).floor());
                 if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
@@ -258,6 +258,25 @@ pub fn place_seeds(
         counts.into_iter().map(AtomicU32::into_inner).collect(),
         shed,
     )
+}
+
+/// `x` wrapped into [0, period): one addition or subtraction for the seeds that leave the plot
+/// by less than its size (nearly all), `rem_euclid` for the others.
+#[inline]
+fn wrap(x: f64, period: f64) -> f64 {
+    if x < 0.0 {
+        let y = x + period;
+        if y >= 0.0 {
+            y.min(period.next_down())
+        } else {
+            x.rem_euclid(period)
+        }
+    } else if x >= period {
+        let y = x - period;
+        if y < period { y } else { x.rem_euclid(period) }
+    } else {
+        x
+    }
 }
 
 #[cfg(test)]
@@ -361,6 +380,20 @@ mod tests {
             }
             // Each mean has sd √(1/2n) ≈ 0.0022; within 5 sd.
             assert!((sc / n as f64).abs() < 0.012 && (ss / n as f64).abs() < 0.012);
+        }
+    }
+
+    #[test]
+    fn wrap_agrees_with_rem_euclid() {
+        for &x in &[
+            -250.5, -100.0, -99.999, -1e-300, 0.0, 3.5, 99.999, 100.0, 150.0, 350.25,
+        ] {
+            let (w, r) = (wrap(x, 100.0), f64::rem_euclid(x, 100.0));
+            assert!((0.0..100.0).contains(&w), "{x} -> {w}");
+            assert!(
+                (w - r).abs() < 1e-12 || (r - 100.0).abs() < 1e-9,
+                "{x}: {w} vs {r}"
+            );
         }
     }
 
