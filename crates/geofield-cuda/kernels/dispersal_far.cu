@@ -1,6 +1,7 @@
 #line 2 "dispersal_far.cu"
-// The near/far split's far field. Part of the "dispersal" module: dispersal.cu and
-// dispersal_far.cu are concatenated in that order (geofield_cuda::MODULES).
+// The near/far split's far field. Part of the "dispersal" module: dispersal.cu,
+// dispersal_multires.cu and dispersal_far.cu are concatenated in that order
+// (geofield_cuda::MODULES).
 
 // ---------------------------------------------------------------------------------------------
 // Near/far split, far field (geofield::dispersal::nearfar): trees spread to a lattice with

@@ -45,6 +45,7 @@ pub const MODULES: &[(&str, &str)] = &[
         "dispersal",
         concat!(
             include_str!("../kernels/dispersal.cu"),
+            include_str!("../kernels/dispersal_multires.cu"),
             include_str!("../kernels/dispersal_far.cu")
         ),
     ),
