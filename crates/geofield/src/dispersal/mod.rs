@@ -35,6 +35,7 @@
 //! of seed dispersal", J Zhejiang Univ-Sci C 13(11):816-827, doi:10.1631/jzus.C1200147.
 
 pub(crate) mod band;
+mod band_nearfar;
 pub(crate) mod bins;
 mod cuda;
 pub(crate) mod cutoff_cpu;
