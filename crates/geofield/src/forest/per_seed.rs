@@ -299,10 +299,9 @@ mod tests {
         assert!(d < 1.95 / (n as f64).sqrt(), "{k:?}: KS distance {d}");
     }
 
-    /// The exact draws follow each kernel's radial law ([`assert_follows`]).
-    #[test]
-    fn distances_follow_each_kernels_radial_distribution() {
-        let kernels = [
+    /// Every kernel family, light and fat tails, θ below, at and above 2.
+    fn test_kernels() -> Vec<Kernel> {
+        vec![
             Kernel::Weibull {
                 d: 1.32e-4,
                 theta: 3.0,
@@ -318,7 +317,13 @@ mod tests {
             Kernel::Lognormal { x0: 15.0, xb: 0.6 },
             Kernel::TwoDt { u: 400.0, p: 1.0 },
             Kernel::TwoDt { u: 30.0, p: 2.5 },
-        ];
+        ]
+    }
+
+    /// The exact draws follow each kernel's radial law ([`assert_follows`]).
+    #[test]
+    fn distances_follow_each_kernels_radial_distribution() {
+        let kernels = test_kernels();
         for (i, k) in kernels.iter().enumerate() {
             let mut s = Stream::new(11, 0, 0, i as u64, Purpose::SeedPlacement);
             assert_follows(k, || sample_distance(k, &mut s), 100_000);
@@ -331,19 +336,7 @@ mod tests {
     /// within that distance of a cell edge (for a fir, 17 µm of a 1 m cell: < 4e-5 of seeds).
     #[test]
     fn tabulated_flights_match_the_exact_quantiles() {
-        let kernels = [
-            Kernel::Weibull {
-                d: 1.32e-4,
-                theta: 3.0,
-            },
-            Kernel::Weibull {
-                d: 0.05,
-                theta: 1.0,
-            },
-            Kernel::Lognormal { x0: 15.0, xb: 0.6 },
-            Kernel::TwoDt { u: 400.0, p: 1.0 },
-            Kernel::TwoDt { u: 30.0, p: 2.5 },
-        ];
+        let kernels = test_kernels();
         for (i, k) in kernels.iter().enumerate() {
             let fl = Flight::new(k);
             // The median distance sets the scale.
