@@ -18,7 +18,7 @@ use crate::disperse_sink::BandSink;
 use crate::outputs::{Kind, Outputs};
 use crate::{disperse_report, inputs, output, progress};
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
 pub enum MethodArg {
     Exact,
     Multires,

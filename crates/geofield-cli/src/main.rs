@@ -4,6 +4,7 @@
 mod bench;
 mod cmd_disperse;
 mod cmd_flock;
+mod cmd_forest;
 mod cmd_info;
 mod cmd_knn;
 mod cmd_krige;
@@ -49,6 +50,9 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Seed density maps of a forest from a stem map (one band per species).
     Disperse(Box<cmd_disperse::DisperseArgs>),
+    /// A forest through the years: seed production (masting), dispersal (expected maps or
+    /// every seed), establishment, growth and mortality; SORTIE-ND parameter files.
+    Forest(Box<cmd_forest::ForestArgs>),
     /// Exact k nearest neighbours of query points among a point set (2-D or 3-D).
     Knn(cmd_knn::KnnArgs),
     /// OpenSteer's boids flock on exact neighbour searches: state, frames, GIF, statistics.
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd_info::run(&a, &ctx),
         Command::Demo(a) => demo::run(&a, &ctx),
         Command::Disperse(a) => cmd_disperse::run(&a, &ctx),
+        Command::Forest(a) => cmd_forest::run(&a, &ctx),
         Command::Knn(a) => cmd_knn::run(&a, &ctx),
         Command::Flock(a) => cmd_flock::run(&a, &ctx),
         Command::Krige(a) => cmd_krige::run(&a, &ctx),

@@ -371,6 +371,30 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
             "variogram.json",
         ],
     );
+    // The forest: 4 years on the dispersal test's stand and grid, densities on 2 m cells.
+    run(
+        d,
+        &[
+            "forest",
+            "--trees",
+            "trees.csv",
+            "--species",
+            "species.toml",
+            "--extent",
+            ext,
+            "--cell-size-m",
+            "2",
+            "--years",
+            "4",
+            "--counts",
+            "forest_counts.csv",
+            "--density",
+            "forest_density.nc",
+            "--crs",
+            "EPSG:32633",
+            "-q",
+        ],
+    );
     run(d, &["demo", "--out", "demo", "--backend", "cpu"]);
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/readback/readback.py");

@@ -163,6 +163,7 @@ def check_run(d):
     check(len(vg.get("bins", [])) > 0 and all(b["gamma"] >= 0 for b in vg["bins"]), "variogram.json: no bins or negative gamma")
 
     check_wind(d)
+    check_forest(d)
 
 
 def check_wind(d):
@@ -250,6 +251,44 @@ def check_wind(d):
     check(int(z["crs_epsg"]) == RUN_EPSG if "crs_epsg" in z else False, "wind.npz: crs_epsg")
     check(z["stability"].dtype == np.uint8 and np.array_equal(z["stability"], np.flipud(nc_stab)),
           "wind.npz stability differs from wind.nc stability_class")
+
+
+def check_forest(d):
+    """`geofield forest --density`: CF NetCDF on (time, species, y, x) that xarray opens without
+    warnings and GDAL georeferences; the seed densities add up to counts.csv's seeds."""
+    import csv
+    import warnings
+
+    p = lambda f: os.path.join(d, f)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = xr.open_dataset(p("forest_density.nc"), engine="netcdf4")
+    check(ds.attrs.get("Conventions") == "CF-1.8", "forest_density.nc: Conventions")
+    for v in ("seed_density", "seedling_density"):
+        check(v in ds and ds[v].dims == ("time", "species", "y", "x"), f"forest_density.nc: {v} dims")
+        check(ds[v].attrs.get("units") == "m-2", f"forest_density.nc: {v} units")
+        check(ds[v].attrs.get("grid_mapping") == "crs", f"forest_density.nc: {v} grid_mapping")
+    check(list(ds["time"].values) == [0, 1, 2, 3, 4], f"forest_density.nc: time {ds['time'].values}")
+    check(ds.sizes["species"] == 4 and ds.sizes["x"] == SEEDS["cols"] and ds.sizes["y"] == SEEDS["rows"],
+          f"forest_density.nc: sizes {dict(ds.sizes)}")
+    check(bool((np.diff(ds["y"].values) > 0).all()), "forest_density.nc: y must increase (south first)")
+    seeds = {}
+    with open(p("forest_counts.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            seeds[(int(row["year"]), row["species"])] = int(row["seeds"])
+    names = ds["species"].attrs.get("species_names", "").split("\n")
+    check(len(names) == 4, f"forest_density.nc: species_names {names}")
+    area = SEEDS["cell"] ** 2
+    for t in range(5):
+        for s, name in enumerate(names):
+            total = float(ds["seed_density"][t, s].sum()) * area
+            want = seeds.get((t, name), -1)
+            check(abs(total - want) <= 1e-5 * max(want, 1) + 0.5,
+                  f"forest_density.nc: year {t} {name}: {total} seeds, counts.csv {want}")
+    check(float(ds["seedling_density"][4].sum()) > 0, "forest_density.nc: no seedlings after 4 years")
+    with rasterio.open(f"NETCDF:{p('forest_density.nc')}:seed_density") as src:
+        check_georef(src, "NETCDF:forest_density.nc:seed_density", RUN_EPSG, SEEDS)
+        check(src.count == 5 * 4, f"forest_density.nc via GDAL: {src.count} bands, 5 years x 4 species")
 
 
 def check_demo(d):

@@ -193,3 +193,25 @@ mod tests {
         assert_eq!(fmt_tick(200.0, 50.0), "200");
     }
 }
+
+#[cfg(test)]
+mod tmp_baseline {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    #[test]
+    fn tmp_write_baseline() {
+        let chart = XyChart {
+            title: "variogram".into(),
+            x_label: "distance".into(),
+            y_label: "gamma".into(),
+            points: vec![(10.0, 0.5), (20.0, 0.8), (30.0, f64::NAN), (40.0, 1.0)],
+            point_labels: vec!["12".into(), "30".into(), "0".into(), "41".into()],
+            curve: (0..50)
+                .map(|i| (f64::from(i), 1.0 - (-f64::from(i) / 10.0).exp()))
+                .collect(),
+            subtitle: "exponential sill 1 range 30".into(),
+        };
+        let out = std::env::var("XY_BASELINE").unwrap();
+        write_xy_chart_png(std::path::Path::new(&out), &chart).unwrap();
+    }
+}

@@ -18,6 +18,10 @@
 //! # multires_threshold_m = 50.0   (optional)
 //! ```
 //!
+//! `geofield forest` reads the same file, with an optional `[species.forest]` table per
+//! species and a `[forest]` table for the run (see [`crate::forest::species_file`]);
+//! `geofield disperse` ignores them.
+//!
 //! A stem map is a CSV with columns `x_m` (or `x`), `y_m` (or `y`), `dbh_cm` (or `dbh`) and
 //! `species`, in any order, other columns ignored.
 
@@ -42,6 +46,9 @@ pub use write::{
 #[serde(deny_unknown_fields)]
 struct SpeciesFile {
     species: Vec<toml::Spanned<RawSpecies>>,
+    /// The forest's run-wide table, read by [`crate::forest::species_file`].
+    #[allow(dead_code)]
+    forest: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +75,9 @@ pub struct RawSpecies {
     u: Option<f64>,
     p: Option<f64>,
     multires_threshold_m: Option<f64>,
+    /// The species' `[species.forest]` table, read by [`crate::forest::species_file`].
+    #[allow(dead_code)]
+    forest: Option<toml::Value>,
 }
 
 fn line_of(text: &str, byte: usize) -> u64 {

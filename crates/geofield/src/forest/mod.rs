@@ -17,8 +17,20 @@
 //! gap and canopy kernels, establishment,
 //! growth, mortality and stage transitions, the SORTIE-ND parameter file, and `geofield forest`.
 
+pub mod demography;
+pub mod establishment;
+pub mod experiment;
 pub mod fecundity;
+#[cfg(feature = "io")]
+pub mod output;
+pub mod params;
 pub mod per_seed;
 pub mod rain;
 pub mod rng;
 pub mod seed_counts;
+pub mod simulate;
+#[cfg(feature = "io")]
+pub mod sortie;
+#[cfg(feature = "io")]
+pub mod species_file;
+pub mod trees;

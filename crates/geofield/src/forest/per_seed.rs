@@ -221,22 +221,68 @@ pub fn place_seeds(
     seed: u64,
     year: u32,
 ) -> (Vec<u32>, u64) {
-    let counts: Vec<AtomicU32> = (0..grid.n_cells()).map(|_| AtomicU32::new(0)).collect();
+    let parents: Vec<Parent> = (0..stand.x_m.len())
+        .filter(|&i| stand.species[i] == index)
+        .map(|i| Parent {
+            x_m: stand.x_m[i],
+            y_m: stand.y_m[i],
+            mean_seeds: mean_seeds(sp, stand.dbh_cm[i]),
+            id: i as u64,
+        })
+        .collect();
+    let mut counts = vec![0u32; grid.n_cells()];
+    let shed = place(
+        grid,
+        flight,
+        &parents,
+        index as u8,
+        torus,
+        seed,
+        year,
+        &mut counts,
+    );
+    (counts, shed)
+}
+
+/// A tree shedding seeds: its position, its expected seeds this year and its id (which keys
+/// its random stream).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Parent {
+    pub x_m: f64,
+    pub y_m: f64,
+    pub mean_seeds: f64,
+    pub id: u64,
+}
+
+/// Shed the seeds of `parents` (of species `species`) with `flight` and add each to the count
+/// of the cell of `grid` it lands in (`counts`, row-major, one per cell); returns the seeds
+/// shed. Each parent sheds its mean rounded at random and draws every seed from its own
+/// stream (purpose [`Purpose::SeedPlacement`], id = the parent's id).
+#[allow(clippy::too_many_arguments)]
+pub fn place(
+    grid: &GridSpec,
+    flight: &Flight,
+    parents: &[Parent],
+    species: u8,
+    torus: bool,
+    seed: u64,
+    year: u32,
+    counts: &mut [u32],
+) -> u64 {
+    let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
     let (h, lx, ly) = (grid.cell_size_m, grid.width_m(), grid.height_m());
     let (cols, rows) = (grid.cols as f64, grid.rows as f64);
-    let shed: u64 = (0..stand.x_m.len())
-        .into_par_iter()
-        .filter(|&i| stand.species[i] == index)
-        .map(|i| {
-            let n_bar = mean_seeds(sp, stand.dbh_cm[i]);
-            if n_bar <= 0.0 {
+    let shed: u64 = parents
+        .par_iter()
+        .map(|p| {
+            if p.mean_seeds.is_nan() || p.mean_seeds <= 0.0 {
                 return 0;
             }
-            let mut s = Stream::new(seed, year, index as u8, i as u64, Purpose::SeedPlacement);
-            let n = random_round(n_bar, &mut s);
+            let mut s = Stream::new(seed, year, species, p.id, Purpose::SeedPlacement);
+            let n = random_round(p.mean_seeds, &mut s);
             // Grid-relative position of the tree: u east from the west edge, v south from the
             // north edge.
-            let (u0, v0) = (stand.x_m[i] - grid.x_min_m, grid.y_max_m - stand.y_m[i]);
+            let (u0, v0) = (p.x_m - grid.x_min_m, grid.y_max_m - p.y_m);
             for _ in 0..n {
                 let r = flight.distance(&mut s);
                 let (cos, sin) = flight.direction(&mut s);
@@ -248,16 +294,16 @@ pub fn place_seeds(
                 let (c, rr) = ((u / h).floor(), (v / h).floor());
                 if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
                     let cell = rr as usize * grid.cols + c as usize;
-                    counts[cell].fetch_add(1, Ordering::Relaxed);
+                    cells[cell].fetch_add(1, Ordering::Relaxed);
                 }
             }
             n
         })
         .sum();
-    (
-        counts.into_iter().map(AtomicU32::into_inner).collect(),
-        shed,
-    )
+    for (c, a) in counts.iter_mut().zip(cells) {
+        *c = a.into_inner();
+    }
+    shed
 }
 
 /// `x` wrapped into [0, period): one addition or subtraction for the seeds that leave the plot

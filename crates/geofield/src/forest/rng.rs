@@ -66,6 +66,8 @@ pub enum Purpose {
     Establishment = 5,
     Growth = 6,
     Mortality = 7,
+    /// A seed landing under the other cover (gap or canopy) surviving.
+    Survival = 8,
 }
 
 /// Largest id a stream takes (48 bits).
@@ -211,6 +213,50 @@ impl Stream {
         }
         let lambda = self.gamma(k) * mean / k;
         self.poisson(lambda)
+    }
+    /// Binomial: successes of `n` trials of probability `p` (0 for p ≤ 0 or NaN, n for p ≥ 1).
+    /// Above 256 trials, the order-statistic split (Knuth, TAOCP vol. 2, §3.4.1 F): the a-th of
+    /// n uniforms, a = 1 + n/2, is Beta(a, n + 1 − a); if it is ≥ p the successes are among
+    /// the a − 1 below it with probability p/X, else a plus those among the n − a above it with
+    /// (p − X)/(1 − X); each step halves n. Then geometric skips between successes (ln U /
+    /// ln(1 − p), with p ≤ ½ by symmetry): about n·p + 1 uniforms. Exact in distribution.
+    pub fn binomial(&mut self, n: u64, p: f64) -> u64 {
+        if n == 0 || p.is_nan() || p <= 0.0 {
+            return 0;
+        }
+        if p >= 1.0 {
+            return n;
+        }
+        let (mut n, mut p, mut acc) = (n, p, 0u64);
+        while n > 256 {
+            let a = 1 + n / 2;
+            let ga = self.gamma(a as f64);
+            let gb = self.gamma((n + 1 - a) as f64);
+            let x = ga / (ga + gb);
+            if x >= p {
+                n = a - 1;
+                p /= x;
+            } else {
+                acc += a;
+                n -= a;
+                p = (p - x) / (1.0 - x);
+            }
+        }
+        let flip = p > 0.5;
+        let q = if flip { 1.0 - p } else { p };
+        let mut k = 0u64;
+        if q > 0.0 {
+            let ln_miss = (-q).ln_1p();
+            let mut i = 0.0f64; // trials used
+            loop {
+                i += (self.uniform().ln() / ln_miss).floor() + 1.0;
+                if i > n as f64 {
+                    break;
+                }
+                k += 1;
+            }
+        }
+        acc + if flip { n - k } else { k }
     }
 }
 
@@ -366,5 +412,45 @@ mod tests {
             let kurt = 6.0 / k + p * p / (k * (1.0 - p));
             check_moments(&format!("negative binomial {m}, {k}"), &x, m, var, kurt);
         }
+    }
+    /// Both paths of the binomial (geometric skips ≤ 256 trials, with p above and below ½;
+    /// the order-statistic split above), against the law's mean, variance and excess kurtosis
+    /// (1 − 6pq)/(npq); P(0) = qⁿ as a binomial count within 5 sd.
+    #[test]
+    fn binomial_has_its_moments_on_both_paths() {
+        let cases = [
+            (10u64, 0.3),
+            (64, 0.02),
+            (200, 0.93),
+            (300, 0.7),
+            (1_000_000, 0.013),
+            (5, 0.999),
+        ];
+        for (i, &(n, p)) in cases.iter().enumerate() {
+            let mut s = Stream::new(6, 0, 0, i as u64, Purpose::Establishment);
+            let x: Vec<f64> = (0..200_000).map(|_| s.binomial(n, p) as f64).collect();
+            assert!(x.iter().all(|&k| k <= n as f64));
+            let nf = n as f64;
+            let (m, v) = (nf * p, nf * p * (1.0 - p));
+            check_moments(
+                &format!("binomial {n}, {p}"),
+                &x,
+                m,
+                v,
+                (1.0 - 6.0 * p * (1.0 - p)) / v,
+            );
+            let p0 = (1.0 - p).powf(nf);
+            let zeros = x.iter().filter(|&&k| k == 0.0).count() as f64;
+            let sd = (x.len() as f64 * p0 * (1.0 - p0)).sqrt().max(1.0);
+            assert!(
+                (zeros - x.len() as f64 * p0).abs() < 5.0 * sd + 1.0,
+                "binomial {n}, {p}: {zeros} zeros"
+            );
+        }
+        let mut s = Stream::new(6, 0, 0, 99, Purpose::Establishment);
+        assert_eq!(s.binomial(0, 0.5), 0);
+        assert_eq!(s.binomial(7, 0.0), 0);
+        assert_eq!(s.binomial(7, 1.0), 7);
+        assert_eq!(s.binomial(7, f64::NAN), 0);
     }
 }

@@ -1,0 +1,672 @@
+//! The yearly loop.
+//!
+//! Each year, for every species in order:
+//!
+//! 1. **Seed production** ([`super::fecundity`]): every tree with DBH ≥ the species' minimum
+//!    for reproduction expects N̄ = STR (DBH/30)^β seeds (its cover's STR and β, or, with
+//!    masting, this year's mast or non-mast draw; trees not taking part expect 0).
+//! 2. **Dispersal**. A parent whose coarse cell holds ≤ `max_gap_density` adults (a gap) uses
+//!    the species' gap kernel, others the canopy kernel (without gap parameters, the canopy
+//!    kernel everywhere). A seed landing in the other cover survives with probability
+//!    min(1, STR_landing / STR_parent), the ratio of the two covers' STRs (SORTIE-ND's rule).
+//!    - *expected*: the density of each cover's parents by [`crate::dispersal`] (any method,
+//!      on the run's backend), times the cell area and the survival, plus the non-spatial rain
+//!      ([`super::rain`]), is each cell's expected count, which the species' seed distribution
+//!      ([`super::seed_counts`]) turns into a count;
+//!    - *per seed* ([`super::per_seed`]): every seed drawn and counted in its cell, thinned by
+//!      the survival (binomial per cell, purpose [`Purpose::Survival`]), plus the rain's counts.
+//! 3. **Establishment** ([`super::establishment`]).
+//! 4. **Growth**, 5. **mortality**, 6. **stage transitions** ([`super::demography`]); the
+//!    year's new seedlings take part.
+//!
+//! Year 0 reports the initial stand; years 1 ..= `years` are simulated. Every draw comes from a
+//! stream keyed by (seed, year, species, cell or tree id, purpose), so a run is the same for any
+//! thread count, and two runs that differ only in the dispersal method share their random
+//! numbers (what `--compare` relies on).
+
+use std::time::Instant;
+
+use geofield_core::{GridSpec, RasterData};
+use rayon::prelude::*;
+
+use super::demography;
+use super::establishment::establish;
+use super::fecundity::{MastState, Masting, species_str, tree_seeds};
+use super::params::{ForestParams, ForestSpecies, Stage};
+use super::per_seed::{Flight, Parent, mean_seeds, place};
+use super::rng::{Purpose, Stream};
+use super::seed_counts;
+use super::trees::{CoarseCells, Occupancy, Trees};
+use crate::dispersal::{self, DisperseOptions, Eta, Species, Stand};
+use crate::{Backend, Cancel, GeofieldError};
+
+/// How seeds reach their cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DispersalMode {
+    /// The expected density map, then random counts per cell.
+    Expected,
+    /// Every seed drawn (SORTIE-ND's spatial disperse).
+    PerSeed,
+}
+
+impl DispersalMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            DispersalMode::Expected => "expected",
+            DispersalMode::PerSeed => "per-seed",
+        }
+    }
+}
+
+/// Options of [`simulate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulateOptions {
+    pub years: u32,
+    pub seed: u64,
+    pub mode: DispersalMode,
+    /// The dispersal method and its options in expected mode (`torus` comes from the
+    /// parameters).
+    pub dispersal: DisperseOptions,
+    /// Establishment suitability per cell of the grid, in [0, 1].
+    pub suitability: Option<Vec<f32>>,
+}
+
+/// One species' numbers at the end of a year.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SpeciesYear {
+    /// Seeds that landed on the plot this year (after the cover's survival; rain included).
+    pub seeds: u64,
+    /// New seedlings this year (before this year's mortality).
+    pub recruits: u64,
+    pub seedlings: u64,
+    pub saplings: u64,
+    pub adults: u64,
+    /// Basal area of all the species' trees, m² per hectare of the plot.
+    pub basal_area_m2_per_ha: f64,
+    pub mast: bool,
+}
+
+/// What a year hands to the observer of [`simulate`].
+#[derive(Debug)]
+pub struct Year<'a> {
+    pub year: u32,
+    pub species: Vec<SpeciesYear>,
+    /// Seeds per cell of each species this year (row-major; empty in year 0).
+    pub seeds: &'a [Vec<u32>],
+    /// The trees at the end of the year.
+    pub trees: &'a Trees,
+    /// The dispersal method each species' map used (expected mode; `per-seed` otherwise).
+    pub methods: Vec<String>,
+}
+
+/// Where a run's time went, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Timing {
+    /// Seed production and dispersal (maps or seeds).
+    pub dispersal_s: f64,
+    /// Survival, rain and the counts per cell.
+    pub counts_s: f64,
+    pub establishment_s: f64,
+    /// Occupancy, growth, mortality and stage counts.
+    pub demography_s: f64,
+}
+
+/// The run seed of replicate `r` of a run with `seed` (replicate 0 is the seed itself; others
+/// are scrambled by SplitMix64 so that their streams share nothing).
+pub fn replicate_seed(seed: u64, r: u32) -> u64 {
+    if r == 0 {
+        return seed;
+    }
+    let mut z = seed.wrapping_add(u64::from(r).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Cover of a parent or a landing cell: canopy or gap.
+const CANOPY: usize = 0;
+const GAP: usize = 1;
+
+/// Run the forest on `grid` from `trees` for `opts.years` years, calling `on_year` after the
+/// initial state (year 0) and after every year; an error from it stops the run. Returns the
+/// final trees and where the time went.
+///
+/// ```
+/// use geofield::forest::params::{ForestParams, ForestSpecies};
+/// use geofield::forest::simulate::{self, DispersalMode, SimulateOptions};
+/// use geofield::forest::trees::Trees;
+/// use geofield::{Backend, Cancel, synth};
+/// use geofield_core::{Extent, GridSpec};
+///
+/// let extent = Extent::new(0.0, 0.0, 60.0, 40.0)?;
+/// let grid = GridSpec::from_extent(extent, 1.0)?;
+/// let params = ForestParams {
+///     species: synth::sbs_species().into_iter().map(ForestSpecies::with_defaults).collect(),
+///     max_gap_density: 0, gap_cell_m: 8.0, torus: true,
+/// }.validated()?;
+/// let stand = synth::forest(40, &extent, 1, synth::Pattern::Uniform,
+///     synth::DbhModel::Uniform15to60, &synth::SBS_SHARES);
+/// let opts = SimulateOptions { years: 3, seed: 1, mode: DispersalMode::Expected,
+///     dispersal: Default::default(), suitability: None };
+/// let mut recruits = Vec::new();
+/// simulate::simulate(&Backend::Cpu, &grid, &params, Trees::from_stand(&stand, 4)?, &opts,
+///     &Cancel::new(), &mut |y| {
+///         recruits.push(y.species.iter().map(|s| s.recruits).sum::<u64>());
+///         Ok(())
+///     })?;
+/// assert_eq!(recruits.len(), 4);
+/// assert!(recruits[1] > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    backend: &Backend,
+    grid: &GridSpec,
+    params: &ForestParams,
+    mut trees: Trees,
+    opts: &SimulateOptions,
+    cancel: &Cancel,
+    on_year: &mut dyn FnMut(&Year<'_>) -> Result<(), GeofieldError>,
+) -> Result<(Trees, Timing), GeofieldError> {
+    let n_sp = params.species.len();
+    if let Some(s) = &opts.suitability
+        && s.len() != grid.n_cells()
+    {
+        return Err(GeofieldError::Invalid(format!(
+            "the suitability layer has {} cells, the grid {}",
+            s.len(),
+            grid.n_cells()
+        )));
+    }
+    dispersal::check_memory(grid, 1, opts.dispersal.precision)?;
+    let cells = CoarseCells::new(grid, params.gap_cell_m);
+    let mut timing = Timing::default();
+    let mut next_id = trees.next_id();
+    let no_seeds: Vec<Vec<u32>> = Vec::new();
+    on_year(&Year {
+        year: 0,
+        species: census(grid, params, &trees, &[0; 0], &[], &[]),
+        seeds: &no_seeds,
+        trees: &trees,
+        methods: Vec::new(),
+    })?;
+    let masting: Vec<Masting> = params.species.iter().filter_map(|s| s.masting).collect();
+    let mut mast_state = MastState::default();
+    let flights: Vec<[Option<Flight>; 2]> = match opts.mode {
+        DispersalMode::PerSeed => params
+            .species
+            .iter()
+            .map(|s| {
+                [
+                    Some(Flight::new(&s.canopy.kernel)),
+                    s.gap.as_ref().map(|g| Flight::new(&g.kernel)),
+                ]
+            })
+            .collect(),
+        DispersalMode::Expected => vec![[None, None]; n_sp],
+    };
+    let mut dopts = opts.dispersal;
+    dopts.torus = params.torus;
+    for year in 1..=opts.years {
+        cancel.check()?;
+        let t0 = Instant::now();
+        let occ = Occupancy::count(&cells, params, &trees);
+        let existing = trees.len();
+        // Masting: the decisions of the masting species, spread back over all species.
+        let decided = mast_state.decide(&masting, opts.seed, year);
+        let mut d = decided.into_iter();
+        let masts: Vec<bool> = params
+            .species
+            .iter()
+            .map(|s| s.masting.is_some() && d.next().unwrap_or(false))
+            .collect();
+        timing.demography_s += t0.elapsed().as_secs_f64();
+        let mut all_seeds = Vec::with_capacity(n_sp);
+        let mut recruits = vec![0u64; n_sp];
+        let mut methods = Vec::with_capacity(n_sp);
+        let mut newcomers = Trees::default();
+        for (s, sp) in params.species.iter().enumerate() {
+            cancel.check()?;
+            let t1 = Instant::now();
+            let parents = parents(params, s, masts[s], &trees, &cells, &occ, opts.seed, year);
+            let landing = landing_cover(grid, &cells, &occ, params.max_gap_density, sp);
+            let counts = match opts.mode {
+                DispersalMode::Expected => {
+                    let (expected, label) =
+                        expected_seeds(backend, grid, sp, &parents, &landing, &dopts, cancel)?;
+                    methods.push(label);
+                    timing.dispersal_s += t1.elapsed().as_secs_f64();
+                    let t2 = Instant::now();
+                    let mut expected = expected;
+                    add_rain(grid, sp, s, &trees, &mut expected);
+                    let c = seed_counts::counts(
+                        sp.seed_distribution,
+                        &expected,
+                        opts.seed,
+                        year,
+                        s as u8,
+                    );
+                    timing.counts_s += t2.elapsed().as_secs_f64();
+                    c
+                }
+                DispersalMode::PerSeed => {
+                    methods.push("per-seed".to_string());
+                    let mut total = vec![0u32; grid.n_cells()];
+                    for cover in [CANOPY, GAP] {
+                        let (Some(flight), false) = (&flights[s][cover], parents[cover].is_empty())
+                        else {
+                            continue;
+                        };
+                        let mut c = vec![0u32; grid.n_cells()];
+                        place(
+                            grid,
+                            flight,
+                            &parents[cover],
+                            s as u8,
+                            params.torus,
+                            opts.seed,
+                            year,
+                            &mut c,
+                        );
+                        thin(&mut c, &landing, cover, sp, opts.seed, year, s as u8);
+                        total.par_iter_mut().zip(&c).for_each(|(t, &v)| *t += v);
+                    }
+                    timing.dispersal_s += t1.elapsed().as_secs_f64();
+                    let t2 = Instant::now();
+                    if sp.rain.is_some() {
+                        let mut rain = vec![0.0; grid.n_cells()];
+                        add_rain(grid, sp, s, &trees, &mut rain);
+                        let r = seed_counts::counts(
+                            sp.seed_distribution,
+                            &rain,
+                            opts.seed,
+                            year,
+                            s as u8,
+                        );
+                        total
+                            .par_iter_mut()
+                            .zip(&r)
+                            .for_each(|(t, &v)| *t = t.saturating_add(v));
+                    }
+                    timing.counts_s += t2.elapsed().as_secs_f64();
+                    total
+                }
+            };
+            let t3 = Instant::now();
+            let born = establish(
+                grid,
+                &counts,
+                sp.establishment,
+                opts.suitability.as_deref(),
+                sp.seedling_dbh_cm,
+                opts.seed,
+                year,
+                s as u8,
+                next_id,
+            );
+            next_id += born.len() as u64;
+            recruits[s] = born.len() as u64;
+            newcomers.extend(born);
+            timing.establishment_s += t3.elapsed().as_secs_f64();
+            all_seeds.push(counts);
+        }
+        let t4 = Instant::now();
+        trees.extend(newcomers);
+        // Mortality by the stage at the start of the year, then growth and the new stages.
+        let alive = demography::survivors(
+            params, &trees, &cells, &occ.trees, existing, opts.seed, year,
+        );
+        trees.retain(&alive);
+        demography::grow(params, &mut trees);
+        let seeds_total: Vec<u64> = all_seeds
+            .iter()
+            .map(|c| c.par_iter().map(|&v| u64::from(v)).sum())
+            .collect();
+        let species = census(grid, params, &trees, &seeds_total, &recruits, &masts);
+        timing.demography_s += t4.elapsed().as_secs_f64();
+        on_year(&Year {
+            year,
+            species,
+            seeds: &all_seeds,
+            trees: &trees,
+            methods,
+        })?;
+    }
+    Ok((trees, timing))
+}
+
+/// Stage counts and basal area per species, with this year's seeds, recruits and masts (empty
+/// slices: zeros).
+fn census(
+    grid: &GridSpec,
+    params: &ForestParams,
+    trees: &Trees,
+    seeds: &[u64],
+    recruits: &[u64],
+    masts: &[bool],
+) -> Vec<SpeciesYear> {
+    let mut out: Vec<SpeciesYear> = (0..params.species.len())
+        .map(|s| SpeciesYear {
+            seeds: seeds.get(s).copied().unwrap_or(0),
+            recruits: recruits.get(s).copied().unwrap_or(0),
+            mast: masts.get(s).copied().unwrap_or(false),
+            ..SpeciesYear::default()
+        })
+        .collect();
+    let ha = grid.width_m() * grid.height_m() / 1e4;
+    for i in 0..trees.len() {
+        let o = &mut out[trees.species[i] as usize];
+        match trees.stage(params, i) {
+            Stage::Seedling => o.seedlings += 1,
+            Stage::Sapling => o.saplings += 1,
+            Stage::Adult => o.adults += 1,
+        }
+        o.basal_area_m2_per_ha += std::f64::consts::PI * (trees.dbh_cm[i] / 200.0).powi(2) / ha;
+    }
+    out
+}
+
+/// The parents of species `s` this year by cover (canopy, gap), with their expected seeds.
+#[allow(clippy::too_many_arguments)]
+fn parents(
+    params: &ForestParams,
+    s: usize,
+    mast: bool,
+    trees: &Trees,
+    cells: &CoarseCells,
+    occ: &Occupancy,
+    seed: u64,
+    year: u32,
+) -> [Vec<Parent>; 2] {
+    let sp = &params.species[s];
+    let str_once = sp
+        .masting
+        .as_ref()
+        .and_then(|m| species_str(m, mast, seed, year, s as u8));
+    let mut out = [Vec::new(), Vec::new()];
+    for i in 0..trees.len() {
+        if trees.species[i] as usize != s || trees.dbh_cm[i] < sp.canopy.min_dbh_cm {
+            continue;
+        }
+        let (x_m, y_m, dbh) = (trees.x_m[i], trees.y_m[i], trees.dbh_cm[i]);
+        let in_gap = sp.gap.is_some()
+            && cells
+                .of(x_m, y_m)
+                .is_some_and(|c| occ.is_gap(c, params.max_gap_density));
+        let cover = if in_gap { GAP } else { CANOPY };
+        let disp = cover_species(sp, cover);
+        let mean = match &sp.masting {
+            Some(m) => {
+                // Masting gives STR × (DBH/30)^β seeds: the same count as `mean_seeds` with
+                // the analytic η; with another η the STR's units differ by η_K/η.
+                let per_tree = tree_seeds(m, mast, str_once, dbh, seed, year, s as u8, trees.id[i]);
+                per_tree * disp.kernel.eta_analytic() / disp.eta_m2()
+            }
+            None => mean_seeds(disp, dbh),
+        };
+        if mean > 0.0 {
+            out[cover].push(Parent {
+                x_m,
+                y_m,
+                mean_seeds: mean,
+                id: trees.id[i],
+            });
+        }
+    }
+    out
+}
+
+/// The species' dispersal parameters for a cover.
+fn cover_species(sp: &ForestSpecies, cover: usize) -> &Species {
+    match (&sp.gap, cover) {
+        (Some(g), GAP) => g,
+        _ => &sp.canopy,
+    }
+}
+
+/// The cover of every cell of `grid` (that of the coarse cell holding its centre), or empty
+/// when the species has no gap parameters (canopy everywhere).
+fn landing_cover(
+    grid: &GridSpec,
+    cells: &CoarseCells,
+    occ: &Occupancy,
+    max_gap_density: u32,
+    sp: &ForestSpecies,
+) -> Vec<u8> {
+    if sp.gap.is_none() {
+        return Vec::new();
+    }
+    (0..grid.n_cells())
+        .into_par_iter()
+        .map(|i| {
+            let (x, y) = grid.cell_centre(i / grid.cols, i % grid.cols);
+            let gap = cells
+                .of(x, y)
+                .is_some_and(|c| occ.is_gap(c, max_gap_density));
+            if gap { GAP as u8 } else { CANOPY as u8 }
+        })
+        .collect()
+}
+
+/// Survival of a seed from a `from` parent landing in cover `to`: min(1, STR_to / STR_from).
+fn survival(sp: &ForestSpecies, from: usize, to: usize) -> f64 {
+    if from == to || sp.gap.is_none() {
+        return 1.0;
+    }
+    let (a, b) = (cover_species(sp, from).str_, cover_species(sp, to).str_);
+    if a > 0.0 { (b / a).min(1.0) } else { 1.0 }
+}
+
+/// Thin per-seed `counts` of parents in cover `from` by the survival where they landed.
+fn thin(
+    counts: &mut [u32],
+    landing: &[u8],
+    from: usize,
+    sp: &ForestSpecies,
+    seed: u64,
+    year: u32,
+    s: u8,
+) {
+    if landing.is_empty() {
+        return;
+    }
+    let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
+    if keep == [1.0, 1.0] {
+        return;
+    }
+    counts.par_iter_mut().enumerate().for_each(|(i, c)| {
+        let k = keep[usize::from(landing[i])];
+        if *c > 0 && k < 1.0 {
+            // The purpose's id space: cells, and `from` in the top bit so the covers differ.
+            let id = i as u64 | ((from as u64) << 47);
+            let mut st = Stream::new(seed, year, s, id, Purpose::Survival);
+            *c = st.binomial(u64::from(*c), k) as u32;
+        }
+    });
+}
+
+/// The expected seeds per cell of one species from its parents (by cover), with the survival
+/// of seeds landing in the other cover; returns them and the method label.
+fn expected_seeds(
+    backend: &Backend,
+    grid: &GridSpec,
+    sp: &ForestSpecies,
+    parents: &[Vec<Parent>; 2],
+    landing: &[u8],
+    dopts: &DisperseOptions,
+    cancel: &Cancel,
+) -> Result<(Vec<f64>, String), GeofieldError> {
+    // One dispersal "species" per cover with parents: weight = N̄/η_K, so the map is the
+    // density of the seeds (the tree's DBH is replaced by 30 N̄, with STR = 1 and β = 1).
+    let mut dsp = Vec::new();
+    let mut covers = Vec::new();
+    let mut tails: Vec<(usize, f64)> = Vec::new();
+    let mut stand = Stand {
+        x_m: Vec::new(),
+        y_m: Vec::new(),
+        dbh_cm: Vec::new(),
+        species: Vec::new(),
+    };
+    for cover in [CANOPY, GAP] {
+        if parents[cover].is_empty() {
+            continue;
+        }
+        let base = cover_species(sp, cover);
+        dsp.push(Species {
+            name: format!(
+                "{}/{}",
+                sp.name(),
+                if cover == GAP { "gap" } else { "canopy" }
+            ),
+            kernel: base.kernel,
+            str_: 1.0,
+            beta: 1.0,
+            eta: Eta::Analytic,
+            min_dbh_cm: 0.0,
+            multires_threshold_m: base.multires_threshold_m,
+        });
+        let band = covers.len() as u32;
+        covers.push(cover);
+        // On a torus a seed wraps as often as it travels (SORTIE-ND's plot): every periodic
+        // image of a parent within the kernel's reach of the plot adds to it, not just the
+        // nearest (the dispersal module's torus), so the images go into the stand and the
+        // maps are computed on the open plot.
+        let reach = if dopts.torus {
+            reach_m(&base.kernel).min(TORUS_REACH_PERIODS * grid.width_m().max(grid.height_m()))
+        } else {
+            f64::INFINITY
+        };
+        let offsets = if dopts.torus {
+            image_offsets(grid, reach)
+        } else {
+            vec![(0.0, 0.0)]
+        };
+        if dopts.torus {
+            // Seeds flying farther than the reach wrap several times: spread them evenly.
+            let beyond = base.kernel.mass_beyond(reach);
+            let seeds: f64 = parents[cover].iter().map(|p| p.mean_seeds).sum();
+            tails.push((cover, seeds * beyond / (grid.width_m() * grid.height_m())));
+        }
+        let (x0, y0, x1, y1) = (grid.x_min_m, grid.y_min_m(), grid.x_max_m(), grid.y_max_m);
+        for p in &parents[cover] {
+            for &(dx, dy) in &offsets {
+                let (x, y) = (p.x_m + dx, p.y_m + dy);
+                // Distance from the image to the plot rectangle.
+                let ex = (x0 - x).max(x - x1).max(0.0);
+                let ey = (y0 - y).max(y - y1).max(0.0);
+                if ex.hypot(ey) > reach {
+                    continue;
+                }
+                stand.x_m.push(x);
+                stand.y_m.push(y);
+                stand.dbh_cm.push(30.0 * p.mean_seeds);
+                stand.species.push(band);
+            }
+        }
+    }
+    let mut dopts = *dopts;
+    dopts.torus = false;
+    let dopts = &dopts;
+    let mut expected = vec![0.0f64; grid.n_cells()];
+    if dsp.is_empty() {
+        return Ok((expected, "none".into()));
+    }
+    let area = grid.cell_size_m * grid.cell_size_m;
+    let reports = dispersal::disperse_each(
+        backend,
+        grid,
+        &dsp,
+        &stand,
+        dopts,
+        &mut |_| {},
+        cancel,
+        &mut |band, data| {
+            let from = covers[band];
+            let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
+            let f = |i: usize| {
+                if landing.is_empty() {
+                    area
+                } else {
+                    area * keep[usize::from(landing[i])]
+                }
+            };
+            match &data {
+                RasterData::F32(v) => expected
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(i, e)| *e += f64::from(v[i]) * f(i)),
+                RasterData::F64(v) => expected
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(i, e)| *e += v[i] * f(i)),
+            }
+            backend.recycle(data);
+            Ok(())
+        },
+    )?;
+    for (from, per_m2) in tails {
+        let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
+        expected.par_iter_mut().enumerate().for_each(|(i, e)| {
+            let k = if landing.is_empty() {
+                1.0
+            } else {
+                keep[usize::from(landing[i])]
+            };
+            *e += per_m2 * area * k;
+        });
+    }
+    Ok((expected, dispersal::method_label(&reports)))
+}
+
+/// On a torus, periodic images count out to this many plot lengths; the seeds flying farther
+/// (wrapping more often) land evenly over the plot.
+const TORUS_REACH_PERIODS: f64 = 4.0;
+
+/// The distance beyond which a seed of `kernel` lands with probability below 1e-9 (where a
+/// torus stops adding periodic images).
+fn reach_m(kernel: &crate::dispersal::Kernel) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while kernel.mass_beyond(hi) > 1e-9 && hi < 1e7 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if kernel.mass_beyond(mid) > 1e-9 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// The shifts (whole plot periods) of the periodic images within `reach` of the plot.
+fn image_offsets(grid: &GridSpec, reach: f64) -> Vec<(f64, f64)> {
+    let (lx, ly) = (grid.width_m(), grid.height_m());
+    let nx = (reach / lx).ceil().min(1000.0) as i64;
+    let ny = (reach / ly).ceil().min(1000.0) as i64;
+    let mut out = Vec::new();
+    for j in -ny..=ny {
+        for i in -nx..=nx {
+            out.push((i as f64 * lx, j as f64 * ly));
+        }
+    }
+    out
+}
+
+/// Add the species' non-spatial rain to the expected seeds of every cell.
+fn add_rain(grid: &GridSpec, sp: &ForestSpecies, s: usize, trees: &Trees, expected: &mut [f64]) {
+    let Some(rain) = sp.rain else {
+        return;
+    };
+    let m2: f64 = (0..trees.len())
+        .filter(|&i| trees.species[i] as usize == s && trees.dbh_cm[i] >= sp.canopy.min_dbh_cm)
+        .map(|i| std::f64::consts::PI * (trees.dbh_cm[i] / 200.0).powi(2))
+        .sum();
+    let ha = grid.width_m() * grid.height_m() / 1e4;
+    let ba = if ha > 0.0 { m2 / ha } else { 0.0 };
+    let per_cell = rain.density(ba) * grid.cell_size_m * grid.cell_size_m;
+    expected.par_iter_mut().for_each(|e| *e += per_cell);
+}
