@@ -10,6 +10,7 @@ mod crs;
 mod dispersal;
 mod errors;
 mod flock;
+mod forest;
 mod grid;
 mod interrupt;
 mod knn;
@@ -31,6 +32,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::cross_validate, m)?)?;
     m.add_class::<flock::Flock>()?;
+    m.add_function(wrap_pyfunction!(forest::forest, m)?)?;
+    m.add_function(wrap_pyfunction!(forest::forest_species_names, m)?)?;
     m.add_function(wrap_pyfunction!(wind::wind, m)?)?;
     Ok(())
 }

@@ -3,6 +3,8 @@
 The same library as the ``geofield`` command line, from numpy, pandas and xarray:
 
 - :func:`disperse`: seed density maps from a stem map (SORTIE-ND-style kernels).
+- :func:`forest.simulate`: the forest year by year (seed production, dispersal, establishment,
+  growth, mortality) from a stem map and a species file, or a SORTIE-ND parameter file.
 - :func:`krige`, :func:`krige_points`, :func:`variogram`, :func:`cross_validate`: kriging;
   :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging``.
 - :class:`NeighborIndex`: exact k-nearest neighbours, a drop-in for scipy's ``cKDTree.query``.
@@ -26,7 +28,7 @@ from .flocking import Flock
 from .kriging import cross_validate, krige, krige_points, variogram
 from .neighbors import NeighborIndex
 from .wind import wind
-from . import pykrige
+from . import forest, pykrige
 
 __version__ = _native.__version__
 
@@ -39,6 +41,7 @@ __all__ = [
     "NeighborIndex",
     "cross_validate",
     "disperse",
+    "forest",
     "krige",
     "krige_points",
     "variogram",

@@ -6,6 +6,7 @@ mod dispersal;
 mod dispersal_e2e;
 mod dispersal_print;
 mod flock;
+mod forest;
 mod knn;
 mod kriging;
 mod kriging_gpu;
@@ -27,6 +28,9 @@ pub enum BenchCommand {
     /// Kriging: the paper's case and zoom series (per-node elimination, factor-once weights,
     /// dual) and a large case (n up to 10,000, 1 M nodes, variance, local k = 32).
     Kriging(kriging::BenchArgs),
+    /// The forest loop end to end: the seed paper's Fig. 13 (exact vs multires), a 1 km stand
+    /// and the 10.24 km landscape over 30 years, and per-seed placement's seeds per second.
+    Forest(forest::BenchArgs),
     /// Boids steps per second for every neighbour index, uniform and dense starts.
     Flock(flock::BenchArgs),
     /// Wind field: the paper's fixed WEST runs and every solver to tolerance on R1…R64 and
@@ -39,6 +43,7 @@ pub fn run(c: &BenchCommand, ctx: &crate::ctx::Ctx) -> Result<()> {
         BenchCommand::Dispersal(a) => dispersal::run(a, ctx),
         BenchCommand::Knn(a) => knn::run(a, ctx),
         BenchCommand::Flock(a) => flock::run(a, ctx),
+        BenchCommand::Forest(a) => forest::run(a, ctx),
         BenchCommand::Kriging(a) => kriging::run(a, ctx),
         BenchCommand::Wind(a) => wind::run(a, ctx),
     }
@@ -75,6 +80,12 @@ impl JsonRows {
             key,
             written: None,
         })
+    }
+
+    /// Add a field to the head (written with the next rows).
+    pub fn head_insert(&mut self, key: &str, value: serde_json::Value) {
+        self.head.insert(key.to_string(), value);
+        self.written = None;
     }
 
     /// Write the file with `rows` unless it already holds as many.

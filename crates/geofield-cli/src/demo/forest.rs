@@ -119,5 +119,5 @@ pub(super) fn run(out_dir: &Path, be: &Backend, steps: &mut Vec<Step>) -> Result
         t,
         "seeds.tif, seeds.png, seeds_blend.png, multires_error.png".into(),
     ));
-    Ok(())
+    super::forest_years::run(out_dir, be, &grid, &stand, steps)
 }

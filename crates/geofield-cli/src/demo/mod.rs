@@ -3,6 +3,7 @@
 
 mod flock;
 mod forest;
+mod forest_years;
 mod kriging;
 mod wind;
 

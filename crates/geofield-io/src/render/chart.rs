@@ -1,13 +1,21 @@
 //! A small x-y chart (points, a curve, axes with ticks), e.g. an empirical variogram with its
 //! fitted model. Axes start at 0; each point can carry a label (the variogram's pair counts).
+//!
+//! [`write_xy_chart_png`] draws the chart's one series of points (red squares) and its curve
+//! (a blue line). [`write_xy_chart_series_png`] draws, besides those, any number of
+//! [`ChartSeries`], each with a label, a colour, a solid or dashed line (or none) and markers on
+//! or off, and a legend of the labelled series in a top corner of the plot (drawn by
+//! `chart_series`).
 
 use std::path::Path;
 
+use super::chart_series::{ChartSeries, LegendPlace, Rect, draw_legend, draw_series};
 use super::sample::{multiples, tick_step};
 use super::text::{Canvas, GLYPH_PX, text_width};
 use crate::IoError;
 
-/// What to draw.
+/// What to draw: titles, axis labels and one series (`points`, with `point_labels`, and a
+/// `curve`). More series go to [`write_xy_chart_series_png`].
 #[derive(Debug, Clone, Default)]
 pub struct XyChart {
     pub title: String,
@@ -29,6 +37,7 @@ const LEFT: usize = 78;
 const RIGHT: usize = 24;
 const TOP: usize = 56;
 const BOTTOM: usize = 52;
+const BACKGROUND: [u8; 3] = [255, 255, 255];
 const INK: [u8; 3] = [30, 30, 30];
 const GRID: [u8; 3] = [225, 225, 225];
 const POINT: [u8; 3] = [200, 60, 40];
@@ -66,12 +75,51 @@ pub(crate) fn line(c: &mut Canvas, (x0, y0): (f64, f64), (x1, y1): (f64, f64), r
 
 /// Draws the chart as an RGB PNG at `path` (written atomically).
 pub fn write_xy_chart_png(path: &Path, chart: &XyChart) -> Result<(), IoError> {
-    let mut c = Canvas::new(W, H, [255, 255, 255]);
+    write_xy_chart_series_png(path, chart, &[])
+}
+
+/// Draws the chart with `series` as an RGB PNG at `path` (written atomically): the chart's own
+/// `points` and `curve` as [`write_xy_chart_png`] does, the series' lines over the curve and
+/// their markers over the lines, the chart's points on top, and a legend of the series with a
+/// non-empty label in the top-left or top-right corner of the plot, whichever covers fewer drawn
+/// pixels. The axes span all of them. With no series this draws exactly what
+/// [`write_xy_chart_png`] draws.
+///
+/// ```
+/// use geofield_io::render::{ChartSeries, LineStyle, blend_hue, write_xy_chart_series_png};
+/// use geofield_io::XyChart;
+///
+/// let chart = XyChart { title: "two series".into(), x_label: "x".into(), ..XyChart::default() };
+/// let rising: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i), f64::from(i))).collect();
+/// let series = vec![
+///     ChartSeries::new("rising", blend_hue(0), rising.clone()),
+///     ChartSeries {
+///         line: LineStyle::Dashed,
+///         ..ChartSeries::new("half", blend_hue(1), rising.iter().map(|p| (p.0, p.1 / 2.0)).collect())
+///     },
+/// ];
+/// let dir = tempfile::tempdir()?;
+/// write_xy_chart_series_png(&dir.path().join("c.png"), &chart, &series)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_xy_chart_series_png(
+    path: &Path,
+    chart: &XyChart,
+    series: &[ChartSeries],
+) -> Result<(), IoError> {
+    let (c, _) = draw_chart(chart, series);
+    super::write_png(path, &c)
+}
+
+/// The canvas of [`write_xy_chart_series_png`] and where the legend went.
+fn draw_chart(chart: &XyChart, series: &[ChartSeries]) -> (Canvas, Option<LegendPlace>) {
+    let mut c = Canvas::new(W, H, BACKGROUND);
     let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
     let all: Vec<(f64, f64)> = chart
         .points
         .iter()
         .chain(&chart.curve)
+        .chain(series.iter().flat_map(|s| &s.points))
         .filter(finite)
         .copied()
         .collect();
@@ -116,7 +164,7 @@ pub fn write_xy_chart_png(path: &Path, chart: &XyChart) -> Result<(), IoError> {
         H - TOP - BOTTOM,
         INK,
     );
-    // Curve, then points with their labels.
+    // Curve, series, then points with their labels.
     let curve: Vec<(f64, f64)> = chart.curve.iter().filter(finite).copied().collect();
     for w in curve.windows(2) {
         line(
@@ -126,6 +174,7 @@ pub fn write_xy_chart_png(path: &Path, chart: &XyChart) -> Result<(), IoError> {
             CURVE,
         );
     }
+    draw_series(&mut c, series, |(x, y)| (px(x), py(y)));
     for (i, p) in chart.points.iter().enumerate() {
         if !(p.0.is_finite() && p.1.is_finite()) {
             continue;
@@ -142,6 +191,13 @@ pub fn write_xy_chart_png(path: &Path, chart: &XyChart) -> Result<(), IoError> {
             );
         }
     }
+    let plot = Rect {
+        x: LEFT as i64,
+        y: TOP as i64,
+        w: W - LEFT - RIGHT,
+        h: H - TOP - BOTTOM,
+    };
+    let legend = draw_legend(&mut c, series, plot, BACKGROUND, GRID, INK);
     // Title, subtitle and axis labels.
     c.text(LEFT as i64, 10, &chart.title, 2, INK);
     c.text(
@@ -160,7 +216,7 @@ pub fn write_xy_chart_png(path: &Path, chart: &XyChart) -> Result<(), IoError> {
         INK,
     );
     c.text(8, TOP as i64 - 14, &chart.y_label, 1, INK);
-    super::write_png(path, &c)
+    (c, legend)
 }
 
 #[cfg(test)]
@@ -192,26 +248,129 @@ mod tests {
         assert_eq!(fmt_tick(0.25, 0.05), "0.25");
         assert_eq!(fmt_tick(200.0, 50.0), "200");
     }
-}
 
-#[cfg(test)]
-mod tmp_baseline {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
+    /// Decode an RGB PNG to its pixels.
+    fn decode(path: &Path) -> (usize, usize, Vec<u8>) {
+        let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+        let mut reader = dec.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        buf.truncate(info.buffer_size());
+        (info.width as usize, info.height as usize, buf)
+    }
+
     #[test]
-    fn tmp_write_baseline() {
+    fn draws_two_series_with_a_legend_where_the_data_is_not() {
+        use super::super::chart_series::LineStyle;
+        use super::super::colormap::blend_hue;
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (blend_hue(0), blend_hue(1));
         let chart = XyChart {
-            title: "variogram".into(),
-            x_label: "distance".into(),
-            y_label: "gamma".into(),
-            points: vec![(10.0, 0.5), (20.0, 0.8), (30.0, f64::NAN), (40.0, 1.0)],
-            point_labels: vec!["12".into(), "30".into(), "0".into(), "41".into()],
-            curve: (0..50)
-                .map(|i| (f64::from(i), 1.0 - (-f64::from(i) / 10.0).exp()))
-                .collect(),
-            subtitle: "exponential sill 1 range 30".into(),
+            title: "two series".into(),
+            x_label: "year".into(),
+            y_label: "count".into(),
+            subtitle: "mean of 3 replicates".into(),
+            ..XyChart::default()
         };
-        let out = std::env::var("XY_BASELINE").unwrap();
-        write_xy_chart_png(std::path::Path::new(&out), &chart).unwrap();
+        // Rising series leave the top-left corner empty, falling ones the top-right.
+        let make = |rising: bool| {
+            let y = |i: u32| {
+                if rising {
+                    f64::from(i)
+                } else {
+                    f64::from(20 - i)
+                }
+            };
+            vec![
+                ChartSeries::new("fir", a, (0..=20).map(|i| (f64::from(i), y(i))).collect()),
+                ChartSeries {
+                    line: LineStyle::Dashed,
+                    ..ChartSeries::new(
+                        "fir (multires)",
+                        b,
+                        (0..=20).map(|i| (f64::from(i), 0.6 * y(i))).collect(),
+                    )
+                },
+            ]
+        };
+        for (rising, left) in [(true, true), (false, false)] {
+            let series = make(rising);
+            let (canvas, legend) = draw_chart(&chart, &series);
+            let legend = legend.unwrap();
+            let on_left = legend.frame.x < (W / 2) as i64;
+            assert_eq!(on_left, left, "rising {rising}: legend at {legend:?}");
+            let p = dir.path().join(format!("two-{rising}.png"));
+            write_xy_chart_series_png(&p, &chart, &series).unwrap();
+            let (w, h, px) = decode(&p);
+            assert_eq!((w, h, &px), (W, H, &canvas.pixels));
+            let count = |rgb: [u8; 3]| px.chunks(3).filter(|p| *p == rgb).count();
+            assert!(count(a) > 200, "{}", count(a));
+            assert!(count(b) > 100, "{}", count(b));
+            // The labels' text is drawn in ink inside the legend box.
+            let r = legend.labels;
+            assert!(r.w >= text_width("fir (multires)", 1) && r.h >= 2 * GLYPH_PX);
+            let mut ink = 0;
+            for y in r.y..r.y + r.h as i64 {
+                for x in r.x..r.x + r.w as i64 {
+                    if canvas.get(x as usize, y as usize) == INK {
+                        ink += 1;
+                    }
+                }
+            }
+            assert!(ink > 60, "{ink} ink pixels in the legend labels");
+            // The legend's line samples are in the series' colours.
+            let f = legend.frame;
+            let inside = |rgb: [u8; 3]| {
+                (f.y..f.y + f.h as i64)
+                    .flat_map(|y| (f.x..f.x + f.w as i64).map(move |x| (x, y)))
+                    .filter(|&(x, y)| canvas.get(x as usize, y as usize) == rgb)
+                    .count()
+            };
+            assert!(inside(a) > 20 && inside(b) > 10);
+        }
+        // A dashed line has gaps: fewer pixels of its colour than a solid one of the same path.
+        let solid = vec![ChartSeries::new("", a, vec![(0.0, 1.0), (10.0, 1.0)])];
+        let dashed = vec![ChartSeries {
+            line: LineStyle::Dashed,
+            markers: false,
+            ..solid[0].clone()
+        }];
+        let n = |s: &[ChartSeries]| {
+            let (c, legend) = draw_chart(&XyChart::default(), s);
+            assert!(legend.is_none(), "no labels, no legend");
+            c.pixels.chunks(3).filter(|p| *p == a).count()
+        };
+        let (ns, nd) = (n(&solid), n(&dashed));
+        assert!(nd < ns * 3 / 4 && nd > ns / 3, "solid {ns}, dashed {nd}");
+        // Non-finite points break the line; many series shorten the legend.
+        let many: Vec<ChartSeries> = (0..60)
+            .map(|i| {
+                let pts = vec![(0.0, f64::from(i)), (f64::NAN, 1.0), (5.0, f64::from(i))];
+                ChartSeries::new(
+                    format!("series number {i} with a long name"),
+                    blend_hue(i as usize),
+                    pts,
+                )
+            })
+            .collect();
+        let (_, legend) = draw_chart(&chart, &many);
+        let legend = legend.unwrap();
+        assert!(legend.frame.y + legend.frame.h as i64 <= (H - BOTTOM) as i64);
+        assert!(legend.frame.w <= (W - LEFT - RIGHT) / 2);
+    }
+
+    #[test]
+    fn no_series_draws_the_single_series_chart() {
+        let chart = XyChart {
+            title: "t".into(),
+            points: vec![(1.0, 2.0), (3.0, 1.0)],
+            curve: vec![(0.0, 0.0), (4.0, 2.5)],
+            ..XyChart::default()
+        };
+        let (c, legend) = draw_chart(&chart, &[]);
+        assert!(legend.is_none());
+        let count = |rgb: [u8; 3]| c.pixels.chunks(3).filter(|p| *p == rgb).count();
+        assert!(count(POINT) >= 2 * 49 - 10 && count(CURVE) > 100);
     }
 }

@@ -46,6 +46,7 @@
 
 mod axes;
 mod chart;
+mod chart_series;
 mod colormap;
 mod flock;
 mod layout;
@@ -60,11 +61,13 @@ use std::path::Path;
 
 use geofield_core::{Raster, RasterData};
 
-pub use chart::{XyChart, write_xy_chart_png};
+pub use chart::{XyChart, write_xy_chart_png, write_xy_chart_series_png};
+pub use chart_series::{ChartSeries, DASH_OFF_PX, DASH_ON_PX, LineStyle, SERIES_MARKER_PX};
 pub use colormap::{BLEND_HUES, Colormap, blend_hue};
 pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
 pub use layout::{MARKER_FILL, MARKER_OUTLINE};
 pub use section::{Section, SectionWell, layer_colour, write_section_png};
+pub use text::{GLYPH_PX, text_pixels, text_width};
 pub use wind::{WindMap, write_wind_png};
 
 use crate::IoError;

@@ -2,8 +2,9 @@
 
 use font8x8::{BASIC_FONTS, LATIN_FONTS, UnicodeFonts};
 
-/// Glyph cell size of the font, in pixels at scale 1.
-pub(crate) const GLYPH_PX: usize = 8;
+/// Glyph cell size of the font, in pixels at scale 1: a line of text at scale `s` is
+/// `GLYPH_PX * s` pixels high and each character as wide.
+pub const GLYPH_PX: usize = 8;
 
 /// An 8-bit RGB image, row-major from the top.
 pub(crate) struct Canvas {
@@ -72,21 +73,7 @@ impl Canvas {
     /// Draw `text` with its top-left corner at (x, y), each font pixel `scale` x `scale`.
     /// Characters missing from the font are drawn as `?`.
     pub(crate) fn text(&mut self, x: i64, y: i64, text: &str, scale: usize, rgb: [u8; 3]) {
-        let s = scale.max(1) as i64;
-        for (k, c) in text.chars().enumerate() {
-            let glyph = glyph(c);
-            let x0 = x + (k * GLYPH_PX) as i64 * s;
-            for (gy, bits) in glyph.iter().enumerate() {
-                for gx in 0..GLYPH_PX {
-                    // font8x8: bit 0 of each row byte is the leftmost pixel.
-                    if bits & (1 << gx) != 0 {
-                        let px = x0 + gx as i64 * s;
-                        let py = y + gy as i64 * s;
-                        self.fill_rect(px, py, s as usize, s as usize, rgb);
-                    }
-                }
-            }
-        }
+        text_pixels(x, y, text, scale, |px, py| self.set(px, py, rgb));
     }
 
     /// Draw `text` at scale 1 turned a quarter turn anticlockwise, reading upwards, its first
@@ -105,8 +92,48 @@ impl Canvas {
     }
 }
 
-/// Width in pixels of `text` drawn at `scale`.
-pub(crate) fn text_width(text: &str, scale: usize) -> usize {
+/// Calls `plot(x, y)` for every pixel of `text` drawn in the 8x8 font with its top-left corner
+/// at (x, y), each font pixel a `scale` x `scale` square (scale 0 is 1): the pixels that the
+/// renderers' text sets, for drawing text into any buffer (e.g. the palette indices of a GIF
+/// frame). Coordinates may fall outside the buffer: `plot` clips. Characters missing from the
+/// font are drawn as `?`.
+///
+/// ```
+/// use geofield_io::render::{GLYPH_PX, text_pixels, text_width};
+///
+/// let (w, h) = (text_width("1984", 2), GLYPH_PX * 2);
+/// let mut buf = vec![0u8; w * h];
+/// text_pixels(0, 0, "1984", 2, |x, y| {
+///     if x >= 0 && y >= 0 && (x as usize) < w && (y as usize) < h {
+///         buf[y as usize * w + x as usize] = 1;
+///     }
+/// });
+/// assert!(buf.iter().filter(|&&v| v == 1).count() > 50);
+/// ```
+pub fn text_pixels(x: i64, y: i64, text: &str, scale: usize, mut plot: impl FnMut(i64, i64)) {
+    let s = scale.max(1) as i64;
+    for (k, c) in text.chars().enumerate() {
+        let glyph = glyph(c);
+        let x0 = x + (k * GLYPH_PX) as i64 * s;
+        for (gy, bits) in glyph.iter().enumerate() {
+            for gx in 0..GLYPH_PX {
+                // font8x8: bit 0 of each row byte is the leftmost pixel.
+                if bits & (1 << gx) != 0 {
+                    let px = x0 + gx as i64 * s;
+                    let py = y + gy as i64 * s;
+                    for yy in py..py + s {
+                        for xx in px..px + s {
+                            plot(xx, yy);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Width in pixels of `text` drawn at `scale` (scale 0 is 1).
+pub fn text_width(text: &str, scale: usize) -> usize {
     text.chars().count() * GLYPH_PX * scale.max(1)
 }
 

@@ -37,7 +37,7 @@ use super::per_seed::{Flight, Parent, mean_seeds, place};
 use super::rng::{Purpose, Stream};
 use super::seed_counts;
 use super::trees::{CoarseCells, Occupancy, Trees};
-use crate::dispersal::{self, DisperseOptions, Eta, Species, Stand};
+use crate::dispersal::{self, DisperseOptions, Eta, Method, Species, Stand};
 use crate::{Backend, Cancel, GeofieldError};
 
 /// How seeds reach their cells.
@@ -208,6 +208,7 @@ pub fn simulate(
     };
     let mut dopts = opts.dispersal;
     dopts.torus = params.torus;
+    let mut resolved = vec![[dopts.method; 2]; n_sp];
     for year in 1..=opts.years {
         cancel.check()?;
         let t0 = Instant::now();
@@ -233,8 +234,16 @@ pub fn simulate(
             let landing = landing_cover(grid, &cells, &occ, params.max_gap_density, sp);
             let counts = match opts.mode {
                 DispersalMode::Expected => {
-                    let (expected, label) =
-                        expected_seeds(backend, grid, sp, &parents, &landing, &dopts, cancel)?;
+                    let (expected, label) = expected_seeds(
+                        backend,
+                        grid,
+                        sp,
+                        &parents,
+                        &landing,
+                        &dopts,
+                        &mut resolved[s],
+                        cancel,
+                    )?;
                     methods.push(label);
                     timing.dispersal_s += t1.elapsed().as_secs_f64();
                     let t2 = Instant::now();
@@ -487,7 +496,10 @@ fn thin(
 }
 
 /// The expected seeds per cell of one species from its parents (by cover), with the survival
-/// of seeds landing in the other cover; returns them and the method label.
+/// of seeds landing in the other cover; returns them and the methods that ran. `methods` holds
+/// each cover's method: an `auto` there is resolved by its first map and kept for the run (the
+/// choice depends on the kernel and the grid, not on the year, and costs a cost model each time).
+#[allow(clippy::too_many_arguments)]
 fn expected_seeds(
     backend: &Backend,
     grid: &GridSpec,
@@ -495,29 +507,24 @@ fn expected_seeds(
     parents: &[Vec<Parent>; 2],
     landing: &[u8],
     dopts: &DisperseOptions,
+    methods: &mut [Method; 2],
     cancel: &Cancel,
 ) -> Result<(Vec<f64>, String), GeofieldError> {
-    // One dispersal "species" per cover with parents: weight = N̄/η_K, so the map is the
-    // density of the seeds (the tree's DBH is replaced by 30 N̄, with STR = 1 and β = 1).
-    let mut dsp = Vec::new();
-    let mut covers = Vec::new();
-    let mut tails: Vec<(usize, f64)> = Vec::new();
-    let mut stand = Stand {
-        x_m: Vec::new(),
-        y_m: Vec::new(),
-        dbh_cm: Vec::new(),
-        species: Vec::new(),
-    };
-    for cover in [CANOPY, GAP] {
-        if parents[cover].is_empty() {
+    let area = grid.cell_size_m * grid.cell_size_m;
+    let mut expected = vec![0.0f64; grid.n_cells()];
+    let mut labels: Vec<&'static str> = Vec::new();
+    for from in [CANOPY, GAP] {
+        if parents[from].is_empty() {
             continue;
         }
-        let base = cover_species(sp, cover);
-        dsp.push(Species {
+        let base = cover_species(sp, from);
+        // The seeds' density: weight = N̄/η_K (the tree's DBH is replaced by 30 N̄, with
+        // STR = 1 and β = 1).
+        let dsp = [Species {
             name: format!(
                 "{}/{}",
                 sp.name(),
-                if cover == GAP { "gap" } else { "canopy" }
+                if from == GAP { "gap" } else { "canopy" }
             ),
             kernel: base.kernel,
             str_: 1.0,
@@ -525,31 +532,27 @@ fn expected_seeds(
             eta: Eta::Analytic,
             min_dbh_cm: 0.0,
             multires_threshold_m: base.multires_threshold_m,
-        });
-        let band = covers.len() as u32;
-        covers.push(cover);
+        }];
         // On a torus a seed wraps as often as it travels (SORTIE-ND's plot): every periodic
         // image of a parent within the kernel's reach of the plot adds to it, not just the
-        // nearest (the dispersal module's torus), so the images go into the stand and the
-        // maps are computed on the open plot.
-        let reach = if dopts.torus {
-            reach_m(&base.kernel).min(TORUS_REACH_PERIODS * grid.width_m().max(grid.height_m()))
+        // nearest (the dispersal module's torus), so the images go into the stand and the map
+        // is computed on the open plot. Seeds flying farther than the reach (several plot
+        // lengths) land evenly.
+        let (reach, offsets) = if dopts.torus {
+            let r = reach_m(&base.kernel)
+                .min(TORUS_REACH_PERIODS * grid.width_m().max(grid.height_m()));
+            (r, image_offsets(grid, r))
         } else {
-            f64::INFINITY
+            (f64::INFINITY, vec![(0.0, 0.0)])
         };
-        let offsets = if dopts.torus {
-            image_offsets(grid, reach)
-        } else {
-            vec![(0.0, 0.0)]
-        };
-        if dopts.torus {
-            // Seeds flying farther than the reach wrap several times: spread them evenly.
-            let beyond = base.kernel.mass_beyond(reach);
-            let seeds: f64 = parents[cover].iter().map(|p| p.mean_seeds).sum();
-            tails.push((cover, seeds * beyond / (grid.width_m() * grid.height_m())));
-        }
         let (x0, y0, x1, y1) = (grid.x_min_m, grid.y_min_m(), grid.x_max_m(), grid.y_max_m);
-        for p in &parents[cover] {
+        let mut stand = Stand {
+            x_m: Vec::new(),
+            y_m: Vec::new(),
+            dbh_cm: Vec::new(),
+            species: Vec::new(),
+        };
+        for p in &parents[from] {
             for &(dx, dy) in &offsets {
                 let (x, y) = (p.x_m + dx, p.y_m + dy);
                 // Distance from the image to the plot rectangle.
@@ -561,62 +564,68 @@ fn expected_seeds(
                 stand.x_m.push(x);
                 stand.y_m.push(y);
                 stand.dbh_cm.push(30.0 * p.mean_seeds);
-                stand.species.push(band);
+                stand.species.push(0);
+            }
+        }
+        let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
+        let factor = |i: usize| {
+            if landing.is_empty() {
+                area
+            } else {
+                area * keep[usize::from(landing[i])]
+            }
+        };
+        let opts = DisperseOptions {
+            method: methods[from],
+            torus: false,
+            ..*dopts
+        };
+        let reports = dispersal::disperse_each(
+            backend,
+            grid,
+            &dsp,
+            &stand,
+            &opts,
+            &mut |_| {},
+            cancel,
+            &mut |_, data| {
+                match &data {
+                    RasterData::F32(v) => expected
+                        .par_iter_mut()
+                        .enumerate()
+                        .for_each(|(i, e)| *e += f64::from(v[i]) * factor(i)),
+                    RasterData::F64(v) => expected
+                        .par_iter_mut()
+                        .enumerate()
+                        .for_each(|(i, e)| *e += v[i] * factor(i)),
+                }
+                backend.recycle(data);
+                Ok(())
+            },
+        )?;
+        if let Some(r) = reports.first() {
+            methods[from] = r.method;
+            labels.push(r.method.name());
+        }
+        if dopts.torus {
+            let seeds: f64 = parents[from].iter().map(|p| p.mean_seeds).sum();
+            let per_m2 =
+                seeds * base.kernel.mass_beyond(reach) / (grid.width_m() * grid.height_m());
+            if per_m2 > 0.0 {
+                expected
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(i, e)| *e += per_m2 * factor(i));
             }
         }
     }
-    let mut dopts = *dopts;
-    dopts.torus = false;
-    let dopts = &dopts;
-    let mut expected = vec![0.0f64; grid.n_cells()];
-    if dsp.is_empty() {
-        return Ok((expected, "none".into()));
-    }
-    let area = grid.cell_size_m * grid.cell_size_m;
-    let reports = dispersal::disperse_each(
-        backend,
-        grid,
-        &dsp,
-        &stand,
-        dopts,
-        &mut |_| {},
-        cancel,
-        &mut |band, data| {
-            let from = covers[band];
-            let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
-            let f = |i: usize| {
-                if landing.is_empty() {
-                    area
-                } else {
-                    area * keep[usize::from(landing[i])]
-                }
-            };
-            match &data {
-                RasterData::F32(v) => expected
-                    .par_iter_mut()
-                    .enumerate()
-                    .for_each(|(i, e)| *e += f64::from(v[i]) * f(i)),
-                RasterData::F64(v) => expected
-                    .par_iter_mut()
-                    .enumerate()
-                    .for_each(|(i, e)| *e += v[i] * f(i)),
-            }
-            backend.recycle(data);
-            Ok(())
-        },
-    )?;
-    for (from, per_m2) in tails {
-        let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
-        expected.par_iter_mut().enumerate().for_each(|(i, e)| {
-            let k = if landing.is_empty() {
-                1.0
-            } else {
-                keep[usize::from(landing[i])]
-            };
-            *e += per_m2 * area * k;
-        });
-    }
-    Ok((expected, dispersal::method_label(&reports)))
+    labels.dedup();
+    let label = if labels.is_empty() {
+        "none".to_string()
+    } else {
+        labels.join("/")
+    };
+    Ok((expected, label))
 }
 
 /// On a torus, periodic images count out to this many plot lengths; the seeds flying farther

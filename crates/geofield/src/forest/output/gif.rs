@@ -5,9 +5,12 @@
 //! is a disc of radius [`CROWN_M_PER_DBH_CM`] × DBH (a display convention, not a crown
 //! allometry; at least 1.5 pixels) with a darker rim, drawn largest first so that smaller
 //! crowns stay visible; a sapling is a 2 × 2 pixel dot and a seedling one pixel, drawn over the
-//! adults. The year is written in the top-left corner (digits of a 3 × 5 pixel font, drawn three
-//! times larger: geofield-io's text renderer is internal to it). A frame is kept as one palette
-//! index per pixel, a third of the RGB size.
+//! adults. The year ("year 12") is written in the top-left corner and a legend (each species'
+//! colour swatch and name; names longer than [`LEGEND_NAME_CHARS`] characters shortened) sits
+//! in the top-right corner, both dark text on a light box in geofield-io's 8 × 8 font
+//! ([`text_pixels`]); the legend is left out of a frame too small for it beside the year, and
+//! when it has more species than rows fit, its last row says how many more. A frame is kept as
+//! one palette index per pixel, a third of the RGB size.
 //!
 //! Memory is bounded: at most [`MAX_FRAMES`] frames are kept. When a run has more years, every
 //! second frame is dropped and from then on only every second year is drawn (then every
@@ -16,12 +19,13 @@
 //! most [`MAX_FRAMES`] × 600 × 600 × 3 bytes (216 MB).
 //!
 //! [`BLEND_HUES`]: geofield_io::render::BLEND_HUES
+//! [`text_pixels`]: geofield_io::render::text_pixels
 //! [`write_gif`]: geofield_io::write_gif
 
 use std::path::Path;
 
 use geofield_core::GridSpec;
-use geofield_io::render::BLEND_HUES;
+use geofield_io::render::{BLEND_HUES, GLYPH_PX, text_pixels, text_width};
 use geofield_io::{FlockFrame, IoError};
 
 use crate::forest::params::{ForestParams, Stage};
@@ -54,21 +58,17 @@ fn palette() -> Vec<[u8; 3]> {
     p
 }
 
-/// Digits 0-9 in a 3 × 5 font, one row a byte, the left pixel the 4s bit.
-const DIGITS: [[u8; 5]; 10] = [
-    [7, 5, 5, 5, 7],
-    [2, 6, 2, 2, 7],
-    [7, 1, 7, 4, 7],
-    [7, 1, 7, 1, 7],
-    [5, 5, 7, 1, 1],
-    [7, 4, 7, 1, 7],
-    [7, 4, 7, 5, 7],
-    [7, 1, 1, 1, 1],
-    [7, 5, 7, 5, 7],
-    [7, 5, 7, 1, 7],
-];
-/// Font pixels are drawn as squares of this side.
-const FONT_SCALE: usize = 3;
+/// Font scale of the year label (8 × 8 pixels a character at scale 1).
+const YEAR_SCALE: usize = 2;
+/// Longest species name in the legend, in characters.
+pub const LEGEND_NAME_CHARS: usize = 24;
+/// Gap between a box and the frame's edge, and between the boxes.
+const MARGIN: i64 = 4;
+/// Padding inside a box.
+const PAD: usize = 4;
+/// Height of a legend row, and the side of its colour swatch.
+const ROW_PX: usize = 14;
+const SWATCH_PX: usize = 10;
 
 /// Yearly top views of the stand for an animated GIF (see the module docs).
 #[derive(Debug, Clone)]
@@ -241,7 +241,8 @@ impl StandFrames {
                 }
             }
         }
-        self.label(&mut px, year.year);
+        let left = self.label(&mut px, year.year);
+        self.legend(&mut px, params, left);
         px
     }
 
@@ -274,38 +275,79 @@ impl StandFrames {
         }
     }
 
-    /// The year in the top-left corner, dark digits on a light box.
-    fn label(&self, px: &mut [u8], year: u32) {
-        let digits: Vec<usize> = year
-            .to_string()
-            .bytes()
-            .map(|b| usize::from(b - b'0'))
-            .collect();
-        let (pad, glyph_w) = (FONT_SCALE, 4 * FONT_SCALE);
-        let box_w = 2 * pad + digits.len() * glyph_w - FONT_SCALE;
-        let box_h = 2 * pad + 5 * FONT_SCALE;
-        let origin = 4i64;
-        for y in 0..box_h as i64 {
-            for x in 0..box_w as i64 {
-                self.set(px, origin + x, origin + y, LABEL_BOX);
+    /// Fill the rectangle with top-left (x, y) with `c`, clipped to the frame.
+    fn fill(&self, px: &mut [u8], x: i64, y: i64, w: usize, h: usize, c: u8) {
+        for yy in y..y + h as i64 {
+            for xx in x..x + w as i64 {
+                self.set(px, xx, yy, c);
             }
         }
-        for (k, &d) in digits.iter().enumerate() {
-            let gx = origin + (pad + k * glyph_w) as i64;
-            for (row, bits) in DIGITS[d % 10].iter().enumerate() {
-                for col in 0..3 {
-                    if bits & (4 >> col) == 0 {
-                        continue;
-                    }
-                    for sy in 0..FONT_SCALE {
-                        for sx in 0..FONT_SCALE {
-                            let x = gx + (col * FONT_SCALE + sx) as i64;
-                            let y = origin + (pad + row * FONT_SCALE + sy) as i64;
-                            self.set(px, x, y, INK);
-                        }
-                    }
-                }
+    }
+
+    /// `text` in ink with its top-left corner at (x, y).
+    fn text(&self, px: &mut [u8], x: i64, y: i64, text: &str, scale: usize) {
+        text_pixels(x, y, text, scale, |xx, yy| self.set(px, xx, yy, INK));
+    }
+
+    /// The year in the top-left corner, dark text on a light box; returns the box's right edge.
+    fn label(&self, px: &mut [u8], year: u32) -> i64 {
+        let text = format!("year {year}");
+        let w = text_width(&text, YEAR_SCALE) + 2 * PAD;
+        let h = GLYPH_PX * YEAR_SCALE + 2 * PAD;
+        self.fill(px, MARGIN, MARGIN, w, h, LABEL_BOX);
+        self.text(
+            px,
+            MARGIN + PAD as i64,
+            MARGIN + PAD as i64,
+            &text,
+            YEAR_SCALE,
+        );
+        MARGIN + w as i64
+    }
+
+    /// The species legend in the top-right corner, right of `left` (see the module docs).
+    fn legend(&self, px: &mut [u8], params: &ForestParams, left: i64) {
+        let short = |name: &str| {
+            if name.chars().count() <= LEGEND_NAME_CHARS {
+                name.to_string()
+            } else {
+                name.chars().take(LEGEND_NAME_CHARS - 2).collect::<String>() + ".."
             }
+        };
+        let mut rows: Vec<(Option<usize>, String)> = params
+            .species
+            .iter()
+            .enumerate()
+            .map(|(s, sp)| (Some(s), short(sp.name())))
+            .collect();
+        let max_rows = self.height.saturating_sub(2 * MARGIN as usize + 2 * PAD) / ROW_PX;
+        if rows.is_empty() || max_rows == 0 {
+            return;
+        }
+        if rows.len() > max_rows {
+            let more = rows.len() - (max_rows - 1);
+            rows.truncate(max_rows - 1);
+            rows.push((None, format!("+{more} more")));
+        }
+        let text_w = rows.iter().map(|r| text_width(&r.1, 1)).max().unwrap_or(0);
+        let w = 2 * PAD + SWATCH_PX + PAD + text_w;
+        let h = 2 * PAD + rows.len() * ROW_PX;
+        let x0 = self.width as i64 - MARGIN - w as i64;
+        if x0 < left + MARGIN {
+            return;
+        }
+        self.fill(px, x0, MARGIN, w, h, LABEL_BOX);
+        for (k, (s, name)) in rows.iter().enumerate() {
+            let top = MARGIN + (PAD + k * ROW_PX) as i64;
+            let swatch_y = top + ((ROW_PX - SWATCH_PX) / 2) as i64;
+            if let Some(s) = s {
+                let fill = FIRST_HUE + 2 * (s % BLEND_HUES.len()) as u8;
+                let sx = x0 + PAD as i64;
+                self.fill(px, sx, swatch_y, SWATCH_PX, SWATCH_PX, fill + 1);
+                self.fill(px, sx + 1, swatch_y + 1, SWATCH_PX - 2, SWATCH_PX - 2, fill);
+            }
+            let tx = x0 + (PAD + SWATCH_PX + PAD) as i64;
+            self.text(px, tx, top + ((ROW_PX - GLYPH_PX) / 2) as i64, name, 1);
         }
     }
 
