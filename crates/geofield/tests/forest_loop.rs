@@ -12,6 +12,8 @@ use geofield::forest::trees::Trees;
 use geofield::{Backend, Cancel};
 use geofield_core::{Extent, GridSpec};
 
+mod backends;
+
 fn grid(w: f64, h: f64) -> GridSpec {
     GridSpec::from_extent(Extent::new(0.0, 0.0, w, h).unwrap(), 1.0).unwrap()
 }
@@ -96,8 +98,9 @@ fn options(years: u32, seed: u64, mode: DispersalMode) -> SimulateOptions {
     }
 }
 
-/// Every year's numbers and the final trees of a run.
-fn run(
+/// Every year's numbers and the final trees of a run on `be`.
+fn run_on(
+    be: &Backend,
     g: &GridSpec,
     p: &ForestParams,
     st: &Stand,
@@ -106,7 +109,7 @@ fn run(
     let mut years = Vec::new();
     let mut seeds = Vec::new();
     let (t, _) = simulate::simulate(
-        &Backend::Cpu,
+        be,
         g,
         p,
         Trees::from_stand(st, p.species.len()).unwrap(),
@@ -120,6 +123,58 @@ fn run(
     )
     .unwrap();
     (years, seeds, t)
+}
+
+/// Year 1 of expected mode (f32 maps) on every backend against the CPU's. The CPU agrees with
+/// itself exactly. On the GPU the maps agree with the CPU's to ~1e-5 per cell (the dispersal
+/// kernels' contract), and a cell's count changes only where that moves a draw across a
+/// boundary of the counts' law, with probability about |Δλ| × the law's density (≲ 1e-5 per
+/// cell here); so at most 3 cells of the 6144 may differ by a seed or so, and the recruits'
+/// totals by at most that.
+#[test]
+fn expected_mode_on_every_backend_matches_the_cpu() {
+    let g = grid(64.0, 48.0);
+    let p = params(false);
+    let st = stand(60, 64.0, 48.0);
+    let mut o = options(1, 21, DispersalMode::Expected);
+    o.dispersal.precision = Precision::F32;
+    o.dispersal.method = Method::Cutoff;
+    let (cpu_years, cpu_seeds, _) = run_on(&Backend::Cpu, &g, &p, &st, &o);
+    backends::for_each_backend(|be| {
+        let (years, seeds, _) = run_on(be, &g, &p, &st, &o);
+        let differ: usize = seeds
+            .iter()
+            .zip(&cpu_seeds)
+            .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
+            .sum();
+        let worst = seeds
+            .iter()
+            .zip(&cpu_seeds)
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| x.abs_diff(*y)))
+            .max()
+            .unwrap_or(0);
+        if be.is_cuda() {
+            assert!(
+                differ <= 3 && worst <= 2,
+                "{differ} cells differ, by up to {worst}"
+            );
+            for (a, b) in years[1].iter().zip(&cpu_years[1]) {
+                assert!(a.recruits.abs_diff(b.recruits) <= 3, "{a:?} vs {b:?}");
+            }
+        } else {
+            assert_eq!((differ, &years), (0, &cpu_years));
+        }
+    });
+}
+
+/// Every year's numbers and the final trees of a run on the CPU.
+fn run(
+    g: &GridSpec,
+    p: &ForestParams,
+    st: &Stand,
+    o: &SimulateOptions,
+) -> (Vec<Vec<SpeciesYear>>, Vec<Vec<u32>>, Trees) {
+    run_on(&Backend::Cpu, g, p, st, o)
 }
 
 /// Same seed, same run, for 1 thread and 3, in both modes: every count of every year, every

@@ -518,7 +518,7 @@ min_dbh_cm = 10.0
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("s.toml:6:") && e.contains("\"fir\"") && e.contains("`sd`"),
+            e.starts_with("s.toml:7:") && e.contains("\"fir\"") && e.contains("`sd`"),
             "{e}"
         );
         let bad = FILE.replace("establishment = 0.1", "establishment = 1.5");
