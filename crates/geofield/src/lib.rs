@@ -25,6 +25,8 @@ pub mod backend;
 #[doc(hidden)]
 pub mod bench;
 pub mod cancel;
+#[cfg(feature = "io")]
+mod cf_nc;
 pub mod dispersal;
 mod error;
 pub mod flock;

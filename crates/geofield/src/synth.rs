@@ -40,6 +40,20 @@ pub fn sbs_species() -> Vec<Species> {
     ]
 }
 
+/// The SBS-like species ([`sbs_species`]) as a forest with the default demography
+/// ([`crate::forest::params::ForestSpecies::with_defaults`]), no gap kernels, 8 m gap cells.
+pub fn sbs_forest(torus: bool) -> crate::forest::params::ForestParams {
+    crate::forest::params::ForestParams {
+        species: sbs_species()
+            .into_iter()
+            .map(crate::forest::params::ForestSpecies::with_defaults)
+            .collect(),
+        max_gap_density: 0,
+        gap_cell_m: 8.0,
+        torus,
+    }
+}
+
 /// Shares of the SBS-like species in synthetic stands: fir, aspen, pine, spruce.
 pub const SBS_SHARES: [f64; 4] = [0.4, 0.1, 0.2, 0.3];
 

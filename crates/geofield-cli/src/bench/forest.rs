@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum};
 use geofield::Backend;
 use geofield::dispersal::{DisperseOptions, Method, Precision};
 use geofield::forest::experiment::{self, RunId};
-use geofield::forest::params::{ForestParams, ForestSpecies};
+use geofield::forest::params::ForestParams;
 use geofield::forest::simulate::{DispersalMode, SimulateOptions, Timing};
 use geofield::forest::trees::Trees;
 use geofield::synth::{self, DbhModel, Pattern};
@@ -78,17 +78,9 @@ struct Fig13 {
 }
 
 fn sbs_params(torus: bool) -> Result<ForestParams> {
-    ForestParams {
-        species: synth::sbs_species()
-            .into_iter()
-            .map(ForestSpecies::with_defaults)
-            .collect(),
-        max_gap_density: 0,
-        gap_cell_m: 8.0,
-        torus,
-    }
-    .validated()
-    .map_err(anyhow::Error::msg)
+    synth::sbs_forest(torus)
+        .validated()
+        .map_err(anyhow::Error::msg)
 }
 
 /// The scale's grid and initial stand.

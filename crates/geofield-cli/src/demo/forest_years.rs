@@ -9,7 +9,6 @@ use anyhow::Result;
 use geofield::Backend;
 use geofield::dispersal::{DisperseOptions, Method, Precision, Stand};
 use geofield::forest::output::{self as fout, DensityStack, StandFrames};
-use geofield::forest::params::{ForestParams, ForestSpecies};
 use geofield::forest::simulate::{self, DispersalMode, SimulateOptions};
 use geofield::forest::trees::Trees;
 use geofield::synth;
@@ -29,17 +28,9 @@ pub(super) fn run(
     steps: &mut Vec<Step>,
 ) -> Result<()> {
     let t = Instant::now();
-    let params = ForestParams {
-        species: synth::sbs_species()
-            .into_iter()
-            .map(ForestSpecies::with_defaults)
-            .collect(),
-        max_gap_density: 0,
-        gap_cell_m: 8.0,
-        torus: false,
-    }
-    .validated()
-    .map_err(anyhow::Error::msg)?;
+    let params = synth::sbs_forest(false)
+        .validated()
+        .map_err(anyhow::Error::msg)?;
     let names: Vec<String> = params
         .species
         .iter()

@@ -46,6 +46,7 @@ fn s(p: &Path) -> &str {
 
 mod disperse;
 mod flock;
+mod forest;
 mod inputs;
 mod knn;
 mod krige;

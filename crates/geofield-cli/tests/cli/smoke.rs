@@ -101,6 +101,19 @@ fn every_bench_runs_at_a_tiny_scale() {
     );
     bench_rows(
         &[
+            "forest",
+            "--scales",
+            "paper",
+            "--years",
+            "3",
+            "--repeats",
+            "1",
+        ],
+        "rows",
+        &["median"],
+    );
+    bench_rows(
+        &[
             "flock",
             "--agents",
             "300",

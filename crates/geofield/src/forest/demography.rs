@@ -73,20 +73,12 @@ pub fn grow(params: &ForestParams, trees: &mut Trees) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::params::{ForestSpecies, Stage};
+    use super::super::params::Stage;
     use super::*;
     use crate::synth;
 
     fn params() -> ForestParams {
-        ForestParams {
-            species: synth::sbs_species()
-                .into_iter()
-                .map(ForestSpecies::with_defaults)
-                .collect(),
-            max_gap_density: 0,
-            gap_cell_m: 8.0,
-            torus: false,
-        }
+        synth::sbs_forest(false)
     }
 
     /// Hand-checked increments: 1 mm radial → 0.2 cm of DBH; the size-dependent law gives g

@@ -26,19 +26,10 @@ use std::path::Path;
 use geofield_io::{IoError, NcAttr, NcData, NcFile, NcVar};
 
 use super::density::DensityStack;
+use crate::cf_nc::{attrs, text, xy_coordinates};
 
 /// A text attribute.
-fn text(s: &str) -> NcAttr {
-    NcAttr::Text(s.to_string())
-}
-
 /// Owned attributes from a list.
-fn attrs(list: &[(&str, NcAttr)]) -> Vec<(String, NcAttr)> {
-    list.iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
 /// A density field on (time, species, y, x) in m-2.
 fn field<'a>(name: &str, data: &'a [f32], long: &str, mapped: bool) -> NcVar<'a> {
     let mut list = attrs(&[
@@ -188,43 +179,8 @@ pub fn write_density_nc(
                 ("species_names", text(&stack.species.join("\n"))),
             ]),
         },
-        NcVar {
-            name: "x".into(),
-            dims: vec!["x".into()],
-            data: NcData::F64(&x),
-            attrs: attrs(&[
-                ("standard_name", text("projection_x_coordinate")),
-                ("long_name", text("x of cell centres (east)")),
-                ("units", text("m")),
-                ("axis", text("X")),
-                ("bounds", text("x_bnds")),
-            ]),
-        },
-        NcVar {
-            name: "x_bnds".into(),
-            dims: vec!["x".into(), "nv".into()],
-            data: NcData::F64(&x_bnds),
-            attrs: attrs(&[("units", text("m"))]),
-        },
-        NcVar {
-            name: "y".into(),
-            dims: vec!["y".into()],
-            data: NcData::F64(&y),
-            attrs: attrs(&[
-                ("standard_name", text("projection_y_coordinate")),
-                ("long_name", text("y of cell centres (north)")),
-                ("units", text("m")),
-                ("axis", text("Y")),
-                ("bounds", text("y_bnds")),
-            ]),
-        },
-        NcVar {
-            name: "y_bnds".into(),
-            dims: vec!["y".into(), "nv".into()],
-            data: NcData::F64(&y_bnds),
-            attrs: attrs(&[("units", text("m"))]),
-        },
     ];
+    vars.extend(xy_coordinates(&x, &x_bnds, &y, &y_bnds));
     if let Some(gm) = &grid_mapping {
         vars.push(NcVar {
             name: "crs".into(),

@@ -1,21 +1,13 @@
 //! Small hand-made runs for the output tests.
 
-use crate::forest::params::{ForestParams, ForestSpecies};
+use crate::forest::params::ForestParams;
 use crate::forest::trees::Trees;
 use crate::synth;
 
 /// The four SBS species with the default demography: a tree of DBH < 1 cm is a seedling,
 /// < 2 cm (at least; the species' minimum reproductive DBH) a sapling, else an adult.
 pub(crate) fn params() -> ForestParams {
-    ForestParams {
-        species: synth::sbs_species()
-            .into_iter()
-            .map(ForestSpecies::with_defaults)
-            .collect(),
-        max_gap_density: 0,
-        gap_cell_m: 8.0,
-        torus: true,
-    }
+    synth::sbs_forest(true)
 }
 
 /// The species names of [`params`].

@@ -6,20 +6,11 @@ use geofield_io::{IoError, NcAttr, NcData, NcFile, NcVar};
 
 use super::FieldMeta;
 use super::write::south_up;
+use crate::cf_nc::{attrs, text, xy_coordinates};
 use crate::wind::{CellFields, Stability, WindField};
 
 /// Fill value of the NetCDF fields in solid cells.
 pub const NC_FILL: f32 = -9999.0;
-
-fn text(s: &str) -> NcAttr {
-    NcAttr::Text(s.to_string())
-}
-
-fn attrs(list: &[(&str, NcAttr)]) -> Vec<(String, NcAttr)> {
-    list.iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
 
 /// A cell-centred field on (z, y, x) with CF attributes.
 fn field_var<'a>(
@@ -142,41 +133,8 @@ pub fn write_nc(
     if let Some(e) = meta.crs_epsg {
         global.push(("crs".into(), text(&format!("EPSG:{e}"))));
     }
-    let mut vars = vec![
-        coord(
-            "x",
-            &x,
-            &[
-                ("standard_name", text("projection_x_coordinate")),
-                ("long_name", text("x of cell centres (east)")),
-                ("units", text("m")),
-                ("axis", text("X")),
-                ("bounds", text("x_bnds")),
-            ],
-        ),
-        NcVar {
-            name: "x_bnds".into(),
-            dims: vec!["x".into(), "nv".into()],
-            data: NcData::F64(&x_bnds),
-            attrs: attrs(&[("units", text("m"))]),
-        },
-        coord(
-            "y",
-            &y,
-            &[
-                ("standard_name", text("projection_y_coordinate")),
-                ("long_name", text("y of cell centres (north)")),
-                ("units", text("m")),
-                ("axis", text("Y")),
-                ("bounds", text("y_bnds")),
-            ],
-        ),
-        NcVar {
-            name: "y_bnds".into(),
-            dims: vec!["y".into(), "nv".into()],
-            data: NcData::F64(&y_bnds),
-            attrs: attrs(&[("units", text("m"))]),
-        },
+    let mut vars: Vec<NcVar> = xy_coordinates(&x, &x_bnds, &y, &y_bnds).into();
+    vars.extend([
         coord(
             "z",
             &z,
@@ -209,7 +167,7 @@ pub fn write_nc(
                 ("positive", text("up")),
             ]),
         },
-    ];
+    ]);
     if let Some(gm) = &grid_mapping {
         vars.push(NcVar {
             name: "crs".into(),
