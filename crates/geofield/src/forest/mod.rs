@@ -25,6 +25,7 @@
 
 pub mod demography;
 pub mod establishment;
+pub mod exact_math;
 pub mod experiment;
 pub mod fecundity;
 #[cfg(feature = "io")]

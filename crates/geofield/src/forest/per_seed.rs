@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use geofield_core::GridSpec;
 use rayon::prelude::*;
 
+use super::exact_math;
 use super::rng::{Purpose, Stream};
 use crate::dispersal::{Kernel, Species, Stand};
 
@@ -68,10 +69,10 @@ pub struct Flight {
 
 /// Intervals of each quantile table, its end in −ln u (or −ln(1 − u)), the forward grid's points
 /// per table interval, and the directions' table.
-const TABLE: usize = 1 << 14;
+pub(crate) const TABLE: usize = 1 << 14;
 const LOG_MAX: f64 = 23.0;
 const FORWARD: usize = 16;
-const DIRECTIONS: usize = 1 << 12;
+pub(crate) const DIRECTIONS: usize = 1 << 12;
 
 impl Flight {
     pub fn new(kernel: &Kernel) -> Self {
@@ -133,12 +134,20 @@ impl Flight {
         }
     }
 
+    /// The tables as the GPU mirrors them: ln r on the near and far sides (`TABLE` + 1 values
+    /// each, by (x − ln 2) · `inv_step`), `inv_step`, and the directions' unit vectors
+    /// (`DIRECTIONS` + 1).
+    pub(crate) fn tables(&self) -> (&[f64], &[f64], f64, &[(f64, f64)]) {
+        (&self.near, &self.far, self.inv_step, &self.dir)
+    }
+
     /// The distance at u (0 < u < 1).
     fn distance_at(&self, u: f64) -> f64 {
+        // The logarithm and exponential of `exact_math`: the GPU computes the same bits.
         let (tab, x) = if u < 0.5 {
-            (&self.near, -u.ln())
+            (&self.near, -exact_math::ln(u))
         } else {
-            (&self.far, -(1.0 - u).ln())
+            (&self.far, -exact_math::ln(1.0 - u))
         };
         let pos = (x - std::f64::consts::LN_2) * self.inv_step;
         if pos.is_nan() || pos >= TABLE as f64 {
@@ -146,7 +155,7 @@ impl Flight {
         }
         let j = (pos.max(0.0) as usize).min(TABLE - 1);
         let f = pos - j as f64;
-        (tab[j] + f * (tab[j + 1] - tab[j])).exp()
+        exact_math::exp(f.mul_add(tab[j + 1] - tab[j], tab[j]))
     }
 
     /// A seed's distance (m), one u32 of `s`.

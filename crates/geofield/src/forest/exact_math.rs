@@ -1,0 +1,128 @@
+//! The logarithm and exponential of a seed's flight, in additions, multiplications, fused
+//! multiply-adds and one division only: IEEE 754 rounds each of those exactly, on the CPU
+//! (`f64::mul_add` is the FMA instruction on x86-64-v3, and a correctly rounded software fma
+//! elsewhere) and on the GPU (`fma`, `/` in double precision), so the CUDA mirror in
+//! `geofield-cuda/kernels/forest.cu` computes the very same bits and a seed lands in the same
+//! cell on both. Library `ln`/`exp` differ between platforms in the last bit.
+//!
+//! - [`ln`]: x = m 2^e with m in [√½, √2); ln m = 2 atanh s, s = (m − 1)/(m + 1), |s| ≤ 0.1716,
+//!   by its odd series to s²¹ (the next term is below 1e-17 of the sum); ln x = e ln 2 + ln m
+//!   with ln 2 in two parts. Relative error ≤ 4e-16 on every positive normal x.
+//! - [`exp`]: n = ⌊x / ln 2 + ½⌋, r = x − n ln 2 (two-part ln 2, |r| ≤ 0.3466), e^r by its
+//!   Taylor series to r¹³ (the next term is below 2e-17), times 2^n by the exponent bits. For
+//!   x in [−700, 700]; relative error ≤ 4e-16.
+//!
+//! Accuracy is far beyond the flight tables' own (1e-6 of the median distance); what matters is
+//! that both sides agree to the bit.
+
+/// ln 2 in two parts (fdlibm's): the high part has its last 32 bits zero, so n · LN2_HI is
+/// exact for |n| < 2^20; the low part carries the next 53 bits.
+const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
+
+/// ln x for a positive normal finite x (other inputs: NaN).
+#[inline]
+pub fn ln(x: f64) -> f64 {
+    if !(x > 0.0 && x.is_finite() && x.is_normal()) {
+        return f64::NAN;
+    }
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7FF) as i64 - 1023;
+    // m in [1, 2).
+    let mut m = f64::from_bits((bits & 0x000F_FFFF_FFFF_FFFF) | 0x3FF0_0000_0000_0000);
+    if m > std::f64::consts::SQRT_2 {
+        m *= 0.5;
+        e += 1;
+    }
+    let s = (m - 1.0) / (m + 1.0);
+    let s2 = s * s;
+    // 2 (s + s³/3 + ... + s²¹/21) = 2 s (1 + s² (1/3 + s² (1/5 + ...))).
+    let mut p: f64 = 1.0 / 21.0;
+    for k in [19.0, 17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0] {
+        p = p.mul_add(s2, 1.0 / k);
+    }
+    let q = p * s2;
+    let lnm = (2.0 * s).mul_add(q, 2.0 * s);
+    let ef = e as f64;
+    ef.mul_add(LN2_HI, ef.mul_add(LN2_LO, lnm))
+}
+
+/// e^x for x in [−700, 700] (below: 0; above: +∞; NaN: NaN).
+#[inline]
+pub fn exp(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    if x < -700.0 {
+        return 0.0;
+    }
+    if x > 700.0 {
+        return f64::INFINITY;
+    }
+    let n = (x * std::f64::consts::LOG2_E + 0.5).floor();
+    let r = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, x));
+    // Σ r^k / k!, k = 0..13, by Horner.
+    let mut p: f64 = 1.0 / 6_227_020_800.0; // 1/13!
+    for k in (1..=12).rev() {
+        p = p.mul_add(r, 1.0 / FACTORIALS[k]);
+    }
+    let y = p.mul_add(r, 1.0);
+    // 2^n by the exponent bits (n in [−1010, 1010]: two steps keep both factors normal).
+    let n = n as i64;
+    let (a, b) = (n / 2, n - n / 2);
+    y * f64::from_bits(((a + 1023) as u64) << 52) * f64::from_bits(((b + 1023) as u64) << 52)
+}
+
+/// k! for k = 0..=12.
+const FACTORIALS: [f64; 13] = [
+    1.0,
+    1.0,
+    2.0,
+    6.0,
+    24.0,
+    120.0,
+    720.0,
+    5040.0,
+    40320.0,
+    362_880.0,
+    3_628_800.0,
+    39_916_800.0,
+    479_001_600.0,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against the platform's ln and exp (within 1 ulp of the true values) over the range a
+    /// flight uses and beyond: the relative difference stays below 1e-15.
+    #[test]
+    fn ln_and_exp_agree_with_the_platforms_to_a_few_ulps() {
+        let mut s =
+            crate::forest::rng::Stream::new(1, 0, 0, 0, crate::forest::rng::Purpose::Growth);
+        for _ in 0..200_000 {
+            let u = s.uniform();
+            for x in [
+                u,
+                u * 1e-9,
+                1.0 - u * 0.5,
+                1.0 + u * 1e6,
+                f64::from(s.next_u32()) + 0.5,
+            ] {
+                let (a, b) = (ln(x), x.ln());
+                assert!(
+                    (a - b).abs() <= 1e-15 * b.abs().max(1e-300) + 1e-300,
+                    "ln {x}: {a} vs {b}"
+                );
+            }
+            for y in [-60.0 * u, 30.0 * u - 10.0, 700.0 * (2.0 * u - 1.0)] {
+                let (a, b) = (exp(y), y.exp());
+                assert!((a - b).abs() <= 1e-15 * b, "exp {y}: {a} vs {b}");
+            }
+        }
+        assert_eq!(ln(1.0), 0.0);
+        assert_eq!(exp(0.0), 1.0);
+        assert!(ln(0.0).is_nan() && ln(-1.0).is_nan() && exp(f64::NAN).is_nan());
+        assert_eq!(exp(-800.0), 0.0);
+    }
+}
