@@ -100,6 +100,10 @@ pub struct ForestArgs {
     /// The stand through the years (replicate 0, first method).
     #[arg(long)]
     pub gif: Option<PathBuf>,
+    /// Establishment suitability: a raster on the seed grid (GeoTIFF or ESRI ASCII) whose values
+    /// in [0, 1] multiply every species' establishment probability (nodata: 0).
+    #[arg(long)]
+    pub suitability: Option<PathBuf>,
     /// Trees of species missing from the species file are an error (default: skipped).
     #[arg(long)]
     pub strict: bool,
@@ -276,6 +280,10 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
         ),
         None => None,
     };
+    let suitability = match &a.suitability {
+        Some(p) => Some(geofield::forest::suitability::read_suitability(p, &grid)?),
+        None => None,
+    };
     let mut frames = a.gif.as_ref().map(|_| StandFrames::new(&grid, names.len()));
     for n in &s.inputs_note {
         ctx.note(n);
@@ -298,7 +306,7 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
             torus: s.params.torus,
             multires_variant_b: false,
         },
-        suitability: None,
+        suitability,
     };
     let runs = u64::from(a.replicates) * methods.len() as u64;
     let pb = progress::bar(runs * u64::from(s.years), ctx.quiet(), "years");

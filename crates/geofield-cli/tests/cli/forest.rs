@@ -203,3 +203,72 @@ fn bad_input_is_refused_with_exit_code_2_and_no_output() {
     assert!(text(&o).contains("p.xml"), "{}", text(&o));
     assert!(!c.exists());
 }
+
+/// An ESRI ASCII grid of `cols` x `rows` 1 m cells from the origin, every cell `value`.
+fn ascii(path: &std::path::Path, cols: usize, rows: usize, value: &str) {
+    let mut t = format!(
+        "ncols {cols}\nnrows {rows}\nxllcorner 0\nyllcorner 0\ncellsize 1\nNODATA_value -9999\n"
+    );
+    for _ in 0..rows {
+        t.push_str(&vec![value; cols].join(" "));
+        t.push('\n');
+    }
+    std::fs::write(path, t).unwrap();
+}
+
+/// `--suitability`: a layer of zeros establishes nothing; a layer on another grid is refused.
+#[test]
+fn a_suitability_layer_scales_establishment() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    inputs(d);
+    let (t, sp, c) = (d.join("t.csv"), d.join("s.toml"), d.join("c.csv"));
+    let zero = d.join("zero.asc");
+    ascii(&zero, 100, 80, "0");
+    let o = geofield(&[
+        "forest",
+        "--trees",
+        s(&t),
+        "--species",
+        s(&sp),
+        "--extent",
+        "0,0,100,80",
+        "--years",
+        "2",
+        "--suitability",
+        s(&zero),
+        "--counts",
+        s(&c),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = counts(&c);
+    assert!(
+        rows.iter().all(|r| r.3 == 0),
+        "no recruits on unsuitable ground: {rows:?}"
+    );
+    let other = d.join("other.asc");
+    ascii(&other, 50, 80, "1");
+    let c2 = d.join("c2.csv");
+    let o = geofield(&[
+        "forest",
+        "--trees",
+        s(&t),
+        "--species",
+        s(&sp),
+        "--extent",
+        "0,0,100,80",
+        "--years",
+        "2",
+        "--suitability",
+        s(&other),
+        "--counts",
+        s(&c2),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("other.asc") && text(&o).contains("grid"),
+        "{}",
+        text(&o)
+    );
+    assert!(!c2.exists());
+}

@@ -40,4 +40,6 @@ pub mod simulate;
 pub mod sortie;
 #[cfg(feature = "io")]
 pub mod species_file;
+#[cfg(feature = "io")]
+pub mod suitability;
 pub mod trees;
