@@ -1,6 +1,7 @@
 //! The trees of a forest run and the coarse cells that the gap rule and the neighbour counts use.
 
 use geofield_core::GridSpec;
+use rayon::prelude::*;
 
 use super::params::{ForestParams, Stage};
 use crate::GeofieldError;
@@ -60,16 +61,19 @@ impl Trees {
 
     /// Keep the trees where `keep` is true, in order.
     pub(crate) fn retain(&mut self, keep: &[bool]) {
-        let mut k = keep.iter();
-        self.x_m.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.y_m.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.dbh_cm.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.species.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.id.retain(|_| *k.next().unwrap_or(&false));
+        fn keep_in<T: Copy + Send + Sync>(v: &mut Vec<T>, keep: &[bool]) {
+            *v = v
+                .par_iter()
+                .zip(keep.par_iter())
+                .filter(|(_, k)| **k)
+                .map(|(x, _)| *x)
+                .collect();
+        }
+        keep_in(&mut self.x_m, keep);
+        keep_in(&mut self.y_m, keep);
+        keep_in(&mut self.dbh_cm, keep);
+        keep_in(&mut self.species, keep);
+        keep_in(&mut self.id, keep);
     }
 
     /// Append `other`'s trees.
@@ -138,16 +142,26 @@ pub struct Occupancy {
 
 impl Occupancy {
     pub fn count(cells: &CoarseCells, params: &ForestParams, trees: &Trees) -> Self {
-        let mut adults = vec![0u32; cells.n_cells()];
-        let mut all = vec![0u32; cells.n_cells()];
-        for i in 0..trees.len() {
-            if let Some(c) = cells.of(trees.x_m[i], trees.y_m[i]) {
-                all[c] = all[c].saturating_add(1);
-                if trees.stage(params, i) == Stage::Adult {
-                    adults[c] = adults[c].saturating_add(1);
+        // Integer counts: the same for any split of the trees among threads.
+        let n = cells.n_cells();
+        let zero = || (vec![0u32; n], vec![0u32; n]);
+        let (adults, all) = (0..trees.len())
+            .into_par_iter()
+            .with_min_len(1 << 16)
+            .fold(zero, |(mut adults, mut all), i| {
+                if let Some(c) = cells.of(trees.x_m[i], trees.y_m[i]) {
+                    all[c] += 1;
+                    if trees.stage(params, i) == Stage::Adult {
+                        adults[c] += 1;
+                    }
                 }
-            }
-        }
+                (adults, all)
+            })
+            .reduce(zero, |(mut a0, mut t0), (a1, t1)| {
+                a0.iter_mut().zip(&a1).for_each(|(x, y)| *x += y);
+                t0.iter_mut().zip(&t1).for_each(|(x, y)| *x += y);
+                (a0, t0)
+            });
         Occupancy { adults, trees: all }
     }
 
