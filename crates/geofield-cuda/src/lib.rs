@@ -11,6 +11,8 @@
 //!   [`compile_kernels`] compile any of them without a GPU.
 //! - [`dispersal`]: safe wrappers over the seed-dispersal kernels (exact, cutoff, multires).
 //! - [`neighbors`]: exact k-nearest-neighbour search (brute force and a uniform grid).
+//! - [`forest`]: per-seed seed placement (every seed drawn and counted in its cell), bitwise
+//!   equal to the CPU.
 //! - [`kriging`]: dual predictions, global variance (a fused product-and-reduction kernel over node tiles; cuBLAS above 4,096 samples), local
 //!   kriging (warp per node) and the paper's per-node bordered solve.
 //! - [`flock`]: OpenSteer's boids flock with the whole step (grid build, search, steering,
@@ -33,6 +35,7 @@ mod disk_cache;
 pub mod dispersal;
 mod error;
 pub mod flock;
+pub mod forest;
 pub mod kriging;
 pub mod neighbors;
 mod probe;

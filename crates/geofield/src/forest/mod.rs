@@ -32,6 +32,7 @@ pub mod fecundity;
 pub mod output;
 pub mod params;
 pub mod per_seed;
+mod per_seed_cuda;
 pub mod rain;
 pub mod rng;
 pub mod seed_counts;

@@ -25,6 +25,17 @@
 //! plot); on an open plot seeds that land outside the grid are lost. Each tree draws from its own
 //! [`Stream`] (purpose [`Purpose::SeedPlacement`]), and the counts are sums of integers, so the
 //! map is the same for any thread count.
+//!
+//! On the CUDA backend ([`place`] with [`Backend::Cuda`]) the host draws each parent's seed
+//! count (its stream's first two u32, [`random_round`]) and the device does the rest, one thread
+//! per seed (`geofield-cuda/kernels/forest.cu`): seed j of a parent takes its stream's u32
+//! #(2 + 2j) and #(3 + 2j), which Philox, being counter-based, computes directly (two lanes of
+//! one block), then the same table lookup, logarithm and exponential ([`exact_math`]: FMA,
+//! addition, multiplication and division only), direction, wrap and cell as here, adding one to
+//! the cell's count atomically. Every one of those operations is correctly rounded in IEEE 754 on
+//! both sides, the GPU's f64 arithmetic is written as explicit round-to-nearest instructions (no
+//! contraction into FMAs) with FMAs exactly where this code calls `mul_add`, and the counts are
+//! sums of ones: the GPU's counts equal the CPU's bit for bit, for any thread or block order.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -34,6 +45,7 @@ use rayon::prelude::*;
 use super::exact_math;
 use super::rng::{Purpose, Stream};
 use crate::dispersal::{Kernel, Species, Stand};
+use crate::{Backend, GeofieldError};
 
 /// A seed's distance from its parent (m), drawn from the kernel's radial density.
 pub fn sample_distance(kernel: &Kernel, s: &mut Stream) -> f64 {
@@ -66,6 +78,9 @@ pub struct Flight {
     /// Unit vectors at `DIRECTIONS` + 1 equally spaced angles, for the seed's direction.
     dir: Vec<(f64, f64)>,
 }
+
+/// [`Flight::tables`]: the near and far quantile tables, `inv_step` and the directions.
+pub(crate) type FlightTables<'a> = (&'a [f64], &'a [f64], f64, &'a [(f64, f64)]);
 
 /// Intervals of each quantile table, its end in −ln u (or −ln(1 − u)), the forward grid's points
 /// per table interval, and the directions' table.
@@ -137,7 +152,7 @@ impl Flight {
     /// The tables as the GPU mirrors them: ln r on the near and far sides (`TABLE` + 1 values
     /// each, by (x − ln 2) · `inv_step`), `inv_step`, and the directions' unit vectors
     /// (`DIRECTIONS` + 1).
-    pub(crate) fn tables(&self) -> (&[f64], &[f64], f64, &[(f64, f64)]) {
+    pub(crate) fn tables(&self) -> FlightTables<'_> {
         (&self.near, &self.far, self.inv_step, &self.dir)
     }
 
@@ -241,7 +256,7 @@ pub fn place_seeds(
         })
         .collect();
     let mut counts = vec![0u32; grid.n_cells()];
-    let shed = place(
+    let shed = place_cpu(
         grid,
         flight,
         &parents,
@@ -265,11 +280,60 @@ pub struct Parent {
 }
 
 /// Shed the seeds of `parents` (of species `species`) with `flight` and add each to the count
-/// of the cell of `grid` it lands in (`counts`, row-major, one per cell); returns the seeds
-/// shed. Each parent sheds its mean rounded at random and draws every seed from its own
-/// stream (purpose [`Purpose::SeedPlacement`], id = the parent's id).
+/// of the cell of `grid` it lands in (`counts`, row-major, one per cell, `grid.n_cells()` of
+/// them); returns the seeds shed. Each parent sheds its mean rounded at random and draws every
+/// seed from its own stream (purpose [`Purpose::SeedPlacement`], id = the parent's id). Both
+/// backends give the same counts, bit for bit (see the [module docs](self)).
+///
+/// ```
+/// use geofield::Backend;
+/// use geofield::dispersal::Kernel;
+/// use geofield::forest::per_seed::{Flight, Parent, place};
+///
+/// let grid = geofield_core::GridSpec::from_extent(
+///     geofield_core::Extent::new(0.0, 0.0, 50.0, 40.0)?,
+///     1.0,
+/// )?;
+/// let flight = Flight::new(&Kernel::Weibull { d: 1.32e-3, theta: 3.0 });
+/// let parents = [Parent { x_m: 20.0, y_m: 15.0, mean_seeds: 500.5, id: 0 }];
+/// let mut counts = vec![0u32; grid.n_cells()];
+/// let shed = place(&Backend::Cpu, &grid, &flight, &parents, 0, true, 1, 0, &mut counts)?;
+/// // On a torus every seed lands in a cell.
+/// assert_eq!(counts.iter().map(|&c| u64::from(c)).sum::<u64>(), shed);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn place(
+    backend: &Backend,
+    grid: &GridSpec,
+    flight: &Flight,
+    parents: &[Parent],
+    species: u8,
+    torus: bool,
+    seed: u64,
+    year: u32,
+    counts: &mut [u32],
+) -> Result<u64, GeofieldError> {
+    if counts.len() != grid.n_cells() {
+        return Err(GeofieldError::Invalid(format!(
+            "seed placement: {} counts for a grid of {} cells",
+            counts.len(),
+            grid.n_cells()
+        )));
+    }
+    match backend {
+        Backend::Cuda(gpu) => super::per_seed_cuda::place_cuda(
+            gpu, grid, flight, parents, species, torus, seed, year, counts,
+        ),
+        Backend::Cpu => Ok(place_cpu(
+            grid, flight, parents, species, torus, seed, year, counts,
+        )),
+    }
+}
+
+/// [`place`] on the CPU (rayon, one task per parent).
+#[allow(clippy::too_many_arguments)]
+fn place_cpu(
     grid: &GridSpec,
     flight: &Flight,
     parents: &[Parent],
@@ -280,7 +344,8 @@ pub fn place(
     counts: &mut [u32],
 ) -> u64 {
     let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
-    let (h, lx, ly) = (grid.cell_size_m, grid.width_m(), grid.height_m());
+    let h = grid.cell_size_m;
+    let periods = torus.then(|| (grid.width_m(), grid.height_m()));
     let (cols, rows) = (grid.cols as f64, grid.rows as f64);
     let shed: u64 = parents
         .par_iter()
@@ -290,17 +355,9 @@ pub fn place(
             }
             let mut s = Stream::new(seed, year, species, p.id, Purpose::SeedPlacement);
             let n = random_round(p.mean_seeds, &mut s);
-            // Grid-relative position of the tree: u east from the west edge, v south from the
-            // north edge.
-            let (u0, v0) = (p.x_m - grid.x_min_m, grid.y_max_m - p.y_m);
+            let (u0, v0) = grid_relative(grid, p);
             for _ in 0..n {
-                let r = flight.distance(&mut s);
-                let (cos, sin) = flight.direction(&mut s);
-                let (mut u, mut v) = (u0 + r * cos, v0 - r * sin);
-                if torus {
-                    u = wrap(u, lx);
-                    v = wrap(v, ly);
-                }
+                let (_, u, v) = fly(flight, &mut s, u0, v0, periods);
                 let (c, rr) = ((u / h).floor(), (v / h).floor());
                 if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
                     let cell = rr as usize * grid.cols + c as usize;
@@ -314,6 +371,34 @@ pub fn place(
         *c = a.into_inner();
     }
     shed
+}
+
+/// A parent's grid-relative position: u east from the grid's west edge, v south from its north
+/// edge (m).
+#[inline]
+pub(crate) fn grid_relative(grid: &GridSpec, p: &Parent) -> (f64, f64) {
+    (p.x_m - grid.x_min_m, grid.y_max_m - p.y_m)
+}
+
+/// One seed's flight from a parent at grid-relative (u0, v0): its distance r and landing
+/// position (u, v), wrapped into [0, Lx) × [0, Ly) when `periods` = Some((Lx, Ly)) (a torus).
+/// Two u32 of `s`: the distance's, then the direction's.
+#[inline]
+pub(crate) fn fly(
+    flight: &Flight,
+    s: &mut Stream,
+    u0: f64,
+    v0: f64,
+    periods: Option<(f64, f64)>,
+) -> (f64, f64, f64) {
+    let r = flight.distance(s);
+    let (cos, sin) = flight.direction(s);
+    let (mut u, mut v) = (u0 + r * cos, v0 - r * sin);
+    if let Some((lx, ly)) = periods {
+        u = wrap(u, lx);
+        v = wrap(v, ly);
+    }
+    (r, u, v)
 }
 
 /// `x` wrapped into [0, period): one addition or subtraction for the seeds that leave the plot

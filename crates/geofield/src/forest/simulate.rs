@@ -269,6 +269,7 @@ pub fn simulate(
                         };
                         let mut c = vec![0u32; grid.n_cells()];
                         place(
+                            backend,
                             grid,
                             flight,
                             &parents[cover],
@@ -277,7 +278,7 @@ pub fn simulate(
                             opts.seed,
                             year,
                             &mut c,
-                        );
+                        )?;
                         thin(&mut c, &landing, cover, sp, opts.seed, year, s as u8);
                         total.par_iter_mut().zip(&c).for_each(|(t, &v)| *t += v);
                     }
