@@ -167,6 +167,25 @@ fn expected_mode_on_every_backend_matches_the_cpu() {
     });
 }
 
+/// Per-seed mode on every backend: the GPU places every seed in the CPU's cell (same draws,
+/// the same floating-point operations), and everything after is the CPU library's, so every
+/// count of every year, every seed map and every final tree is the CPU's, bit for bit (gap and
+/// canopy kernels, torus).
+#[test]
+fn per_seed_mode_is_the_same_on_every_backend() {
+    let g = grid(64.0, 48.0);
+    let p = params(true);
+    let st = stand(60, 64.0, 48.0);
+    let o = options(4, 31, DispersalMode::PerSeed);
+    let cpu = run_on(&Backend::Cpu, &g, &p, &st, &o);
+    backends::for_each_backend(|be| {
+        let got = run_on(be, &g, &p, &st, &o);
+        assert_eq!(got.0, cpu.0);
+        assert_eq!(got.1, cpu.1);
+        assert_eq!(got.2, cpu.2);
+    });
+}
+
 /// Every year's numbers and the final trees of a run on the CPU.
 fn run(
     g: &GridSpec,
