@@ -95,14 +95,29 @@ pub fn counts(
     year: u32,
     species: u8,
 ) -> Vec<u32> {
-    expected
-        .par_iter()
+    let mut out = Vec::new();
+    counts_into(dist, expected, seed, year, species, &mut out);
+    out
+}
+
+/// [`counts`] into `out` (resized to the cells; a buffer kept from an earlier year saves the
+/// allocation and its first-touch page faults).
+pub fn counts_into(
+    dist: SeedDistribution,
+    expected: &[f64],
+    seed: u64,
+    year: u32,
+    species: u8,
+    out: &mut Vec<u32>,
+) {
+    out.resize(expected.len(), 0);
+    out.par_iter_mut()
+        .zip(expected.par_iter())
         .enumerate()
-        .map(|(i, &lambda)| {
+        .for_each(|(i, (c, &lambda))| {
             let mut s = Stream::new(seed, year, species, i as u64, Purpose::SeedCount);
-            u32::try_from(dist.count(lambda, &mut s)).unwrap_or(u32::MAX)
-        })
-        .collect()
+            *c = u32::try_from(dist.count(lambda, &mut s)).unwrap_or(u32::MAX);
+        });
 }
 
 #[cfg(test)]

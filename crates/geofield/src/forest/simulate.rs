@@ -209,6 +209,11 @@ pub fn simulate(
     let mut dopts = opts.dispersal;
     dopts.torus = params.torus;
     let mut resolved = vec![[dopts.method; 2]; n_sp];
+    // Per-cell buffers kept from year to year: fresh ones of this size cost their page faults
+    // every time (a few ms per million cells).
+    let mut expected: Vec<f64> = Vec::new();
+    let mut scratch: Vec<u32> = Vec::new();
+    let mut spare: Vec<Vec<u32>> = Vec::new();
     for year in 1..=opts.years {
         cancel.check()?;
         let t0 = Instant::now();
@@ -232,9 +237,10 @@ pub fn simulate(
             let t1 = Instant::now();
             let parents = parents(params, s, masts[s], &trees, &cells, &occ, opts.seed, year);
             let landing = landing_cover(grid, &cells, &occ, params.max_gap_density, sp);
-            let counts = match opts.mode {
+            let mut counts = spare.pop().unwrap_or_default();
+            match opts.mode {
                 DispersalMode::Expected => {
-                    let (expected, label) = expected_seeds(
+                    let label = expected_seeds(
                         backend,
                         grid,
                         sp,
@@ -243,31 +249,31 @@ pub fn simulate(
                         &dopts,
                         &mut resolved[s],
                         cancel,
+                        &mut expected,
                     )?;
                     methods.push(label);
                     timing.dispersal_s += t1.elapsed().as_secs_f64();
                     let t2 = Instant::now();
-                    let mut expected = expected;
                     add_rain(grid, sp, s, &trees, &mut expected);
-                    let c = seed_counts::counts(
+                    seed_counts::counts_into(
                         sp.seed_distribution,
                         &expected,
                         opts.seed,
                         year,
                         s as u8,
+                        &mut counts,
                     );
                     timing.counts_s += t2.elapsed().as_secs_f64();
-                    c
                 }
                 DispersalMode::PerSeed => {
                     methods.push("per-seed".to_string());
-                    let mut total = vec![0u32; grid.n_cells()];
+                    zeroed(&mut counts, grid.n_cells());
                     for cover in [CANOPY, GAP] {
                         let (Some(flight), false) = (&flights[s][cover], parents[cover].is_empty())
                         else {
                             continue;
                         };
-                        let mut c = vec![0u32; grid.n_cells()];
+                        zeroed(&mut scratch, grid.n_cells());
                         place(
                             backend,
                             grid,
@@ -277,32 +283,36 @@ pub fn simulate(
                             params.torus,
                             opts.seed,
                             year,
-                            &mut c,
+                            &mut scratch,
                         )?;
-                        thin(&mut c, &landing, cover, sp, opts.seed, year, s as u8);
-                        total.par_iter_mut().zip(&c).for_each(|(t, &v)| *t += v);
+                        thin(&mut scratch, &landing, cover, sp, opts.seed, year, s as u8);
+                        counts
+                            .par_iter_mut()
+                            .zip(&scratch)
+                            .for_each(|(t, &v)| *t += v);
                     }
                     timing.dispersal_s += t1.elapsed().as_secs_f64();
                     let t2 = Instant::now();
                     if sp.rain.is_some() {
-                        let mut rain = vec![0.0; grid.n_cells()];
-                        add_rain(grid, sp, s, &trees, &mut rain);
-                        let r = seed_counts::counts(
+                        expected.clear();
+                        expected.resize(grid.n_cells(), 0.0);
+                        add_rain(grid, sp, s, &trees, &mut expected);
+                        seed_counts::counts_into(
                             sp.seed_distribution,
-                            &rain,
+                            &expected,
                             opts.seed,
                             year,
                             s as u8,
+                            &mut scratch,
                         );
-                        total
+                        counts
                             .par_iter_mut()
-                            .zip(&r)
+                            .zip(&scratch)
                             .for_each(|(t, &v)| *t = t.saturating_add(v));
                     }
                     timing.counts_s += t2.elapsed().as_secs_f64();
-                    total
                 }
-            };
+            }
             let t3 = Instant::now();
             let born = establish(
                 grid,
@@ -342,6 +352,7 @@ pub fn simulate(
             trees: &trees,
             methods,
         })?;
+        spare = all_seeds;
     }
     Ok((trees, timing))
 }
@@ -510,9 +521,10 @@ fn expected_seeds(
     dopts: &DisperseOptions,
     methods: &mut [Method; 2],
     cancel: &Cancel,
-) -> Result<(Vec<f64>, String), GeofieldError> {
+    expected: &mut Vec<f64>,
+) -> Result<String, GeofieldError> {
     let area = grid.cell_size_m * grid.cell_size_m;
-    let mut expected = vec![0.0f64; grid.n_cells()];
+    zeroed(expected, grid.n_cells());
     let mut labels: Vec<&'static str> = Vec::new();
     for from in [CANOPY, GAP] {
         if parents[from].is_empty() {
@@ -621,12 +633,17 @@ fn expected_seeds(
         }
     }
     labels.dedup();
-    let label = if labels.is_empty() {
+    Ok(if labels.is_empty() {
         "none".to_string()
     } else {
         labels.join("/")
-    };
-    Ok((expected, label))
+    })
+}
+
+/// `v` as `n` zeros (in parallel; its allocation kept).
+fn zeroed<T: Default + Copy + Send + Sync>(v: &mut Vec<T>, n: usize) {
+    v.resize(n, T::default());
+    v.par_iter_mut().for_each(|x| *x = T::default());
 }
 
 /// On a torus, periodic images count out to this many plot lengths; the seeds flying farther
