@@ -248,7 +248,18 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
         a.compare.iter().map(|&m| method(m)).collect()
     };
     let crs = ctx.crs_epsg()?;
-    let s = setup(a)?;
+    // The backend (a GPU's context takes a tenth of a second or more to start) opens while the
+    // inputs are read.
+    let (s, sel) = std::thread::scope(|scope| {
+        let opening = scope.spawn(|| ctx.open_backend());
+        let s = setup(a);
+        let sel = opening
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("opening the backend panicked")));
+        (s, sel)
+    });
+    let s = s?;
+    let sel = sel?;
     if s.years == 0 || s.years > 100_000 {
         bail!("--years must be between 1 and 100000, got {}", s.years);
     }
@@ -288,7 +299,6 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
     for n in &s.inputs_note {
         ctx.note(n);
     }
-    let sel = ctx.open_backend()?;
     let be = &sel.backend;
     let precision = match a.precision {
         PrecisionArg::F32 => Precision::F32,
