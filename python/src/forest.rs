@@ -233,7 +233,7 @@ struct Outcome {
 /// the final trees of replicate 0 of the first method, and the run's labels, notes and timing.
 /// Interruptible (Ctrl-C); `progress` is called with the fraction of the years done.
 #[pyfunction]
-#[pyo3(signature = (*, trees, species_toml, sortie_xml, source_name, ignore_unsupported, extent, cell_size_m, years, seed, dispersal, method_name, tolerance, replicates, compare, torus, precision_name, backend, density_cell_m, progress = None))]
+#[pyo3(signature = (*, trees, species_toml, sortie_xml, source_name, ignore_unsupported, extent, cell_size_m, years, seed, dispersal, method_name, tolerance, replicates, compare, torus, precision_name, backend, density_cell_m, suitability = None, suitability_path = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn forest<'py>(
     py: Python<'py>,
@@ -255,6 +255,8 @@ pub fn forest<'py>(
     precision_name: &str,
     backend: &str,
     density_cell_m: Option<f64>,
+    suitability: Option<numpy::PyReadonlyArray1<'py, f64>>,
+    suitability_path: Option<&str>,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // The checks of `geofield forest`, in its order.
@@ -341,6 +343,31 @@ pub fn forest<'py>(
         .map_err(|e| errors::arg("density_cell_m", e))?;
     let trees =
         Trees::from_stand(&s.stand, s.params.species.len()).map_err(|e| errors::arg("trees", e))?;
+    let suitability = match (suitability, suitability_path) {
+        (Some(v), _) => {
+            let v = v.as_slice()?.to_vec();
+            if v.len() != grid.n_cells() {
+                return Err(errors::arg(
+                    "suitability",
+                    format!(
+                        "{} values for a grid of {} x {} cells",
+                        v.len(),
+                        grid.rows,
+                        grid.cols
+                    ),
+                ));
+            }
+            Some(
+                geofield::forest::suitability::suitability_values(v, grid.cols)
+                    .map_err(|e| errors::arg("suitability", e))?,
+            )
+        }
+        (None, Some(p)) => Some(
+            geofield::forest::suitability::read_suitability(std::path::Path::new(p), &grid)
+                .map_err(errors::input)?,
+        ),
+        (None, None) => None,
+    };
     let sel = open(backend)?;
     let be = sel.backend.clone();
     let opts = SimulateOptions {
@@ -354,7 +381,7 @@ pub fn forest<'py>(
             torus: s.params.torus,
             multires_variant_b: false,
         },
-        suitability: None,
+        suitability,
     };
     let total_years = (u64::from(replicates) * methods.len() as u64 * u64::from(n_years)) as f64;
     let params = &s.params;

@@ -357,3 +357,25 @@ def test_sigint_interrupts_a_long_run():
     assert time.perf_counter() - start < 0.5 + 1.0
     counts, _ = run(years=1)  # the process stays usable
     assert len(counts) == 4
+
+
+def test_suitability_scales_establishment(tmp_path):
+    """A layer of zeros establishes nothing; ones change nothing; a wrong shape or a value
+    outside [0, 1] is refused naming the argument; a raster file on the grid works too."""
+    rows, cols = int(EXTENT[3] - EXTENT[1]), int(EXTENT[2] - EXTENT[0])
+    base, _ = run(years=2)
+    zero, _ = run(years=2, suitability=np.zeros((rows, cols)))
+    assert (zero["recruits"] == 0).all() and base["recruits"].sum() > 0
+    ones, _ = run(years=2, suitability=np.ones((rows, cols)))
+    pd.testing.assert_frame_equal(ones, base, check_like=True)
+    with pytest.raises(geofield.GeofieldValueError, match="suitability"):
+        run(years=2, suitability=np.ones((rows, cols + 1)))
+    bad = np.ones((rows, cols))
+    bad[2, 3] = 1.5
+    with pytest.raises(geofield.GeofieldValueError, match=r"suitability.*row 2, column 3"):
+        run(years=2, suitability=bad)
+    asc = tmp_path / "zero.asc"
+    asc.write_text(f"ncols {cols}\nnrows {rows}\nxllcorner {EXTENT[0]}\nyllcorner {EXTENT[1]}\n"
+                   "cellsize 1\nNODATA_value -9999\n" + (" ".join(["0"] * cols) + "\n") * rows)
+    from_file, _ = run(years=2, suitability=asc)
+    assert (from_file["recruits"] == 0).all()

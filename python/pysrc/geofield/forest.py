@@ -188,10 +188,27 @@ def _compare(compare):
         ) from None
 
 
+def _suitability_path(s):
+    """The raster file of ``suitability``, if it names one."""
+    if isinstance(s, (str, os.PathLike)):
+        return os.fspath(s)
+    return None
+
+
+def _suitability_values(s):
+    """``suitability`` as a flat float64 array (row 0 north), unless it is a file or None."""
+    if s is None or isinstance(s, (str, os.PathLike)):
+        return None
+    a = np.asarray(getattr(s, "values", s), dtype=np.float64)
+    if a.ndim != 2:
+        raise GeofieldValueError(f"suitability: expected a (rows, cols) array, got shape {a.shape}")
+    return np.ascontiguousarray(a).ravel()
+
+
 def simulate(trees=None, species=None, extent=None, cell_size_m=1.0, years=None, seed=None,
              dispersal="expected", method="auto", tolerance=1e-6, replicates=1, compare=None,
              torus=False, backend="auto", precision="auto", density_cell_m=None, crs=None,
-             sortie=None, ignore_unsupported=False, progress=False):
+             sortie=None, ignore_unsupported=False, suitability=None, progress=False):
     """Run the forest year by year: counts per year, species and replicate, and the seed and
     seedling density maps, as ``geofield forest`` computes them (the same defaults and numbers
     as its ``--counts`` and ``--density`` files).
@@ -265,6 +282,10 @@ def simulate(trees=None, species=None, extent=None, cell_size_m=1.0, years=None,
     ignore_unsupported : bool
         Run a SORTIE-ND file whose behaviours geofield does not model without them (they are
         listed in ``counts.attrs["mapping"]``); without it such a file is refused.
+    suitability : array-like, xarray.DataArray, str or path, optional
+        Establishment suitability on the seed grid: a (rows, cols) array (row 0 north) or a
+        raster file (GeoTIFF, ESRI ASCII) on the same grid; values in [0, 1] multiply every
+        species' establishment probability, NaN (nodata) counts as 0.
     progress : bool or callable
         Show a progress bar of the years done (tqdm if installed, else a text bar on stderr), or
         call ``progress(fraction)``.
@@ -319,6 +340,8 @@ def simulate(trees=None, species=None, extent=None, cell_size_m=1.0, years=None,
             tolerance=_float("tolerance", tolerance), replicates=_int("replicates", replicates),
             compare=_compare(compare), torus=bool(torus), precision_name=str(precision),
             backend=str(backend), density_cell_m=_float("density_cell_m", density_cell_m),
+            suitability=_suitability_values(suitability),
+            suitability_path=_suitability_path(suitability),
             progress=bar)
     names = list(r["names"])
     counts = pd.DataFrame({c: r[c] for c in _COUNT_COLUMNS})

@@ -41,20 +41,26 @@ pub fn read_suitability(path: &Path, grid: &GridSpec) -> Result<Vec<f32>, InputE
             ),
         });
     }
-    let v = raster.band_f64(0);
+    suitability_values(raster.band_f64(0), g.cols).map_err(|reason| InputError::Invalid {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+/// The suitability of each cell from raw values (row-major, `cols` a row; for a message):
+/// NaN (nodata) becomes 0; any other value outside [0, 1] is an error naming its row and
+/// column.
+pub fn suitability_values(v: Vec<f64>, cols: usize) -> Result<Vec<f32>, String> {
     if let Some(i) = v
         .iter()
         .position(|x| !x.is_nan() && !(0.0..=1.0).contains(x))
     {
-        return Err(InputError::Invalid {
-            path: path.to_path_buf(),
-            reason: format!(
-                "suitability must be in [0, 1] (or nodata); row {}, column {} holds {}",
-                i / g.cols,
-                i % g.cols,
-                v[i]
-            ),
-        });
+        return Err(format!(
+            "suitability must be in [0, 1] (or nodata); row {}, column {} holds {}",
+            i / cols.max(1),
+            i % cols.max(1),
+            v[i]
+        ));
     }
     Ok(v.into_iter()
         .map(|x| if x.is_nan() { 0.0 } else { x as f32 })
