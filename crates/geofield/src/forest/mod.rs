@@ -28,6 +28,7 @@ pub mod establishment;
 pub mod exact_math;
 pub mod experiment;
 pub mod fecundity;
+mod landing;
 #[cfg(feature = "io")]
 pub mod output;
 pub mod params;
