@@ -175,7 +175,10 @@ pub fn simulate(
             grid.n_cells()
         )));
     }
-    dispersal::check_memory(grid, 1, opts.dispersal.precision)?;
+    // Per cell the run holds the expected seeds (f64), a map from the dispersal, and a year's
+    // seed counts (u32) per species twice (this year's and the buffers kept from the last):
+    // refused before anything is allocated when that would not fit (≥ 12 bytes per band).
+    dispersal::check_memory(grid, n_sp + 2, opts.dispersal.precision)?;
     let cells = CoarseCells::new(grid, params.gap_cell_m);
     let mut timing = Timing::default();
     let mut next_id = trees.next_id();
