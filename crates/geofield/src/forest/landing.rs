@@ -324,12 +324,12 @@ pub(super) fn add_rain(
     let Some(rain) = sp.rain else {
         return;
     };
-    let m2: f64 = (0..trees.len())
-        .filter(|&i| trees.species[i] as usize == s && trees.dbh_cm[i] >= sp.canopy.min_dbh_cm)
-        .map(|i| std::f64::consts::PI * (trees.dbh_cm[i] / 200.0).powi(2))
-        .sum();
-    let ha = grid.width_m() * grid.height_m() / 1e4;
-    let ba = if ha > 0.0 { m2 / ha } else { 0.0 };
+    let ba = super::rain::basal_area_of(
+        grid,
+        sp.canopy.min_dbh_cm,
+        s as u32,
+        (&trees.x_m, &trees.y_m, &trees.dbh_cm, &trees.species),
+    );
     let per_cell = rain.density(ba) * grid.cell_size_m * grid.cell_size_m;
     expected.par_iter_mut().for_each(|e| *e += per_cell);
 }

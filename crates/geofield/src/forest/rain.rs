@@ -19,16 +19,31 @@ use crate::dispersal::{Species, Stand};
 /// Basal area (m² per hectare of the grid's extent) of the reproductive trees of species
 /// `index` standing on the grid: Σ π (DBH/200)² over trees with DBH ≥ the species' minimum.
 pub fn basal_area_m2_per_ha(grid: &GridSpec, sp: &Species, index: u32, stand: &Stand) -> f64 {
+    basal_area_of(
+        grid,
+        sp.min_dbh_cm,
+        index,
+        (&stand.x_m, &stand.y_m, &stand.dbh_cm, &stand.species),
+    )
+}
+
+/// [`basal_area_m2_per_ha`] of trees given as columns (x, y, DBH, species index).
+pub fn basal_area_of(
+    grid: &GridSpec,
+    min_dbh_cm: f64,
+    index: u32,
+    (x, y, dbh, species): (&[f64], &[f64], &[f64], &[u32]),
+) -> f64 {
     let (x0, y1) = (grid.x_min_m, grid.y_max_m);
     let (x1, y0) = (x0 + grid.width_m(), y1 - grid.height_m());
-    let m2: f64 = (0..stand.x_m.len())
+    let m2: f64 = (0..x.len())
         .filter(|&i| {
-            stand.species[i] == index
-                && stand.dbh_cm[i] >= sp.min_dbh_cm
-                && (x0..x1).contains(&stand.x_m[i])
-                && (y0..y1).contains(&stand.y_m[i])
+            species[i] == index
+                && dbh[i] >= min_dbh_cm
+                && (x0..x1).contains(&x[i])
+                && (y0..y1).contains(&y[i])
         })
-        .map(|i| std::f64::consts::PI * (stand.dbh_cm[i] / 200.0).powi(2))
+        .map(|i| std::f64::consts::PI * (dbh[i] / 200.0).powi(2))
         .sum();
     let ha = grid.width_m() * grid.height_m() / 1e4;
     if ha > 0.0 { m2 / ha } else { 0.0 }
