@@ -417,7 +417,7 @@ pub fn forest<'py>(
                 recruits[id.method][y.year as usize] +=
                     y.species.iter().map(|x| x.recruits).sum::<u64>();
                 if id.method == 0 && id.replicate == 0 {
-                    density.push(y, params);
+                    density.push(y, params)?;
                 }
                 if y.year > 0 {
                     done += 1;

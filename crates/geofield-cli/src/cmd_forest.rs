@@ -352,10 +352,10 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
                 y.species.iter().map(|x| x.recruits).sum::<u64>();
             if id.method == 0 && id.replicate == 0 {
                 if let Some(d) = density.as_mut() {
-                    d.push(y, &s.params);
+                    d.push(y, &s.params)?;
                 }
                 if let Some(f) = frames.as_mut() {
-                    f.push(y, &s.params);
+                    f.push(y, &s.params)?;
                 }
             }
             if y.year > 0 {

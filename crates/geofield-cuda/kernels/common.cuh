@@ -227,6 +227,14 @@ GF_RN_OP(gf_sub_rn, "sub")
 GF_RN_OP(gf_mul_rn, "mul")
 GF_RN_OP(gf_div_rn, "div")
 
+// An explicit fused multiply-add, as inline PTX: the module's PTX brackets it with "begin inline
+// asm" / "end inline asm" comments, so a test tells it from an FMA the compiler contracted.
+__device__ __forceinline__ double gf_fma_rn(double a, double b, double c) {
+    double r;
+    asm("fma.rn.f64 %0, %1, %2, %3;" : "=d"(r) : "d"(a), "d"(b), "d"(c));
+    return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Order-preserving integer encodings of finite floats (a < b iff enc(a) < enc(b); -0 < +0), for
 // min / max reductions with integer atomics.

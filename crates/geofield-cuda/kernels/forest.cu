@@ -107,20 +107,20 @@ __device__ __forceinline__ double fo_ln(double x) {
     const double s = gf_div_rn(gf_sub_rn(m, 1.0), gf_add_rn(m, 1.0));
     const double s2 = gf_mul_rn(s, s);
     double p = 0x1.8618618618618p-5;        // 1/21
-    p = __fma_rn(p, s2, 0x1.af286bca1af28p-5);  // 1/19
-    p = __fma_rn(p, s2, 0x1.e1e1e1e1e1e1ep-5);  // 1/17
-    p = __fma_rn(p, s2, 0x1.1111111111111p-4);  // 1/15
-    p = __fma_rn(p, s2, 0x1.3b13b13b13b14p-4);  // 1/13
-    p = __fma_rn(p, s2, 0x1.745d1745d1746p-4);  // 1/11
-    p = __fma_rn(p, s2, 0x1.c71c71c71c71cp-4);  // 1/9
-    p = __fma_rn(p, s2, 0x1.2492492492492p-3);  // 1/7
-    p = __fma_rn(p, s2, 0x1.999999999999ap-3);  // 1/5
-    p = __fma_rn(p, s2, 0x1.5555555555555p-2);  // 1/3
+    p = gf_fma_rn(p, s2, 0x1.af286bca1af28p-5);  // 1/19
+    p = gf_fma_rn(p, s2, 0x1.e1e1e1e1e1e1ep-5);  // 1/17
+    p = gf_fma_rn(p, s2, 0x1.1111111111111p-4);  // 1/15
+    p = gf_fma_rn(p, s2, 0x1.3b13b13b13b14p-4);  // 1/13
+    p = gf_fma_rn(p, s2, 0x1.745d1745d1746p-4);  // 1/11
+    p = gf_fma_rn(p, s2, 0x1.c71c71c71c71cp-4);  // 1/9
+    p = gf_fma_rn(p, s2, 0x1.2492492492492p-3);  // 1/7
+    p = gf_fma_rn(p, s2, 0x1.999999999999ap-3);  // 1/5
+    p = gf_fma_rn(p, s2, 0x1.5555555555555p-2);  // 1/3
     const double q = gf_mul_rn(p, s2);
     const double two_s = gf_mul_rn(2.0, s);
-    const double lnm = __fma_rn(two_s, q, two_s);
+    const double lnm = gf_fma_rn(two_s, q, two_s);
     const double ef = (double)e;
-    return __fma_rn(ef, FO_LN2_HI, __fma_rn(ef, FO_LN2_LO, lnm));
+    return gf_fma_rn(ef, FO_LN2_HI, gf_fma_rn(ef, FO_LN2_LO, lnm));
 }
 
 // exact_math::exp: n = floor(x log2 e + 1/2), r = x - n ln 2, e^r by Taylor to r^13, times 2^n.
@@ -129,21 +129,21 @@ __device__ __forceinline__ double fo_exp(double x) {
     if (x < -700.0) return 0.0;
     if (x > 700.0) return __longlong_as_double(0x7FF0000000000000ll);
     const double n = floor(gf_add_rn(gf_mul_rn(x, FO_LOG2E), 0.5));
-    const double r = __fma_rn(-n, FO_LN2_LO, __fma_rn(-n, FO_LN2_HI, x));
+    const double r = gf_fma_rn(-n, FO_LN2_LO, gf_fma_rn(-n, FO_LN2_HI, x));
     double p = 0x1.6124613a86d09p-33;       // 1/13!
-    p = __fma_rn(p, r, 0x1.1eed8eff8d898p-29);  // 1/12!
-    p = __fma_rn(p, r, 0x1.ae64567f544e4p-26);  // 1/11!
-    p = __fma_rn(p, r, 0x1.27e4fb7789f5cp-22);  // 1/10!
-    p = __fma_rn(p, r, 0x1.71de3a556c734p-19);  // 1/9!
-    p = __fma_rn(p, r, 0x1.a01a01a01a01ap-16);  // 1/8!
-    p = __fma_rn(p, r, 0x1.a01a01a01a01ap-13);  // 1/7!
-    p = __fma_rn(p, r, 0x1.6c16c16c16c17p-10);  // 1/6!
-    p = __fma_rn(p, r, 0x1.1111111111111p-7);   // 1/5!
-    p = __fma_rn(p, r, 0x1.5555555555555p-5);   // 1/4!
-    p = __fma_rn(p, r, 0x1.5555555555555p-3);   // 1/3!
-    p = __fma_rn(p, r, 0.5);                    // 1/2!
-    p = __fma_rn(p, r, 1.0);                    // 1/1!
-    const double y = __fma_rn(p, r, 1.0);
+    p = gf_fma_rn(p, r, 0x1.1eed8eff8d898p-29);  // 1/12!
+    p = gf_fma_rn(p, r, 0x1.ae64567f544e4p-26);  // 1/11!
+    p = gf_fma_rn(p, r, 0x1.27e4fb7789f5cp-22);  // 1/10!
+    p = gf_fma_rn(p, r, 0x1.71de3a556c734p-19);  // 1/9!
+    p = gf_fma_rn(p, r, 0x1.a01a01a01a01ap-16);  // 1/8!
+    p = gf_fma_rn(p, r, 0x1.a01a01a01a01ap-13);  // 1/7!
+    p = gf_fma_rn(p, r, 0x1.6c16c16c16c17p-10);  // 1/6!
+    p = gf_fma_rn(p, r, 0x1.1111111111111p-7);   // 1/5!
+    p = gf_fma_rn(p, r, 0x1.5555555555555p-5);   // 1/4!
+    p = gf_fma_rn(p, r, 0x1.5555555555555p-3);   // 1/3!
+    p = gf_fma_rn(p, r, 0.5);                    // 1/2!
+    p = gf_fma_rn(p, r, 1.0);                    // 1/1!
+    const double y = gf_fma_rn(p, r, 1.0);
     const long long ni = (long long)n;
     const long long a = ni / 2, b = ni - ni / 2;
     const double pa = __longlong_as_double((a + 1023) << 52);
@@ -212,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(FO_THREADS)
         if (jt > (u64)(P.table - 1u)) jt = (u64)(P.table - 1u);
         const double f = gf_sub_rn(pos, (double)jt);
         const double t0 = tab[jt], t1 = tab[jt + 1];
-        const double r = fo_exp(__fma_rn(f, gf_sub_rn(t1, t0), t0));
+        const double r = fo_exp(gf_fma_rn(f, gf_sub_rn(t1, t0), t0));
 
         // Flight::direction.
         const u32 k = xa >> FO_DIR_SHIFT;

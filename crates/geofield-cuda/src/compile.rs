@@ -51,7 +51,13 @@ pub const MODULES: &[(&str, &str)] = &[
     ),
     ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
-    ("forest", include_str!("../kernels/forest.cu")),
+    (
+        "forest",
+        concat!(
+            include_str!("../kernels/forest.cu"),
+            include_str!("../kernels/forest_year.cu")
+        ),
+    ),
     (
         "flock",
         concat!(

@@ -117,7 +117,7 @@ fn run_on(
         &Cancel::new(),
         &mut |y| {
             years.push(y.species.clone());
-            seeds.extend(y.seeds.iter().cloned());
+            seeds.extend(y.seeds()?.iter().cloned());
             Ok(())
         },
     )
@@ -164,6 +164,129 @@ fn expected_mode_on_every_backend_matches_the_cpu() {
         } else {
             assert_eq!((differ, &years), (0, &cpu_years));
         }
+    });
+}
+
+/// The whole year on the GPU (stand kept on the device) against the CPU loop, bit for bit, where
+/// the maps play no part: six species that only rain (STR 0: no parent sheds seeds; intercepts
+/// only, so each cell's λ is the same double on both sides), one per seed law and λ from 0.3 to
+/// 600 seeds per cell (Poisson by inversion and by PTRS, binomials split above 256 trials, gamma
+/// below and above shape 1, normals by Box–Muller), a suitability layer with NaN and values
+/// outside [0, 1], density-dependent mortality and both growth laws, five years. Every count of
+/// every year, every seed map and every final tree (position, DBH, species, id and order) must
+/// be the CPU's: the same draws by the same correctly rounded operations. Basal areas are summed
+/// in another order on the device, so they agree to 1e-12 relative (each of the ≤ 1e5 terms is
+/// rounded once: ≲ 1e5 × 1.1e-16).
+#[test]
+fn a_year_on_the_device_is_the_cpus_bit_for_bit() {
+    let g = grid(40.0, 30.0);
+    let laws = [
+        (SeedDistribution::Deterministic, 0.3),
+        (SeedDistribution::Poisson, 4.0),
+        (SeedDistribution::Poisson, 600.0),
+        (SeedDistribution::NegativeBinomial { clumping: 0.5 }, 20.0),
+        (SeedDistribution::Normal { sd: 3.0 }, 8.0),
+        (SeedDistribution::Lognormal { sigma: 0.8 }, 5.0),
+    ];
+    let species = laws
+        .iter()
+        .enumerate()
+        .map(|(i, &(law, intercept))| {
+            let sp = Species::new(
+                format!("s{i}"),
+                Kernel::Weibull {
+                    d: 1e-3,
+                    theta: 2.0,
+                },
+                0.0,
+                2.0,
+                Eta::Analytic,
+                10.0,
+                None,
+            )
+            .unwrap();
+            let mut f = ForestSpecies::with_defaults(sp);
+            f.seed_distribution = law;
+            f.rain = Some(Rain {
+                intercept,
+                slope: 0.0,
+            });
+            f.establishment = 0.01;
+            f.growth = [
+                Growth::ConstantRadial {
+                    radial_mm_per_yr: 2.0,
+                },
+                Growth::SizeDependent {
+                    max_cm_per_yr: 0.8,
+                    peak_dbh_cm: 20.0,
+                    min_cm_per_yr: 0.1,
+                },
+                Growth::SizeDependent {
+                    max_cm_per_yr: 0.6,
+                    peak_dbh_cm: 40.0,
+                    min_cm_per_yr: 0.05,
+                },
+            ];
+            f.mortality = [
+                Mortality {
+                    annual: 0.2,
+                    per_neighbour: 0.0005,
+                },
+                Mortality {
+                    annual: 0.05,
+                    per_neighbour: 0.0001,
+                },
+                Mortality {
+                    annual: 0.01,
+                    per_neighbour: 0.0,
+                },
+            ];
+            f
+        })
+        .collect();
+    let p = ForestParams {
+        species,
+        max_gap_density: 0,
+        gap_cell_m: 8.0,
+        torus: false,
+    }
+    .validated()
+    .unwrap();
+    let mut st = stand(60, 40.0, 30.0);
+    st.species = (0..60).map(|i| i % 6).collect();
+    let mut o = options(5, 77, DispersalMode::Expected);
+    o.dispersal.precision = Precision::F32;
+    let mut s =
+        geofield::forest::rng::Stream::new(9, 0, 0, 0, geofield::forest::rng::Purpose::Growth);
+    o.suitability = Some(
+        (0..g.n_cells())
+            .map(|i| match i % 50 {
+                0 => f32::NAN,
+                1 => 1.5,
+                2 => -0.5,
+                _ => s.uniform() as f32,
+            })
+            .collect(),
+    );
+    let (cpu_years, cpu_seeds, cpu_trees) = run_on(&Backend::Cpu, &g, &p, &st, &o);
+    assert!(cpu_trees.len() > 1000, "{} trees", cpu_trees.len());
+    backends::for_each_backend(|be| {
+        let (years, seeds, trees) = run_on(be, &g, &p, &st, &o);
+        assert!(seeds == cpu_seeds, "seed maps differ");
+        assert_eq!(trees, cpu_trees);
+        for (a, b) in years.iter().flatten().zip(cpu_years.iter().flatten()) {
+            let ba = a.basal_area_m2_per_ha;
+            assert!(
+                (ba - b.basal_area_m2_per_ha).abs() <= 1e-12 * b.basal_area_m2_per_ha,
+                "{a:?} vs {b:?}"
+            );
+            let same = SpeciesYear {
+                basal_area_m2_per_ha: b.basal_area_m2_per_ha,
+                ..*a
+            };
+            assert_eq!(same, *b);
+        }
+        assert_eq!(years.len(), cpu_years.len());
     });
 }
 

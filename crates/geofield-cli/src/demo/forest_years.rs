@@ -61,8 +61,8 @@ pub(super) fn run(
         &geofield::Cancel::new(),
         &mut |y| {
             rows.extend(fout::rows_of(y, &names, 0, "auto"));
-            density.push(y, &params);
-            frames.push(y, &params);
+            density.push(y, &params)?;
+            frames.push(y, &params)?;
             Ok(())
         },
     )?;

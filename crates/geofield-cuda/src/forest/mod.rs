@@ -26,6 +26,7 @@ use crate::error::{CudaError, invalid};
 mod launch;
 #[cfg(test)]
 mod tests;
+pub mod year;
 
 pub use launch::{place_seeds, seed_positions};
 

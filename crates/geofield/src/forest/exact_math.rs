@@ -12,8 +12,16 @@
 //!   Taylor series to r¹³ (the next term is below 2e-17), times 2^n by the exponent bits. For
 //!   x in [−700, 700]; relative error ≤ 4e-16.
 //!
-//! Accuracy is far beyond the flight tables' own (1e-6 of the median distance); what matters is
-//! that both sides agree to the bit.
+//! - [`ln_1p`]: ln(1 + x) as ln u · x / (u − 1), u = 1 + x rounded (Goldberg 1991, "What every
+//!   computer scientist should know about floating-point arithmetic", Theorem 4): accurate for
+//!   small |x| too.
+//! - [`cos_2pi`]: cos 2πu by the quarter turn k nearest to 4u (4u − k exact) and the Taylor
+//!   series of cos or sin on [−π/4, π/4] (to a¹⁶ and a¹⁷; the next terms are below 3e-18).
+//!
+//! The forest's random draws ([`super::rng`]) use these too, so that the per-cell counts and
+//! per-tree outcomes of the GPU's yearly loop (`geofield-cuda/kernels/forest_year.cu`) are the
+//! CPU's to the bit. Accuracy is far beyond the flight tables' own (1e-6 of the median
+//! distance); what matters is that both sides agree to the bit.
 
 /// ln 2 in two parts (fdlibm's): the high part has its last 32 bits zero, so n · LN2_HI is
 /// exact for |n| < 2^20; the low part carries the next 53 bits.
@@ -73,6 +81,71 @@ pub fn exp(x: f64) -> f64 {
     y * f64::from_bits(((a + 1023) as u64) << 52) * f64::from_bits(((b + 1023) as u64) << 52)
 }
 
+/// ln(1 + x) for x > −1 (NaN below; x itself where 1 + x rounds to 1).
+#[inline]
+pub fn ln_1p(x: f64) -> f64 {
+    let u = 1.0 + x;
+    if u == 1.0 {
+        return x;
+    }
+    ln(u) * (x / (u - 1.0))
+}
+
+/// cos 2πu for finite u (NaN otherwise).
+#[inline]
+pub fn cos_2pi(u: f64) -> f64 {
+    if !u.is_finite() {
+        return f64::NAN;
+    }
+    let w = 4.0 * u;
+    let k = (w + 0.5).floor();
+    // w − k is exact (Sterbenz for k ≥ 1; w itself for k = 0); a in [−π/4, π/4].
+    let a = (w - k) * std::f64::consts::FRAC_PI_2;
+    let a2 = a * a;
+    let quarter = (k.rem_euclid(4.0)) as u8;
+    if quarter % 2 == 0 {
+        // cos a = 1 − a²/2! + a⁴/4! − … + a¹⁶/16!.
+        let mut p: f64 = 1.0 / 20_922_789_888_000.0; // 1/16!
+        for (i, f) in [
+            87_178_291_200.0,
+            479_001_600.0,
+            3_628_800.0,
+            40_320.0,
+            720.0,
+            24.0,
+            2.0,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c = if i % 2 == 0 { -1.0 / f } else { 1.0 / f };
+            p = p.mul_add(a2, c);
+        }
+        let c = p.mul_add(a2, 1.0);
+        if quarter == 0 { c } else { -c }
+    } else {
+        // sin a = a − a³/3! + … + a¹⁷/17!.
+        let mut p: f64 = 1.0 / 355_687_428_096_000.0; // 1/17!
+        for (i, f) in [
+            1_307_674_368_000.0,
+            6_227_020_800.0,
+            39_916_800.0,
+            362_880.0,
+            5_040.0,
+            120.0,
+            6.0,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c = if i % 2 == 0 { -1.0 / f } else { 1.0 / f };
+            p = p.mul_add(a2, c);
+        }
+        let s = (a * a2).mul_add(p, a);
+        if quarter == 1 { -s } else { s }
+    }
+}
+
 /// k! for k = 0..=12.
 const FACTORIALS: [f64; 13] = [
     1.0,
@@ -124,5 +197,35 @@ mod tests {
         assert_eq!(exp(0.0), 1.0);
         assert!(ln(0.0).is_nan() && ln(-1.0).is_nan() && exp(f64::NAN).is_nan());
         assert_eq!(exp(-800.0), 0.0);
+    }
+
+    /// ln_1p against the platform's to 8e-16 relative (tiny x included: ln's 4e-16, two more
+    /// roundings of 1.1e-16 each in x / (u − 1) and the product, the platform's own half ulp);
+    /// cos_2pi against cos of the exact angle to 1e-15 absolute over (0, 1) and at the quarter
+    /// turns.
+    #[test]
+    fn ln_1p_and_cos_2pi_agree_with_the_platforms() {
+        let mut s =
+            crate::forest::rng::Stream::new(2, 0, 0, 0, crate::forest::rng::Purpose::Growth);
+        for _ in 0..200_000 {
+            let u = s.uniform();
+            for x in [-u * 0.5, -u * 1e-12, u, -0.999 * u] {
+                let (a, b) = (ln_1p(x), x.ln_1p());
+                assert!((a - b).abs() <= 8e-16 * b.abs(), "ln_1p {x}: {a} vs {b}");
+            }
+            let (a, b) = (cos_2pi(u), (std::f64::consts::TAU * u).cos());
+            // TAU · u itself is rounded (≤ 4e-16 absolute near 2π): the tolerance covers it.
+            assert!((a - b).abs() <= 1e-15, "cos_2pi {u}: {a} vs {b}");
+        }
+        for (u, c) in [
+            (0.0, 1.0),
+            (0.25, 0.0),
+            (0.5, -1.0),
+            (0.75, 0.0),
+            (1.0, 1.0),
+        ] {
+            assert!((cos_2pi(u) - c).abs() < 1e-16, "{u}");
+        }
+        assert_eq!(ln_1p(0.0), 0.0);
     }
 }

@@ -137,6 +137,15 @@ pub(super) fn thin(
     });
 }
 
+/// What [`cover_maps`] hands on, in order: each cover's map, then that cover's far tail.
+pub(super) enum CoverPart {
+    /// The density of cover `from`'s parents' seeds per m² on every cell (the run's precision).
+    Map { from: usize, data: RasterData },
+    /// On a torus, the seeds of cover `from`'s parents flying beyond the periodic images' reach:
+    /// `per_m2` seeds per m² on every cell.
+    Tail { from: usize, per_m2: f64 },
+}
+
 /// The expected seeds per cell of one species from its parents (by cover), with the survival
 /// of seeds landing in the other cover; returns them and the methods that ran. `methods` holds
 /// each cover's method: an `auto` there is resolved by its first map and kept for the run (the
@@ -155,6 +164,66 @@ pub(super) fn expected_seeds(
 ) -> Result<String, GeofieldError> {
     let area = grid.cell_size_m * grid.cell_size_m;
     zeroed(expected, grid.n_cells());
+    let keeps = [keep_from(sp, CANOPY), keep_from(sp, GAP)];
+    let factor = |from: usize, i: usize| {
+        if landing.is_empty() {
+            area
+        } else {
+            area * keeps[from][usize::from(landing[i])]
+        }
+    };
+    cover_maps(
+        backend,
+        grid,
+        sp,
+        parents,
+        dopts,
+        methods,
+        cancel,
+        &mut |part| {
+            match part {
+                CoverPart::Map { from, data } => {
+                    match &data {
+                        RasterData::F32(v) => expected
+                            .par_iter_mut()
+                            .enumerate()
+                            .for_each(|(i, e)| *e += f64::from(v[i]) * factor(from, i)),
+                        RasterData::F64(v) => expected
+                            .par_iter_mut()
+                            .enumerate()
+                            .for_each(|(i, e)| *e += v[i] * factor(from, i)),
+                    }
+                    backend.recycle(data);
+                }
+                CoverPart::Tail { from, per_m2 } => expected
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(i, e)| *e += per_m2 * factor(from, i)),
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The survival of a seed from cover `from` landing in each cover: [to canopy, to gap].
+pub(super) fn keep_from(sp: &ForestSpecies, from: usize) -> [f64; 2] {
+    [survival(sp, from, CANOPY), survival(sp, from, GAP)]
+}
+
+/// Each cover's map of seed density (and, on a torus, its far tail), handed to `sink` in the
+/// order canopy map, canopy tail, gap map, gap tail (covers without parents skipped); returns
+/// the methods that ran (see [`expected_seeds`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn cover_maps(
+    backend: &Backend,
+    grid: &GridSpec,
+    sp: &ForestSpecies,
+    parents: &[Vec<Parent>; 2],
+    dopts: &DisperseOptions,
+    methods: &mut [Method; 2],
+    cancel: &Cancel,
+    sink: &mut dyn FnMut(CoverPart) -> Result<(), GeofieldError>,
+) -> Result<String, GeofieldError> {
     let mut labels: Vec<&'static str> = Vec::new();
     for from in [CANOPY, GAP] {
         if parents[from].is_empty() {
@@ -210,14 +279,6 @@ pub(super) fn expected_seeds(
                 stand.species.push(0);
             }
         }
-        let keep = [survival(sp, from, CANOPY), survival(sp, from, GAP)];
-        let factor = |i: usize| {
-            if landing.is_empty() {
-                area
-            } else {
-                area * keep[usize::from(landing[i])]
-            }
-        };
         let opts = DisperseOptions {
             method: methods[from],
             torus: false,
@@ -231,20 +292,7 @@ pub(super) fn expected_seeds(
             &opts,
             &mut |_| {},
             cancel,
-            &mut |_, data| {
-                match &data {
-                    RasterData::F32(v) => expected
-                        .par_iter_mut()
-                        .enumerate()
-                        .for_each(|(i, e)| *e += f64::from(v[i]) * factor(i)),
-                    RasterData::F64(v) => expected
-                        .par_iter_mut()
-                        .enumerate()
-                        .for_each(|(i, e)| *e += v[i] * factor(i)),
-                }
-                backend.recycle(data);
-                Ok(())
-            },
+            &mut |_, data| sink(CoverPart::Map { from, data }),
         )?;
         if let Some(r) = reports.first() {
             methods[from] = r.method;
@@ -255,10 +303,7 @@ pub(super) fn expected_seeds(
             let per_m2 =
                 seeds * base.kernel.mass_beyond(reach) / (grid.width_m() * grid.height_m());
             if per_m2 > 0.0 {
-                expected
-                    .par_iter_mut()
-                    .enumerate()
-                    .for_each(|(i, e)| *e += per_m2 * factor(i));
+                sink(CoverPart::Tail { from, per_m2 })?;
             }
         }
     }
@@ -330,6 +375,11 @@ pub(super) fn add_rain(
         s as u32,
         (&trees.x_m, &trees.y_m, &trees.dbh_cm, &trees.species),
     );
-    let per_cell = rain.density(ba) * grid.cell_size_m * grid.cell_size_m;
+    let per_cell = rain_per_cell(grid, &rain, ba);
     expected.par_iter_mut().for_each(|e| *e += per_cell);
+}
+
+/// The rain's expected seeds per cell with the stand's reproductive basal area `ba` (m²/ha).
+pub(super) fn rain_per_cell(grid: &GridSpec, rain: &super::rain::Rain, ba: f64) -> f64 {
+    rain.density(ba) * grid.cell_size_m * grid.cell_size_m
 }

@@ -18,12 +18,14 @@
 //! - [`params`]: the parameters with units and defaults; [`trees`]: the state;
 //! - [`simulate`]: the yearly loop (gap and canopy parents, dispersal by any method of
 //!   [`crate::dispersal`] on the run's backend or per seed); [`experiment`]: replicates and
-//!   method comparisons (the seed paper's Fig. 13).
+//!   method comparisons (the seed paper's Fig. 13). On the GPU in expected mode the whole year
+//!   runs on the device with the stand kept there (`device.rs`: what runs where).
 //!
 //! Files (feature `io`): [`species_file`] (the species TOML's forest tables), [`sortie`]
 //! (SORTIE-ND parameter files), [`output`] (counts CSV, CF NetCDF densities, charts, GIF).
 
 pub mod demography;
+mod device;
 pub mod establishment;
 pub mod exact_math;
 pub mod experiment;

@@ -63,7 +63,7 @@ impl Growth {
                 min_cm_per_yr,
             } => {
                 let q = dbh_cm / peak_dbh_cm;
-                (max_cm_per_yr * q * (1.0 - q).exp()).max(min_cm_per_yr)
+                (max_cm_per_yr * q * super::exact_math::exp(1.0 - q)).max(min_cm_per_yr)
             }
         }
     }

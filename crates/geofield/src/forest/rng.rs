@@ -23,6 +23,12 @@
 //! - negative binomial ([`Stream::negative_binomial`]): a Poisson of a gamma-distributed mean
 //!   (mean m, clumping k: variance m + m²/k, SORTIE-ND's parameterisation);
 //! - lognormal ([`Stream::lognormal`]): exp of a normal.
+//!
+//! Their logarithms, exponentials and cosines are [`super::exact_math`]'s (FMA polynomials,
+//! correctly rounded basic operations only), so the GPU's mirror of these draws
+//! (`geofield-cuda/kernels/forest_year.cu`) gives the same integers to the bit.
+
+use super::exact_math::{cos_2pi, exp, ln, ln_1p};
 
 /// Philox4x32's multipliers and key increments.
 const M0: u64 = 0xD251_1F53;
@@ -124,12 +130,12 @@ impl Stream {
     /// Standard normal (Box–Muller, one value per two uniforms).
     pub fn normal(&mut self) -> f64 {
         let (u1, u2) = (self.uniform(), self.uniform());
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        (-2.0 * ln(u1)).sqrt() * cos_2pi(u2)
     }
 
     /// exp(μ + σ Z), Z standard normal.
     pub fn lognormal(&mut self, mu: f64, sigma: f64) -> f64 {
-        (mu + sigma * self.normal()).exp()
+        exp(mu + sigma * self.normal())
     }
 
     /// Poisson with mean `lambda` (0 for λ ≤ 0 or not finite).
@@ -143,7 +149,7 @@ impl Stream {
             // F(k) a few ulps below 1 (u above it: probability ~1e-16), the tail is cut at
             // k = 200, where P(k) < 1e-160 for every λ < 10.
             let u = self.uniform();
-            let (mut k, mut p) = (0u64, (-lambda).exp());
+            let (mut k, mut p) = (0u64, exp(-lambda));
             let mut f = p;
             while u > f && k < 200 {
                 k += 1;
@@ -155,7 +161,7 @@ impl Stream {
         // PTRS: Hörmann (1993), Insurance: Mathematics and Economics 12, 39-45, with his
         // constants; the acceptance test with ln k! from `ln_factorial`.
         let slam = lambda.sqrt();
-        let loglam = lambda.ln();
+        let loglam = ln(lambda);
         let b = 0.931 + 2.53 * slam;
         let a = -0.059 + 0.02483 * b;
         let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
@@ -171,7 +177,7 @@ impl Stream {
             if k < 0.0 || (us < 0.013 && v > us) {
                 continue;
             }
-            let lhs = v.ln() + inv_alpha.ln() - (a / (us * us) + b).ln();
+            let lhs = ln(v) + ln(inv_alpha) - ln(a / (us * us) + b);
             if lhs <= -lambda + k * loglam - ln_factorial(k as u64) {
                 return k as u64;
             }
@@ -186,7 +192,7 @@ impl Stream {
         if shape < 1.0 {
             // G(a) = G(a + 1) · U^{1/a}.
             let g = self.gamma(shape + 1.0);
-            return g * self.uniform().powf(1.0 / shape);
+            return g * exp(ln(self.uniform()) / shape);
         }
         let d = shape - 1.0 / 3.0;
         let c = 1.0 / (9.0 * d).sqrt();
@@ -201,7 +207,7 @@ impl Stream {
             if u < 1.0 - 0.0331 * x * x * x * x {
                 return d * v;
             }
-            if u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+            if ln(u) < 0.5 * x * x + d * (1.0 - v + ln(v)) {
                 return d * v;
             }
         }
@@ -251,10 +257,10 @@ impl Stream {
         let q = if flip { 1.0 - p } else { p };
         let mut k = 0u64;
         if q > 0.0 {
-            let ln_miss = (-q).ln_1p();
+            let ln_miss = ln_1p(-q);
             let mut i = 0.0f64; // trials used
             loop {
-                i += (self.uniform().ln() / ln_miss).floor() + 1.0;
+                i += (ln(self.uniform()) / ln_miss).floor() + 1.0;
                 if i > n as f64 {
                     break;
                 }
@@ -270,12 +276,12 @@ impl Stream {
 pub fn ln_factorial(n: u64) -> f64 {
     const SMALL: usize = 20;
     if (n as usize) < SMALL {
-        return (2..=n).map(|i| (i as f64).ln()).sum();
+        return (2..=n).map(|i| ln(i as f64)).sum();
     }
     let x = n as f64 + 1.0; // ln Γ(x)
-    (x - 0.5) * x.ln() - x + 0.5 * (std::f64::consts::TAU).ln() + 1.0 / (12.0 * x)
-        - 1.0 / (360.0 * x * x * x)
-        + 1.0 / (1260.0 * x.powi(5))
+    let (x2, x3) = (x * x, x * x * x);
+    (x - 0.5) * ln(x) - x + 0.5 * ln(std::f64::consts::TAU) + 1.0 / (12.0 * x) - 1.0 / (360.0 * x3)
+        + 1.0 / (1260.0 * (x3 * x2))
 }
 
 #[cfg(test)]

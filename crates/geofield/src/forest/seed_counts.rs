@@ -79,7 +79,7 @@ impl SeedDistribution {
                 random_round(x.max(0.0), s)
             }
             SeedDistribution::Lognormal { sigma } => {
-                let x = s.lognormal(lambda.ln() - 0.5 * sigma * sigma, sigma);
+                let x = s.lognormal(super::exact_math::ln(lambda) - 0.5 * sigma * sigma, sigma);
                 random_round(x, s)
             }
         }

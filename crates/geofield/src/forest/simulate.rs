@@ -87,17 +87,99 @@ pub struct SpeciesYear {
     pub mast: bool,
 }
 
-/// What a year hands to the observer of [`simulate`].
-#[derive(Debug)]
+/// What a year hands to the observer of [`simulate`]. The per-cell seeds and the trees are
+/// fetched when asked for ([`Year::seeds`], [`Year::trees`]): on the GPU they stay in device
+/// memory unless an observer needs them.
 pub struct Year<'a> {
     pub year: u32,
     pub species: Vec<SpeciesYear>,
-    /// Seeds per cell of each species this year (row-major; empty in year 0).
-    pub seeds: &'a [Vec<u32>],
-    /// The trees at the end of the year.
-    pub trees: &'a Trees,
     /// The dispersal method each species' map used (expected mode; `per-seed` otherwise).
     pub methods: Vec<String>,
+    seeds: Lazy<'a, [Vec<u32>]>,
+    trees: Lazy<'a, Trees>,
+}
+
+/// A value at hand, or one fetched once when first asked for.
+enum Lazy<'a, T: ?Sized + ToOwned> {
+    Ready(&'a T),
+    Later(
+        &'a dyn Fn() -> Result<T::Owned, GeofieldError>,
+        std::cell::OnceCell<T::Owned>,
+    ),
+}
+
+impl<T: ?Sized + ToOwned> Lazy<'_, T> {
+    fn get(&self) -> Result<&T, GeofieldError> {
+        match self {
+            Lazy::Ready(v) => Ok(v),
+            Lazy::Later(fetch, cell) => {
+                if cell.get().is_none() {
+                    let v = fetch()?;
+                    let _ = cell.set(v);
+                }
+                cell.get()
+                    .map(std::borrow::Borrow::borrow)
+                    .ok_or_else(|| GeofieldError::Invalid("a year's data went missing".into()))
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Year<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Year")
+            .field("year", &self.year)
+            .field("species", &self.species)
+            .field("methods", &self.methods)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Year<'a> {
+    /// A year whose seeds (per species, per cell, row-major; empty in year 0) and trees (at the
+    /// end of the year) are at hand.
+    pub fn new(
+        year: u32,
+        species: Vec<SpeciesYear>,
+        methods: Vec<String>,
+        seeds: &'a [Vec<u32>],
+        trees: &'a Trees,
+    ) -> Self {
+        Year {
+            year,
+            species,
+            methods,
+            seeds: Lazy::Ready(seeds),
+            trees: Lazy::Ready(trees),
+        }
+    }
+
+    /// A year whose seeds and trees `fetch_seeds` and `fetch_trees` produce when first asked for.
+    pub fn fetched(
+        year: u32,
+        species: Vec<SpeciesYear>,
+        methods: Vec<String>,
+        fetch_seeds: &'a dyn Fn() -> Result<Vec<Vec<u32>>, GeofieldError>,
+        fetch_trees: &'a dyn Fn() -> Result<Trees, GeofieldError>,
+    ) -> Self {
+        Year {
+            year,
+            species,
+            methods,
+            seeds: Lazy::Later(fetch_seeds, std::cell::OnceCell::new()),
+            trees: Lazy::Later(fetch_trees, std::cell::OnceCell::new()),
+        }
+    }
+
+    /// Seeds per cell of each species this year (row-major; empty in year 0).
+    pub fn seeds(&self) -> Result<&[Vec<u32>], GeofieldError> {
+        self.seeds.get()
+    }
+
+    /// The trees at the end of the year.
+    pub fn trees(&self) -> Result<&Trees, GeofieldError> {
+        self.trees.get()
+    }
 }
 
 /// Where a run's time went, in seconds.
@@ -105,7 +187,8 @@ pub struct Year<'a> {
 pub struct Timing {
     /// Seed production and dispersal (maps or seeds).
     pub dispersal_s: f64,
-    /// Survival, rain and the counts per cell.
+    /// Survival, rain and the counts per cell (on the GPU: part of `establishment_s`, one
+    /// kernel draws both).
     pub counts_s: f64,
     pub establishment_s: f64,
     /// Occupancy, growth, mortality and stage counts.
@@ -160,7 +243,7 @@ pub fn simulate(
     backend: &Backend,
     grid: &GridSpec,
     params: &ForestParams,
-    mut trees: Trees,
+    trees: Trees,
     opts: &SimulateOptions,
     cancel: &Cancel,
     on_year: &mut dyn FnMut(&Year<'_>) -> Result<(), GeofieldError>,
@@ -179,17 +262,23 @@ pub fn simulate(
     // seed counts (u32) per species twice (this year's and the buffers kept from the last):
     // refused before anything is allocated when that would not fit (≥ 12 bytes per band).
     dispersal::check_memory(grid, n_sp + 2, opts.dispersal.precision)?;
+    if let (Backend::Cuda(gpu), DispersalMode::Expected) = (backend, opts.mode) {
+        return super::device::simulate_on_device(
+            gpu, backend, grid, params, trees, opts, cancel, on_year,
+        );
+    }
     let cells = CoarseCells::new(grid, params.gap_cell_m);
     let mut timing = Timing::default();
     let mut next_id = trees.next_id();
+    let mut trees = trees;
     let no_seeds: Vec<Vec<u32>> = Vec::new();
-    on_year(&Year {
-        year: 0,
-        species: census(grid, params, &trees, &[0; 0], &[], &[]),
-        seeds: &no_seeds,
-        trees: &trees,
-        methods: Vec::new(),
-    })?;
+    on_year(&Year::new(
+        0,
+        census(grid, params, &trees, &[0; 0], &[], &[]),
+        Vec::new(),
+        &no_seeds,
+        &trees,
+    ))?;
     let masting: Vec<Masting> = params.species.iter().filter_map(|s| s.masting).collect();
     let mut mast_state = MastState::default();
     let flights: Vec<[Option<Flight>; 2]> = match opts.mode {
@@ -344,13 +433,7 @@ pub fn simulate(
             .collect();
         let species = census(grid, params, &trees, &seeds_total, &recruits, &masts);
         timing.demography_s += t4.elapsed().as_secs_f64();
-        on_year(&Year {
-            year,
-            species,
-            seeds: &all_seeds,
-            trees: &trees,
-            methods,
-        })?;
+        on_year(&Year::new(year, species, methods, &all_seeds, &trees))?;
         spare = all_seeds;
     }
     Ok((trees, timing))

@@ -57,13 +57,13 @@ pub struct CountsRow {
 /// use geofield::forest::trees::Trees;
 ///
 /// let trees = Trees::default();
-/// let year = Year {
-///     year: 3,
-///     species: vec![SpeciesYear { seeds: 120, recruits: 4, seedlings: 9, ..Default::default() }],
-///     seeds: &[],
-///     trees: &trees,
-///     methods: vec!["exact".into()],
-/// };
+/// let year = Year::new(
+///     3,
+///     vec![SpeciesYear { seeds: 120, recruits: 4, seedlings: 9, ..Default::default() }],
+///     vec!["exact".into()],
+///     &[],
+///     &trees,
+/// );
 /// let rows = rows_of(&year, &["ABLA".to_string()], 2, "exact");
 /// assert_eq!(rows.len(), 1);
 /// assert_eq!((rows[0].year, rows[0].replicate, rows[0].recruits), (3, 2, 4));
@@ -176,9 +176,9 @@ mod tests {
     #[test]
     fn csv_round_trips_every_field() {
         let trees = test_support::trees(&[]);
-        let year = Year {
-            year: 7,
-            species: vec![
+        let year = Year::new(
+            7,
+            vec![
                 SpeciesYear {
                     seeds: u64::MAX,
                     recruits: 3,
@@ -198,10 +198,10 @@ mod tests {
                     ..SpeciesYear::default()
                 },
             ],
-            seeds: &[],
-            trees: &trees,
-            methods: Vec::new(),
-        };
+            Vec::new(),
+            &[],
+            &trees,
+        );
         // Names that need quoting; the third species has no name.
         let names = vec![
             "Abies, \"lasiocarpa\"".to_string(),

@@ -192,9 +192,10 @@ impl DensityStack {
         (self.rows - 1 - row / self.k) * self.cols + col / self.k
     }
 
-    /// Add the densities of `year`. Never fails: a year that does not fit (more years than the
-    /// stack was made for, species or seed counts of another shape) is not added, and the
-    /// reason is kept for [`DensityStack::problem`] and [`write_density_nc`](super::write_density_nc).
+    /// Add the densities of `year`. A year that does not fit (more years than the stack was made
+    /// for, species or seed counts of another shape) is not added, and the reason is kept for
+    /// [`DensityStack::problem`] and [`write_density_nc`](super::write_density_nc); an error is
+    /// only one fetching the year's seeds or trees (from the GPU).
     ///
     /// ```
     /// use geofield::forest::output::DensityStack;
@@ -213,26 +214,26 @@ impl DensityStack {
     /// let trees = Trees { x_m: vec![0.5], y_m: vec![1.5], dbh_cm: vec![0.1], species: vec![0],
     ///     id: vec![0] };
     /// let seeds = vec![vec![8, 0, 0, 0, 0, 0, 0, 4]];
-    /// stack.push(&Year { year: 1, species: vec![SpeciesYear::default()], seeds: &seeds,
-    ///     trees: &trees, methods: vec![] }, &params);
+    /// stack.push(&Year::new(1, vec![SpeciesYear::default()], vec![], &seeds, &trees), &params)?;
     /// assert_eq!(stack.seed_density(0, 0), Some(&[2.0f32, 1.0][..]));
     /// assert_eq!(stack.seedling_density(0, 0), Some(&[0.25f32, 0.0][..]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn push(&mut self, year: &Year, params: &ForestParams) {
+    pub fn push(&mut self, year: &Year, params: &ForestParams) -> Result<(), GeofieldError> {
         if self.problem.is_some() {
-            return;
+            return Ok(());
         }
-        if let Err(reason) = self.check(year, params) {
+        let seeds = year.seeds()?;
+        if let Err(reason) = self.check(year.year, seeds, params) {
             self.problem = Some(reason);
-            return;
+            return Ok(());
         }
         let n_sp = self.species.len();
         let n = self.cols * self.rows;
         let mut sums = vec![0.0f64; n];
         for s in 0..n_sp {
             sums.iter_mut().for_each(|v| *v = 0.0);
-            if let Some(counts) = year.seeds.get(s) {
+            if let Some(counts) = seeds.get(s) {
                 for (i, &c) in counts.iter().enumerate() {
                     let b = self.block(i / self.run.cols, i % self.run.cols);
                     sums[b] += f64::from(c);
@@ -242,7 +243,7 @@ impl DensityStack {
                 .extend(sums.iter().zip(&self.area_m2).map(|(v, a)| (v / a) as f32));
         }
         let mut counts = vec![0.0f64; n_sp * n];
-        let t = year.trees;
+        let t = year.trees()?;
         for i in 0..t.len() {
             let s = t.species[i] as usize;
             let Some(sp) = params.species.get(s) else {
@@ -261,34 +262,33 @@ impl DensityStack {
         }
         self.years
             .push(i32::try_from(year.year).unwrap_or(i32::MAX));
+        Ok(())
     }
 
     /// Why `year` cannot be added, if it cannot.
-    fn check(&self, year: &Year, params: &ForestParams) -> Result<(), String> {
+    fn check(&self, year: u32, seeds: &[Vec<u32>], params: &ForestParams) -> Result<(), String> {
         let n_sp = self.species.len();
         if self.years.len() >= self.n_years_max {
             return Err(format!(
                 "year {} is one more than the {} years the density stack was made for",
-                year.year, self.n_years_max
+                year, self.n_years_max
             ));
         }
         if params.species.len() != n_sp {
             return Err(format!(
                 "year {}: the parameters have {} species, the density stack {n_sp}",
-                year.year,
+                year,
                 params.species.len()
             ));
         }
         let cells = self.run.n_cells();
-        if !year.seeds.is_empty()
-            && (year.seeds.len() != n_sp || year.seeds.iter().any(|v| v.len() != cells))
-        {
+        if !seeds.is_empty() && (seeds.len() != n_sp || seeds.iter().any(|v| v.len() != cells)) {
             return Err(format!(
                 "year {}: seed counts of {} species with {:?} cells, expected {n_sp} species \
                  of {cells} cells",
-                year.year,
-                year.seeds.len(),
-                year.seeds.iter().map(Vec::len).collect::<Vec<_>>()
+                year,
+                seeds.len(),
+                seeds.iter().map(Vec::len).collect::<Vec<_>>()
             ));
         }
         Ok(())

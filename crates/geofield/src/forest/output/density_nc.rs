@@ -77,8 +77,7 @@ fn set(list: &mut Vec<(String, NcAttr)>, key: &str, value: NcAttr) {
 /// };
 /// let mut stack = DensityStack::new(&grid, 1, vec!["ABLA".into()], 1)?;
 /// let trees = Trees::default();
-/// stack.push(&Year { year: 0, species: vec![Default::default()], seeds: &[], trees: &trees,
-///     methods: vec![] }, &params);
+/// stack.push(&Year::new(0, vec![Default::default()], vec![], &[], &trees), &params)?;
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("density.nc");
 /// write_density_nc(&path, &stack, Some(32610), &[("method".into(), "exact".into())])?;

@@ -17,13 +17,7 @@ fn grid() -> GridSpec {
 }
 
 fn year<'a>(y: u32, seeds: &'a [Vec<u32>], trees: &'a crate::forest::trees::Trees) -> Year<'a> {
-    Year {
-        year: y,
-        species: vec![SpeciesYear::default(); 4],
-        seeds,
-        trees,
-        methods: Vec::new(),
-    }
+    Year::new(y, vec![SpeciesYear::default(); 4], Vec::new(), seeds, trees)
 }
 
 /// Seeds of four species on [`grid`]: species 0 counts 1 ..= 12 row by row, species 1 six
@@ -60,8 +54,8 @@ fn densities_by_hand_with_a_partial_block() {
     assert_eq!(st.shape(), (2, 2));
     assert_eq!(st.cell_size_m(), 2.0);
     let (seeds, trees) = (seeds(), trees());
-    st.push(&year(0, &[], &trees), &params);
-    st.push(&year(1, &seeds, &trees), &params);
+    st.push(&year(0, &[], &trees), &params).unwrap();
+    st.push(&year(1, &seeds, &trees), &params).unwrap();
     assert_eq!(st.problem(), None);
     assert_eq!(st.years(), &[0, 1]);
     // Blocks south first: the south row holds one row of run cells (2 m²), the north row 4 m².
@@ -90,7 +84,7 @@ fn k_of_one_copies_the_counts() {
     let params = test_support::params();
     let mut st = DensityStack::new(&grid(), 1, test_support::names(), 1).unwrap();
     let (seeds, trees) = (seeds(), trees());
-    st.push(&year(1, &seeds, &trees), &params);
+    st.push(&year(1, &seeds, &trees), &params).unwrap();
     let want: Vec<f32> = [
         9.0, 10.0, 11.0, 12.0, 5.0, 6.0, 7.0, 8.0, 1.0, 2.0, 3.0, 4.0,
     ]
@@ -109,8 +103,8 @@ fn a_year_that_does_not_fit_is_refused_when_writing() {
     assert!(write_density_nc(&path, &st, None, &[]).is_err());
     // Too many years.
     let mut st = stack(1);
-    st.push(&year(0, &[], &trees), &params);
-    st.push(&year(1, &seeds, &trees), &params);
+    st.push(&year(0, &[], &trees), &params).unwrap();
+    st.push(&year(1, &seeds, &trees), &params).unwrap();
     assert!(st.problem().unwrap().contains("one more than the 1 years"));
     assert_eq!(st.years(), &[0]);
     let err = write_density_nc(&path, &st, None, &[])
@@ -120,11 +114,11 @@ fn a_year_that_does_not_fit_is_refused_when_writing() {
     assert!(!path.exists());
     // Seeds of the wrong shape.
     let mut st = stack(3);
-    st.push(&year(1, &seeds[..2], &trees), &params);
+    st.push(&year(1, &seeds[..2], &trees), &params).unwrap();
     assert!(st.problem().unwrap().contains("seed counts of 2 species"));
     // Another species list.
     let mut st = DensityStack::new(&grid(), 2, vec!["a".into()], 3).unwrap();
-    st.push(&year(0, &[], &trees), &params);
+    st.push(&year(0, &[], &trees), &params).unwrap();
     assert!(st.problem().unwrap().contains("4 species"));
 }
 
@@ -241,8 +235,8 @@ fn netcdf_header_and_data_read_back() {
     let params = test_support::params();
     let mut st = stack(2);
     let (seeds, trees) = (seeds(), trees());
-    st.push(&year(0, &[], &trees), &params);
-    st.push(&year(1, &seeds, &trees), &params);
+    st.push(&year(0, &[], &trees), &params).unwrap();
+    st.push(&year(1, &seeds, &trees), &params).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("density.nc");
     let prov = vec![

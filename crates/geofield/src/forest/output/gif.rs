@@ -28,8 +28,10 @@ use geofield_core::GridSpec;
 use geofield_io::render::{BLEND_HUES, GLYPH_PX, text_pixels, text_width};
 use geofield_io::{FlockFrame, IoError};
 
+use crate::GeofieldError;
 use crate::forest::params::{ForestParams, Stage};
 use crate::forest::simulate::Year;
+use crate::forest::trees::Trees;
 
 /// Pixels along the plot's longer side.
 pub const LONG_SIDE_PX: f64 = 600.0;
@@ -163,19 +165,18 @@ impl StandFrames {
     ///     species: vec![1], id: vec![0] };
     /// let mut frames = StandFrames::new(&grid, 4);
     /// for y in 0..3 {
-    ///     frames.push(&Year { year: y, species: vec![], seeds: &[], trees: &trees,
-    ///         methods: vec![] }, &params);
+    ///     frames.push(&Year::new(y, vec![], vec![], &[], &trees), &params)?;
     /// }
     /// assert_eq!(frames.years(), &[0, 1, 2]);
     /// let dir = tempfile::tempdir()?;
     /// frames.write_gif(&dir.path().join("stand.gif"))?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn push(&mut self, year: &Year, params: &ForestParams) {
+    pub fn push(&mut self, year: &Year, params: &ForestParams) -> Result<(), GeofieldError> {
         let i = self.pushed;
         self.pushed += 1;
         if !i.is_multiple_of(self.stride) {
-            return;
+            return Ok(());
         }
         if self.frames.len() >= MAX_FRAMES {
             // Keep the frames of every second drawn year, and draw every second year from now.
@@ -191,18 +192,19 @@ impl StandFrames {
             });
             self.stride *= 2;
             if !i.is_multiple_of(self.stride) {
-                return;
+                return Ok(());
             }
         }
-        self.frames.push(self.draw(year, params));
+        let frame = self.draw(year.year, year.trees()?, params);
+        self.frames.push(frame);
         self.years.push(year.year);
+        Ok(())
     }
 
     /// One frame of palette indices.
-    fn draw(&self, year: &Year, params: &ForestParams) -> Vec<u8> {
+    fn draw(&self, year: u32, t: &Trees, params: &ForestParams) -> Vec<u8> {
         let (w, h) = (self.width, self.height);
         let mut px = vec![BACKGROUND; w * h];
-        let t = year.trees;
         let hue = |s: usize| FIRST_HUE + 2 * (s % BLEND_HUES.len()) as u8;
         let at = |i: usize| {
             (
@@ -241,7 +243,7 @@ impl StandFrames {
                 }
             }
         }
-        let left = self.label(&mut px, year.year);
+        let left = self.label(&mut px, year);
         self.legend(&mut px, params, left);
         px
     }

@@ -45,13 +45,7 @@ fn gif_frames(b: &[u8]) -> (u16, u16, usize) {
 }
 
 fn year<'a>(y: u32, trees: &'a crate::forest::trees::Trees) -> Year<'a> {
-    Year {
-        year: y,
-        species: Vec::new(),
-        seeds: &[],
-        trees,
-        methods: Vec::new(),
-    }
+    Year::new(y, Vec::new(), Vec::new(), &[], trees)
 }
 
 fn grid() -> GridSpec {
@@ -78,7 +72,7 @@ fn frames_show_the_trees_and_write_a_gif() {
     let mut frames = StandFrames::new(&grid(), 4);
     assert_eq!(frames.size_px(), (600, 400));
     for y in 0..5 {
-        frames.push(&year(y, &trees), &params);
+        frames.push(&year(y, &trees), &params).unwrap();
     }
     assert_eq!(frames.len(), 5);
     let f = &frames.frames[4];
@@ -112,7 +106,7 @@ fn long_runs_keep_at_most_max_frames_spread_over_the_run() {
     };
     let mut frames = StandFrames::new(&tiny, 4);
     for y in 0..=450 {
-        frames.push(&year(y, &trees), &params);
+        frames.push(&year(y, &trees), &params).unwrap();
     }
     assert!(frames.len() <= MAX_FRAMES && frames.len() > MAX_FRAMES / 2);
     let years = frames.years();
