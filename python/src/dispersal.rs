@@ -28,7 +28,8 @@ fn method(s: &str) -> PyResult<Method> {
     })
 }
 
-fn precision(s: &str) -> PyResult<Option<Precision>> {
+/// A precision argument: `auto` (None: the caller's default), `float32`/`f32`, `float64`/`f64`.
+pub(crate) fn precision(s: &str) -> PyResult<Option<Precision>> {
     Ok(match s {
         "auto" => None,
         "float32" | "f32" => Some(Precision::F32),

@@ -57,14 +57,7 @@ fn mode(s: &str) -> PyResult<DispersalMode> {
 
 /// `auto` is `geofield forest`'s default, f32 (the only precision of the GPU's kernels).
 fn precision(s: &str) -> PyResult<Precision> {
-    match s {
-        "auto" | "float32" | "f32" => Ok(Precision::F32),
-        "float64" | "f64" => Ok(Precision::F64),
-        _ => Err(errors::arg(
-            "precision",
-            format!("{s:?} is not one of 'auto', 'float32', 'float64'"),
-        )),
-    }
+    Ok(crate::dispersal::precision(s)?.unwrap_or(Precision::F32))
 }
 
 /// Where the run's species come from: a species file's text or a SORTIE-ND file's.

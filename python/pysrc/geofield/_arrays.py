@@ -55,3 +55,24 @@ def same_length(**arrays: np.ndarray) -> int:
             raise GeofieldValueError(
                 f"{k}: has {len(arrays[k])} values but {names[0]} has {n}")
     return n
+
+
+def species_index(sp_col: np.ndarray, names, where: str = "the run") -> np.ndarray:
+    """Tree species (indices into ``names``, or names matched exactly, else ignoring case) as
+    u32 indices; a bad one names its row. ``where`` names the species' source in messages."""
+    if sp_col.dtype.kind in "iu":
+        if sp_col.size and (sp_col.min() < 0 or sp_col.max() >= len(names)):
+            bad = int(np.argmax((sp_col < 0) | (sp_col >= len(names))))
+            raise GeofieldValueError(f"trees.species: index {sp_col[bad]} at row {bad} is not "
+                                     f"one of the {len(names)} species")
+        return sp_col.astype(np.uint32)
+    lookup = {n: i for i, n in enumerate(names)}
+    lower = {n.lower(): i for i, n in enumerate(names)}
+    index = np.empty(len(sp_col), dtype=np.uint32)
+    for row, s in enumerate(sp_col.astype(str)):
+        i = lookup.get(s, lower.get(s.lower()))
+        if i is None:
+            raise GeofieldValueError(f"trees.species: {str(s)!r} at row {row} is not a species "
+                                     f"of {where} (known: {', '.join(names)})")
+        index[row] = i
+    return index

@@ -127,24 +127,7 @@ def disperse(trees, species, extent, cell_size_m, method="auto", tolerance=1e-6,
     sp_col = np.asarray(_column(trees, "species"))
     _arrays.same_length(**{"trees.x_m": x, "trees.y_m": y, "trees.dbh_cm": dbh,
                            "trees.species": sp_col})
-    if sp_col.dtype.kind in "iu":
-        if sp_col.size and (sp_col.min() < 0 or sp_col.max() >= len(names)):
-            bad = int(np.argmax((sp_col < 0) | (sp_col >= len(names))))
-            raise GeofieldValueError(
-                f"trees.species: index {sp_col[bad]} at row {bad} is not one of the "
-                f"{len(names)} species")
-        index = sp_col.astype(np.uint32)
-    else:
-        lookup = {n: i for i, n in enumerate(names)}
-        lower = {n.lower(): i for i, n in enumerate(names)}
-        index = np.empty(len(sp_col), dtype=np.uint32)
-        for row, s in enumerate(sp_col.astype(str)):
-            i = lookup.get(s, lower.get(s.lower()))
-            if i is None:
-                raise GeofieldValueError(
-                    f"trees.species: {str(s)!r} at row {row} is not a species of {source} "
-                    f"(known: {', '.join(names)})")
-            index[row] = i
+    index = _arrays.species_index(sp_col, names, source)
     if bad := np.flatnonzero(dbh < 0).size:
         row = int(np.flatnonzero(dbh < 0)[0])
         raise GeofieldValueError(

@@ -108,26 +108,6 @@ def _sortie_text(sortie) -> tuple[str, str]:
     raise GeofieldValueError("sortie: expected a path to a SORTIE-ND parameter file or its XML")
 
 
-def _species_index(sp_col: np.ndarray, names) -> np.ndarray:
-    """Tree species (names, matched exactly, else ignoring case, or indices) as indices."""
-    if sp_col.dtype.kind in "iu":
-        if sp_col.size and (sp_col.min() < 0 or sp_col.max() >= len(names)):
-            bad = int(np.argmax((sp_col < 0) | (sp_col >= len(names))))
-            raise GeofieldValueError(f"trees.species: index {sp_col[bad]} at row {bad} is not "
-                                     f"one of the {len(names)} species")
-        return sp_col.astype(np.uint32)
-    lookup = {n: i for i, n in enumerate(names)}
-    lower = {n.lower(): i for i, n in enumerate(names)}
-    index = np.empty(len(sp_col), dtype=np.uint32)
-    for row, s in enumerate(sp_col.astype(str)):
-        i = lookup.get(s, lower.get(s.lower()))
-        if i is None:
-            raise GeofieldValueError(f"trees.species: {str(s)!r} at row {row} is not a species "
-                                     f"of the run (known: {', '.join(names)})")
-        index[row] = i
-    return index
-
-
 def _trees(trees, names_of):
     """(x, y, dbh, species index) of the stem map; ``names_of()`` gives the species names."""
     x = _arrays.floats("trees.x_m", _column(trees, "x_m"), allow_empty=True)
@@ -136,7 +116,7 @@ def _trees(trees, names_of):
     sp_col = np.asarray(_column(trees, "species"))
     _arrays.same_length(**{"trees.x_m": x, "trees.y_m": y, "trees.dbh_cm": dbh,
                            "trees.species": sp_col})
-    return x, y, dbh, _species_index(sp_col, names_of())
+    return x, y, dbh, _arrays.species_index(sp_col, names_of())
 
 
 def _int(name: str, v, low: int | None = None, high: int | None = None):

@@ -518,25 +518,8 @@ impl<'g> DeviceStand<'g> {
         if n == 0 {
             return Ok(0);
         }
-        let blocks = n.div_ceil(CHUNK);
-        let s = gpu.stream();
-        let mut sums = gpu.zeros::<u64>(blocks, "block sums")?;
-        let nn = n as u64;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        {
-            let f = gpu.function(MODULE, "forest_block_sums")?;
-            let mut b = s.launch_builder(&f);
-            b.arg(v).arg(&nn).arg(&mut sums);
-            // SAFETY: forest_block_sums(const u32* v, u64 n, u64* sums); v holds ≥ n values,
-            // sums one per block of CHUNK values (blocks = ⌈n / CHUNK⌉).
-            unsafe { b.launch(cfg) }.map_err(launch_err("forest_block_sums"))?;
-        }
-        let host = s.clone_dtoh(&sums).doing("copying block sums back")?;
-        let mut off = Vec::with_capacity(blocks);
+        let host = Self::block_sums(gpu, v, n)?;
+        let mut off = Vec::with_capacity(host.len());
         let mut run = 0u64;
         for h in host {
             off.push(run);
@@ -549,15 +532,38 @@ impl<'g> DeviceStand<'g> {
             ));
         }
         let doff = gpu.upload(&off, "block offsets")?;
-        {
-            let f = gpu.function(MODULE, "forest_block_scan")?;
-            let mut b = s.launch_builder(&f);
-            b.arg(v).arg(&nn).arg(&doff).arg(out);
-            // SAFETY: forest_block_scan(const u32* v, u64 n, const u64* block_off, u32* out);
-            // v and out hold ≥ n values, block_off one per block.
-            unsafe { b.launch(cfg) }.map_err(launch_err("forest_block_scan"))?;
-        }
+        let nn = n as u64;
+        let f = gpu.function(MODULE, "forest_block_scan")?;
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(v).arg(&nn).arg(&doff).arg(out);
+        // SAFETY: forest_block_scan(const u32* v, u64 n, const u64* block_off, u32* out); v and
+        // out hold ≥ n values, block_off one per block of CHUNK values.
+        unsafe { b.launch(Self::chunk_cfg(n)) }.map_err(launch_err("forest_block_scan"))?;
         Ok(run)
+    }
+
+    /// One block per CHUNK values.
+    fn chunk_cfg(n: usize) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (n.div_ceil(CHUNK).max(1) as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// The u64 sums of the first `n` values of `v` by blocks of CHUNK, on the host.
+    fn block_sums(gpu: &Gpu, v: &CudaSlice<u32>, n: usize) -> Result<Vec<u64>, CudaError> {
+        let mut sums = gpu.zeros::<u64>(n.div_ceil(CHUNK), "block sums")?;
+        let nn = n as u64;
+        let f = gpu.function(MODULE, "forest_block_sums")?;
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(v).arg(&nn).arg(&mut sums);
+        // SAFETY: forest_block_sums(const u32* v, u64 n, u64* sums); v holds ≥ n values, sums
+        // one per block of CHUNK values (⌈n / CHUNK⌉ blocks).
+        unsafe { b.launch(Self::chunk_cfg(n)) }.map_err(launch_err("forest_block_sums"))?;
+        gpu.stream()
+            .clone_dtoh(&sums)
+            .doing("copying block sums back")
     }
 
     /// The trees of species `s` with DBH ≥ `min_dbh_cm`, in stand order, copied to the host.
@@ -755,26 +761,9 @@ impl<'g> DeviceStand<'g> {
 
     /// The sum of species `s`' seed counts.
     fn sum(&self, s: usize) -> Result<u64, CudaError> {
-        let gpu = self.gpu;
-        let n = self.n_cells();
-        let blocks = n.div_ceil(CHUNK);
-        let mut sums = gpu.zeros::<u64>(blocks, "block sums")?;
-        let f = gpu.function(MODULE, "forest_block_sums")?;
-        let nn = n as u64;
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(&self.counts[s]).arg(&nn).arg(&mut sums);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: as in `scan`.
-        unsafe { b.launch(cfg) }.map_err(launch_err("forest_block_sums"))?;
-        let host = gpu
-            .stream()
-            .clone_dtoh(&sums)
-            .doing("copying block sums back")?;
-        Ok(host.iter().sum())
+        Ok(Self::block_sums(self.gpu, &self.counts[s], self.n_cells())?
+            .iter()
+            .sum())
     }
 
     /// Room for `need` trees (the columns and the flags grow by half again when short).

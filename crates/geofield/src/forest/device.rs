@@ -31,7 +31,7 @@ use super::fecundity::{MastState, Masting};
 use super::landing::{CANOPY, CoverPart, GAP, cover_maps, keep_from, parents, rain_per_cell};
 use super::params::{ForestParams, ForestSpecies, Growth};
 use super::seed_counts::SeedDistribution;
-use super::simulate::{SimulateOptions, SpeciesYear, Timing, Year};
+use super::simulate::{SimulateOptions, SpeciesYear, Timing, Year, masts_of};
 use super::trees::{CoarseCells, Occupancy, Trees};
 use crate::{Backend, Cancel, GeofieldError};
 
@@ -182,13 +182,7 @@ pub(super) fn simulate_on_device(
         } else {
             Vec::new()
         };
-        let decided = mast_state.decide(&masting, opts.seed, year);
-        let mut d = decided.into_iter();
-        let masts: Vec<bool> = params
-            .species
-            .iter()
-            .map(|s| s.masting.is_some() && d.next().unwrap_or(false))
-            .collect();
+        let masts = masts_of(params, &masting, &mut mast_state, opts.seed, year);
         timing.demography_s += t0.elapsed().as_secs_f64();
         let mut seeds = vec![0u64; n_sp];
         let mut recruits = vec![0u64; n_sp];

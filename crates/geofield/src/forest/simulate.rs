@@ -307,14 +307,7 @@ pub fn simulate(
         let t0 = Instant::now();
         let occ = Occupancy::count(&cells, params, &trees);
         let existing = trees.len();
-        // Masting: the decisions of the masting species, spread back over all species.
-        let decided = mast_state.decide(&masting, opts.seed, year);
-        let mut d = decided.into_iter();
-        let masts: Vec<bool> = params
-            .species
-            .iter()
-            .map(|s| s.masting.is_some() && d.next().unwrap_or(false))
-            .collect();
+        let masts = masts_of(params, &masting, &mut mast_state, opts.seed, year);
         timing.demography_s += t0.elapsed().as_secs_f64();
         let mut all_seeds = Vec::with_capacity(n_sp);
         let mut recruits = vec![0u64; n_sp];
@@ -437,6 +430,22 @@ pub fn simulate(
         spare = all_seeds;
     }
     Ok((trees, timing))
+}
+
+/// Masting: this year's decisions of the masting species, spread back over all species.
+pub(super) fn masts_of(
+    params: &ForestParams,
+    masting: &[Masting],
+    state: &mut MastState,
+    seed: u64,
+    year: u32,
+) -> Vec<bool> {
+    let mut d = state.decide(masting, seed, year).into_iter();
+    params
+        .species
+        .iter()
+        .map(|s| s.masting.is_some() && d.next().unwrap_or(false))
+        .collect()
 }
 
 /// Stage counts and basal area per species, with this year's seeds, recruits and masts (empty
