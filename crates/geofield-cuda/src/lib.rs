@@ -46,6 +46,8 @@ pub use compile::{
     compile_with_log, full_source, module_source, nvrtc_supported_archs, selected_source,
 };
 pub use context::{CompileEvent, Gpu, set_compile_hook, test_gpu};
+/// A device buffer (cudarc's), for callers that keep results on the device.
+pub use cudarc::driver::CudaSlice;
 pub use error::CudaError;
 pub use probe::{
     DeviceInfo, ProbeReport, cublas_present, device_count, driver_present, driver_version,

@@ -1,7 +1,7 @@
 //! The safe wrappers: plan (validate), upload, launch between two timing events, download.
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 
 use super::params::{BlendParams, FinalizeParams};
@@ -14,29 +14,34 @@ use crate::error::{CudaError, invalid};
 
 const MODULE: &str = "dispersal";
 
-/// The output buffer in the requested precision.
-enum OutBuf {
+/// The output buffer in the requested precision, or a caller's f32 device map.
+enum OutBuf<'a> {
     F32(CudaSlice<f32>),
     F64(CudaSlice<f64>),
+    Into(CudaViewMut<'a, f32>),
 }
 
-impl OutBuf {
-    fn new(gpu: &Gpu, p: OutPrecision, n: usize) -> Result<OutBuf, CudaError> {
+impl OutBuf<'_> {
+    fn new(gpu: &Gpu, p: OutPrecision, n: usize) -> Result<OutBuf<'static>, CudaError> {
         Ok(match p {
             OutPrecision::F32 => OutBuf::F32(gpu.zeros(n, "the output")?),
             OutPrecision::F64 => OutBuf::F64(gpu.zeros(n, "the output")?),
         })
     }
-    fn push<'a>(&'a mut self, b: &mut LaunchArgs<'a>) {
+    fn push<'b>(&'b mut self, b: &mut LaunchArgs<'b>) {
         match self {
             OutBuf::F32(o) => b.arg(o),
             OutBuf::F64(o) => b.arg(o),
+            OutBuf::Into(o) => b.arg(o),
         };
     }
     fn download(&self, gpu: &Gpu, n: usize) -> Result<HostOut, CudaError> {
         Ok(match self {
             OutBuf::F32(o) => HostOut::F32(gpu.download(o, n, "the output")?),
             OutBuf::F64(o) => HostOut::F64(gpu.download(o, n, "the output")?),
+            OutBuf::Into(_) => {
+                return Err(invalid("dispersal", "a caller's device map stays there"));
+            }
         })
     }
 }
@@ -164,9 +169,59 @@ pub fn dispersal_cutoff_blend(
     blend: Option<&NearBlend>,
     out: OutPrecision,
 ) -> Result<(HostOut, f32), CudaError> {
-    let Some(mut plan) = plan_cutoff(grid, shape, bins, radius_m, out)? else {
+    let Some(plan) = plan_cutoff(grid, shape, bins, radius_m, out)? else {
         return Ok((HostOut::empty(out), 0.0));
     };
+    let n_cells = cells(plan.n_cells);
+    let _held = gpu.hold();
+    let mut outbuf = OutBuf::new(gpu, out, n_cells)?;
+    let ms = cutoff_launch(gpu, plan, bins, radius_m, blend, &mut outbuf)?;
+    Ok((outbuf.download(gpu, n_cells)?, ms))
+}
+
+/// [`dispersal_cutoff`] in f32 written into `dst` on the device (its first cols · rows values;
+/// the others are left alone), for a caller that keeps the map there: the same values as the
+/// host's copy, without the copy. Returns the kernel's time in ms.
+pub fn dispersal_cutoff_into(
+    gpu: &Gpu,
+    grid: GridDims,
+    shape: KernelShape,
+    bins: &TileBins<'_>,
+    radius_m: f64,
+    dst: &mut CudaSlice<f32>,
+) -> Result<f32, CudaError> {
+    let n_cells = cells(u64::from(grid.cols) * u64::from(grid.rows));
+    if dst.len() < n_cells {
+        return Err(invalid(
+            "dispersal_cutoff",
+            format!("a device map of {} values for {n_cells} cells", dst.len()),
+        ));
+    }
+    let _held = gpu.hold();
+    let mut view = dst.slice_mut(0..n_cells);
+    gpu.stream()
+        .memset_zeros(&mut view)
+        .map_err(|source| CudaError::Driver {
+            action: "zeroing a device map".into(),
+            source,
+        })?;
+    let Some(plan) = plan_cutoff(grid, shape, bins, radius_m, OutPrecision::F32)? else {
+        return Ok(0.0);
+    };
+    let mut target = OutBuf::Into(view);
+    cutoff_launch(gpu, plan, bins, radius_m, None, &mut target)
+}
+
+/// Uploads the bins and launches the planned cutoff (with the blend's factor if given) into
+/// `out`; the caller holds the device. Returns the kernel's time in ms.
+fn cutoff_launch(
+    gpu: &Gpu,
+    mut plan: super::plan::Plan<super::params::CutoffParams>,
+    bins: &TileBins<'_>,
+    radius_m: f64,
+    blend: Option<&NearBlend>,
+    out: &mut OutBuf<'_>,
+) -> Result<f32, CudaError> {
     let bl = match blend {
         Some(b) => Some(blend_params(b, plan.params.scale, radius_m)?),
         None => None,
@@ -175,10 +230,7 @@ pub fn dispersal_cutoff_blend(
         plan.kernel = blend_kernel(&plan.kernel, b.coef.len());
     }
     let f = kernel(gpu, &plan.kernel)?;
-    let n_cells = cells(plan.n_cells);
-    let _held = gpu.hold();
     let (ts, du, dv, dw) = upload_bins(gpu, bins)?;
-    let mut outbuf = OutBuf::new(gpu, out, n_cells)?;
     let start = gpu.mark()?;
     {
         let mut b = gpu.stream().launch_builder(&f);
@@ -187,18 +239,17 @@ pub fn dispersal_cutoff_blend(
             b.arg(bl);
         }
         b.arg(&ts).arg(&du).arg(&dv).arg(&dw);
-        outbuf.push(&mut b);
+        out.push(&mut b);
         // SAFETY: the arguments match dispersal_cutoff_*(DispersalCutoffParams, const u32*
         // tile_start, const float* du, dv, w, void* out), and dispersal_cutoff_blend{4,6}_* the same
         // with DispersalBlendParams after the first (its order 4 or 6, checked). tile_start has
         // tiles_x * tiles_y + 1 entries, non-decreasing from 0 to the tree count (checked), so
         // every tree index the kernel forms is below len(du) = len(dv) = len(w) (1-element
         // dummies when there are no trees, never read); the kernel writes only cells inside the
-        // grid (< n_cells).
+        // grid (< n_cells), which `out` holds (of the plan's precision: f32 for `Into`).
         unsafe { b.launch(cfg(plan.grid_dim)) }.map_err(launch_err(&plan.kernel))?;
     }
-    let ms = gpu.elapsed_ms(&start)?;
-    Ok((outbuf.download(gpu, n_cells)?, ms))
+    gpu.elapsed_ms(&start)
 }
 
 /// The cutoff computed strip by strip: the bins are uploaded once, then each call of

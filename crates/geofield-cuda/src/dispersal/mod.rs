@@ -26,7 +26,8 @@ mod plan;
 
 pub use far::{FarLattice, NearFarOut, dispersal_nearfar};
 pub use launch::{
-    CutoffStrips, dispersal_cutoff, dispersal_cutoff_blend, dispersal_exact, dispersal_multires,
+    CutoffStrips, dispersal_cutoff, dispersal_cutoff_blend, dispersal_cutoff_into, dispersal_exact,
+    dispersal_multires,
 };
 
 /// The near/far split's blend (see `geofield::dispersal::nearfar`): pairs within R are weighted

@@ -110,6 +110,22 @@ pub(super) fn cutoff(
     Ok((band(out), ms as f64))
 }
 
+/// The cutoff in f32 straight into the device map `dst` (kept there), and the kernel's time in
+/// ms: the values [`cutoff`] downloads.
+pub(super) fn cutoff_into(
+    gpu: &Gpu,
+    grid: &GridSpec,
+    kernel: &Kernel,
+    bins: &Bins,
+    radius_m: f64,
+    dst: &mut geofield_cuda::CudaSlice<f32>,
+) -> Result<f64, GeofieldError> {
+    let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
+    let tb = tile_bins(bins, &du, &dv, &w);
+    let ms = gd::dispersal_cutoff_into(gpu, dims(grid)?, shape(kernel), &tb, radius_m, dst)?;
+    Ok(ms as f64)
+}
+
 /// The cutoff prepared for strips of rows (bins uploaded once); `None` for an empty grid.
 pub(super) fn cutoff_strips<'g>(
     gpu: &'g Gpu,
@@ -219,4 +235,86 @@ pub(super) fn nearfar(
         (&sources.u, &sources.v, &sources.w),
         &far,
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use geofield_core::{Extent, GridSpec, RasterData};
+
+    use super::super::{DisperseOptions, Eta, Kernel, Method, Species, Stand};
+    use crate::{Backend, Cancel};
+
+    /// The cutoff written into a device map is the map `disperse_each` hands back, bit for bit
+    /// (open plot and torus; trees outside the grid too). Skipped without a GPU.
+    #[test]
+    fn cutoff_into_device_is_the_downloaded_map() {
+        let Some(gpu) = geofield_cuda::test_gpu() else {
+            return;
+        };
+        let grid =
+            GridSpec::from_extent(Extent::new(0.0, 0.0, 300.0, 200.0).unwrap(), 1.0).unwrap();
+        let mut s =
+            crate::forest::rng::Stream::new(3, 0, 0, 0, crate::forest::rng::Purpose::Growth);
+        let n = 2000;
+        let (mut x, mut y, mut d) = (vec![], vec![], vec![]);
+        for _ in 0..n {
+            x.push(-30.0 + 360.0 * s.uniform());
+            y.push(-30.0 + 260.0 * s.uniform());
+            d.push(5.0 + 50.0 * s.uniform());
+        }
+        let stand = Stand::new(x, y, d, vec![0; n]).unwrap();
+        let sp = Species::new(
+            "w".into(),
+            Kernel::Weibull {
+                d: 1.3e-3,
+                theta: 2.5,
+            },
+            100.0,
+            2.0,
+            Eta::Analytic,
+            10.0,
+            None,
+        )
+        .unwrap();
+        for torus in [false, true] {
+            let opts = DisperseOptions {
+                method: Method::Cutoff,
+                precision: super::Precision::F32,
+                tolerance: 1e-5,
+                torus,
+                ..Default::default()
+            };
+            let mut host = Vec::new();
+            super::super::disperse_each(
+                &Backend::Cuda(gpu.clone()),
+                &grid,
+                std::slice::from_ref(&sp),
+                &stand,
+                &opts,
+                &mut |_| {},
+                &Cancel::new(),
+                &mut |_, data| {
+                    match data {
+                        RasterData::F32(v) => host = v,
+                        RasterData::F64(_) => panic!("f64 map"),
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let mut dst = gpu.stream().alloc_zeros::<f32>(grid.n_cells() + 7).unwrap();
+            let done = super::super::cutoff_into_device(&gpu, &grid, &sp, &stand, &opts, &mut dst)
+                .unwrap();
+            assert!(done || torus, "the open plot's cutoff runs on the device");
+            if done {
+                let back = gpu.stream().clone_dtoh(&dst).unwrap();
+                assert!(
+                    back[..grid.n_cells()] == host[..],
+                    "torus {torus}: the maps differ"
+                );
+                assert!(host.iter().any(|&v| v > 0.0));
+            }
+        }
+    }
 }

@@ -383,6 +383,30 @@ pub fn disperse_each(
     )
 }
 
+/// Species `sp`'s map of `stand` by the cutoff method on the GPU, in f32, written straight into
+/// the device buffer `dst` (at least one value per cell) for a caller that keeps the map there
+/// (the forest's yearly loop): the values [`disperse_each`] would hand back with the same options
+/// and `Method::Cutoff`, without the copy. Returns false, having done nothing, where the cutoff
+/// would not run as a cutoff (its radius reaches across a torus: the caller computes the map
+/// the usual way).
+pub(crate) fn cutoff_into_device(
+    gpu: &geofield_cuda::Gpu,
+    grid: &GridSpec,
+    sp: &Species,
+    stand: &Stand,
+    opts: &DisperseOptions,
+    dst: &mut geofield_cuda::CudaSlice<f32>,
+) -> Result<bool, GeofieldError> {
+    let sources = Sources::for_species(stand, 0, sp, grid, opts.torus);
+    let b = cutoff_radius(grid, &sp.kernel, &sources, opts.tolerance);
+    if opts.torus && b.radius_m >= grid.width_m().min(grid.height_m()) / 2.0 {
+        return Ok(false);
+    }
+    let bins = band::build_bins(grid, &sources, b.radius_m, opts.torus);
+    cuda::cutoff_into(gpu, grid, &sp.kernel, &bins, b.radius_m, dst)?;
+    Ok(true)
+}
+
 /// A horizontal strip of one species' map: grid rows `row0 ..` of band `band` (whole rows,
 /// row-major from the north-west, in the output precision).
 #[derive(Debug, Clone, PartialEq)]

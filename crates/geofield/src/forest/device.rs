@@ -205,6 +205,24 @@ pub(super) fn simulate_on_device(
                 cancel,
                 &mut |part| {
                     match part {
+                        // The cutoff writes straight into the device's map buffer.
+                        CoverPart::Cutoff {
+                            from,
+                            species,
+                            stand: parents_stand,
+                            opts,
+                        } => {
+                            let done = crate::dispersal::cutoff_into_device(
+                                gpu,
+                                grid,
+                                species,
+                                parents_stand,
+                                opts,
+                                stand.map_mut(from),
+                            )?;
+                            has[from] |= done;
+                            return Ok(done);
+                        }
                         CoverPart::Map { from, data } => {
                             match &data {
                                 RasterData::F32(v) => stand.upload_map_rows(from, 0, v)?,
@@ -219,7 +237,7 @@ pub(super) fn simulate_on_device(
                         }
                         CoverPart::Tail { from, per_m2 } => tail[from] = per_m2,
                     }
-                    Ok(())
+                    Ok(false)
                 },
             )?;
             methods.push(label);

@@ -137,8 +137,18 @@ pub(super) fn thin(
     });
 }
 
-/// What [`cover_maps`] hands on, in order: each cover's map, then that cover's far tail.
-pub(super) enum CoverPart {
+/// What [`cover_maps`] hands on, in order: for each cover, first an offer of its cutoff map
+/// (`Cutoff`: the sink computes it where it wants it and answers true, or false to get a `Map`),
+/// then its map, then its far tail.
+pub(super) enum CoverPart<'a> {
+    /// Cover `from`'s map is a cutoff: the species and stand (periodic images included) and
+    /// the options of [`crate::dispersal::disperse_each`] that would compute it.
+    Cutoff {
+        from: usize,
+        species: &'a Species,
+        stand: &'a Stand,
+        opts: &'a DisperseOptions,
+    },
     /// The density of cover `from`'s parents' seeds per m² on every cell (the run's precision).
     Map { from: usize, data: RasterData },
     /// On a torus, the seeds of cover `from`'s parents flying beyond the periodic images' reach:
@@ -199,8 +209,9 @@ pub(super) fn expected_seeds(
                     .par_iter_mut()
                     .enumerate()
                     .for_each(|(i, e)| *e += per_m2 * factor(from, i)),
+                CoverPart::Cutoff { .. } => {}
             }
-            Ok(())
+            Ok(false)
         },
     )
 }
@@ -222,7 +233,7 @@ pub(super) fn cover_maps(
     dopts: &DisperseOptions,
     methods: &mut [Method; 2],
     cancel: &Cancel,
-    sink: &mut dyn FnMut(CoverPart) -> Result<(), GeofieldError>,
+    sink: &mut dyn FnMut(CoverPart<'_>) -> Result<bool, GeofieldError>,
 ) -> Result<String, GeofieldError> {
     let mut labels: Vec<&'static str> = Vec::new();
     for from in [CANOPY, GAP] {
@@ -284,19 +295,29 @@ pub(super) fn cover_maps(
             torus: false,
             ..*dopts
         };
-        let reports = dispersal::disperse_each(
-            backend,
-            grid,
-            &dsp,
-            &stand,
-            &opts,
-            &mut |_| {},
-            cancel,
-            &mut |_, data| sink(CoverPart::Map { from, data }),
-        )?;
-        if let Some(r) = reports.first() {
-            methods[from] = r.method;
-            labels.push(r.method.name());
+        let offer = CoverPart::Cutoff {
+            from,
+            species: &dsp[0],
+            stand: &stand,
+            opts: &opts,
+        };
+        if methods[from] == Method::Cutoff && sink(offer)? {
+            labels.push(Method::Cutoff.name());
+        } else {
+            let reports = dispersal::disperse_each(
+                backend,
+                grid,
+                &dsp,
+                &stand,
+                &opts,
+                &mut |_| {},
+                cancel,
+                &mut |_, data| sink(CoverPart::Map { from, data }).map(|_| ()),
+            )?;
+            if let Some(r) = reports.first() {
+                methods[from] = r.method;
+                labels.push(r.method.name());
+            }
         }
         if dopts.torus {
             let seeds: f64 = parents[from].iter().map(|p| p.mean_seeds).sum();
