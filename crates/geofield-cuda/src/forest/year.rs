@@ -346,8 +346,8 @@ impl<'g> DeviceStand<'g> {
         suitability: Option<&[f32]>,
     ) -> Result<Self, CudaError> {
         let n = trees.x_m.len();
-        let n_cells = grid.cols.checked_mul(grid.rows).unwrap_or(usize::MAX);
-        let n_coarse = coarse.cols.checked_mul(coarse.rows).unwrap_or(usize::MAX);
+        let n_cells = grid.cols.saturating_mul(grid.rows);
+        let n_coarse = coarse.cols.saturating_mul(coarse.rows);
         if [
             &trees.y_m.len(),
             &trees.dbh_cm.len(),

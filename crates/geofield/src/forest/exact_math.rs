@@ -103,7 +103,7 @@ pub fn cos_2pi(u: f64) -> f64 {
     let a = (w - k) * std::f64::consts::FRAC_PI_2;
     let a2 = a * a;
     let quarter = (k.rem_euclid(4.0)) as u8;
-    if quarter % 2 == 0 {
+    if quarter.is_multiple_of(2) {
         // cos a = 1 − a²/2! + a⁴/4! − … + a¹⁶/16!.
         let mut p: f64 = 1.0 / 20_922_789_888_000.0; // 1/16!
         for (i, f) in [
