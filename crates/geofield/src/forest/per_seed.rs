@@ -38,12 +38,13 @@
 //! sums of ones: the GPU's counts equal the CPU's bit for bit, for any thread or block order.
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use geofield_core::GridSpec;
 use rayon::prelude::*;
 
 use super::exact_math;
-use super::rng::{Purpose, Stream};
+use super::rng::{Purpose, Stream, philox4x32_10};
 use crate::dispersal::{Kernel, Species, Stand};
 use crate::{Backend, GeofieldError};
 
@@ -77,6 +78,10 @@ pub struct Flight {
     inv_step: f64,
     /// Unit vectors at `DIRECTIONS` + 1 equally spaced angles, for the seed's direction.
     dir: Vec<(f64, f64)>,
+    /// The batched path's copies: (ln r, next entry − ln r) per interval, the near table's
+    /// `TABLE` then the far one's; (cos, Δcos, sin, Δsin) per direction interval.
+    steps: Vec<[f64; 2]>,
+    turns: Vec<[f64; 4]>,
 }
 
 /// [`Flight::tables`]: the near and far quantile tables, `inv_step` and the directions.
@@ -100,6 +105,7 @@ impl Flight {
         let (l0, l1) = (r_lo.ln(), r_hi.ln());
         // (−ln F, −ln(1 − F), ln r) on a grid uniform in ln r.
         let fwd: Vec<(f64, f64, f64)> = (0..=m)
+            .into_par_iter()
             .map(|i| {
                 let lr = l0 + (l1 - l0) * i as f64 / m as f64;
                 let tail = kernel.mass_beyond(lr.exp());
@@ -134,11 +140,19 @@ impl Flight {
         };
         let near = table(&|p| p.0, false);
         let far = table(&|p| p.1, true);
-        let dir = (0..=DIRECTIONS)
+        let dir: Vec<(f64, f64)> = (0..=DIRECTIONS)
             .map(|k| {
                 let phi = std::f64::consts::TAU * k as f64 / DIRECTIONS as f64;
                 (phi.cos(), phi.sin())
             })
+            .collect();
+        let steps = [&near, &far]
+            .iter()
+            .flat_map(|t| t.windows(2).map(|w| [w[0], w[1] - w[0]]))
+            .collect();
+        let turns = dir
+            .windows(2)
+            .map(|w| [w[0].0, w[1].0 - w[0].0, w[0].1, w[1].1 - w[0].1])
             .collect();
         Flight {
             kernel,
@@ -146,6 +160,8 @@ impl Flight {
             far,
             inv_step: 1.0 / step,
             dir,
+            steps,
+            turns,
         }
     }
 
@@ -175,14 +191,24 @@ impl Flight {
 
     /// A seed's distance (m), one u32 of `s`.
     pub fn distance(&self, s: &mut Stream) -> f64 {
-        let u = (f64::from(s.next_u32()) + 0.5) * (1.0 / 4_294_967_296.0);
-        self.distance_at(u)
+        self.distance_of(s.next_u32())
+    }
+
+    /// The distance of the draw `x`.
+    #[inline]
+    fn distance_of(&self, x: u32) -> f64 {
+        self.distance_at((f64::from(x) + 0.5) * (1.0 / 4_294_967_296.0))
     }
 
     /// A uniform direction (cos, sin), one u32 of `s`: 12 bits pick the table's interval, 20
     /// interpolate in it.
     pub fn direction(&self, s: &mut Stream) -> (f64, f64) {
-        let x = s.next_u32();
+        self.direction_of(s.next_u32())
+    }
+
+    /// The direction of the draw `x`.
+    #[inline]
+    fn direction_of(&self, x: u32) -> (f64, f64) {
         let k = (x >> 20) as usize;
         let f = f64::from(x & 0xF_FFFF) * (1.0 / 1_048_576.0);
         let ((c0, s0), (c1, s1)) = (self.dir[k], self.dir[k + 1]);
@@ -331,7 +357,8 @@ pub fn place(
     }
 }
 
-/// [`place`] on the CPU (rayon, one task per parent).
+/// [`place`] on the CPU: the seeds in batches of Philox blocks (see [`place_batched`]), eight
+/// blocks at a time on AVX2 and FMA, counted in per-thread counts where the grid is small enough.
 #[allow(clippy::too_many_arguments)]
 fn place_cpu(
     grid: &GridSpec,
@@ -343,34 +370,495 @@ fn place_cpu(
     year: u32,
     counts: &mut [u32],
 ) -> u64 {
-    let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
-    let h = grid.cell_size_m;
-    let periods = torus.then(|| (grid.width_m(), grid.height_m()));
-    let (cols, rows) = (grid.cols as f64, grid.rows as f64);
-    let shed: u64 = parents
+    let mode = Mode {
+        simd: simd_available(),
+        private: None,
+    };
+    place_batched(
+        grid, flight, parents, species, torus, seed, year, counts, mode,
+    )
+}
+
+/// Whether this CPU runs the AVX2 and FMA path.
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// How [`place_batched`] runs: `simd` (AVX2 and FMA; the caller checks the CPU has them), and
+/// per-thread counts (`private`: Some to force, None to choose by size).
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    simd: bool,
+    private: Option<bool>,
+}
+
+/// The grid as a seed's cell needs it.
+#[derive(Debug, Clone, Copy)]
+struct Plot {
+    h: f64,
+    cols: f64,
+    rows: f64,
+    ncols: usize,
+    periods: Option<(f64, f64)>,
+}
+
+impl Plot {
+    /// The cell (row-major) of grid-relative (u, v), if inside the grid.
+    #[inline]
+    fn cell(&self, u: f64, v: f64) -> Option<usize> {
+        let (c, rr) = ((u / self.h).floor(), (v / self.h).floor());
+        (c >= 0.0 && c < self.cols && rr >= 0.0 && rr < self.rows)
+            .then(|| rr as usize * self.ncols + c as usize)
+    }
+}
+
+/// A parent with seeds: its stream's counter words 1 and 2, its grid-relative position and its
+/// seed count (≥ 1).
+#[derive(Debug, Clone, Copy)]
+struct Shedder {
+    ctr1: u32,
+    ctr2: u32,
+    u0: f64,
+    v0: f64,
+    n: u64,
+}
+
+impl Shedder {
+    /// Philox blocks its seeds use: seed j takes block (j + 1)/2, so blocks 0..=n/2.
+    fn blocks(&self) -> u64 {
+        self.n / 2 + 1
+    }
+}
+
+/// Up to eight Philox blocks of (any) parents: block index, counter words 1 and 2, the parent's
+/// position, and which of the block's two seeds (words 0-1: seed 2b − 1; words 2-3: seed 2b)
+/// are the parent's (bit i for block i).
+#[derive(Debug, Clone, Copy, Default)]
+struct Batch {
+    ctr0: [u32; 8],
+    ctr1: [u32; 8],
+    ctr2: [u32; 8],
+    u0: [[f64; 4]; 2],
+    v0: [[f64; 4]; 2],
+    first: u32,
+    second: u32,
+    len: usize,
+}
+
+/// The shared inputs of every batch.
+struct Ctx<'a> {
+    flight: &'a Flight,
+    plot: Plot,
+    key: [u32; 2],
+    year: u32,
+}
+
+/// [`place_cpu`] by batches of blocks. Each parent's count is [`random_round`] on its stream's
+/// first two u32, as in the scalar path; then seed j of the parent draws its stream's u32
+/// #(2 + 2j) and #(3 + 2j), i.e. words 2-3 of block 0 (j = 0) or of block j/2 (j even), words
+/// 0-1 of block (j + 1)/2 (j odd). Philox being counter-based, every block is computed directly
+/// from its counter, and the blocks of all parents are split into equal ranges (about four per
+/// thread) whatever their parents' sizes. The counts are sums of ones, so the order is free.
+#[allow(clippy::too_many_arguments)]
+fn place_batched(
+    grid: &GridSpec,
+    flight: &Flight,
+    parents: &[Parent],
+    species: u8,
+    torus: bool,
+    seed: u64,
+    year: u32,
+    counts: &mut [u32],
+    mode: Mode,
+) -> u64 {
+    let plot = Plot {
+        h: grid.cell_size_m,
+        cols: grid.cols as f64,
+        rows: grid.rows as f64,
+        ncols: grid.cols,
+        periods: torus.then(|| (grid.width_m(), grid.height_m())),
+    };
+    let jobs: Vec<Shedder> = parents
         .par_iter()
-        .map(|p| {
+        .filter_map(|p| {
             if p.mean_seeds.is_nan() || p.mean_seeds <= 0.0 {
-                return 0;
+                return None;
             }
             let mut s = Stream::new(seed, year, species, p.id, Purpose::SeedPlacement);
+            let (ctr, _) = s.counter_and_key();
             let n = random_round(p.mean_seeds, &mut s);
             let (u0, v0) = grid_relative(grid, p);
-            for _ in 0..n {
-                let (_, u, v) = fly(flight, &mut s, u0, v0, periods);
-                let (c, rr) = ((u / h).floor(), (v / h).floor());
-                if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
-                    let cell = rr as usize * grid.cols + c as usize;
-                    cells[cell].fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            n
+            (n > 0).then_some(Shedder {
+                ctr1: ctr[1],
+                ctr2: ctr[2],
+                u0,
+                v0,
+                n,
+            })
         })
-        .sum();
-    for (c, a) in counts.iter_mut().zip(cells) {
-        *c = a.into_inner();
+        .collect();
+    let shed: u64 = jobs.iter().map(|j| j.n).sum();
+    // The blocks' prefix ends, one per job.
+    let ends: Vec<u64> = jobs
+        .iter()
+        .scan(0u64, |acc, j| {
+            *acc += j.blocks();
+            Some(*acc)
+        })
+        .collect();
+    let total = ends.last().copied().unwrap_or(0);
+    if total == 0 {
+        return 0;
+    }
+    let (_, key) = Stream::new(seed, year, species, 0, Purpose::SeedPlacement).counter_and_key();
+    let ctx = Ctx {
+        flight,
+        plot,
+        key,
+        year,
+    };
+    let threads = rayon::current_num_threads().max(1);
+    let pieces = (4 * threads as u64).min(total.div_ceil(256)).max(1);
+    let range = |k: u64| {
+        let at = |k: u64| (u128::from(total) * u128::from(k) / u128::from(pieces)) as u64;
+        (at(k), at(k + 1))
+    };
+    let n_cells = counts.len();
+    // Per-thread counts (zeroed and summed: ~2 passes over the grid per thread) where they cost
+    // less than an atomic add per seed and fit in 512 MiB; else atomic adds on one grid.
+    let private = mode.private.unwrap_or(
+        n_cells <= 1 << 24
+            && (threads as u64).saturating_mul(n_cells as u64)
+                <= (1 << 27).min(shed.saturating_mul(8)),
+    );
+    if private {
+        let bufs: Vec<Mutex<Vec<u32>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+        (0..pieces).into_par_iter().for_each(|k| {
+            let t = rayon::current_thread_index().unwrap_or(0) % threads;
+            let mut buf = bufs[t].lock().unwrap_or_else(PoisonError::into_inner);
+            if buf.is_empty() {
+                buf.resize(n_cells, 0);
+            }
+            let (lo, hi) = range(k);
+            run_blocks(&ctx, &jobs, &ends, lo, hi, mode.simd, &mut |c| {
+                buf[c] = buf[c].wrapping_add(1);
+            });
+        });
+        let bufs: Vec<Vec<u32>> = bufs
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .filter(|b| !b.is_empty())
+            .collect();
+        const CHUNK: usize = 1 << 14;
+        counts
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, chunk)| {
+                for b in &bufs {
+                    for (c, &x) in chunk.iter_mut().zip(&b[i * CHUNK..]) {
+                        *c = c.wrapping_add(x);
+                    }
+                }
+            });
+    } else {
+        let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
+        (0..pieces).into_par_iter().for_each(|k| {
+            let (lo, hi) = range(k);
+            run_blocks(&ctx, &jobs, &ends, lo, hi, mode.simd, &mut |c| {
+                cells[c].fetch_add(1, Ordering::Relaxed);
+            });
+        });
+        for (c, a) in counts.iter_mut().zip(cells) {
+            *c = a.into_inner();
+        }
     }
     shed
+}
+
+/// Blocks `lo..hi` (of all jobs' blocks in order; `ends` their prefix ends): every seed's cell
+/// to `count`.
+#[allow(clippy::too_many_arguments)]
+fn run_blocks(
+    ctx: &Ctx,
+    jobs: &[Shedder],
+    ends: &[u64],
+    lo: u64,
+    hi: u64,
+    simd: bool,
+    count: &mut impl FnMut(usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        fill_batches(jobs, ends, lo, hi, |b| {
+            #[allow(unsafe_code)]
+            // SAFETY: `simd` is set only where the CPU has AVX2 and FMA (`simd_available`).
+            unsafe {
+                x86::batch(ctx, b, count)
+            }
+        });
+        return;
+    }
+    let _ = simd;
+    fill_batches(jobs, ends, lo, hi, |b| {
+        for l in 0..b.len {
+            let ctr = [b.ctr0[l], b.ctr1[l], b.ctr2[l], ctx.year];
+            let x = philox4x32_10(ctr, ctx.key);
+            let (u0, v0) = (b.u0[l / 4][l % 4], b.v0[l / 4][l % 4]);
+            for (bit, a, d) in [(b.first, x[0], x[1]), (b.second, x[2], x[3])] {
+                if bit >> l & 1 == 1 {
+                    let (_, u, v) = fly_draws(ctx.flight, a, d, u0, v0, ctx.plot.periods);
+                    if let Some(c) = ctx.plot.cell(u, v) {
+                        count(c);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Blocks `lo..hi` in batches of eight (the last one partial) to `run`.
+fn fill_batches(jobs: &[Shedder], ends: &[u64], lo: u64, hi: u64, mut run: impl FnMut(&Batch)) {
+    let mut i = ends.partition_point(|&e| e <= lo);
+    let Some(first) = jobs.get(i) else {
+        return;
+    };
+    let mut b = lo - (ends[i] - first.blocks());
+    let mut batch = Batch::default();
+    for _ in lo..hi {
+        let Some(p) = jobs.get(i) else {
+            break;
+        };
+        let l = batch.len;
+        batch.ctr0[l] = b as u32;
+        batch.ctr1[l] = p.ctr1;
+        batch.ctr2[l] = p.ctr2;
+        batch.u0[l / 4][l % 4] = p.u0;
+        batch.v0[l / 4][l % 4] = p.v0;
+        // Words 0-1: seed 2b − 1 (none in block 0); words 2-3: seed 2b, if 2b < n.
+        batch.first |= u32::from(b > 0) << l;
+        batch.second |= u32::from(2 * b < p.n) << l;
+        batch.len += 1;
+        if batch.len == 8 {
+            run(&batch);
+            batch.first = 0;
+            batch.second = 0;
+            batch.len = 0;
+        }
+        b += 1;
+        if b == p.blocks() {
+            i += 1;
+            b = 0;
+        }
+    }
+    if batch.len > 0 {
+        run(&batch);
+    }
+}
+
+/// The AVX2 and FMA batch: eight Philox blocks at once, then four seeds at a time through the
+/// same operations as [`fly_draws`] and [`Plot::cell`] (the same bits); a seed the vector path
+/// does not cover (a draw beyond the tables, an exponent beyond ±700, a wrap by more than one
+/// period) goes through [`fly_draws`] itself.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{Batch, Ctx, TABLE, fly_draws};
+    use crate::forest::exact_math::x4;
+    use crate::forest::rng::philox4x32_10_x8;
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn batch(ctx: &Ctx, b: &Batch, count: &mut impl FnMut(usize)) {
+        let words = |w: &[u32; 8]| {
+            let w = w.map(|x| x as i32);
+            _mm256_setr_epi32(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
+        };
+        let x = [
+            words(&b.ctr0),
+            words(&b.ctr1),
+            words(&b.ctr2),
+            _mm256_set1_epi32(ctx.year as i32),
+        ];
+        let [y0, y1, y2, y3] = philox4x32_10_x8(x, ctx.key);
+        let halves = |v: __m256i| [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)];
+        let (a0, d0, a2, d2) = (halves(y0), halves(y1), halves(y2), halves(y3));
+        for h in 0..2 {
+            let (u0, v0) = (&b.u0[h], &b.v0[h]);
+            let valid = |bits: u32| (bits >> (4 * h)) & 0xF;
+            seeds4(ctx, a0[h], d0[h], u0, v0, valid(b.first), count);
+            seeds4(ctx, a2[h], d2[h], u0, v0, valid(b.second), count);
+        }
+    }
+
+    /// Four seeds: distance draws `a`, direction draws `d`, parents at (`u0`, `v0`), lane l
+    /// counted if bit l of `valid` is set.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn seeds4(
+        ctx: &Ctx,
+        a: __m128i,
+        d: __m128i,
+        u0: &[f64; 4],
+        v0: &[f64; 4],
+        valid: u32,
+        count: &mut impl FnMut(usize),
+    ) {
+        if valid == 0 {
+            return;
+        }
+        let fl = ctx.flight;
+        let set1 = _mm256_set1_pd;
+        // u = (a + ½) 2⁻³², a unsigned (exact).
+        let af = _mm256_add_pd(
+            _mm256_cvtepi32_pd(_mm_xor_si128(a, _mm_set1_epi32(i32::MIN))),
+            set1(2_147_483_648.0),
+        );
+        let u = _mm256_mul_pd(_mm256_add_pd(af, set1(0.5)), set1(1.0 / 4_294_967_296.0));
+        let near = _mm256_cmp_pd::<_CMP_LT_OQ>(u, set1(0.5));
+        let w = _mm256_blendv_pd(_mm256_sub_pd(set1(1.0), u), u, near);
+        let x = _mm256_xor_pd(x4::ln(w), set1(-0.0));
+        let pos = _mm256_mul_pd(
+            _mm256_sub_pd(x, set1(std::f64::consts::LN_2)),
+            set1(fl.inv_step),
+        );
+        // NaN or ≥ TABLE: beyond the tables.
+        let beyond = _mm256_cmp_pd::<_CMP_NLT_UQ>(pos, set1(TABLE as f64));
+        let pos = _mm256_blendv_pd(pos, _mm256_setzero_pd(), beyond);
+        let j = _mm_min_epi32(
+            _mm256_cvttpd_epi32(_mm256_max_pd(pos, _mm256_setzero_pd())),
+            _mm_set1_epi32(TABLE as i32 - 1),
+        );
+        let f = _mm256_sub_pd(pos, _mm256_cvtepi32_pd(j));
+        let far = _mm_andnot_si128(
+            _mm256_cvtpd_epi32(_mm256_and_pd(near, set1(-1.0))),
+            _mm_set1_epi32(TABLE as i32),
+        );
+        let row = lanes(_mm_add_epi32(j, far)).map(|i| fl.steps[i as usize]);
+        let base = _mm256_setr_pd(row[0][0], row[1][0], row[2][0], row[3][0]);
+        let diff = _mm256_setr_pd(row[0][1], row[1][1], row[2][1], row[3][1]);
+        let lr = _mm256_fmadd_pd(f, diff, base);
+        let in_exp = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GE_OQ>(lr, set1(-700.0)),
+            _mm256_cmp_pd::<_CMP_LE_OQ>(lr, set1(700.0)),
+        );
+        let r = x4::exp(_mm256_blendv_pd(_mm256_setzero_pd(), lr, in_exp));
+        // Direction: 12 bits the interval, 20 the fraction (exact).
+        let k = lanes(_mm_srli_epi32::<20>(d)).map(|k| fl.turns[k as usize]);
+        let fd = _mm256_mul_pd(
+            _mm256_cvtepi32_pd(_mm_and_si128(d, _mm_set1_epi32(0xF_FFFF))),
+            set1(1.0 / 1_048_576.0),
+        );
+        let col = |i: usize| _mm256_setr_pd(k[0][i], k[1][i], k[2][i], k[3][i]);
+        let cos = _mm256_add_pd(col(0), _mm256_mul_pd(fd, col(1)));
+        let sin = _mm256_add_pd(col(2), _mm256_mul_pd(fd, col(3)));
+        let pu = _mm256_setr_pd(u0[0], u0[1], u0[2], u0[3]);
+        let pv = _mm256_setr_pd(v0[0], v0[1], v0[2], v0[3]);
+        let mut u = _mm256_add_pd(pu, _mm256_mul_pd(r, cos));
+        let mut v = _mm256_sub_pd(pv, _mm256_mul_pd(r, sin));
+        let mut odd = _mm256_or_pd(beyond, _mm256_xor_pd(in_exp, _mm256_castsi256_pd(ones())));
+        if let Some((lx, ly)) = ctx.plot.periods {
+            let (wu, bu) = wrap4(u, lx);
+            let (wv, bv) = wrap4(v, ly);
+            (u, v) = (wu, wv);
+            odd = _mm256_or_pd(odd, _mm256_or_pd(bu, bv));
+        }
+        let h = set1(ctx.plot.h);
+        let c = _mm256_floor_pd(_mm256_div_pd(u, h));
+        let rr = _mm256_floor_pd(_mm256_div_pd(v, h));
+        let zero = _mm256_setzero_pd();
+        let inside = _mm256_and_pd(
+            _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(c, zero),
+                _mm256_cmp_pd::<_CMP_LT_OQ>(c, set1(ctx.plot.cols)),
+            ),
+            _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(rr, zero),
+                _mm256_cmp_pd::<_CMP_LT_OQ>(rr, set1(ctx.plot.rows)),
+            ),
+        );
+        // rr · cols + c is an integer below the cell count (exact); + 2⁵² puts it in the low bits.
+        let two52 = set1(4_503_599_627_370_496.0);
+        let idx = _mm256_castpd_si256(_mm256_add_pd(
+            _mm256_add_pd(_mm256_mul_pd(rr, set1(ctx.plot.cols)), c),
+            two52,
+        ));
+        let idx = _mm256_xor_si256(idx, _mm256_castpd_si256(two52));
+        let odd = _mm256_movemask_pd(odd) as u32 & valid;
+        let take = _mm256_movemask_pd(inside) as u32 & valid & !odd;
+        let cells = [
+            _mm256_extract_epi64::<0>(idx),
+            _mm256_extract_epi64::<1>(idx),
+            _mm256_extract_epi64::<2>(idx),
+            _mm256_extract_epi64::<3>(idx),
+        ];
+        for (l, &cell) in cells.iter().enumerate() {
+            if take >> l & 1 == 1 {
+                count(cell as usize);
+            }
+        }
+        if odd != 0 {
+            let (al, dl) = (lanes(a), lanes(d));
+            for l in 0..4 {
+                if odd >> l & 1 == 1 {
+                    let (_, u, v) = fly_draws(
+                        fl,
+                        al[l] as u32,
+                        dl[l] as u32,
+                        u0[l],
+                        v0[l],
+                        ctx.plot.periods,
+                    );
+                    if let Some(c) = ctx.plot.cell(u, v) {
+                        count(c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`super::wrap`] on four lanes, with a mask of the lanes it leaves to `rem_euclid`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn wrap4(x: __m256d, period: f64) -> (__m256d, __m256d) {
+        let p = _mm256_set1_pd(period);
+        let below = _mm256_cmp_pd::<_CMP_LT_OQ>(x, _mm256_setzero_pd());
+        let above = _mm256_cmp_pd::<_CMP_GE_OQ>(x, p);
+        let up = _mm256_add_pd(x, p);
+        let down = _mm256_sub_pd(x, p);
+        let up_ok = _mm256_cmp_pd::<_CMP_GE_OQ>(up, _mm256_setzero_pd());
+        let down_ok = _mm256_cmp_pd::<_CMP_LT_OQ>(down, p);
+        let up = _mm256_min_pd(up, _mm256_set1_pd(period.next_down()));
+        let y = _mm256_blendv_pd(_mm256_blendv_pd(x, up, below), down, above);
+        let odd = _mm256_or_pd(
+            _mm256_andnot_pd(up_ok, below),
+            _mm256_andnot_pd(down_ok, above),
+        );
+        (y, odd)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn ones() -> __m256i {
+        _mm256_set1_epi32(-1)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lanes(v: __m128i) -> [i32; 4] {
+        [
+            _mm_extract_epi32::<0>(v),
+            _mm_extract_epi32::<1>(v),
+            _mm_extract_epi32::<2>(v),
+            _mm_extract_epi32::<3>(v),
+        ]
+    }
 }
 
 /// A parent's grid-relative position: u east from the grid's west edge, v south from its north
@@ -391,8 +879,23 @@ pub(crate) fn fly(
     v0: f64,
     periods: Option<(f64, f64)>,
 ) -> (f64, f64, f64) {
-    let r = flight.distance(s);
-    let (cos, sin) = flight.direction(s);
+    let a = s.next_u32();
+    let d = s.next_u32();
+    fly_draws(flight, a, d, u0, v0, periods)
+}
+
+/// [`fly`] with its two u32 given: `a` the distance's, `d` the direction's.
+#[inline]
+fn fly_draws(
+    flight: &Flight,
+    a: u32,
+    d: u32,
+    u0: f64,
+    v0: f64,
+    periods: Option<(f64, f64)>,
+) -> (f64, f64, f64) {
+    let r = flight.distance_of(a);
+    let (cos, sin) = flight.direction_of(d);
     let (mut u, mut v) = (u0 + r * cos, v0 - r * sin);
     if let Some((lx, ly)) = periods {
         u = wrap(u, lx);
@@ -423,6 +926,49 @@ fn wrap(x: f64, period: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scalar [`place_cpu`] as it was before batching (one rayon task per parent, one
+    /// atomic add per seed): the reference the batched paths must match bit for bit.
+    #[allow(clippy::too_many_arguments)]
+    fn place_cpu_reference(
+        grid: &GridSpec,
+        flight: &Flight,
+        parents: &[Parent],
+        species: u8,
+        torus: bool,
+        seed: u64,
+        year: u32,
+        counts: &mut [u32],
+    ) -> u64 {
+        let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
+        let h = grid.cell_size_m;
+        let periods = torus.then(|| (grid.width_m(), grid.height_m()));
+        let (cols, rows) = (grid.cols as f64, grid.rows as f64);
+        let shed: u64 = parents
+            .par_iter()
+            .map(|p| {
+                if p.mean_seeds.is_nan() || p.mean_seeds <= 0.0 {
+                    return 0;
+                }
+                let mut s = Stream::new(seed, year, species, p.id, Purpose::SeedPlacement);
+                let n = random_round(p.mean_seeds, &mut s);
+                let (u0, v0) = grid_relative(grid, p);
+                for _ in 0..n {
+                    let (_, u, v) = fly(flight, &mut s, u0, v0, periods);
+                    let (c, rr) = ((u / h).floor(), (v / h).floor());
+                    if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
+                        let cell = rr as usize * grid.cols + c as usize;
+                        cells[cell].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                n
+            })
+            .sum();
+        for (c, a) in counts.iter_mut().zip(cells) {
+            *c = a.into_inner();
+        }
+        shed
+    }
 
     /// Kolmogorov–Smirnov: the largest gap between the empirical CDF of `n` draws and
     /// 1 − mass_beyond must stay below 1.95/√n (the 0.1 % critical value: with fixed seeds the
@@ -520,6 +1066,78 @@ mod tests {
             }
             // Each mean has sd √(1/2n) ≈ 0.0022; within 5 sd.
             assert!((sc / n as f64).abs() < 0.012 && (ss / n as f64).abs() < 0.012);
+        }
+    }
+
+    /// The batched placement (scalar and AVX2, per-thread and atomic counts) gives the
+    /// reference's counts and seeds shed, bit for bit: every kernel family, torus and open plot,
+    /// parents inside and outside the grid, fractional, zero, negative and NaN means, counts
+    /// that start non-zero, cells of 1 m and of 2.5 m on an offset grid.
+    #[test]
+    fn batched_placement_matches_the_scalar_reference() {
+        let grids = [
+            GridSpec::from_extent(
+                geofield_core::Extent::new(0.0, 0.0, 300.0, 200.0).unwrap(),
+                1.0,
+            )
+            .unwrap(),
+            GridSpec::from_extent(
+                geofield_core::Extent::new(-13.3, 7.1, 186.7, 157.1).unwrap(),
+                2.5,
+            )
+            .unwrap(),
+        ];
+        let mut modes = vec![];
+        for simd in [false, simd_available()] {
+            for private in [false, true] {
+                modes.push(Mode {
+                    simd,
+                    private: Some(private),
+                });
+            }
+        }
+        let mut s = Stream::new(21, 0, 0, 0, Purpose::Growth);
+        for (gi, g) in grids.iter().enumerate() {
+            let (w, h) = (g.width_m(), g.height_m());
+            let parents: Vec<Parent> = (0..400u64)
+                .map(|i| Parent {
+                    x_m: g.x_min_m - 20.0 + (w + 40.0) * s.uniform(),
+                    y_m: g.y_min_m() - 20.0 + (h + 40.0) * s.uniform(),
+                    mean_seeds: match i % 50 {
+                        0 => 0.0,
+                        1 => -3.0,
+                        2 => f64::NAN,
+                        3 => 0.4,
+                        4 => 1.5,
+                        5 => 2.0,
+                        _ => 300.0 * s.uniform(),
+                    },
+                    id: 1000 * i + 7,
+                })
+                .collect();
+            let start: Vec<u32> = (0..g.n_cells()).map(|i| (i % 3) as u32).collect();
+            for (ki, k) in test_kernels().iter().enumerate() {
+                let fl = Flight::new(k);
+                for torus in [true, false] {
+                    let (seed, year, species) = (0xABCD_0000 + ki as u64, 3 + gi as u32, 2);
+                    let mut want = start.clone();
+                    let shed_want = place_cpu_reference(
+                        g, &fl, &parents, species, torus, seed, year, &mut want,
+                    );
+                    assert!(shed_want > 10_000);
+                    for &mode in &modes {
+                        let mut got = start.clone();
+                        let shed = place_batched(
+                            g, &fl, &parents, species, torus, seed, year, &mut got, mode,
+                        );
+                        assert_eq!(shed, shed_want, "{k:?} torus {torus} {mode:?}");
+                        assert!(got == want, "{k:?} torus {torus} {mode:?}: counts differ");
+                    }
+                    let mut got = start.clone();
+                    place_cpu(g, &fl, &parents, species, torus, seed, year, &mut got);
+                    assert!(got == want, "{k:?} torus {torus}: place_cpu differs");
+                }
+            }
         }
     }
 
