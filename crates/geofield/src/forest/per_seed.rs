@@ -485,7 +485,7 @@ fn place_batched(
         ncols: grid.cols,
         periods: torus.then(|| (grid.width_m(), grid.height_m())),
     };
-    let jobs: Vec<Shedder> = parents
+    let mut jobs: Vec<(u32, Shedder)> = parents
         .par_iter()
         .filter_map(|p| {
             if p.mean_seeds.is_nan() || p.mean_seeds <= 0.0 {
@@ -495,15 +495,22 @@ fn place_batched(
             let (ctr, _) = s.counter_and_key();
             let n = random_round(p.mean_seeds, &mut s);
             let (u0, v0) = grid_relative(grid, p);
-            (n > 0).then_some(Shedder {
-                ctr1: ctr[1],
-                ctr2: ctr[2],
-                u0,
-                v0,
-                n,
-            })
+            (n > 0).then_some((
+                z_order(u0 / 16.0, v0 / 16.0),
+                Shedder {
+                    ctr1: ctr[1],
+                    ctr2: ctr[2],
+                    u0,
+                    v0,
+                    n,
+                },
+            ))
         })
         .collect();
+    // Parents in Z order of 16 m tiles: the seeds of neighbouring parents fall on the same
+    // cells, which then stay in cache (the counts do not depend on the order).
+    jobs.par_sort_unstable_by_key(|j| j.0);
+    let jobs: Vec<Shedder> = jobs.into_iter().map(|j| j.1).collect();
     let shed: u64 = jobs.iter().map(|j| j.n).sum();
     // The blocks' prefix ends, one per job.
     let ends: Vec<u64> = jobs
@@ -582,6 +589,18 @@ fn place_batched(
     shed
 }
 
+/// The Z-order (Morton) key of (⌊x⌋, ⌊y⌋), each clamped to [0, 2¹⁶) (NaN to 0).
+fn z_order(x: f64, y: f64) -> u32 {
+    let spread = |t: f64| {
+        let mut v = (t.clamp(0.0, 65_535.0) as u32) & 0xFFFF;
+        v = (v | (v << 8)) & 0x00FF_00FF;
+        v = (v | (v << 4)) & 0x0F0F_0F0F;
+        v = (v | (v << 2)) & 0x3333_3333;
+        (v | (v << 1)) & 0x5555_5555
+    };
+    spread(x) | (spread(y) << 1)
+}
+
 /// Blocks `lo..hi` (of all jobs' blocks in order; `ends` their prefix ends): every seed's cell
 /// to `count`.
 #[allow(clippy::too_many_arguments)]
@@ -596,11 +615,13 @@ fn run_blocks(
 ) {
     #[cfg(target_arch = "x86_64")]
     if simd {
+        let mut cells = [0usize; 16];
         fill_batches(jobs, ends, lo, hi, |b| {
             #[allow(unsafe_code)]
             // SAFETY: `simd` is set only where the CPU has AVX2 and FMA (`simd_available`).
-            unsafe {
-                x86::batch(ctx, b, count)
+            let n = unsafe { x86::batch(ctx, b, &mut cells) };
+            for &c in &cells[..n] {
+                count(c);
             }
         });
         return;
@@ -631,27 +652,43 @@ fn fill_batches(jobs: &[Shedder], ends: &[u64], lo: u64, hi: u64, mut run: impl 
     };
     let mut b = lo - (ends[i] - first.blocks());
     let mut batch = Batch::default();
-    for _ in lo..hi {
+    let mut g = lo;
+    while g < hi {
         let Some(p) = jobs.get(i) else {
             break;
         };
-        let l = batch.len;
-        batch.ctr0[l] = b as u32;
-        batch.ctr1[l] = p.ctr1;
-        batch.ctr2[l] = p.ctr2;
-        batch.u0[l / 4][l % 4] = p.u0;
-        batch.v0[l / 4][l % 4] = p.v0;
         // Words 0-1: seed 2b − 1 (none in block 0); words 2-3: seed 2b, if 2b < n.
-        batch.first |= u32::from(b > 0) << l;
-        batch.second |= u32::from(2 * b < p.n) << l;
-        batch.len += 1;
+        if batch.len == 0 && (p.blocks() - b).min(hi - g) >= 8 {
+            // Eight blocks of one parent.
+            for (l, c) in batch.ctr0.iter_mut().enumerate() {
+                *c = (b + l as u64) as u32;
+            }
+            batch.ctr1 = [p.ctr1; 8];
+            batch.ctr2 = [p.ctr2; 8];
+            batch.u0 = [[p.u0; 4]; 2];
+            batch.v0 = [[p.v0; 4]; 2];
+            batch.first = if b == 0 { 0xFE } else { 0xFF };
+            batch.second = (0..8).fold(0, |m, l| m | u32::from(2 * (b + l) < p.n) << l);
+            batch.len = 8;
+            (b, g) = (b + 8, g + 8);
+        } else {
+            let l = batch.len;
+            batch.ctr0[l] = b as u32;
+            batch.ctr1[l] = p.ctr1;
+            batch.ctr2[l] = p.ctr2;
+            batch.u0[l / 4][l % 4] = p.u0;
+            batch.v0[l / 4][l % 4] = p.v0;
+            batch.first |= u32::from(b > 0) << l;
+            batch.second |= u32::from(2 * b < p.n) << l;
+            batch.len += 1;
+            (b, g) = (b + 1, g + 1);
+        }
         if batch.len == 8 {
             run(&batch);
             batch.first = 0;
             batch.second = 0;
             batch.len = 0;
         }
-        b += 1;
         if b == p.blocks() {
             i += 1;
             b = 0;
@@ -674,8 +711,11 @@ mod x86 {
     use crate::forest::exact_math::x4;
     use crate::forest::rng::philox4x32_10_x8;
 
+    /// One value per group of four seeds of a batch.
+    type Quad<T> = [T; 4];
+
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn batch(ctx: &Ctx, b: &Batch, count: &mut impl FnMut(usize)) {
+    pub(super) fn batch(ctx: &Ctx, b: &Batch, cells: &mut [usize; 16]) -> usize {
         let words = |w: &[u32; 8]| {
             let w = w.map(|x| x as i32);
             _mm256_setr_epi32(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
@@ -687,140 +727,141 @@ mod x86 {
             _mm256_set1_epi32(ctx.year as i32),
         ];
         let [y0, y1, y2, y3] = philox4x32_10_x8(x, ctx.key);
-        let halves = |v: __m256i| [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)];
-        let (a0, d0, a2, d2) = (halves(y0), halves(y1), halves(y2), halves(y3));
-        for h in 0..2 {
-            let (u0, v0) = (&b.u0[h], &b.v0[h]);
-            let valid = |bits: u32| (bits >> (4 * h)) & 0xF;
-            seeds4(ctx, a0[h], d0[h], u0, v0, valid(b.first), count);
-            seeds4(ctx, a2[h], d2[h], u0, v0, valid(b.second), count);
-        }
-    }
-
-    /// Four seeds: distance draws `a`, direction draws `d`, parents at (`u0`, `v0`), lane l
-    /// counted if bit l of `valid` is set.
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    fn seeds4(
-        ctx: &Ctx,
-        a: __m128i,
-        d: __m128i,
-        u0: &[f64; 4],
-        v0: &[f64; 4],
-        valid: u32,
-        count: &mut impl FnMut(usize),
-    ) {
-        if valid == 0 {
-            return;
+        let (lo, hi) = (_mm256_castsi256_si128, |v| _mm256_extracti128_si256::<1>(v));
+        // Group g: blocks 4(g % 2)..+4, seeds of words 0-1 (g < 2) or 2-3 (g ≥ 2).
+        let a: Quad<__m128i> = [lo(y0), hi(y0), lo(y2), hi(y2)];
+        let d: Quad<__m128i> = [lo(y1), hi(y1), lo(y3), hi(y3)];
+        let valid: Quad<u32> = [b.first & 0xF, b.first >> 4, b.second & 0xF, b.second >> 4];
+        if valid == [0; 4] {
+            return 0;
         }
         let fl = ctx.flight;
         let set1 = _mm256_set1_pd;
-        // u = (a + ½) 2⁻³², a unsigned (exact).
-        let af = _mm256_add_pd(
-            _mm256_cvtepi32_pd(_mm_xor_si128(a, _mm_set1_epi32(i32::MIN))),
-            set1(2_147_483_648.0),
-        );
-        let u = _mm256_mul_pd(_mm256_add_pd(af, set1(0.5)), set1(1.0 / 4_294_967_296.0));
-        let near = _mm256_cmp_pd::<_CMP_LT_OQ>(u, set1(0.5));
-        let w = _mm256_blendv_pd(_mm256_sub_pd(set1(1.0), u), u, near);
-        let x = _mm256_xor_pd(x4::ln(w), set1(-0.0));
-        let pos = _mm256_mul_pd(
-            _mm256_sub_pd(x, set1(std::f64::consts::LN_2)),
-            set1(fl.inv_step),
-        );
-        // NaN or ≥ TABLE: beyond the tables.
-        let beyond = _mm256_cmp_pd::<_CMP_NLT_UQ>(pos, set1(TABLE as f64));
-        let pos = _mm256_blendv_pd(pos, _mm256_setzero_pd(), beyond);
-        let j = _mm_min_epi32(
-            _mm256_cvttpd_epi32(_mm256_max_pd(pos, _mm256_setzero_pd())),
-            _mm_set1_epi32(TABLE as i32 - 1),
-        );
-        let f = _mm256_sub_pd(pos, _mm256_cvtepi32_pd(j));
-        let far = _mm_andnot_si128(
-            _mm256_cvtpd_epi32(_mm256_and_pd(near, set1(-1.0))),
-            _mm_set1_epi32(TABLE as i32),
-        );
-        let row = lanes(_mm_add_epi32(j, far)).map(|i| fl.steps[i as usize]);
-        let base = _mm256_setr_pd(row[0][0], row[1][0], row[2][0], row[3][0]);
-        let diff = _mm256_setr_pd(row[0][1], row[1][1], row[2][1], row[3][1]);
-        let lr = _mm256_fmadd_pd(f, diff, base);
-        let in_exp = _mm256_and_pd(
-            _mm256_cmp_pd::<_CMP_GE_OQ>(lr, set1(-700.0)),
-            _mm256_cmp_pd::<_CMP_LE_OQ>(lr, set1(700.0)),
-        );
-        let r = x4::exp(_mm256_blendv_pd(_mm256_setzero_pd(), lr, in_exp));
-        // Direction: 12 bits the interval, 20 the fraction (exact).
-        let k = lanes(_mm_srli_epi32::<20>(d)).map(|k| fl.turns[k as usize]);
-        let fd = _mm256_mul_pd(
-            _mm256_cvtepi32_pd(_mm_and_si128(d, _mm_set1_epi32(0xF_FFFF))),
-            set1(1.0 / 1_048_576.0),
-        );
-        let col = |i: usize| _mm256_setr_pd(k[0][i], k[1][i], k[2][i], k[3][i]);
-        let cos = _mm256_add_pd(col(0), _mm256_mul_pd(fd, col(1)));
-        let sin = _mm256_add_pd(col(2), _mm256_mul_pd(fd, col(3)));
-        let pu = _mm256_setr_pd(u0[0], u0[1], u0[2], u0[3]);
-        let pv = _mm256_setr_pd(v0[0], v0[1], v0[2], v0[3]);
-        let mut u = _mm256_add_pd(pu, _mm256_mul_pd(r, cos));
-        let mut v = _mm256_sub_pd(pv, _mm256_mul_pd(r, sin));
-        let mut odd = _mm256_or_pd(beyond, _mm256_xor_pd(in_exp, _mm256_castsi256_pd(ones())));
-        if let Some((lx, ly)) = ctx.plot.periods {
-            let (wu, bu) = wrap4(u, lx);
-            let (wv, bv) = wrap4(v, ly);
-            (u, v) = (wu, wv);
-            odd = _mm256_or_pd(odd, _mm256_or_pd(bu, bv));
-        }
-        let h = set1(ctx.plot.h);
-        let c = _mm256_floor_pd(_mm256_div_pd(u, h));
-        let rr = _mm256_floor_pd(_mm256_div_pd(v, h));
         let zero = _mm256_setzero_pd();
-        let inside = _mm256_and_pd(
-            _mm256_and_pd(
-                _mm256_cmp_pd::<_CMP_GE_OQ>(c, zero),
-                _mm256_cmp_pd::<_CMP_LT_OQ>(c, set1(ctx.plot.cols)),
-            ),
-            _mm256_and_pd(
-                _mm256_cmp_pd::<_CMP_GE_OQ>(rr, zero),
-                _mm256_cmp_pd::<_CMP_LT_OQ>(rr, set1(ctx.plot.rows)),
-            ),
-        );
-        // rr · cols + c is an integer below the cell count (exact); + 2⁵² puts it in the low bits.
-        let two52 = set1(4_503_599_627_370_496.0);
-        let idx = _mm256_castpd_si256(_mm256_add_pd(
-            _mm256_add_pd(_mm256_mul_pd(rr, set1(ctx.plot.cols)), c),
-            two52,
-        ));
-        let idx = _mm256_xor_si256(idx, _mm256_castpd_si256(two52));
-        let odd = _mm256_movemask_pd(odd) as u32 & valid;
-        let take = _mm256_movemask_pd(inside) as u32 & valid & !odd;
-        let cells = [
-            _mm256_extract_epi64::<0>(idx),
-            _mm256_extract_epi64::<1>(idx),
-            _mm256_extract_epi64::<2>(idx),
-            _mm256_extract_epi64::<3>(idx),
-        ];
-        for (l, &cell) in cells.iter().enumerate() {
-            if take >> l & 1 == 1 {
-                count(cell as usize);
-            }
+        // Each stage runs over the four groups: four independent chains for the out-of-order
+        // core to overlap.
+        let mut pos = [zero; 4];
+        let mut beyond = [zero; 4];
+        let mut near = [zero; 4];
+        for g in 0..4 {
+            // u = (a + ½) 2⁻³², a unsigned (exact).
+            let af = _mm256_add_pd(
+                _mm256_cvtepi32_pd(_mm_xor_si128(a[g], _mm_set1_epi32(i32::MIN))),
+                set1(2_147_483_648.0),
+            );
+            let u = _mm256_mul_pd(_mm256_add_pd(af, set1(0.5)), set1(1.0 / 4_294_967_296.0));
+            near[g] = _mm256_cmp_pd::<_CMP_LT_OQ>(u, set1(0.5));
+            let w = _mm256_blendv_pd(_mm256_sub_pd(set1(1.0), u), u, near[g]);
+            let x = _mm256_xor_pd(x4::ln(w), set1(-0.0));
+            let p = _mm256_mul_pd(
+                _mm256_sub_pd(x, set1(std::f64::consts::LN_2)),
+                set1(fl.inv_step),
+            );
+            // NaN or ≥ TABLE: beyond the tables.
+            beyond[g] = _mm256_cmp_pd::<_CMP_NLT_UQ>(p, set1(TABLE as f64));
+            pos[g] = _mm256_blendv_pd(p, zero, beyond[g]);
         }
-        if odd != 0 {
-            let (al, dl) = (lanes(a), lanes(d));
-            for l in 0..4 {
-                if odd >> l & 1 == 1 {
-                    let (_, u, v) = fly_draws(
-                        fl,
-                        al[l] as u32,
-                        dl[l] as u32,
-                        u0[l],
-                        v0[l],
-                        ctx.plot.periods,
-                    );
-                    if let Some(c) = ctx.plot.cell(u, v) {
-                        count(c);
+        let mut r = [zero; 4];
+        let mut odd = [zero; 4];
+        for g in 0..4 {
+            let j = _mm_min_epi32(
+                _mm256_cvttpd_epi32(_mm256_max_pd(pos[g], zero)),
+                _mm_set1_epi32(TABLE as i32 - 1),
+            );
+            let f = _mm256_sub_pd(pos[g], _mm256_cvtepi32_pd(j));
+            let nm = _mm256_movemask_pd(near[g]);
+            let jl = lanes(j);
+            let row: [[f64; 2]; 4] = std::array::from_fn(|l| {
+                let far = if nm >> l & 1 == 1 { 0 } else { TABLE };
+                fl.steps[jl[l] as usize + far]
+            });
+            let base = _mm256_setr_pd(row[0][0], row[1][0], row[2][0], row[3][0]);
+            let diff = _mm256_setr_pd(row[0][1], row[1][1], row[2][1], row[3][1]);
+            let lr = _mm256_fmadd_pd(f, diff, base);
+            let in_exp = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(lr, set1(-700.0)),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(lr, set1(700.0)),
+            );
+            r[g] = x4::exp(_mm256_blendv_pd(zero, lr, in_exp));
+            odd[g] = _mm256_or_pd(beyond[g], _mm256_andnot_pd(in_exp, all_ones()));
+        }
+        let mut idx = [_mm256_setzero_si256(); 4];
+        let mut take = [0u32; 4];
+        let mut fallback = [0u32; 4];
+        let h = set1(ctx.plot.h);
+        let cols = set1(ctx.plot.cols);
+        let rows = set1(ctx.plot.rows);
+        let two52 = set1(4_503_599_627_370_496.0);
+        for g in 0..4 {
+            // Direction: 12 bits the interval, 20 the fraction (exact).
+            let k = lanes(_mm_srli_epi32::<20>(d[g])).map(|k| fl.turns[k as usize]);
+            let fd = _mm256_mul_pd(
+                _mm256_cvtepi32_pd(_mm_and_si128(d[g], _mm_set1_epi32(0xF_FFFF))),
+                set1(1.0 / 1_048_576.0),
+            );
+            let col = |i: usize| _mm256_setr_pd(k[0][i], k[1][i], k[2][i], k[3][i]);
+            let cos = _mm256_add_pd(col(0), _mm256_mul_pd(fd, col(1)));
+            let sin = _mm256_add_pd(col(2), _mm256_mul_pd(fd, col(3)));
+            let (u0, v0) = (&b.u0[g % 2], &b.v0[g % 2]);
+            let pu = _mm256_setr_pd(u0[0], u0[1], u0[2], u0[3]);
+            let pv = _mm256_setr_pd(v0[0], v0[1], v0[2], v0[3]);
+            let mut u = _mm256_add_pd(pu, _mm256_mul_pd(r[g], cos));
+            let mut v = _mm256_sub_pd(pv, _mm256_mul_pd(r[g], sin));
+            let mut o = odd[g];
+            if let Some((lx, ly)) = ctx.plot.periods {
+                let (wu, bu) = wrap4(u, lx);
+                let (wv, bv) = wrap4(v, ly);
+                (u, v) = (wu, wv);
+                o = _mm256_or_pd(o, _mm256_or_pd(bu, bv));
+            }
+            let c = _mm256_floor_pd(_mm256_div_pd(u, h));
+            let rr = _mm256_floor_pd(_mm256_div_pd(v, h));
+            let inside = _mm256_and_pd(
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(c, zero),
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(c, cols),
+                ),
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(rr, zero),
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(rr, rows),
+                ),
+            );
+            // rr · cols + c: an integer below the cell count (exact); + 2⁵² puts it in the low
+            // mantissa bits.
+            let cell = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(rr, cols), c), two52);
+            idx[g] = _mm256_xor_si256(_mm256_castpd_si256(cell), _mm256_castpd_si256(two52));
+            fallback[g] = _mm256_movemask_pd(o) as u32 & valid[g];
+            take[g] = _mm256_movemask_pd(inside) as u32 & valid[g] & !fallback[g];
+        }
+        // Each landed seed's cell to `cells` (at most 16).
+        let mut n = 0;
+        for g in 0..4 {
+            let lane_cells = [
+                _mm256_extract_epi64::<0>(idx[g]),
+                _mm256_extract_epi64::<1>(idx[g]),
+                _mm256_extract_epi64::<2>(idx[g]),
+                _mm256_extract_epi64::<3>(idx[g]),
+            ];
+            for (l, &cell) in lane_cells.iter().enumerate() {
+                cells[n & 15] = cell as usize;
+                n += (take[g] >> l & 1) as usize;
+            }
+            if fallback[g] != 0 {
+                let (al, dl) = (lanes(a[g]), lanes(d[g]));
+                for l in 0..4 {
+                    if fallback[g] >> l & 1 == 1 {
+                        let (u0, v0) = (b.u0[g % 2][l], b.v0[g % 2][l]);
+                        let periods = ctx.plot.periods;
+                        let (_, u, v) = fly_draws(fl, al[l] as u32, dl[l] as u32, u0, v0, periods);
+                        if let Some(c) = ctx.plot.cell(u, v) {
+                            cells[n & 15] = c;
+                            n += 1;
+                        }
                     }
                 }
             }
         }
+        n
     }
 
     /// [`super::wrap`] on four lanes, with a mask of the lanes it leaves to `rem_euclid`.
@@ -845,8 +886,8 @@ mod x86 {
 
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn ones() -> __m256i {
-        _mm256_set1_epi32(-1)
+    fn all_ones() -> __m256d {
+        _mm256_castsi256_pd(_mm256_set1_epi32(-1))
     }
 
     #[target_feature(enable = "avx2")]
