@@ -403,6 +403,9 @@ struct Mode {
 #[derive(Debug, Clone, Copy)]
 struct Plot {
     h: f64,
+    /// 1/h where h is a power of two: x · (1/h) is then x/h exactly (the same real number,
+    /// rounded once), and the vector path multiplies instead of dividing.
+    inv_h: Option<f64>,
     cols: f64,
     rows: f64,
     ncols: usize,
@@ -480,6 +483,7 @@ fn place_batched(
 ) -> u64 {
     let plot = Plot {
         h: grid.cell_size_m,
+        inv_h: power_of_two_recip(grid.cell_size_m),
         cols: grid.cols as f64,
         rows: grid.rows as f64,
         ncols: grid.cols,
@@ -587,6 +591,13 @@ fn place_batched(
         }
     }
     shed
+}
+
+/// 1/h if h is a power of two (normal, and so is 1/h), else None.
+fn power_of_two_recip(h: f64) -> Option<f64> {
+    let inv = 1.0 / h;
+    let pow2 = |x: f64| x.is_normal() && x > 0.0 && x.to_bits() & 0x000F_FFFF_FFFF_FFFF == 0;
+    (pow2(h) && pow2(inv)).then_some(inv)
 }
 
 /// The Z-order (Morton) key of (⌊x⌋, ⌊y⌋), each clamped to [0, 2¹⁶) (NaN to 0).
@@ -814,8 +825,16 @@ mod x86 {
                 (u, v) = (wu, wv);
                 o = _mm256_or_pd(o, _mm256_or_pd(bu, bv));
             }
-            let c = _mm256_floor_pd(_mm256_div_pd(u, h));
-            let rr = _mm256_floor_pd(_mm256_div_pd(v, h));
+            let (c, rr) = match ctx.plot.inv_h {
+                Some(inv) => (
+                    _mm256_floor_pd(_mm256_mul_pd(u, set1(inv))),
+                    _mm256_floor_pd(_mm256_mul_pd(v, set1(inv))),
+                ),
+                None => (
+                    _mm256_floor_pd(_mm256_div_pd(u, h)),
+                    _mm256_floor_pd(_mm256_div_pd(v, h)),
+                ),
+            };
             let inside = _mm256_and_pd(
                 _mm256_and_pd(
                     _mm256_cmp_pd::<_CMP_GE_OQ>(c, zero),
@@ -1127,6 +1146,11 @@ mod tests {
                 2.5,
             )
             .unwrap(),
+            GridSpec::from_extent(
+                geofield_core::Extent::new(3.3, -1.7, 103.3, 78.3).unwrap(),
+                0.5,
+            )
+            .unwrap(),
         ];
         let mut modes = vec![];
         for simd in [false, simd_available()] {
@@ -1179,6 +1203,16 @@ mod tests {
                     assert!(got == want, "{k:?} torus {torus}: place_cpu differs");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn only_powers_of_two_have_an_exact_reciprocal() {
+        for h in [1.0, 0.5, 2.0, 0.25, 1024.0] {
+            assert_eq!(power_of_two_recip(h), Some(1.0 / h));
+        }
+        for h in [3.0, 2.5, 0.1, 0.0, -1.0, f64::NAN, f64::INFINITY, f64::MAX] {
+            assert_eq!(power_of_two_recip(h), None, "{h}");
         }
     }
 
