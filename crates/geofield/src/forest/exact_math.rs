@@ -161,6 +161,86 @@ pub(crate) mod x4 {
     }
 }
 
+/// [`ln`] and [`exp`] on eight lanes (AVX-512F), as [`x4`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x8 {
+    use std::arch::x86_64::*;
+
+    use super::{FACTORIALS, LN2_HI, LN2_LO};
+
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+
+    /// [`super::ln`] of eight positive normal finite values (other inputs: undefined).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn ln(x: __m512d) -> __m512d {
+        let bits = _mm512_castpd_si512(x);
+        let magic = _mm512_set1_pd(TWO52);
+        let biased = _mm512_sub_pd(
+            _mm512_castsi512_pd(_mm512_or_si512(
+                _mm512_srli_epi64::<52>(bits),
+                _mm512_castpd_si512(magic),
+            )),
+            magic,
+        );
+        let e = _mm512_sub_pd(biased, _mm512_set1_pd(1023.0));
+        let m = _mm512_castsi512_pd(_mm512_or_si512(
+            _mm512_and_si512(bits, _mm512_set1_epi64(0x000F_FFFF_FFFF_FFFF)),
+            _mm512_set1_epi64(0x3FF0_0000_0000_0000),
+        ));
+        let big = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(m, _mm512_set1_pd(std::f64::consts::SQRT_2));
+        let m = _mm512_mask_mul_pd(m, big, m, _mm512_set1_pd(0.5));
+        let e = _mm512_mask_add_pd(e, big, e, _mm512_set1_pd(1.0));
+        let one = _mm512_set1_pd(1.0);
+        let s = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
+        let s2 = _mm512_mul_pd(s, s);
+        let mut p = _mm512_set1_pd(1.0 / 21.0);
+        for k in [19.0, 17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0] {
+            p = _mm512_fmadd_pd(p, s2, _mm512_set1_pd(1.0 / k));
+        }
+        let q = _mm512_mul_pd(p, s2);
+        let two_s = _mm512_mul_pd(_mm512_set1_pd(2.0), s);
+        let lnm = _mm512_fmadd_pd(two_s, q, two_s);
+        _mm512_fmadd_pd(
+            e,
+            _mm512_set1_pd(LN2_HI),
+            _mm512_fmadd_pd(e, _mm512_set1_pd(LN2_LO), lnm),
+        )
+    }
+
+    /// [`super::exp`] of eight values in [−700, 700] (other inputs: undefined).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn exp(x: __m512d) -> __m512d {
+        // Rounding control 0x09: toward −∞ (floor); 0x0B: toward zero.
+        let n = _mm512_roundscale_pd::<0x09>(_mm512_add_pd(
+            _mm512_mul_pd(x, _mm512_set1_pd(std::f64::consts::LOG2_E)),
+            _mm512_set1_pd(0.5),
+        ));
+        let minus_n = _mm512_castsi512_pd(_mm512_xor_si512(
+            _mm512_castpd_si512(n),
+            _mm512_set1_epi64(i64::MIN),
+        ));
+        let r = _mm512_fmadd_pd(
+            minus_n,
+            _mm512_set1_pd(LN2_LO),
+            _mm512_fmadd_pd(minus_n, _mm512_set1_pd(LN2_HI), x),
+        );
+        let mut p = _mm512_set1_pd(1.0 / 6_227_020_800.0);
+        for k in (1..=12).rev() {
+            p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / FACTORIALS[k]));
+        }
+        let y = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+        let a = _mm512_roundscale_pd::<0x0B>(_mm512_mul_pd(n, _mm512_set1_pd(0.5)));
+        let b = _mm512_sub_pd(n, a);
+        let pow2 = |k: __m512d| {
+            let biased = _mm512_add_pd(k, _mm512_set1_pd(1023.0 + TWO52));
+            _mm512_castsi512_pd(_mm512_slli_epi64::<52>(_mm512_castpd_si512(biased)))
+        };
+        _mm512_mul_pd(_mm512_mul_pd(y, pow2(a)), pow2(b))
+    }
+}
+
 /// k! for k = 0..=12.
 const FACTORIALS: [f64; 13] = [
     1.0,

@@ -371,7 +371,7 @@ fn place_cpu(
     counts: &mut [u32],
 ) -> u64 {
     let mode = Mode {
-        simd: simd_available(),
+        simd: Simd::detect(),
         private: None,
     };
     place_batched(
@@ -379,23 +379,50 @@ fn place_cpu(
     )
 }
 
-/// Whether this CPU runs the AVX2 and FMA path.
-fn simd_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+/// The vector instructions a batch runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Simd {
+    /// Scalar: one block, then one seed at a time.
+    Off,
+    /// AVX2 and FMA: eight blocks, then four seeds at a time.
+    Avx2,
+    /// AVX-512F (with AVX2 and FMA): sixteen blocks, then eight seeds at a time.
+    Avx512,
+}
+
+impl Simd {
+    /// The widest this CPU runs.
+    fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("fma") {
+                return if has!("avx512f") {
+                    Simd::Avx512
+                } else {
+                    Simd::Avx2
+                };
+            }
+        }
+        Simd::Off
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+
+    /// The levels this CPU runs, scalar first.
+    #[cfg(test)]
+    fn available() -> Vec<Simd> {
+        let best = Simd::detect();
+        [Simd::Off, Simd::Avx2, Simd::Avx512]
+            .into_iter()
+            .filter(|&s| s == Simd::Off || best == Simd::Avx512 || s == best)
+            .collect()
     }
 }
 
-/// How [`place_batched`] runs: `simd` (AVX2 and FMA; the caller checks the CPU has them), and
-/// per-thread counts (`private`: Some to force, None to choose by size).
+/// How [`place_batched`] runs: `simd` (the caller checks the CPU has it), and per-thread counts
+/// (`private`: Some to force, None to choose by size).
 #[derive(Debug, Clone, Copy)]
 struct Mode {
-    simd: bool,
+    simd: Simd,
     private: Option<bool>,
 }
 
@@ -440,19 +467,34 @@ impl Shedder {
     }
 }
 
-/// Up to eight Philox blocks of (any) parents: block index, counter words 1 and 2, the parent's
-/// position, and which of the block's two seeds (words 0-1: seed 2b − 1; words 2-3: seed 2b)
-/// are the parent's (bit i for block i).
-#[derive(Debug, Clone, Copy, Default)]
-struct Batch {
-    ctr0: [u32; 8],
-    ctr1: [u32; 8],
-    ctr2: [u32; 8],
-    u0: [[f64; 4]; 2],
-    v0: [[f64; 4]; 2],
+/// Up to N (≤ 16) Philox blocks of (any) parents: block index, counter words 1 and 2, the
+/// parent's position, and which of the block's two seeds (words 0-1: seed 2b − 1; words 2-3:
+/// seed 2b) are the parent's (bit i for block i).
+#[derive(Debug, Clone, Copy)]
+struct Batch<const N: usize> {
+    ctr0: [u32; N],
+    ctr1: [u32; N],
+    ctr2: [u32; N],
+    u0: [f64; N],
+    v0: [f64; N],
     first: u32,
     second: u32,
     len: usize,
+}
+
+impl<const N: usize> Batch<N> {
+    fn new() -> Self {
+        Batch {
+            ctr0: [0; N],
+            ctr1: [0; N],
+            ctr2: [0; N],
+            u0: [0.0; N],
+            v0: [0.0; N],
+            first: 0,
+            second: 0,
+            len: 0,
+        }
+    }
 }
 
 /// The shared inputs of every batch.
@@ -621,28 +663,44 @@ fn run_blocks(
     ends: &[u64],
     lo: u64,
     hi: u64,
-    simd: bool,
+    simd: Simd,
     count: &mut impl FnMut(usize),
 ) {
     #[cfg(target_arch = "x86_64")]
-    if simd {
-        let mut cells = [0usize; 16];
-        fill_batches(jobs, ends, lo, hi, |b| {
-            #[allow(unsafe_code)]
-            // SAFETY: `simd` is set only where the CPU has AVX2 and FMA (`simd_available`).
-            let n = unsafe { x86::batch(ctx, b, &mut cells) };
-            for &c in &cells[..n] {
-                count(c);
-            }
-        });
-        return;
+    match simd {
+        Simd::Avx2 => {
+            let mut cells = [0usize; 16];
+            fill_batches::<8>(jobs, ends, lo, hi, |b| {
+                #[allow(unsafe_code)]
+                // SAFETY: `Simd::Avx2` only where the CPU has AVX2 and FMA (`Simd::detect`).
+                let n = unsafe { x86::batch(ctx, b, &mut cells) };
+                for &c in &cells[..n] {
+                    count(c);
+                }
+            });
+            return;
+        }
+        Simd::Avx512 => {
+            let mut cells = [0usize; 32];
+            fill_batches::<16>(jobs, ends, lo, hi, |b| {
+                #[allow(unsafe_code)]
+                // SAFETY: `Simd::Avx512` only where the CPU has AVX-512F, AVX2 and FMA
+                // (`Simd::detect`).
+                let n = unsafe { x86_512::batch(ctx, b, &mut cells) };
+                for &c in &cells[..n] {
+                    count(c);
+                }
+            });
+            return;
+        }
+        Simd::Off => {}
     }
     let _ = simd;
-    fill_batches(jobs, ends, lo, hi, |b| {
+    fill_batches::<8>(jobs, ends, lo, hi, |b| {
         for l in 0..b.len {
             let ctr = [b.ctr0[l], b.ctr1[l], b.ctr2[l], ctx.year];
             let x = philox4x32_10(ctr, ctx.key);
-            let (u0, v0) = (b.u0[l / 4][l % 4], b.v0[l / 4][l % 4]);
+            let (u0, v0) = (b.u0[l], b.v0[l]);
             for (bit, a, d) in [(b.first, x[0], x[1]), (b.second, x[2], x[3])] {
                 if bit >> l & 1 == 1 {
                     let (_, u, v) = fly_draws(ctx.flight, a, d, u0, v0, ctx.plot.periods);
@@ -655,46 +713,41 @@ fn run_blocks(
     });
 }
 
-/// Blocks `lo..hi` in batches of eight (the last one partial) to `run`.
-fn fill_batches(jobs: &[Shedder], ends: &[u64], lo: u64, hi: u64, mut run: impl FnMut(&Batch)) {
+/// Blocks `lo..hi` in batches of N (the last one partial) to `run`.
+fn fill_batches<const N: usize>(
+    jobs: &[Shedder],
+    ends: &[u64],
+    lo: u64,
+    hi: u64,
+    mut run: impl FnMut(&Batch<N>),
+) {
     let mut i = ends.partition_point(|&e| e <= lo);
     let Some(first) = jobs.get(i) else {
         return;
     };
     let mut b = lo - (ends[i] - first.blocks());
-    let mut batch = Batch::default();
+    let mut batch = Batch::<N>::new();
     let mut g = lo;
     while g < hi {
         let Some(p) = jobs.get(i) else {
             break;
         };
-        // Words 0-1: seed 2b − 1 (none in block 0); words 2-3: seed 2b, if 2b < n.
-        if batch.len == 0 && (p.blocks() - b).min(hi - g) >= 8 {
-            // Eight blocks of one parent.
-            for (l, c) in batch.ctr0.iter_mut().enumerate() {
-                *c = (b + l as u64) as u32;
-            }
-            batch.ctr1 = [p.ctr1; 8];
-            batch.ctr2 = [p.ctr2; 8];
-            batch.u0 = [[p.u0; 4]; 2];
-            batch.v0 = [[p.v0; 4]; 2];
-            batch.first = if b == 0 { 0xFE } else { 0xFF };
-            batch.second = (0..8).fold(0, |m, l| m | u32::from(2 * (b + l) < p.n) << l);
-            batch.len = 8;
-            (b, g) = (b + 8, g + 8);
-        } else {
-            let l = batch.len;
-            batch.ctr0[l] = b as u32;
+        // The parent's next blocks, as many as the batch takes. Words 0-1: seed 2b − 1 (none
+        // in block 0); words 2-3: seed 2b, if 2b < n.
+        let take = (p.blocks() - b).min(hi - g).min((N - batch.len) as u64);
+        for t in 0..take {
+            let (l, bt) = (batch.len + t as usize, b + t);
+            batch.ctr0[l] = bt as u32;
             batch.ctr1[l] = p.ctr1;
             batch.ctr2[l] = p.ctr2;
-            batch.u0[l / 4][l % 4] = p.u0;
-            batch.v0[l / 4][l % 4] = p.v0;
-            batch.first |= u32::from(b > 0) << l;
-            batch.second |= u32::from(2 * b < p.n) << l;
-            batch.len += 1;
-            (b, g) = (b + 1, g + 1);
+            batch.u0[l] = p.u0;
+            batch.v0[l] = p.v0;
+            batch.first |= u32::from(bt > 0) << l;
+            batch.second |= u32::from(2 * bt < p.n) << l;
         }
-        if batch.len == 8 {
+        batch.len += take as usize;
+        (b, g) = (b + take, g + take);
+        if batch.len == N {
             run(&batch);
             batch.first = 0;
             batch.second = 0;
@@ -726,7 +779,7 @@ mod x86 {
     type Quad<T> = [T; 4];
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn batch(ctx: &Ctx, b: &Batch, cells: &mut [usize; 16]) -> usize {
+    pub(super) fn batch(ctx: &Ctx, b: &Batch<8>, cells: &mut [usize; 16]) -> usize {
         let words = |w: &[u32; 8]| {
             let w = w.map(|x| x as i32);
             _mm256_setr_epi32(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
@@ -813,9 +866,10 @@ mod x86 {
             let col = |i: usize| _mm256_setr_pd(k[0][i], k[1][i], k[2][i], k[3][i]);
             let cos = _mm256_add_pd(col(0), _mm256_mul_pd(fd, col(1)));
             let sin = _mm256_add_pd(col(2), _mm256_mul_pd(fd, col(3)));
-            let (u0, v0) = (&b.u0[g % 2], &b.v0[g % 2]);
-            let pu = _mm256_setr_pd(u0[0], u0[1], u0[2], u0[3]);
-            let pv = _mm256_setr_pd(v0[0], v0[1], v0[2], v0[3]);
+            let o = 4 * (g % 2);
+            let (u0, v0) = (&b.u0, &b.v0);
+            let pu = _mm256_setr_pd(u0[o], u0[o + 1], u0[o + 2], u0[o + 3]);
+            let pv = _mm256_setr_pd(v0[o], v0[o + 1], v0[o + 2], v0[o + 3]);
             let mut u = _mm256_add_pd(pu, _mm256_mul_pd(r[g], cos));
             let mut v = _mm256_sub_pd(pv, _mm256_mul_pd(r[g], sin));
             let mut o = odd[g];
@@ -869,7 +923,7 @@ mod x86 {
                 let (al, dl) = (lanes(a[g]), lanes(d[g]));
                 for l in 0..4 {
                     if fallback[g] >> l & 1 == 1 {
-                        let (u0, v0) = (b.u0[g % 2][l], b.v0[g % 2][l]);
+                        let (u0, v0) = (b.u0[4 * (g % 2) + l], b.v0[4 * (g % 2) + l]);
                         let periods = ctx.plot.periods;
                         let (_, u, v) = fly_draws(fl, al[l] as u32, dl[l] as u32, u0, v0, periods);
                         if let Some(c) = ctx.plot.cell(u, v) {
@@ -917,6 +971,225 @@ mod x86 {
             _mm_extract_epi32::<1>(v),
             _mm_extract_epi32::<2>(v),
             _mm_extract_epi32::<3>(v),
+        ]
+    }
+}
+
+/// The AVX-512 batch: [`x86::batch`] on sixteen blocks and eight seeds a vector, the same
+/// operations lane by lane.
+#[cfg(target_arch = "x86_64")]
+mod x86_512 {
+    use std::arch::x86_64::*;
+
+    use super::{Batch, Ctx, TABLE, fly_draws};
+    use crate::forest::exact_math::x8;
+    use crate::forest::rng::philox4x32_10_x16;
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) fn batch(ctx: &Ctx, b: &Batch<16>, cells: &mut [usize; 32]) -> usize {
+        let words = |w: &[u32; 16]| {
+            let w = w.map(|x| x as i32);
+            _mm512_setr_epi32(
+                w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12],
+                w[13], w[14], w[15],
+            )
+        };
+        let x = [
+            words(&b.ctr0),
+            words(&b.ctr1),
+            words(&b.ctr2),
+            _mm512_set1_epi32(ctx.year as i32),
+        ];
+        let [y0, y1, y2, y3] = philox4x32_10_x16(x, ctx.key);
+        let (lo, hi) = (_mm512_castsi512_si256, |v| {
+            _mm512_extracti64x4_epi64::<1>(v)
+        });
+        // Group g: blocks 8(g % 2)..+8, seeds of words 0-1 (g < 2) or 2-3 (g ≥ 2).
+        let a = [lo(y0), hi(y0), lo(y2), hi(y2)];
+        let d = [lo(y1), hi(y1), lo(y3), hi(y3)];
+        let valid = [b.first & 0xFF, b.first >> 8, b.second & 0xFF, b.second >> 8];
+        if valid == [0; 4] {
+            return 0;
+        }
+        let fl = ctx.flight;
+        let set1 = _mm512_set1_pd;
+        let zero = _mm512_setzero_pd();
+        let neg = |v: __m512d| {
+            _mm512_castsi512_pd(_mm512_xor_si512(
+                _mm512_castpd_si512(v),
+                _mm512_set1_epi64(i64::MIN),
+            ))
+        };
+        let mut pos = [zero; 4];
+        let mut beyond = [0u8; 4];
+        let mut near = [0u8; 4];
+        for g in 0..4 {
+            let af = _mm512_cvtepu32_pd(a[g]);
+            let u = _mm512_mul_pd(_mm512_add_pd(af, set1(0.5)), set1(1.0 / 4_294_967_296.0));
+            near[g] = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(u, set1(0.5));
+            let w = _mm512_mask_blend_pd(near[g], _mm512_sub_pd(set1(1.0), u), u);
+            let x = neg(x8::ln(w));
+            let p = _mm512_mul_pd(
+                _mm512_sub_pd(x, set1(std::f64::consts::LN_2)),
+                set1(fl.inv_step),
+            );
+            beyond[g] = _mm512_cmp_pd_mask::<_CMP_NLT_UQ>(p, set1(TABLE as f64));
+            pos[g] = _mm512_mask_blend_pd(beyond[g], p, zero);
+        }
+        let mut r = [zero; 4];
+        let mut odd = [0u8; 4];
+        for g in 0..4 {
+            let j = _mm256_min_epi32(
+                _mm512_cvttpd_epi32(_mm512_max_pd(pos[g], zero)),
+                _mm256_set1_epi32(TABLE as i32 - 1),
+            );
+            let f = _mm512_sub_pd(pos[g], _mm512_cvtepi32_pd(j));
+            let jl = lanes8(j);
+            let row: [[f64; 2]; 8] = std::array::from_fn(|l| {
+                let far = if near[g] >> l & 1 == 1 { 0 } else { TABLE };
+                fl.steps[jl[l] as usize + far]
+            });
+            let col = |i: usize| {
+                _mm512_setr_pd(
+                    row[0][i], row[1][i], row[2][i], row[3][i], row[4][i], row[5][i], row[6][i],
+                    row[7][i],
+                )
+            };
+            let lr = _mm512_fmadd_pd(f, col(1), col(0));
+            let in_exp = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(lr, set1(-700.0))
+                & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(lr, set1(700.0));
+            r[g] = x8::exp(_mm512_mask_blend_pd(in_exp, zero, lr));
+            odd[g] = beyond[g] | !in_exp;
+        }
+        let mut idx = [_mm512_setzero_si512(); 4];
+        let mut take = [0u32; 4];
+        let mut fallback = [0u32; 4];
+        let h = set1(ctx.plot.h);
+        let cols = set1(ctx.plot.cols);
+        let rows = set1(ctx.plot.rows);
+        let two52 = set1(4_503_599_627_370_496.0);
+        for g in 0..4 {
+            let k = lanes8(_mm256_srli_epi32::<20>(d[g])).map(|k| fl.turns[k as usize]);
+            let fd = _mm512_mul_pd(
+                _mm512_cvtepu32_pd(_mm256_and_si256(d[g], _mm256_set1_epi32(0xF_FFFF))),
+                set1(1.0 / 1_048_576.0),
+            );
+            let col = |i: usize| {
+                _mm512_setr_pd(
+                    k[0][i], k[1][i], k[2][i], k[3][i], k[4][i], k[5][i], k[6][i], k[7][i],
+                )
+            };
+            let cos = _mm512_add_pd(col(0), _mm512_mul_pd(fd, col(1)));
+            let sin = _mm512_add_pd(col(2), _mm512_mul_pd(fd, col(3)));
+            let o = 8 * (g % 2);
+            let at = |v: &[f64; 16]| {
+                _mm512_setr_pd(
+                    v[o],
+                    v[o + 1],
+                    v[o + 2],
+                    v[o + 3],
+                    v[o + 4],
+                    v[o + 5],
+                    v[o + 6],
+                    v[o + 7],
+                )
+            };
+            let mut u = _mm512_add_pd(at(&b.u0), _mm512_mul_pd(r[g], cos));
+            let mut v = _mm512_sub_pd(at(&b.v0), _mm512_mul_pd(r[g], sin));
+            let mut bad = odd[g];
+            if let Some((lx, ly)) = ctx.plot.periods {
+                let (wu, bu) = wrap8(u, lx);
+                let (wv, bv) = wrap8(v, ly);
+                (u, v) = (wu, wv);
+                bad |= bu | bv;
+            }
+            let (c, rr) = match ctx.plot.inv_h {
+                Some(inv) => (
+                    _mm512_roundscale_pd::<0x09>(_mm512_mul_pd(u, set1(inv))),
+                    _mm512_roundscale_pd::<0x09>(_mm512_mul_pd(v, set1(inv))),
+                ),
+                None => (
+                    _mm512_roundscale_pd::<0x09>(_mm512_div_pd(u, h)),
+                    _mm512_roundscale_pd::<0x09>(_mm512_div_pd(v, h)),
+                ),
+            };
+            let inside = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(c, zero)
+                & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(c, cols)
+                & _mm512_cmp_pd_mask::<_CMP_GE_OQ>(rr, zero)
+                & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(rr, rows);
+            let cell = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(rr, cols), c), two52);
+            idx[g] = _mm512_xor_si512(_mm512_castpd_si512(cell), _mm512_castpd_si512(two52));
+            fallback[g] = u32::from(bad) & valid[g];
+            take[g] = u32::from(inside) & valid[g] & !fallback[g];
+        }
+        // Each landed seed's cell to `cells` (at most 32).
+        let mut n = 0;
+        for g in 0..4 {
+            let (i0, i1) = (
+                _mm512_castsi512_si256(idx[g]),
+                _mm512_extracti64x4_epi64::<1>(idx[g]),
+            );
+            let lane_cells = [
+                _mm256_extract_epi64::<0>(i0),
+                _mm256_extract_epi64::<1>(i0),
+                _mm256_extract_epi64::<2>(i0),
+                _mm256_extract_epi64::<3>(i0),
+                _mm256_extract_epi64::<0>(i1),
+                _mm256_extract_epi64::<1>(i1),
+                _mm256_extract_epi64::<2>(i1),
+                _mm256_extract_epi64::<3>(i1),
+            ];
+            for (l, &cell) in lane_cells.iter().enumerate() {
+                cells[n & 31] = cell as usize;
+                n += (take[g] >> l & 1) as usize;
+            }
+            if fallback[g] != 0 {
+                let (al, dl) = (lanes8(a[g]), lanes8(d[g]));
+                for l in 0..8 {
+                    if fallback[g] >> l & 1 == 1 {
+                        let (u0, v0) = (b.u0[8 * (g % 2) + l], b.v0[8 * (g % 2) + l]);
+                        let periods = ctx.plot.periods;
+                        let (_, u, v) = fly_draws(fl, al[l] as u32, dl[l] as u32, u0, v0, periods);
+                        if let Some(c) = ctx.plot.cell(u, v) {
+                            cells[n & 31] = c;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// [`super::wrap`] on eight lanes, with a mask of the lanes it leaves to `rem_euclid`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn wrap8(x: __m512d, period: f64) -> (__m512d, u8) {
+        let p = _mm512_set1_pd(period);
+        let zero = _mm512_setzero_pd();
+        let below = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, zero);
+        let above = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, p);
+        let up = _mm512_add_pd(x, p);
+        let down = _mm512_sub_pd(x, p);
+        let up_ok = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(up, zero);
+        let down_ok = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(down, p);
+        let up = _mm512_min_pd(up, _mm512_set1_pd(period.next_down()));
+        let y = _mm512_mask_blend_pd(above, _mm512_mask_blend_pd(below, x, up), down);
+        (y, (below & !up_ok) | (above & !down_ok))
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lanes8(v: __m256i) -> [i32; 8] {
+        [
+            _mm256_extract_epi32::<0>(v),
+            _mm256_extract_epi32::<1>(v),
+            _mm256_extract_epi32::<2>(v),
+            _mm256_extract_epi32::<3>(v),
+            _mm256_extract_epi32::<4>(v),
+            _mm256_extract_epi32::<5>(v),
+            _mm256_extract_epi32::<6>(v),
+            _mm256_extract_epi32::<7>(v),
         ]
     }
 }
@@ -1153,7 +1426,7 @@ mod tests {
             .unwrap(),
         ];
         let mut modes = vec![];
-        for simd in [false, simd_available()] {
+        for simd in Simd::available() {
             for private in [false, true] {
                 modes.push(Mode {
                     simd,
@@ -1281,3 +1554,4 @@ mod speed {
         }
     }
 }
+

@@ -85,6 +85,38 @@ pub(crate) fn philox4x32_10_x8(
     [x0, x1, x2, x3]
 }
 
+/// [`philox4x32_10_x8`] on sixteen counters (AVX-512F).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(crate) fn philox4x32_10_x16(
+    x: [std::arch::x86_64::__m512i; 4],
+    key: [u32; 2],
+) -> [std::arch::x86_64::__m512i; 4] {
+    use std::arch::x86_64::*;
+    let (m0, m1) = (_mm512_set1_epi64(M0 as i64), _mm512_set1_epi64(M1 as i64));
+    let mul_hi_lo = |x: __m512i, m: __m512i| {
+        let even = _mm512_mul_epu32(x, m);
+        let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(x), m);
+        let hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
+        let lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
+        (hi, lo)
+    };
+    let [mut x0, mut x1, mut x2, mut x3] = x;
+    let mut k = key;
+    for r in 0..10 {
+        if r > 0 {
+            k = [k[0].wrapping_add(W0), k[1].wrapping_add(W1)];
+        }
+        let (hi0, lo0) = mul_hi_lo(x0, m0);
+        let (hi1, lo1) = mul_hi_lo(x2, m1);
+        x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), _mm512_set1_epi32(k[0] as i32));
+        x1 = lo1;
+        x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), _mm512_set1_epi32(k[1] as i32));
+        x3 = lo0;
+    }
+    [x0, x1, x2, x3]
+}
+
 /// The high and low 32 bits of the eight products x · m (m in the low half of each 64-bit lane).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
