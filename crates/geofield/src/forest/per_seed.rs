@@ -835,10 +835,11 @@ mod x86 {
             let f = _mm256_sub_pd(pos[g], _mm256_cvtepi32_pd(j));
             let nm = _mm256_movemask_pd(near[g]);
             let jl = lanes(j);
-            let row: [[f64; 2]; 4] = std::array::from_fn(|l| {
+            let mut row = [[0.0; 2]; 4];
+            for l in 0..4 {
                 let far = if nm >> l & 1 == 1 { 0 } else { TABLE };
-                fl.steps[jl[l] as usize + far]
-            });
+                row[l] = fl.steps[jl[l] as usize + far];
+            }
             let base = _mm256_setr_pd(row[0][0], row[1][0], row[2][0], row[3][0]);
             let diff = _mm256_setr_pd(row[0][1], row[1][1], row[2][1], row[3][1]);
             let lr = _mm256_fmadd_pd(f, diff, base);
@@ -858,7 +859,11 @@ mod x86 {
         let two52 = set1(4_503_599_627_370_496.0);
         for g in 0..4 {
             // Direction: 12 bits the interval, 20 the fraction (exact).
-            let k = lanes(_mm_srli_epi32::<20>(d[g])).map(|k| fl.turns[k as usize]);
+            let kl = lanes(_mm_srli_epi32::<20>(d[g]));
+            let mut k = [[0.0; 4]; 4];
+            for l in 0..4 {
+                k[l] = fl.turns[kl[l] as usize];
+            }
             let fd = _mm256_mul_pd(
                 _mm256_cvtepi32_pd(_mm_and_si128(d[g], _mm_set1_epi32(0xF_FFFF))),
                 set1(1.0 / 1_048_576.0),
@@ -1045,10 +1050,11 @@ mod x86_512 {
             );
             let f = _mm512_sub_pd(pos[g], _mm512_cvtepi32_pd(j));
             let jl = lanes8(j);
-            let row: [[f64; 2]; 8] = std::array::from_fn(|l| {
+            let mut row = [[0.0; 2]; 8];
+            for l in 0..8 {
                 let far = if near[g] >> l & 1 == 1 { 0 } else { TABLE };
-                fl.steps[jl[l] as usize + far]
-            });
+                row[l] = fl.steps[jl[l] as usize + far];
+            }
             let col = |i: usize| {
                 _mm512_setr_pd(
                     row[0][i], row[1][i], row[2][i], row[3][i], row[4][i], row[5][i], row[6][i],
@@ -1069,7 +1075,11 @@ mod x86_512 {
         let rows = set1(ctx.plot.rows);
         let two52 = set1(4_503_599_627_370_496.0);
         for g in 0..4 {
-            let k = lanes8(_mm256_srli_epi32::<20>(d[g])).map(|k| fl.turns[k as usize]);
+            let kl = lanes8(_mm256_srli_epi32::<20>(d[g]));
+            let mut k = [[0.0; 4]; 8];
+            for l in 0..8 {
+                k[l] = fl.turns[kl[l] as usize];
+            }
             let fd = _mm512_mul_pd(
                 _mm512_cvtepu32_pd(_mm256_and_si256(d[g], _mm256_set1_epi32(0xF_FFFF))),
                 set1(1.0 / 1_048_576.0),
@@ -1081,21 +1091,15 @@ mod x86_512 {
             };
             let cos = _mm512_add_pd(col(0), _mm512_mul_pd(fd, col(1)));
             let sin = _mm512_add_pd(col(2), _mm512_mul_pd(fd, col(3)));
-            let o = 8 * (g % 2);
-            let at = |v: &[f64; 16]| {
-                _mm512_setr_pd(
-                    v[o],
-                    v[o + 1],
-                    v[o + 2],
-                    v[o + 3],
-                    v[o + 4],
-                    v[o + 5],
-                    v[o + 6],
-                    v[o + 7],
-                )
+            let (u0, v0) = if g % 2 == 0 {
+                (&b.u0[..8], &b.v0[..8])
+            } else {
+                (&b.u0[8..], &b.v0[8..])
             };
-            let mut u = _mm512_add_pd(at(&b.u0), _mm512_mul_pd(r[g], cos));
-            let mut v = _mm512_sub_pd(at(&b.v0), _mm512_mul_pd(r[g], sin));
+            let pu = _mm512_setr_pd(u0[0], u0[1], u0[2], u0[3], u0[4], u0[5], u0[6], u0[7]);
+            let pv = _mm512_setr_pd(v0[0], v0[1], v0[2], v0[3], v0[4], v0[5], v0[6], v0[7]);
+            let mut u = _mm512_add_pd(pu, _mm512_mul_pd(r[g], cos));
+            let mut v = _mm512_sub_pd(pv, _mm512_mul_pd(r[g], sin));
             let mut bad = odd[g];
             if let Some((lx, ly)) = ctx.plot.periods {
                 let (wu, bu) = wrap8(u, lx);
@@ -1554,4 +1558,5 @@ mod speed {
         }
     }
 }
+
 
