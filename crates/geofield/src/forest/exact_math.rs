@@ -294,7 +294,7 @@ mod tests {
         assert_eq!(exp(-800.0), 0.0);
     }
 
-    /// The four-lane ln and exp give the scalar ones' bits.
+    /// The four- and eight-lane ln and exp give the scalar ones' bits.
     #[cfg(target_arch = "x86_64")]
     #[test]
     #[allow(unsafe_code)]
@@ -304,6 +304,33 @@ mod tests {
             && std::arch::is_x86_feature_detected!("fma"))
         {
             return;
+        }
+        let wide = std::arch::is_x86_feature_detected!("avx512f");
+        #[target_feature(enable = "avx512f,avx2")]
+        fn both8(x: [f64; 4], y: [f64; 4]) -> ([f64; 4], [f64; 4]) {
+            // The four values in lanes 0-3 and again in 4-7.
+            let v = |a: [f64; 4]| _mm512_setr_pd(a[0], a[1], a[2], a[3], a[0], a[1], a[2], a[3]);
+            let out = |v: __m512d| {
+                let (lo, hi) = (_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd::<1>(v));
+                let pick = |h: __m256d, k: usize| {
+                    let (a, b) = (_mm256_castpd256_pd128(h), _mm256_extractf128_pd::<1>(h));
+                    [
+                        _mm_cvtsd_f64(a),
+                        _mm_cvtsd_f64(_mm_unpackhi_pd(a, a)),
+                        _mm_cvtsd_f64(b),
+                        _mm_cvtsd_f64(_mm_unpackhi_pd(b, b)),
+                    ][k]
+                };
+                // Both copies must agree.
+                let l = [0, 1, 2, 3].map(|k| pick(lo, k));
+                let h = [0, 1, 2, 3].map(|k| pick(hi, k));
+                if l.map(f64::to_bits) == h.map(f64::to_bits) {
+                    l
+                } else {
+                    [f64::NAN; 4]
+                }
+            };
+            (out(x8::ln(v(x))), out(x8::exp(v(y))))
         }
         #[target_feature(enable = "avx2,fma")]
         fn both(x: [f64; 4], y: [f64; 4]) -> ([f64; 4], [f64; 4]) {
@@ -354,6 +381,14 @@ mod tests {
             for k in 0..4 {
                 assert_eq!(a[k].to_bits(), ln(x[k]).to_bits(), "ln {}", x[k]);
                 assert_eq!(b[k].to_bits(), exp(y[k]).to_bits(), "exp {}", y[k]);
+            }
+            if wide {
+                // SAFETY: AVX-512F was detected above (and implies AVX2).
+                let (a, b) = unsafe { both8(x, y) };
+                for k in 0..4 {
+                    assert_eq!(a[k].to_bits(), ln(x[k]).to_bits(), "ln8 {}", x[k]);
+                    assert_eq!(b[k].to_bits(), exp(y[k]).to_bits(), "exp8 {}", y[k]);
+                }
             }
         }
     }

@@ -114,29 +114,30 @@ impl Flight {
             .collect();
         let step = (LOG_MAX - std::f64::consts::LN_2) / TABLE as f64;
         // Near side: a = −ln F decreases along the grid; far side: t increases.
-        let table = |key: &dyn Fn(&(f64, f64, f64)) -> f64, rising: bool| -> Vec<f64> {
-            let mut out = Vec::with_capacity(TABLE + 1);
-            for j in 0..=TABLE {
-                let target = std::f64::consts::LN_2 + j as f64 * step;
-                // The first grid interval whose keys bracket the target (keys monotone).
-                let idx = fwd.partition_point(|p| {
-                    if rising {
-                        key(p) < target
+        let table = |key: &(dyn Fn(&(f64, f64, f64)) -> f64 + Sync), rising: bool| -> Vec<f64> {
+            (0..=TABLE)
+                .into_par_iter()
+                .map(|j| {
+                    let target = std::f64::consts::LN_2 + j as f64 * step;
+                    // The first grid interval whose keys bracket the target (keys monotone).
+                    let idx = fwd.partition_point(|p| {
+                        if rising {
+                            key(p) < target
+                        } else {
+                            key(p) > target
+                        }
+                    });
+                    let i1 = idx.clamp(1, m);
+                    let (p0, p1) = (&fwd[i1 - 1], &fwd[i1]);
+                    let (k0, k1) = (key(p0), key(p1));
+                    let f = if k1 != k0 {
+                        ((target - k0) / (k1 - k0)).clamp(0.0, 1.0)
                     } else {
-                        key(p) > target
-                    }
-                });
-                let i1 = idx.clamp(1, m);
-                let (p0, p1) = (&fwd[i1 - 1], &fwd[i1]);
-                let (k0, k1) = (key(p0), key(p1));
-                let f = if k1 != k0 {
-                    ((target - k0) / (k1 - k0)).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
-                out.push(p0.2 + f * (p1.2 - p0.2));
-            }
-            out
+                        0.0
+                    };
+                    p0.2 + f * (p1.2 - p0.2)
+                })
+                .collect()
         };
         let near = table(&|p| p.0, false);
         let far = table(&|p| p.1, true);
@@ -1558,5 +1559,3 @@ mod speed {
         }
     }
 }
-
-
