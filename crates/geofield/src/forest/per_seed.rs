@@ -1209,7 +1209,8 @@ pub(crate) fn grid_relative(grid: &GridSpec, p: &Parent) -> (f64, f64) {
 /// One seed's flight from a parent at grid-relative (u0, v0): its distance r and landing
 /// position (u, v), wrapped into [0, Lx) × [0, Ly) when `periods` = Some((Lx, Ly)) (a torus).
 /// Two u32 of `s`: the distance's, then the direction's.
-#[inline]
+/// The scalar reference's (and the GPU tests') form; the batched path calls [`fly_draws`].
+#[cfg(test)]
 pub(crate) fn fly(
     flight: &Flight,
     s: &mut Stream,
