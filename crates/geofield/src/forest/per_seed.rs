@@ -92,9 +92,11 @@ pub struct Flight {
     inv_step: f64,
     /// Unit vectors at `DIRECTIONS` + 1 equally spaced angles, for the seed's direction.
     dir: Vec<(f64, f64)>,
-    /// The batched path's copies: (ln r, next entry − ln r) per interval, the near table's
+    /// The vector paths' copies: (ln r, next entry − ln r) per interval, the near table's
     /// `TABLE` then the far one's; (cos, Δcos, sin, Δsin) per direction interval.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     steps: Vec<[f64; 2]>,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     turns: Vec<[f64; 4]>,
 }
 
@@ -397,6 +399,7 @@ fn place_cpu(
 
 /// The vector instructions a batch runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Simd {
     /// Scalar: one block, then one seed at a time.
     Off,
@@ -448,6 +451,7 @@ struct Plot {
     h: f64,
     /// 1/h where h is a power of two: x · (1/h) is then x/h exactly (the same real number,
     /// rounded once), and the vector path multiplies instead of dividing.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     inv_h: Option<f64>,
     cols: f64,
     rows: f64,
