@@ -22,9 +22,9 @@
 //! tests check the draws against. [`sample_distance`] draws them so; the seed placement uses a
 //! [`Flight`] instead, the same distribution tabulated finely enough that it costs a logarithm,
 //! a table lookup and an exponential per seed (see there). On a torus the seed's position wraps
-//! into the plot (SORTIE-ND's plot); on an open plot seeds that land outside the grid are lost. Each tree draws from its own
-//! [`Stream`] (purpose [`Purpose::SeedPlacement`]), and the counts are sums of integers, so the
-//! map is the same for any thread count.
+//! into the plot (SORTIE-ND's plot); on an open plot seeds that land outside the grid are lost.
+//! Each tree draws from its own [`Stream`] (purpose [`Purpose::SeedPlacement`]), and the counts
+//! are sums of integers, so the map is the same for any thread count.
 //!
 //! On the CPU ([`place`] with [`Backend::Cpu`]) the seeds go in batches of Philox blocks. Each
 //! parent's count is drawn first ([`random_round`], its stream's u32 #0 and #1); the parents are
