@@ -81,6 +81,174 @@ pub fn exp(x: f64) -> f64 {
     y * f64::from_bits(((a + 1023) as u64) << 52) * f64::from_bits(((b + 1023) as u64) << 52)
 }
 
+/// [`ln`] and [`exp`] on four lanes (AVX2 and FMA): the same operations in the same order lane by
+/// lane, so the same bits.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x4 {
+    use std::arch::x86_64::*;
+
+    use super::{FACTORIALS, LN2_HI, LN2_LO};
+
+    /// 2⁵², whose ulp is 1: adding it to an integer-valued f64 in [0, 2⁵²) puts the integer in
+    /// the low mantissa bits.
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+
+    /// [`super::ln`] of four positive normal finite values (other inputs: undefined).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub(crate) fn ln(x: __m256d) -> __m256d {
+        let bits = _mm256_castpd_si256(x);
+        // The biased exponent (the sign bit is 0) as an f64, exactly.
+        let magic = _mm256_set1_pd(TWO52);
+        let biased = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(
+                _mm256_srli_epi64::<52>(bits),
+                _mm256_castpd_si256(magic),
+            )),
+            magic,
+        );
+        let mut e = _mm256_sub_pd(biased, _mm256_set1_pd(1023.0));
+        let mut m = _mm256_castsi256_pd(_mm256_or_si256(
+            _mm256_and_si256(bits, _mm256_set1_epi64x(0x000F_FFFF_FFFF_FFFF)),
+            _mm256_set1_epi64x(0x3FF0_0000_0000_0000),
+        ));
+        let big = _mm256_cmp_pd::<_CMP_GT_OQ>(m, _mm256_set1_pd(std::f64::consts::SQRT_2));
+        m = _mm256_blendv_pd(m, _mm256_mul_pd(m, _mm256_set1_pd(0.5)), big);
+        e = _mm256_add_pd(e, _mm256_and_pd(big, _mm256_set1_pd(1.0)));
+        let one = _mm256_set1_pd(1.0);
+        let s = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
+        let s2 = _mm256_mul_pd(s, s);
+        let mut p = _mm256_set1_pd(1.0 / 21.0);
+        for k in [19.0, 17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0] {
+            p = _mm256_fmadd_pd(p, s2, _mm256_set1_pd(1.0 / k));
+        }
+        let q = _mm256_mul_pd(p, s2);
+        let two_s = _mm256_mul_pd(_mm256_set1_pd(2.0), s);
+        let lnm = _mm256_fmadd_pd(two_s, q, two_s);
+        _mm256_fmadd_pd(
+            e,
+            _mm256_set1_pd(LN2_HI),
+            _mm256_fmadd_pd(e, _mm256_set1_pd(LN2_LO), lnm),
+        )
+    }
+
+    /// [`super::exp`] of four values in [−700, 700] (other inputs: undefined).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub(crate) fn exp(x: __m256d) -> __m256d {
+        let n = _mm256_floor_pd(_mm256_add_pd(
+            _mm256_mul_pd(x, _mm256_set1_pd(std::f64::consts::LOG2_E)),
+            _mm256_set1_pd(0.5),
+        ));
+        let minus_n = _mm256_xor_pd(n, _mm256_set1_pd(-0.0));
+        let r = _mm256_fmadd_pd(
+            minus_n,
+            _mm256_set1_pd(LN2_LO),
+            _mm256_fmadd_pd(minus_n, _mm256_set1_pd(LN2_HI), x),
+        );
+        let mut p = _mm256_set1_pd(1.0 / 6_227_020_800.0);
+        for k in (1..=12).rev() {
+            p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / FACTORIALS[k]));
+        }
+        let y = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+        // a = n / 2 rounded toward zero (the integer division), b = n − a.
+        let a = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm256_mul_pd(
+            n,
+            _mm256_set1_pd(0.5),
+        ));
+        let b = _mm256_sub_pd(n, a);
+        _mm256_mul_pd(_mm256_mul_pd(y, pow2(a)), pow2(b))
+    }
+
+    /// 2^k for integer-valued k in [−1022, 1023]: (k + 1023) in the exponent bits.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn pow2(k: __m256d) -> __m256d {
+        let biased = _mm256_add_pd(k, _mm256_set1_pd(1023.0 + TWO52));
+        _mm256_castsi256_pd(_mm256_slli_epi64::<52>(_mm256_castpd_si256(biased)))
+    }
+}
+
+/// [`ln`] and [`exp`] on eight lanes (AVX-512F), as [`x4`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x8 {
+    use std::arch::x86_64::*;
+
+    use super::{FACTORIALS, LN2_HI, LN2_LO};
+
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+
+    /// [`super::ln`] of eight positive normal finite values (other inputs: undefined).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn ln(x: __m512d) -> __m512d {
+        let bits = _mm512_castpd_si512(x);
+        let magic = _mm512_set1_pd(TWO52);
+        let biased = _mm512_sub_pd(
+            _mm512_castsi512_pd(_mm512_or_si512(
+                _mm512_srli_epi64::<52>(bits),
+                _mm512_castpd_si512(magic),
+            )),
+            magic,
+        );
+        let e = _mm512_sub_pd(biased, _mm512_set1_pd(1023.0));
+        let m = _mm512_castsi512_pd(_mm512_or_si512(
+            _mm512_and_si512(bits, _mm512_set1_epi64(0x000F_FFFF_FFFF_FFFF)),
+            _mm512_set1_epi64(0x3FF0_0000_0000_0000),
+        ));
+        let big = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(m, _mm512_set1_pd(std::f64::consts::SQRT_2));
+        let m = _mm512_mask_mul_pd(m, big, m, _mm512_set1_pd(0.5));
+        let e = _mm512_mask_add_pd(e, big, e, _mm512_set1_pd(1.0));
+        let one = _mm512_set1_pd(1.0);
+        let s = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
+        let s2 = _mm512_mul_pd(s, s);
+        let mut p = _mm512_set1_pd(1.0 / 21.0);
+        for k in [19.0, 17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0] {
+            p = _mm512_fmadd_pd(p, s2, _mm512_set1_pd(1.0 / k));
+        }
+        let q = _mm512_mul_pd(p, s2);
+        let two_s = _mm512_mul_pd(_mm512_set1_pd(2.0), s);
+        let lnm = _mm512_fmadd_pd(two_s, q, two_s);
+        _mm512_fmadd_pd(
+            e,
+            _mm512_set1_pd(LN2_HI),
+            _mm512_fmadd_pd(e, _mm512_set1_pd(LN2_LO), lnm),
+        )
+    }
+
+    /// [`super::exp`] of eight values in [−700, 700] (other inputs: undefined).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn exp(x: __m512d) -> __m512d {
+        // Rounding control 0x09: toward −∞ (floor); 0x0B: toward zero.
+        let n = _mm512_roundscale_pd::<0x09>(_mm512_add_pd(
+            _mm512_mul_pd(x, _mm512_set1_pd(std::f64::consts::LOG2_E)),
+            _mm512_set1_pd(0.5),
+        ));
+        let minus_n = _mm512_castsi512_pd(_mm512_xor_si512(
+            _mm512_castpd_si512(n),
+            _mm512_set1_epi64(i64::MIN),
+        ));
+        let r = _mm512_fmadd_pd(
+            minus_n,
+            _mm512_set1_pd(LN2_LO),
+            _mm512_fmadd_pd(minus_n, _mm512_set1_pd(LN2_HI), x),
+        );
+        let mut p = _mm512_set1_pd(1.0 / 6_227_020_800.0);
+        for k in (1..=12).rev() {
+            p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / FACTORIALS[k]));
+        }
+        let y = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+        let a = _mm512_roundscale_pd::<0x0B>(_mm512_mul_pd(n, _mm512_set1_pd(0.5)));
+        let b = _mm512_sub_pd(n, a);
+        let pow2 = |k: __m512d| {
+            let biased = _mm512_add_pd(k, _mm512_set1_pd(1023.0 + TWO52));
+            _mm512_castsi512_pd(_mm512_slli_epi64::<52>(_mm512_castpd_si512(biased)))
+        };
+        _mm512_mul_pd(_mm512_mul_pd(y, pow2(a)), pow2(b))
+    }
+}
+
 /// ln(1 + x) for x > −1 (NaN below; x itself where 1 + x rounds to 1).
 #[inline]
 pub fn ln_1p(x: f64) -> f64 {
@@ -227,5 +395,104 @@ mod tests {
             assert!((cos_2pi(u) - c).abs() < 1e-16, "{u}");
         }
         assert_eq!(ln_1p(0.0), 0.0);
+    }
+
+    /// The four- and eight-lane ln and exp give the scalar ones' bits.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    #[allow(unsafe_code)]
+    fn four_lanes_give_the_scalar_bits() {
+        use std::arch::x86_64::*;
+        if !(std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"))
+        {
+            return;
+        }
+        let wide = std::arch::is_x86_feature_detected!("avx512f");
+        #[target_feature(enable = "avx512f,avx2")]
+        fn both8(x: [f64; 4], y: [f64; 4]) -> ([f64; 4], [f64; 4]) {
+            // The four values in lanes 0-3 and again in 4-7.
+            let v = |a: [f64; 4]| _mm512_setr_pd(a[0], a[1], a[2], a[3], a[0], a[1], a[2], a[3]);
+            let out = |v: __m512d| {
+                let (lo, hi) = (_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd::<1>(v));
+                let pick = |h: __m256d, k: usize| {
+                    let (a, b) = (_mm256_castpd256_pd128(h), _mm256_extractf128_pd::<1>(h));
+                    [
+                        _mm_cvtsd_f64(a),
+                        _mm_cvtsd_f64(_mm_unpackhi_pd(a, a)),
+                        _mm_cvtsd_f64(b),
+                        _mm_cvtsd_f64(_mm_unpackhi_pd(b, b)),
+                    ][k]
+                };
+                // Both copies must agree.
+                let l = [0, 1, 2, 3].map(|k| pick(lo, k));
+                let h = [0, 1, 2, 3].map(|k| pick(hi, k));
+                if l.map(f64::to_bits) == h.map(f64::to_bits) {
+                    l
+                } else {
+                    [f64::NAN; 4]
+                }
+            };
+            (out(x8::ln(v(x))), out(x8::exp(v(y))))
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn both(x: [f64; 4], y: [f64; 4]) -> ([f64; 4], [f64; 4]) {
+            let out = |v: __m256d| {
+                let (lo, hi) = (_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
+                [
+                    _mm_cvtsd_f64(lo),
+                    _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo)),
+                    _mm_cvtsd_f64(hi),
+                    _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi)),
+                ]
+            };
+            let a = x4::ln(_mm256_setr_pd(x[0], x[1], x[2], x[3]));
+            let b = x4::exp(_mm256_setr_pd(y[0], y[1], y[2], y[3]));
+            (out(a), out(b))
+        }
+        let mut s =
+            crate::forest::rng::Stream::new(2, 0, 0, 0, crate::forest::rng::Purpose::Growth);
+        let mut specials = vec![
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            1.0,
+            std::f64::consts::SQRT_2,
+            std::f64::consts::SQRT_2.next_up(),
+            0.5,
+            2f64.powi(-33),
+        ];
+        specials.resize(8, 1.0);
+        for i in 0..400_000 {
+            let u = s.uniform();
+            let x = if i < 2 {
+                [0, 1, 2, 3].map(|k| specials[4 * i + k])
+            } else {
+                [u, u * 1e-9, 1.0 + u * 1e6, f64::from(s.next_u32()) + 0.5]
+            };
+            let y = if i == 0 {
+                [-700.0, 700.0, 0.0, -0.0]
+            } else {
+                [
+                    -60.0 * u,
+                    30.0 * u - 10.0,
+                    700.0 * (2.0 * u - 1.0),
+                    s.uniform() - 0.5,
+                ]
+            };
+            // SAFETY: AVX2 and FMA were detected above.
+            let (a, b) = unsafe { both(x, y) };
+            for k in 0..4 {
+                assert_eq!(a[k].to_bits(), ln(x[k]).to_bits(), "ln {}", x[k]);
+                assert_eq!(b[k].to_bits(), exp(y[k]).to_bits(), "exp {}", y[k]);
+            }
+            if wide {
+                // SAFETY: AVX-512F was detected above (and implies AVX2).
+                let (a, b) = unsafe { both8(x, y) };
+                for k in 0..4 {
+                    assert_eq!(a[k].to_bits(), ln(x[k]).to_bits(), "ln8 {}", x[k]);
+                    assert_eq!(b[k].to_bits(), exp(y[k]).to_bits(), "exp8 {}", y[k]);
+                }
+            }
+        }
     }
 }

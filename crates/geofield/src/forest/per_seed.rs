@@ -21,10 +21,24 @@
 //! These are the survival functions [`crate::dispersal::Kernel::mass_beyond`] reports, which the
 //! tests check the draws against. [`sample_distance`] draws them so; the seed placement uses a
 //! [`Flight`] instead, the same distribution tabulated finely enough that it costs a logarithm,
-//! a table lookup and a square root per seed (see there). On a torus the seed's position wraps into the plot (SORTIE-ND's
-//! plot); on an open plot seeds that land outside the grid are lost. Each tree draws from its own
-//! [`Stream`] (purpose [`Purpose::SeedPlacement`]), and the counts are sums of integers, so the
-//! map is the same for any thread count.
+//! a table lookup and an exponential per seed (see there). On a torus the seed's position wraps
+//! into the plot (SORTIE-ND's plot); on an open plot seeds that land outside the grid are lost.
+//! Each tree draws from its own [`Stream`] (purpose [`Purpose::SeedPlacement`]), and the counts
+//! are sums of integers, so the map is the same for any thread count.
+//!
+//! On the CPU ([`place`] with [`Backend::Cpu`]) the seeds go in batches of Philox blocks. Each
+//! parent's count is drawn first ([`random_round`], its stream's u32 #0 and #1); the parents are
+//! put in Z order of their position (neighbouring parents' seeds land on cells still in cache)
+//! and their blocks (seed j takes u32 #(2 + 2j) and #(3 + 2j), as below) split into equal ranges
+//! over the threads. A batch computes 16 blocks at once with AVX-512F or 8 with AVX2 and FMA
+//! (detected at run time; without them, one block at a time), then 8 or 4 seeds per vector
+//! through the very operations of the scalar path: the same [`exact_math`] polynomials, FMAs
+//! exactly where it calls `mul_add`, the same divisions (a multiplication by 1/h only where the
+//! cell size h is a power of two, which gives the same bits). Every seed lands in the same cell
+//! as on the scalar path (tested against it); the rare seed the vectors leave out (one that wraps
+//! by more than the plot's size) takes the scalar path. Each thread counts into its own grid,
+//! summed at the end, where grids are at most 16 M cells and cheap next to the seeds; else atomic
+//! adds on one grid.
 //!
 //! On the CUDA backend ([`place`] with [`Backend::Cuda`]) the host draws each parent's seed
 //! count (its stream's first two u32, [`random_round`]) and the device does the rest, one thread
@@ -38,12 +52,13 @@
 //! sums of ones: the GPU's counts equal the CPU's bit for bit, for any thread or block order.
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use geofield_core::GridSpec;
 use rayon::prelude::*;
 
 use super::exact_math;
-use super::rng::{Purpose, Stream};
+use super::rng::{Purpose, Stream, philox4x32_10};
 use crate::dispersal::{Kernel, Species, Stand};
 use crate::{Backend, GeofieldError};
 
@@ -77,6 +92,12 @@ pub struct Flight {
     inv_step: f64,
     /// Unit vectors at `DIRECTIONS` + 1 equally spaced angles, for the seed's direction.
     dir: Vec<(f64, f64)>,
+    /// The vector paths' copies: (ln r, next entry − ln r) per interval, the near table's
+    /// `TABLE` then the far one's; (cos, Δcos, sin, Δsin) per direction interval.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    steps: Vec<[f64; 2]>,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    turns: Vec<[f64; 4]>,
 }
 
 /// [`Flight::tables`]: the near and far quantile tables, `inv_step` and the directions.
@@ -100,6 +121,7 @@ impl Flight {
         let (l0, l1) = (r_lo.ln(), r_hi.ln());
         // (−ln F, −ln(1 − F), ln r) on a grid uniform in ln r.
         let fwd: Vec<(f64, f64, f64)> = (0..=m)
+            .into_par_iter()
             .map(|i| {
                 let lr = l0 + (l1 - l0) * i as f64 / m as f64;
                 let tail = kernel.mass_beyond(lr.exp());
@@ -108,37 +130,46 @@ impl Flight {
             .collect();
         let step = (LOG_MAX - std::f64::consts::LN_2) / TABLE as f64;
         // Near side: a = −ln F decreases along the grid; far side: t increases.
-        let table = |key: &dyn Fn(&(f64, f64, f64)) -> f64, rising: bool| -> Vec<f64> {
-            let mut out = Vec::with_capacity(TABLE + 1);
-            for j in 0..=TABLE {
-                let target = std::f64::consts::LN_2 + j as f64 * step;
-                // The first grid interval whose keys bracket the target (keys monotone).
-                let idx = fwd.partition_point(|p| {
-                    if rising {
-                        key(p) < target
+        let table = |key: &(dyn Fn(&(f64, f64, f64)) -> f64 + Sync), rising: bool| -> Vec<f64> {
+            (0..=TABLE)
+                .into_par_iter()
+                .map(|j| {
+                    let target = std::f64::consts::LN_2 + j as f64 * step;
+                    // The first grid interval whose keys bracket the target (keys monotone).
+                    let idx = fwd.partition_point(|p| {
+                        if rising {
+                            key(p) < target
+                        } else {
+                            key(p) > target
+                        }
+                    });
+                    let i1 = idx.clamp(1, m);
+                    let (p0, p1) = (&fwd[i1 - 1], &fwd[i1]);
+                    let (k0, k1) = (key(p0), key(p1));
+                    let f = if k1 != k0 {
+                        ((target - k0) / (k1 - k0)).clamp(0.0, 1.0)
                     } else {
-                        key(p) > target
-                    }
-                });
-                let i1 = idx.clamp(1, m);
-                let (p0, p1) = (&fwd[i1 - 1], &fwd[i1]);
-                let (k0, k1) = (key(p0), key(p1));
-                let f = if k1 != k0 {
-                    ((target - k0) / (k1 - k0)).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
-                out.push(p0.2 + f * (p1.2 - p0.2));
-            }
-            out
+                        0.0
+                    };
+                    p0.2 + f * (p1.2 - p0.2)
+                })
+                .collect()
         };
         let near = table(&|p| p.0, false);
         let far = table(&|p| p.1, true);
-        let dir = (0..=DIRECTIONS)
+        let dir: Vec<(f64, f64)> = (0..=DIRECTIONS)
             .map(|k| {
                 let phi = std::f64::consts::TAU * k as f64 / DIRECTIONS as f64;
                 (phi.cos(), phi.sin())
             })
+            .collect();
+        let steps = [&near, &far]
+            .iter()
+            .flat_map(|t| t.windows(2).map(|w| [w[0], w[1] - w[0]]))
+            .collect();
+        let turns = dir
+            .windows(2)
+            .map(|w| [w[0].0, w[1].0 - w[0].0, w[0].1, w[1].1 - w[0].1])
             .collect();
         Flight {
             kernel,
@@ -146,6 +177,8 @@ impl Flight {
             far,
             inv_step: 1.0 / step,
             dir,
+            steps,
+            turns,
         }
     }
 
@@ -175,14 +208,24 @@ impl Flight {
 
     /// A seed's distance (m), one u32 of `s`.
     pub fn distance(&self, s: &mut Stream) -> f64 {
-        let u = (f64::from(s.next_u32()) + 0.5) * (1.0 / 4_294_967_296.0);
-        self.distance_at(u)
+        self.distance_of(s.next_u32())
+    }
+
+    /// The distance of the draw `x`.
+    #[inline]
+    fn distance_of(&self, x: u32) -> f64 {
+        self.distance_at((f64::from(x) + 0.5) * (1.0 / 4_294_967_296.0))
     }
 
     /// A uniform direction (cos, sin), one u32 of `s`: 12 bits pick the table's interval, 20
     /// interpolate in it.
     pub fn direction(&self, s: &mut Stream) -> (f64, f64) {
-        let x = s.next_u32();
+        self.direction_of(s.next_u32())
+    }
+
+    /// The direction of the draw `x`.
+    #[inline]
+    fn direction_of(&self, x: u32) -> (f64, f64) {
         let k = (x >> 20) as usize;
         let f = f64::from(x & 0xF_FFFF) * (1.0 / 1_048_576.0);
         let ((c0, s0), (c1, s1)) = (self.dir[k], self.dir[k + 1]);
@@ -331,7 +374,9 @@ pub fn place(
     }
 }
 
-/// [`place`] on the CPU (rayon, one task per parent).
+/// [`place`] on the CPU: the seeds in batches of Philox blocks (see [`place_batched`]), sixteen
+/// blocks at a time on AVX-512F, eight on AVX2 and FMA, counted in per-thread counts where the
+/// grid is small enough.
 #[allow(clippy::too_many_arguments)]
 fn place_cpu(
     grid: &GridSpec,
@@ -343,34 +388,834 @@ fn place_cpu(
     year: u32,
     counts: &mut [u32],
 ) -> u64 {
-    let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
-    let h = grid.cell_size_m;
-    let periods = torus.then(|| (grid.width_m(), grid.height_m()));
-    let (cols, rows) = (grid.cols as f64, grid.rows as f64);
-    let shed: u64 = parents
+    let mode = Mode {
+        simd: Simd::detect(),
+        private: None,
+    };
+    place_batched(
+        grid, flight, parents, species, torus, seed, year, counts, mode,
+    )
+}
+
+/// The vector instructions a batch runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+enum Simd {
+    /// Scalar: one block, then one seed at a time.
+    Off,
+    /// AVX2 and FMA: eight blocks, then four seeds at a time.
+    Avx2,
+    /// AVX-512F (with AVX2 and FMA): sixteen blocks, then eight seeds at a time.
+    Avx512,
+}
+
+impl Simd {
+    /// The widest this CPU runs.
+    fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("fma") {
+                return if has!("avx512f") {
+                    Simd::Avx512
+                } else {
+                    Simd::Avx2
+                };
+            }
+        }
+        Simd::Off
+    }
+
+    /// The levels this CPU runs, scalar first.
+    #[cfg(test)]
+    fn available() -> Vec<Simd> {
+        let best = Simd::detect();
+        [Simd::Off, Simd::Avx2, Simd::Avx512]
+            .into_iter()
+            .filter(|&s| s == Simd::Off || best == Simd::Avx512 || s == best)
+            .collect()
+    }
+}
+
+/// How [`place_batched`] runs: `simd` (the caller checks the CPU has it), and per-thread counts
+/// (`private`: Some to force, None to choose by size).
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    simd: Simd,
+    private: Option<bool>,
+}
+
+/// The grid as a seed's cell needs it.
+#[derive(Debug, Clone, Copy)]
+struct Plot {
+    h: f64,
+    /// 1/h where h is a power of two: x · (1/h) is then x/h exactly (the same real number,
+    /// rounded once), and the vector path multiplies instead of dividing.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    inv_h: Option<f64>,
+    cols: f64,
+    rows: f64,
+    ncols: usize,
+    periods: Option<(f64, f64)>,
+}
+
+impl Plot {
+    /// The cell (row-major) of grid-relative (u, v), if inside the grid.
+    #[inline]
+    fn cell(&self, u: f64, v: f64) -> Option<usize> {
+        let (c, rr) = ((u / self.h).floor(), (v / self.h).floor());
+        (c >= 0.0 && c < self.cols && rr >= 0.0 && rr < self.rows)
+            .then(|| rr as usize * self.ncols + c as usize)
+    }
+}
+
+/// A parent with seeds: its stream's counter words 1 and 2, its grid-relative position and its
+/// seed count (≥ 1).
+#[derive(Debug, Clone, Copy)]
+struct Shedder {
+    ctr1: u32,
+    ctr2: u32,
+    u0: f64,
+    v0: f64,
+    n: u64,
+}
+
+impl Shedder {
+    /// Philox blocks its seeds use: seed j takes block (j + 1)/2, so blocks 0..=n/2.
+    fn blocks(&self) -> u64 {
+        self.n / 2 + 1
+    }
+}
+
+/// Up to N (≤ 16) Philox blocks of (any) parents: block index, counter words 1 and 2, the
+/// parent's position, and which of the block's two seeds (words 0-1: seed 2b − 1; words 2-3:
+/// seed 2b) are the parent's (bit i for block i).
+#[derive(Debug, Clone, Copy)]
+struct Batch<const N: usize> {
+    ctr0: [u32; N],
+    ctr1: [u32; N],
+    ctr2: [u32; N],
+    u0: [f64; N],
+    v0: [f64; N],
+    first: u32,
+    second: u32,
+    len: usize,
+}
+
+impl<const N: usize> Batch<N> {
+    fn new() -> Self {
+        Batch {
+            ctr0: [0; N],
+            ctr1: [0; N],
+            ctr2: [0; N],
+            u0: [0.0; N],
+            v0: [0.0; N],
+            first: 0,
+            second: 0,
+            len: 0,
+        }
+    }
+}
+
+/// The shared inputs of every batch.
+struct Ctx<'a> {
+    flight: &'a Flight,
+    plot: Plot,
+    key: [u32; 2],
+    year: u32,
+}
+
+/// [`place_cpu`] by batches of blocks. Each parent's count is [`random_round`] on its stream's
+/// first two u32, as in the scalar path; then seed j of the parent draws its stream's u32
+/// #(2 + 2j) and #(3 + 2j), i.e. words 2-3 of block 0 (j = 0) or of block j/2 (j even), words
+/// 0-1 of block (j + 1)/2 (j odd). Philox being counter-based, every block is computed directly
+/// from its counter, and the blocks of all parents are split into equal ranges (about four per
+/// thread) whatever their parents' sizes. The counts are sums of ones, so the order is free.
+#[allow(clippy::too_many_arguments)]
+fn place_batched(
+    grid: &GridSpec,
+    flight: &Flight,
+    parents: &[Parent],
+    species: u8,
+    torus: bool,
+    seed: u64,
+    year: u32,
+    counts: &mut [u32],
+    mode: Mode,
+) -> u64 {
+    let plot = Plot {
+        h: grid.cell_size_m,
+        inv_h: power_of_two_recip(grid.cell_size_m),
+        cols: grid.cols as f64,
+        rows: grid.rows as f64,
+        ncols: grid.cols,
+        periods: torus.then(|| (grid.width_m(), grid.height_m())),
+    };
+    let mut jobs: Vec<(u32, Shedder)> = parents
         .par_iter()
-        .map(|p| {
+        .filter_map(|p| {
             if p.mean_seeds.is_nan() || p.mean_seeds <= 0.0 {
-                return 0;
+                return None;
             }
             let mut s = Stream::new(seed, year, species, p.id, Purpose::SeedPlacement);
+            let (ctr, _) = s.counter_and_key();
             let n = random_round(p.mean_seeds, &mut s);
             let (u0, v0) = grid_relative(grid, p);
-            for _ in 0..n {
-                let (_, u, v) = fly(flight, &mut s, u0, v0, periods);
-                let (c, rr) = ((u / h).floor(), (v / h).floor());
-                if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
-                    let cell = rr as usize * grid.cols + c as usize;
-                    cells[cell].fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            n
+            (n > 0).then_some((
+                z_order(u0 / 16.0, v0 / 16.0),
+                Shedder {
+                    ctr1: ctr[1],
+                    ctr2: ctr[2],
+                    u0,
+                    v0,
+                    n,
+                },
+            ))
         })
-        .sum();
-    for (c, a) in counts.iter_mut().zip(cells) {
-        *c = a.into_inner();
+        .collect();
+    // Parents in Z order of 16 m tiles: the seeds of neighbouring parents fall on the same
+    // cells, which then stay in cache (the counts do not depend on the order).
+    jobs.par_sort_unstable_by_key(|j| j.0);
+    let jobs: Vec<Shedder> = jobs.into_iter().map(|j| j.1).collect();
+    let shed: u64 = jobs.iter().map(|j| j.n).sum();
+    // The blocks' prefix ends, one per job.
+    let ends: Vec<u64> = jobs
+        .iter()
+        .scan(0u64, |acc, j| {
+            *acc += j.blocks();
+            Some(*acc)
+        })
+        .collect();
+    let total = ends.last().copied().unwrap_or(0);
+    if total == 0 {
+        return 0;
+    }
+    let (_, key) = Stream::new(seed, year, species, 0, Purpose::SeedPlacement).counter_and_key();
+    let ctx = Ctx {
+        flight,
+        plot,
+        key,
+        year,
+    };
+    let threads = rayon::current_num_threads().max(1);
+    let pieces = (4 * threads as u64).min(total.div_ceil(256)).max(1);
+    let range = |k: u64| {
+        let at = |k: u64| (u128::from(total) * u128::from(k) / u128::from(pieces)) as u64;
+        (at(k), at(k + 1))
+    };
+    let n_cells = counts.len();
+    // Per-thread counts (zeroed and summed: ~2 passes over the grid per thread) where they cost
+    // less than an atomic add per seed and fit in 512 MiB; else atomic adds on one grid.
+    let private = mode.private.unwrap_or(
+        n_cells <= 1 << 24
+            && (threads as u64).saturating_mul(n_cells as u64)
+                <= (1 << 27).min(shed.saturating_mul(8)),
+    );
+    if private {
+        let bufs: Vec<Mutex<Vec<u32>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+        (0..pieces).into_par_iter().for_each(|k| {
+            let t = rayon::current_thread_index().unwrap_or(0) % threads;
+            let mut buf = bufs[t].lock().unwrap_or_else(PoisonError::into_inner);
+            if buf.is_empty() {
+                buf.resize(n_cells, 0);
+            }
+            let (lo, hi) = range(k);
+            run_blocks(&ctx, &jobs, &ends, lo, hi, mode.simd, &mut |c| {
+                buf[c] = buf[c].wrapping_add(1);
+            });
+        });
+        let bufs: Vec<Vec<u32>> = bufs
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .filter(|b| !b.is_empty())
+            .collect();
+        const CHUNK: usize = 1 << 14;
+        counts
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, chunk)| {
+                for b in &bufs {
+                    for (c, &x) in chunk.iter_mut().zip(&b[i * CHUNK..]) {
+                        *c = c.wrapping_add(x);
+                    }
+                }
+            });
+    } else {
+        let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
+        (0..pieces).into_par_iter().for_each(|k| {
+            let (lo, hi) = range(k);
+            run_blocks(&ctx, &jobs, &ends, lo, hi, mode.simd, &mut |c| {
+                cells[c].fetch_add(1, Ordering::Relaxed);
+            });
+        });
+        for (c, a) in counts.iter_mut().zip(cells) {
+            *c = a.into_inner();
+        }
     }
     shed
+}
+
+/// 1/h if h is a power of two (normal, and so is 1/h), else None.
+fn power_of_two_recip(h: f64) -> Option<f64> {
+    let inv = 1.0 / h;
+    let pow2 = |x: f64| x.is_normal() && x > 0.0 && x.to_bits() & 0x000F_FFFF_FFFF_FFFF == 0;
+    (pow2(h) && pow2(inv)).then_some(inv)
+}
+
+/// The Z-order (Morton) key of (⌊x⌋, ⌊y⌋), each clamped to [0, 2¹⁶) (NaN to 0).
+fn z_order(x: f64, y: f64) -> u32 {
+    let spread = |t: f64| {
+        let mut v = (t.clamp(0.0, 65_535.0) as u32) & 0xFFFF;
+        v = (v | (v << 8)) & 0x00FF_00FF;
+        v = (v | (v << 4)) & 0x0F0F_0F0F;
+        v = (v | (v << 2)) & 0x3333_3333;
+        (v | (v << 1)) & 0x5555_5555
+    };
+    spread(x) | (spread(y) << 1)
+}
+
+/// Blocks `lo..hi` (of all jobs' blocks in order; `ends` their prefix ends): every seed's cell
+/// to `count`.
+#[allow(clippy::too_many_arguments)]
+fn run_blocks(
+    ctx: &Ctx,
+    jobs: &[Shedder],
+    ends: &[u64],
+    lo: u64,
+    hi: u64,
+    simd: Simd,
+    count: &mut impl FnMut(usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    match simd {
+        Simd::Avx2 => {
+            let mut cells = [0usize; 16];
+            fill_batches::<8>(jobs, ends, lo, hi, |b| {
+                #[allow(unsafe_code)]
+                // SAFETY: `Simd::Avx2` only where the CPU has AVX2 and FMA (`Simd::detect`).
+                let n = unsafe { x86::batch(ctx, b, &mut cells) };
+                for &c in &cells[..n] {
+                    count(c);
+                }
+            });
+            return;
+        }
+        Simd::Avx512 => {
+            let mut cells = [0usize; 32];
+            fill_batches::<16>(jobs, ends, lo, hi, |b| {
+                #[allow(unsafe_code)]
+                // SAFETY: `Simd::Avx512` only where the CPU has AVX-512F, AVX2 and FMA
+                // (`Simd::detect`).
+                let n = unsafe { x86_512::batch(ctx, b, &mut cells) };
+                for &c in &cells[..n] {
+                    count(c);
+                }
+            });
+            return;
+        }
+        Simd::Off => {}
+    }
+    let _ = simd;
+    fill_batches::<8>(jobs, ends, lo, hi, |b| {
+        for l in 0..b.len {
+            let ctr = [b.ctr0[l], b.ctr1[l], b.ctr2[l], ctx.year];
+            let x = philox4x32_10(ctr, ctx.key);
+            let (u0, v0) = (b.u0[l], b.v0[l]);
+            for (bit, a, d) in [(b.first, x[0], x[1]), (b.second, x[2], x[3])] {
+                if bit >> l & 1 == 1 {
+                    let (_, u, v) = fly_draws(ctx.flight, a, d, u0, v0, ctx.plot.periods);
+                    if let Some(c) = ctx.plot.cell(u, v) {
+                        count(c);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Blocks `lo..hi` in batches of N (the last one partial) to `run`.
+fn fill_batches<const N: usize>(
+    jobs: &[Shedder],
+    ends: &[u64],
+    lo: u64,
+    hi: u64,
+    mut run: impl FnMut(&Batch<N>),
+) {
+    let mut i = ends.partition_point(|&e| e <= lo);
+    let Some(first) = jobs.get(i) else {
+        return;
+    };
+    let mut b = lo - (ends[i] - first.blocks());
+    let mut batch = Batch::<N>::new();
+    let mut g = lo;
+    while g < hi {
+        let Some(p) = jobs.get(i) else {
+            break;
+        };
+        // The parent's next blocks, as many as the batch takes. Words 0-1: seed 2b − 1 (none
+        // in block 0); words 2-3: seed 2b, if 2b < n.
+        let take = (p.blocks() - b).min(hi - g).min((N - batch.len) as u64);
+        for t in 0..take {
+            let (l, bt) = (batch.len + t as usize, b + t);
+            batch.ctr0[l] = bt as u32;
+            batch.ctr1[l] = p.ctr1;
+            batch.ctr2[l] = p.ctr2;
+            batch.u0[l] = p.u0;
+            batch.v0[l] = p.v0;
+            batch.first |= u32::from(bt > 0) << l;
+            batch.second |= u32::from(2 * bt < p.n) << l;
+        }
+        batch.len += take as usize;
+        (b, g) = (b + take, g + take);
+        if batch.len == N {
+            run(&batch);
+            batch.first = 0;
+            batch.second = 0;
+            batch.len = 0;
+        }
+        if b == p.blocks() {
+            i += 1;
+            b = 0;
+        }
+    }
+    if batch.len > 0 {
+        run(&batch);
+    }
+}
+
+/// The AVX2 and FMA batch: eight Philox blocks at once, then four seeds at a time through the
+/// same operations as [`fly_draws`] and [`Plot::cell`] (the same bits); a seed the vector path
+/// does not cover (a draw beyond the tables, an exponent beyond ±700, a wrap by more than one
+/// period) goes through [`fly_draws`] itself.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{Batch, Ctx, TABLE, fly_draws};
+    use crate::forest::exact_math::x4;
+    use crate::forest::rng::philox4x32_10_x8;
+
+    /// One value per group of four seeds of a batch.
+    type Quad<T> = [T; 4];
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn batch(ctx: &Ctx, b: &Batch<8>, cells: &mut [usize; 16]) -> usize {
+        let words = |w: &[u32; 8]| {
+            let w = w.map(|x| x as i32);
+            _mm256_setr_epi32(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
+        };
+        let x = [
+            words(&b.ctr0),
+            words(&b.ctr1),
+            words(&b.ctr2),
+            _mm256_set1_epi32(ctx.year as i32),
+        ];
+        let [y0, y1, y2, y3] = philox4x32_10_x8(x, ctx.key);
+        let (lo, hi) = (_mm256_castsi256_si128, |v| _mm256_extracti128_si256::<1>(v));
+        // Group g: blocks 4(g % 2)..+4, seeds of words 0-1 (g < 2) or 2-3 (g ≥ 2).
+        let a: Quad<__m128i> = [lo(y0), hi(y0), lo(y2), hi(y2)];
+        let d: Quad<__m128i> = [lo(y1), hi(y1), lo(y3), hi(y3)];
+        let valid: Quad<u32> = [b.first & 0xF, b.first >> 4, b.second & 0xF, b.second >> 4];
+        if valid == [0; 4] {
+            return 0;
+        }
+        let fl = ctx.flight;
+        let set1 = _mm256_set1_pd;
+        let zero = _mm256_setzero_pd();
+        // Each stage runs over the four groups: four independent chains for the out-of-order
+        // core to overlap.
+        let mut pos = [zero; 4];
+        let mut beyond = [zero; 4];
+        let mut near = [zero; 4];
+        for g in 0..4 {
+            // u = (a + ½) 2⁻³², a unsigned (exact).
+            let af = _mm256_add_pd(
+                _mm256_cvtepi32_pd(_mm_xor_si128(a[g], _mm_set1_epi32(i32::MIN))),
+                set1(2_147_483_648.0),
+            );
+            let u = _mm256_mul_pd(_mm256_add_pd(af, set1(0.5)), set1(1.0 / 4_294_967_296.0));
+            near[g] = _mm256_cmp_pd::<_CMP_LT_OQ>(u, set1(0.5));
+            let w = _mm256_blendv_pd(_mm256_sub_pd(set1(1.0), u), u, near[g]);
+            let x = _mm256_xor_pd(x4::ln(w), set1(-0.0));
+            let p = _mm256_mul_pd(
+                _mm256_sub_pd(x, set1(std::f64::consts::LN_2)),
+                set1(fl.inv_step),
+            );
+            // NaN or ≥ TABLE: beyond the tables.
+            beyond[g] = _mm256_cmp_pd::<_CMP_NLT_UQ>(p, set1(TABLE as f64));
+            pos[g] = _mm256_blendv_pd(p, zero, beyond[g]);
+        }
+        let mut r = [zero; 4];
+        let mut odd = [zero; 4];
+        for g in 0..4 {
+            let j = _mm_min_epi32(
+                _mm256_cvttpd_epi32(_mm256_max_pd(pos[g], zero)),
+                _mm_set1_epi32(TABLE as i32 - 1),
+            );
+            let f = _mm256_sub_pd(pos[g], _mm256_cvtepi32_pd(j));
+            let nm = _mm256_movemask_pd(near[g]);
+            let jl = lanes(j);
+            let mut row = [[0.0; 2]; 4];
+            for l in 0..4 {
+                let far = if nm >> l & 1 == 1 { 0 } else { TABLE };
+                row[l] = fl.steps[jl[l] as usize + far];
+            }
+            let base = _mm256_setr_pd(row[0][0], row[1][0], row[2][0], row[3][0]);
+            let diff = _mm256_setr_pd(row[0][1], row[1][1], row[2][1], row[3][1]);
+            let lr = _mm256_fmadd_pd(f, diff, base);
+            let in_exp = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(lr, set1(-700.0)),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(lr, set1(700.0)),
+            );
+            r[g] = x4::exp(_mm256_blendv_pd(zero, lr, in_exp));
+            odd[g] = _mm256_or_pd(beyond[g], _mm256_andnot_pd(in_exp, all_ones()));
+        }
+        let mut idx = [_mm256_setzero_si256(); 4];
+        let mut take = [0u32; 4];
+        let mut fallback = [0u32; 4];
+        let h = set1(ctx.plot.h);
+        let cols = set1(ctx.plot.cols);
+        let rows = set1(ctx.plot.rows);
+        let two52 = set1(4_503_599_627_370_496.0);
+        for g in 0..4 {
+            // Direction: 12 bits the interval, 20 the fraction (exact).
+            let kl = lanes(_mm_srli_epi32::<20>(d[g]));
+            let mut k = [[0.0; 4]; 4];
+            for l in 0..4 {
+                k[l] = fl.turns[kl[l] as usize];
+            }
+            let fd = _mm256_mul_pd(
+                _mm256_cvtepi32_pd(_mm_and_si128(d[g], _mm_set1_epi32(0xF_FFFF))),
+                set1(1.0 / 1_048_576.0),
+            );
+            let col = |i: usize| _mm256_setr_pd(k[0][i], k[1][i], k[2][i], k[3][i]);
+            let cos = _mm256_add_pd(col(0), _mm256_mul_pd(fd, col(1)));
+            let sin = _mm256_add_pd(col(2), _mm256_mul_pd(fd, col(3)));
+            let o = 4 * (g % 2);
+            let (u0, v0) = (&b.u0, &b.v0);
+            let pu = _mm256_setr_pd(u0[o], u0[o + 1], u0[o + 2], u0[o + 3]);
+            let pv = _mm256_setr_pd(v0[o], v0[o + 1], v0[o + 2], v0[o + 3]);
+            let mut u = _mm256_add_pd(pu, _mm256_mul_pd(r[g], cos));
+            let mut v = _mm256_sub_pd(pv, _mm256_mul_pd(r[g], sin));
+            let mut o = odd[g];
+            if let Some((lx, ly)) = ctx.plot.periods {
+                let (wu, bu) = wrap4(u, lx);
+                let (wv, bv) = wrap4(v, ly);
+                (u, v) = (wu, wv);
+                o = _mm256_or_pd(o, _mm256_or_pd(bu, bv));
+            }
+            let (c, rr) = match ctx.plot.inv_h {
+                Some(inv) => (
+                    _mm256_floor_pd(_mm256_mul_pd(u, set1(inv))),
+                    _mm256_floor_pd(_mm256_mul_pd(v, set1(inv))),
+                ),
+                None => (
+                    _mm256_floor_pd(_mm256_div_pd(u, h)),
+                    _mm256_floor_pd(_mm256_div_pd(v, h)),
+                ),
+            };
+            let inside = _mm256_and_pd(
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(c, zero),
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(c, cols),
+                ),
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(rr, zero),
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(rr, rows),
+                ),
+            );
+            // rr · cols + c: an integer below the cell count (exact); + 2⁵² puts it in the low
+            // mantissa bits.
+            let cell = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(rr, cols), c), two52);
+            idx[g] = _mm256_xor_si256(_mm256_castpd_si256(cell), _mm256_castpd_si256(two52));
+            fallback[g] = _mm256_movemask_pd(o) as u32 & valid[g];
+            take[g] = _mm256_movemask_pd(inside) as u32 & valid[g] & !fallback[g];
+        }
+        // Each landed seed's cell to `cells` (at most 16).
+        let mut n = 0;
+        for g in 0..4 {
+            let lane_cells = [
+                _mm256_extract_epi64::<0>(idx[g]),
+                _mm256_extract_epi64::<1>(idx[g]),
+                _mm256_extract_epi64::<2>(idx[g]),
+                _mm256_extract_epi64::<3>(idx[g]),
+            ];
+            for (l, &cell) in lane_cells.iter().enumerate() {
+                cells[n & 15] = cell as usize;
+                n += (take[g] >> l & 1) as usize;
+            }
+            if fallback[g] != 0 {
+                let (al, dl) = (lanes(a[g]), lanes(d[g]));
+                for l in 0..4 {
+                    if fallback[g] >> l & 1 == 1 {
+                        let (u0, v0) = (b.u0[4 * (g % 2) + l], b.v0[4 * (g % 2) + l]);
+                        let periods = ctx.plot.periods;
+                        let (_, u, v) = fly_draws(fl, al[l] as u32, dl[l] as u32, u0, v0, periods);
+                        if let Some(c) = ctx.plot.cell(u, v) {
+                            cells[n & 15] = c;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// [`super::wrap`] on four lanes, with a mask of the lanes it leaves to `rem_euclid`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn wrap4(x: __m256d, period: f64) -> (__m256d, __m256d) {
+        let p = _mm256_set1_pd(period);
+        let below = _mm256_cmp_pd::<_CMP_LT_OQ>(x, _mm256_setzero_pd());
+        let above = _mm256_cmp_pd::<_CMP_GE_OQ>(x, p);
+        let up = _mm256_add_pd(x, p);
+        let down = _mm256_sub_pd(x, p);
+        let up_ok = _mm256_cmp_pd::<_CMP_GE_OQ>(up, _mm256_setzero_pd());
+        let down_ok = _mm256_cmp_pd::<_CMP_LT_OQ>(down, p);
+        let up = _mm256_min_pd(up, _mm256_set1_pd(period.next_down()));
+        let y = _mm256_blendv_pd(_mm256_blendv_pd(x, up, below), down, above);
+        let odd = _mm256_or_pd(
+            _mm256_andnot_pd(up_ok, below),
+            _mm256_andnot_pd(down_ok, above),
+        );
+        (y, odd)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn all_ones() -> __m256d {
+        _mm256_castsi256_pd(_mm256_set1_epi32(-1))
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lanes(v: __m128i) -> [i32; 4] {
+        [
+            _mm_extract_epi32::<0>(v),
+            _mm_extract_epi32::<1>(v),
+            _mm_extract_epi32::<2>(v),
+            _mm_extract_epi32::<3>(v),
+        ]
+    }
+}
+
+/// The AVX-512 batch: [`x86::batch`] on sixteen blocks and eight seeds a vector, the same
+/// operations lane by lane.
+#[cfg(target_arch = "x86_64")]
+mod x86_512 {
+    use std::arch::x86_64::*;
+
+    use super::{Batch, Ctx, TABLE, fly_draws};
+    use crate::forest::exact_math::x8;
+    use crate::forest::rng::philox4x32_10_x16;
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) fn batch(ctx: &Ctx, b: &Batch<16>, cells: &mut [usize; 32]) -> usize {
+        let words = |w: &[u32; 16]| {
+            let w = w.map(|x| x as i32);
+            _mm512_setr_epi32(
+                w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12],
+                w[13], w[14], w[15],
+            )
+        };
+        let x = [
+            words(&b.ctr0),
+            words(&b.ctr1),
+            words(&b.ctr2),
+            _mm512_set1_epi32(ctx.year as i32),
+        ];
+        let [y0, y1, y2, y3] = philox4x32_10_x16(x, ctx.key);
+        let (lo, hi) = (_mm512_castsi512_si256, |v| {
+            _mm512_extracti64x4_epi64::<1>(v)
+        });
+        // Group g: blocks 8(g % 2)..+8, seeds of words 0-1 (g < 2) or 2-3 (g ≥ 2).
+        let a = [lo(y0), hi(y0), lo(y2), hi(y2)];
+        let d = [lo(y1), hi(y1), lo(y3), hi(y3)];
+        let valid = [b.first & 0xFF, b.first >> 8, b.second & 0xFF, b.second >> 8];
+        if valid == [0; 4] {
+            return 0;
+        }
+        let fl = ctx.flight;
+        let set1 = _mm512_set1_pd;
+        let zero = _mm512_setzero_pd();
+        let neg = |v: __m512d| {
+            _mm512_castsi512_pd(_mm512_xor_si512(
+                _mm512_castpd_si512(v),
+                _mm512_set1_epi64(i64::MIN),
+            ))
+        };
+        let mut pos = [zero; 4];
+        let mut beyond = [0u8; 4];
+        let mut near = [0u8; 4];
+        for g in 0..4 {
+            let af = _mm512_cvtepu32_pd(a[g]);
+            let u = _mm512_mul_pd(_mm512_add_pd(af, set1(0.5)), set1(1.0 / 4_294_967_296.0));
+            near[g] = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(u, set1(0.5));
+            let w = _mm512_mask_blend_pd(near[g], _mm512_sub_pd(set1(1.0), u), u);
+            let x = neg(x8::ln(w));
+            let p = _mm512_mul_pd(
+                _mm512_sub_pd(x, set1(std::f64::consts::LN_2)),
+                set1(fl.inv_step),
+            );
+            beyond[g] = _mm512_cmp_pd_mask::<_CMP_NLT_UQ>(p, set1(TABLE as f64));
+            pos[g] = _mm512_mask_blend_pd(beyond[g], p, zero);
+        }
+        let mut r = [zero; 4];
+        let mut odd = [0u8; 4];
+        for g in 0..4 {
+            let j = _mm256_min_epi32(
+                _mm512_cvttpd_epi32(_mm512_max_pd(pos[g], zero)),
+                _mm256_set1_epi32(TABLE as i32 - 1),
+            );
+            let f = _mm512_sub_pd(pos[g], _mm512_cvtepi32_pd(j));
+            let jl = lanes8(j);
+            let mut row = [[0.0; 2]; 8];
+            for l in 0..8 {
+                let far = if near[g] >> l & 1 == 1 { 0 } else { TABLE };
+                row[l] = fl.steps[jl[l] as usize + far];
+            }
+            let col = |i: usize| {
+                _mm512_setr_pd(
+                    row[0][i], row[1][i], row[2][i], row[3][i], row[4][i], row[5][i], row[6][i],
+                    row[7][i],
+                )
+            };
+            let lr = _mm512_fmadd_pd(f, col(1), col(0));
+            let in_exp = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(lr, set1(-700.0))
+                & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(lr, set1(700.0));
+            r[g] = x8::exp(_mm512_mask_blend_pd(in_exp, zero, lr));
+            odd[g] = beyond[g] | !in_exp;
+        }
+        let mut idx = [_mm512_setzero_si512(); 4];
+        let mut take = [0u32; 4];
+        let mut fallback = [0u32; 4];
+        let h = set1(ctx.plot.h);
+        let cols = set1(ctx.plot.cols);
+        let rows = set1(ctx.plot.rows);
+        let two52 = set1(4_503_599_627_370_496.0);
+        for g in 0..4 {
+            let kl = lanes8(_mm256_srli_epi32::<20>(d[g]));
+            let mut k = [[0.0; 4]; 8];
+            for l in 0..8 {
+                k[l] = fl.turns[kl[l] as usize];
+            }
+            let fd = _mm512_mul_pd(
+                _mm512_cvtepu32_pd(_mm256_and_si256(d[g], _mm256_set1_epi32(0xF_FFFF))),
+                set1(1.0 / 1_048_576.0),
+            );
+            let col = |i: usize| {
+                _mm512_setr_pd(
+                    k[0][i], k[1][i], k[2][i], k[3][i], k[4][i], k[5][i], k[6][i], k[7][i],
+                )
+            };
+            let cos = _mm512_add_pd(col(0), _mm512_mul_pd(fd, col(1)));
+            let sin = _mm512_add_pd(col(2), _mm512_mul_pd(fd, col(3)));
+            let (u0, v0) = if g % 2 == 0 {
+                (&b.u0[..8], &b.v0[..8])
+            } else {
+                (&b.u0[8..], &b.v0[8..])
+            };
+            let pu = _mm512_setr_pd(u0[0], u0[1], u0[2], u0[3], u0[4], u0[5], u0[6], u0[7]);
+            let pv = _mm512_setr_pd(v0[0], v0[1], v0[2], v0[3], v0[4], v0[5], v0[6], v0[7]);
+            let mut u = _mm512_add_pd(pu, _mm512_mul_pd(r[g], cos));
+            let mut v = _mm512_sub_pd(pv, _mm512_mul_pd(r[g], sin));
+            let mut bad = odd[g];
+            if let Some((lx, ly)) = ctx.plot.periods {
+                let (wu, bu) = wrap8(u, lx);
+                let (wv, bv) = wrap8(v, ly);
+                (u, v) = (wu, wv);
+                bad |= bu | bv;
+            }
+            let (c, rr) = match ctx.plot.inv_h {
+                Some(inv) => (
+                    _mm512_roundscale_pd::<0x09>(_mm512_mul_pd(u, set1(inv))),
+                    _mm512_roundscale_pd::<0x09>(_mm512_mul_pd(v, set1(inv))),
+                ),
+                None => (
+                    _mm512_roundscale_pd::<0x09>(_mm512_div_pd(u, h)),
+                    _mm512_roundscale_pd::<0x09>(_mm512_div_pd(v, h)),
+                ),
+            };
+            let inside = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(c, zero)
+                & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(c, cols)
+                & _mm512_cmp_pd_mask::<_CMP_GE_OQ>(rr, zero)
+                & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(rr, rows);
+            let cell = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(rr, cols), c), two52);
+            idx[g] = _mm512_xor_si512(_mm512_castpd_si512(cell), _mm512_castpd_si512(two52));
+            fallback[g] = u32::from(bad) & valid[g];
+            take[g] = u32::from(inside) & valid[g] & !fallback[g];
+        }
+        // Each landed seed's cell to `cells` (at most 32).
+        let mut n = 0;
+        for g in 0..4 {
+            let (i0, i1) = (
+                _mm512_castsi512_si256(idx[g]),
+                _mm512_extracti64x4_epi64::<1>(idx[g]),
+            );
+            let lane_cells = [
+                _mm256_extract_epi64::<0>(i0),
+                _mm256_extract_epi64::<1>(i0),
+                _mm256_extract_epi64::<2>(i0),
+                _mm256_extract_epi64::<3>(i0),
+                _mm256_extract_epi64::<0>(i1),
+                _mm256_extract_epi64::<1>(i1),
+                _mm256_extract_epi64::<2>(i1),
+                _mm256_extract_epi64::<3>(i1),
+            ];
+            for (l, &cell) in lane_cells.iter().enumerate() {
+                cells[n & 31] = cell as usize;
+                n += (take[g] >> l & 1) as usize;
+            }
+            if fallback[g] != 0 {
+                let (al, dl) = (lanes8(a[g]), lanes8(d[g]));
+                for l in 0..8 {
+                    if fallback[g] >> l & 1 == 1 {
+                        let (u0, v0) = (b.u0[8 * (g % 2) + l], b.v0[8 * (g % 2) + l]);
+                        let periods = ctx.plot.periods;
+                        let (_, u, v) = fly_draws(fl, al[l] as u32, dl[l] as u32, u0, v0, periods);
+                        if let Some(c) = ctx.plot.cell(u, v) {
+                            cells[n & 31] = c;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// [`super::wrap`] on eight lanes, with a mask of the lanes it leaves to `rem_euclid`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn wrap8(x: __m512d, period: f64) -> (__m512d, u8) {
+        let p = _mm512_set1_pd(period);
+        let zero = _mm512_setzero_pd();
+        let below = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, zero);
+        let above = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, p);
+        let up = _mm512_add_pd(x, p);
+        let down = _mm512_sub_pd(x, p);
+        let up_ok = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(up, zero);
+        let down_ok = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(down, p);
+        let up = _mm512_min_pd(up, _mm512_set1_pd(period.next_down()));
+        let y = _mm512_mask_blend_pd(above, _mm512_mask_blend_pd(below, x, up), down);
+        (y, (below & !up_ok) | (above & !down_ok))
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lanes8(v: __m256i) -> [i32; 8] {
+        [
+            _mm256_extract_epi32::<0>(v),
+            _mm256_extract_epi32::<1>(v),
+            _mm256_extract_epi32::<2>(v),
+            _mm256_extract_epi32::<3>(v),
+            _mm256_extract_epi32::<4>(v),
+            _mm256_extract_epi32::<5>(v),
+            _mm256_extract_epi32::<6>(v),
+            _mm256_extract_epi32::<7>(v),
+        ]
+    }
 }
 
 /// A parent's grid-relative position: u east from the grid's west edge, v south from its north
@@ -383,7 +1228,8 @@ pub(crate) fn grid_relative(grid: &GridSpec, p: &Parent) -> (f64, f64) {
 /// One seed's flight from a parent at grid-relative (u0, v0): its distance r and landing
 /// position (u, v), wrapped into [0, Lx) × [0, Ly) when `periods` = Some((Lx, Ly)) (a torus).
 /// Two u32 of `s`: the distance's, then the direction's.
-#[inline]
+/// The scalar reference's (and the GPU tests') form; the batched path calls [`fly_draws`].
+#[cfg(test)]
 pub(crate) fn fly(
     flight: &Flight,
     s: &mut Stream,
@@ -391,8 +1237,23 @@ pub(crate) fn fly(
     v0: f64,
     periods: Option<(f64, f64)>,
 ) -> (f64, f64, f64) {
-    let r = flight.distance(s);
-    let (cos, sin) = flight.direction(s);
+    let a = s.next_u32();
+    let d = s.next_u32();
+    fly_draws(flight, a, d, u0, v0, periods)
+}
+
+/// [`fly`] with its two u32 given: `a` the distance's, `d` the direction's.
+#[inline]
+fn fly_draws(
+    flight: &Flight,
+    a: u32,
+    d: u32,
+    u0: f64,
+    v0: f64,
+    periods: Option<(f64, f64)>,
+) -> (f64, f64, f64) {
+    let r = flight.distance_of(a);
+    let (cos, sin) = flight.direction_of(d);
     let (mut u, mut v) = (u0 + r * cos, v0 - r * sin);
     if let Some((lx, ly)) = periods {
         u = wrap(u, lx);
@@ -423,6 +1284,49 @@ fn wrap(x: f64, period: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scalar [`place_cpu`] as it was before batching (one rayon task per parent, one
+    /// atomic add per seed): the reference the batched paths must match bit for bit.
+    #[allow(clippy::too_many_arguments)]
+    fn place_cpu_reference(
+        grid: &GridSpec,
+        flight: &Flight,
+        parents: &[Parent],
+        species: u8,
+        torus: bool,
+        seed: u64,
+        year: u32,
+        counts: &mut [u32],
+    ) -> u64 {
+        let cells: Vec<AtomicU32> = counts.iter().map(|&c| AtomicU32::new(c)).collect();
+        let h = grid.cell_size_m;
+        let periods = torus.then(|| (grid.width_m(), grid.height_m()));
+        let (cols, rows) = (grid.cols as f64, grid.rows as f64);
+        let shed: u64 = parents
+            .par_iter()
+            .map(|p| {
+                if p.mean_seeds.is_nan() || p.mean_seeds <= 0.0 {
+                    return 0;
+                }
+                let mut s = Stream::new(seed, year, species, p.id, Purpose::SeedPlacement);
+                let n = random_round(p.mean_seeds, &mut s);
+                let (u0, v0) = grid_relative(grid, p);
+                for _ in 0..n {
+                    let (_, u, v) = fly(flight, &mut s, u0, v0, periods);
+                    let (c, rr) = ((u / h).floor(), (v / h).floor());
+                    if c >= 0.0 && c < cols && rr >= 0.0 && rr < rows {
+                        let cell = rr as usize * grid.cols + c as usize;
+                        cells[cell].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                n
+            })
+            .sum();
+        for (c, a) in counts.iter_mut().zip(cells) {
+            *c = a.into_inner();
+        }
+        shed
+    }
 
     /// Kolmogorov–Smirnov: the largest gap between the empirical CDF of `n` draws and
     /// 1 − mass_beyond must stay below 1.95/√n (the 0.1 % critical value: with fixed seeds the
@@ -520,6 +1424,93 @@ mod tests {
             }
             // Each mean has sd √(1/2n) ≈ 0.0022; within 5 sd.
             assert!((sc / n as f64).abs() < 0.012 && (ss / n as f64).abs() < 0.012);
+        }
+    }
+
+    /// The batched placement (scalar and AVX2, per-thread and atomic counts) gives the
+    /// reference's counts and seeds shed, bit for bit: every kernel family, torus and open plot,
+    /// parents inside and outside the grid, fractional, zero, negative and NaN means, counts
+    /// that start non-zero, cells of 1 m and of 2.5 m on an offset grid.
+    #[test]
+    fn batched_placement_matches_the_scalar_reference() {
+        let grids = [
+            GridSpec::from_extent(
+                geofield_core::Extent::new(0.0, 0.0, 300.0, 200.0).unwrap(),
+                1.0,
+            )
+            .unwrap(),
+            GridSpec::from_extent(
+                geofield_core::Extent::new(-13.3, 7.1, 186.7, 157.1).unwrap(),
+                2.5,
+            )
+            .unwrap(),
+            GridSpec::from_extent(
+                geofield_core::Extent::new(3.3, -1.7, 103.3, 78.3).unwrap(),
+                0.5,
+            )
+            .unwrap(),
+        ];
+        let mut modes = vec![];
+        for simd in Simd::available() {
+            for private in [false, true] {
+                modes.push(Mode {
+                    simd,
+                    private: Some(private),
+                });
+            }
+        }
+        let mut s = Stream::new(21, 0, 0, 0, Purpose::Growth);
+        for (gi, g) in grids.iter().enumerate() {
+            let (w, h) = (g.width_m(), g.height_m());
+            let parents: Vec<Parent> = (0..400u64)
+                .map(|i| Parent {
+                    x_m: g.x_min_m - 20.0 + (w + 40.0) * s.uniform(),
+                    y_m: g.y_min_m() - 20.0 + (h + 40.0) * s.uniform(),
+                    mean_seeds: match i % 50 {
+                        0 => 0.0,
+                        1 => -3.0,
+                        2 => f64::NAN,
+                        3 => 0.4,
+                        4 => 1.5,
+                        5 => 2.0,
+                        _ => 300.0 * s.uniform(),
+                    },
+                    id: 1000 * i + 7,
+                })
+                .collect();
+            let start: Vec<u32> = (0..g.n_cells()).map(|i| (i % 3) as u32).collect();
+            for (ki, k) in test_kernels().iter().enumerate() {
+                let fl = Flight::new(k);
+                for torus in [true, false] {
+                    let (seed, year, species) = (0xABCD_0000 + ki as u64, 3 + gi as u32, 2);
+                    let mut want = start.clone();
+                    let shed_want = place_cpu_reference(
+                        g, &fl, &parents, species, torus, seed, year, &mut want,
+                    );
+                    assert!(shed_want > 10_000);
+                    for &mode in &modes {
+                        let mut got = start.clone();
+                        let shed = place_batched(
+                            g, &fl, &parents, species, torus, seed, year, &mut got, mode,
+                        );
+                        assert_eq!(shed, shed_want, "{k:?} torus {torus} {mode:?}");
+                        assert!(got == want, "{k:?} torus {torus} {mode:?}: counts differ");
+                    }
+                    let mut got = start.clone();
+                    place_cpu(g, &fl, &parents, species, torus, seed, year, &mut got);
+                    assert!(got == want, "{k:?} torus {torus}: place_cpu differs");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_powers_of_two_have_an_exact_reciprocal() {
+        for h in [1.0, 0.5, 2.0, 0.25, 1024.0] {
+            assert_eq!(power_of_two_recip(h), Some(1.0 / h));
+        }
+        for h in [3.0, 2.5, 0.1, 0.0, -1.0, f64::NAN, f64::INFINITY, f64::MAX] {
+            assert_eq!(power_of_two_recip(h), None, "{h}");
         }
     }
 

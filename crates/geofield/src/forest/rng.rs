@@ -60,6 +60,85 @@ pub fn philox4x32_10(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     philox4x32(10, ctr, key)
 }
 
+/// [`philox4x32_10`] of eight counters at once (AVX2): lane i of `x[k]` is word k of counter i,
+/// all under `key`; returns the eight blocks the same way. The very same integer operations
+/// lane by lane (the 32 × 32 → 64-bit products by `_mm256_mul_epu32` on the even and odd lanes),
+/// so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) fn philox4x32_10_x8(
+    x: [std::arch::x86_64::__m256i; 4],
+    key: [u32; 2],
+) -> [std::arch::x86_64::__m256i; 4] {
+    use std::arch::x86_64::*;
+    // `_mm256_mul_epu32` multiplies the low 32 bits of each 64-bit lane.
+    let (m0, m1) = (_mm256_set1_epi64x(M0 as i64), _mm256_set1_epi64x(M1 as i64));
+    let [mut x0, mut x1, mut x2, mut x3] = x;
+    let mut k = key;
+    for r in 0..10 {
+        if r > 0 {
+            k = [k[0].wrapping_add(W0), k[1].wrapping_add(W1)];
+        }
+        let (hi0, lo0) = mul_hi_lo(x0, m0);
+        let (hi1, lo1) = mul_hi_lo(x2, m1);
+        let k0 = _mm256_set1_epi32(k[0] as i32);
+        let k1 = _mm256_set1_epi32(k[1] as i32);
+        x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), k0);
+        x1 = lo1;
+        x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), k1);
+        x3 = lo0;
+    }
+    [x0, x1, x2, x3]
+}
+
+/// [`philox4x32_10_x8`] on sixteen counters (AVX-512F).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(crate) fn philox4x32_10_x16(
+    x: [std::arch::x86_64::__m512i; 4],
+    key: [u32; 2],
+) -> [std::arch::x86_64::__m512i; 4] {
+    use std::arch::x86_64::*;
+    let (m0, m1) = (_mm512_set1_epi64(M0 as i64), _mm512_set1_epi64(M1 as i64));
+    let mul_hi_lo = |x: __m512i, m: __m512i| {
+        let even = _mm512_mul_epu32(x, m);
+        let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(x), m);
+        let hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
+        let lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
+        (hi, lo)
+    };
+    let [mut x0, mut x1, mut x2, mut x3] = x;
+    let mut k = key;
+    for r in 0..10 {
+        if r > 0 {
+            k = [k[0].wrapping_add(W0), k[1].wrapping_add(W1)];
+        }
+        let (hi0, lo0) = mul_hi_lo(x0, m0);
+        let (hi1, lo1) = mul_hi_lo(x2, m1);
+        x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), _mm512_set1_epi32(k[0] as i32));
+        x1 = lo1;
+        x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), _mm512_set1_epi32(k[1] as i32));
+        x3 = lo0;
+    }
+    [x0, x1, x2, x3]
+}
+
+/// The high and low 32 bits of the eight products x · m (m in the low half of each 64-bit lane).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn mul_hi_lo(
+    x: std::arch::x86_64::__m256i,
+    m: std::arch::x86_64::__m256i,
+) -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+    use std::arch::x86_64::*;
+    let even = _mm256_mul_epu32(x, m);
+    let odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(x), m);
+    let hi = _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(even), odd);
+    let lo = _mm256_blend_epi32::<0xAA>(even, _mm256_slli_epi64::<32>(odd));
+    (hi, lo)
+}
+
 /// What a stream's draws are for (one byte of the counter), so that two sub-models drawing for
 /// the same cell, species and year never share numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +183,11 @@ impl Stream {
             block: [0; 4],
             used: 4,
         }
+    }
+
+    /// The counter of the stream's next block and its key (Philox's inputs).
+    pub(crate) fn counter_and_key(&self) -> ([u32; 4], [u32; 2]) {
+        (self.ctr, self.key)
     }
 
     /// The next 32 random bits.
@@ -306,6 +390,131 @@ mod tests {
             ),
             [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
         );
+    }
+
+    /// Eight lanes of the AVX2 Philox equal the scalar one, bit for bit.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    #[allow(unsafe_code)]
+    fn philox_x8_matches_the_scalar_philox() {
+        use std::arch::x86_64::*;
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        #[target_feature(enable = "avx2")]
+        fn run(c: &[[u32; 4]; 8], key: [u32; 2]) -> [[u32; 4]; 8] {
+            let word = |k: usize| {
+                let w = |i: usize| c[i][k] as i32;
+                _mm256_setr_epi32(w(0), w(1), w(2), w(3), w(4), w(5), w(6), w(7))
+            };
+            let y = philox4x32_10_x8([word(0), word(1), word(2), word(3)], key);
+            let mut out = [[0u32; 4]; 8];
+            for (k, v) in y.iter().enumerate() {
+                let lanes = [
+                    _mm256_extract_epi32::<0>(*v),
+                    _mm256_extract_epi32::<1>(*v),
+                    _mm256_extract_epi32::<2>(*v),
+                    _mm256_extract_epi32::<3>(*v),
+                    _mm256_extract_epi32::<4>(*v),
+                    _mm256_extract_epi32::<5>(*v),
+                    _mm256_extract_epi32::<6>(*v),
+                    _mm256_extract_epi32::<7>(*v),
+                ];
+                for (i, x) in lanes.into_iter().enumerate() {
+                    out[i][k] = x as u32;
+                }
+            }
+            out
+        }
+        let mut s = Stream::new(1, 0, 0, 0, Purpose::Growth);
+        for _ in 0..1000 {
+            let mut c = [[0u32; 4]; 8];
+            for w in c.iter_mut().flatten() {
+                *w = s.next_u32();
+            }
+            c[0] = [u32::MAX; 4];
+            let key = [s.next_u32(), s.next_u32()];
+            // SAFETY: AVX2 was detected above.
+            let got = unsafe { run(&c, key) };
+            for i in 0..8 {
+                assert_eq!(got[i], philox4x32_10(c[i], key));
+            }
+        }
+    }
+
+    /// Sixteen lanes of the AVX-512 Philox equal the scalar one, bit for bit.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    #[allow(unsafe_code)]
+    fn philox_x16_matches_the_scalar_philox() {
+        use std::arch::x86_64::*;
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            return;
+        }
+        #[target_feature(enable = "avx512f,avx2")]
+        fn run(c: &[[u32; 4]; 16], key: [u32; 2]) -> [[u32; 4]; 16] {
+            let word = |k: usize| {
+                let w = |i: usize| c[i][k] as i32;
+                _mm512_setr_epi32(
+                    w(0),
+                    w(1),
+                    w(2),
+                    w(3),
+                    w(4),
+                    w(5),
+                    w(6),
+                    w(7),
+                    w(8),
+                    w(9),
+                    w(10),
+                    w(11),
+                    w(12),
+                    w(13),
+                    w(14),
+                    w(15),
+                )
+            };
+            let y = philox4x32_10_x16([word(0), word(1), word(2), word(3)], key);
+            let mut out = [[0u32; 4]; 16];
+            for (k, v) in y.iter().enumerate() {
+                for (h, half) in [
+                    _mm512_castsi512_si256(*v),
+                    _mm512_extracti64x4_epi64::<1>(*v),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let lanes = [
+                        _mm256_extract_epi32::<0>(half),
+                        _mm256_extract_epi32::<1>(half),
+                        _mm256_extract_epi32::<2>(half),
+                        _mm256_extract_epi32::<3>(half),
+                        _mm256_extract_epi32::<4>(half),
+                        _mm256_extract_epi32::<5>(half),
+                        _mm256_extract_epi32::<6>(half),
+                        _mm256_extract_epi32::<7>(half),
+                    ];
+                    for (i, x) in lanes.into_iter().enumerate() {
+                        out[8 * h + i][k] = x as u32;
+                    }
+                }
+            }
+            out
+        }
+        let mut s = Stream::new(3, 0, 0, 0, Purpose::Growth);
+        for _ in 0..1000 {
+            let mut c = [[0u32; 4]; 16];
+            for w in c.iter_mut().flatten() {
+                *w = s.next_u32();
+            }
+            c[15] = [u32::MAX; 4];
+            let key = [s.next_u32(), s.next_u32()];
+            // SAFETY: AVX-512F was detected above (and implies AVX2).
+            let got = unsafe { run(&c, key) };
+            for i in 0..16 {
+                assert_eq!(got[i], philox4x32_10(c[i], key));
+            }
+        }
     }
 
     #[test]
