@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::dispersal::{DisperseOptions, Method, Precision, Stand};
-use geofield::forest::experiment::{self, RunId};
+use geofield::forest::experiment;
 use geofield::forest::output::{self as fout, CountsRow, DensityStack, StandFrames};
 use geofield::forest::params::ForestParams;
 use geofield::forest::simulate::{DispersalMode, SimulateOptions, Timing};
@@ -318,59 +318,136 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
         },
         suitability,
     };
-    let runs = u64::from(a.replicates) * methods.len() as u64;
-    let pb = progress::bar(runs * u64::from(s.years), ctx.quiet(), "years");
+    let n_cases = methods.len() * a.replicates as usize;
+    let pb = progress::bar(n_cases as u64 * u64::from(s.years), ctx.quiet(), "years");
     let never = geofield::Cancel::new();
+    let mut first_final: Option<Trees> = None;
+    let mut last_year = String::new();
+    let t = Instant::now();
+    // One case (a method and a replicate, in `experiment::run`'s order): its counts rows,
+    // recruits per year, method label and timing. Case 0 also feeds the density stack and the
+    // GIF and keeps its final stand; under MPI it runs on rank 0, which writes the outputs.
+    let mut run_case = |c: usize| -> Result<CaseOut, geofield::GeofieldError> {
+        let id = experiment::case_id(c, a.replicates);
+        let mut out = CaseOut {
+            recruits: vec![0; s.years as usize + 1],
+            ..CaseOut::default()
+        };
+        let (fin, timing) = experiment::run_case(
+            be,
+            &grid,
+            &s.params,
+            &trees,
+            &opts,
+            &methods,
+            a.replicates,
+            c,
+            &never,
+            &mut |y| {
+                if !y.methods.is_empty() && out.label.is_empty() {
+                    let mut m = y.methods.clone();
+                    m.dedup();
+                    out.label = m.join("/");
+                }
+                let label = if mode == DispersalMode::PerSeed {
+                    "per-seed"
+                } else {
+                    methods[id.method].name()
+                };
+                out.rows
+                    .extend(fout::rows_of(y, &names, id.replicate, label));
+                out.recruits[y.year as usize] += y.species.iter().map(|x| x.recruits).sum::<u64>();
+                if c == 0 {
+                    if let Some(d) = density.as_mut() {
+                        d.push(y, &s.params)?;
+                    }
+                    if let Some(f) = frames.as_mut() {
+                        f.push(y, &s.params)?;
+                    }
+                }
+                if y.year > 0 {
+                    pb.inc(1);
+                    let n: u64 = y
+                        .species
+                        .iter()
+                        .map(|x| x.seedlings + x.saplings + x.adults)
+                        .sum();
+                    last_year = format!("year {}: {} trees", y.year, n);
+                    pb.set_message(last_year.clone());
+                }
+                Ok(())
+            },
+        )?;
+        out.timing = timing;
+        if c == 0 {
+            first_final = Some(fin);
+        }
+        Ok(out)
+    };
+    let cases: Vec<CaseOut> = {
+        #[cfg(feature = "mpi")]
+        match ctx.split() {
+            Some(r) => {
+                // GEOFIELD_MPI_FAIL=R (rank R fails before the work) or case:C (the rank that
+                // runs case C fails there): how the tests check that one rank's failure ends the
+                // whole job.
+                let inject = std::env::var("GEOFIELD_MPI_FAIL").unwrap_or_default();
+                let fail_case = inject
+                    .strip_prefix("case:")
+                    .and_then(|c| c.parse::<usize>().ok());
+                if inject.parse::<usize>().ok() == Some(r.rank()) {
+                    bail!("injected failure before the work (GEOFIELD_MPI_FAIL)");
+                }
+                let got = r.ensemble(n_cases, &mut |c| {
+                    if fail_case == Some(c) {
+                        return Err(geofield::GeofieldError::Invalid(
+                            "injected failure (GEOFIELD_MPI_FAIL)".into(),
+                        ));
+                    }
+                    let out = run_case(c)?;
+                    serde_json::to_vec(&out).map_err(|e| {
+                        geofield::GeofieldError::Invalid(format!("case {c}'s results: {e}"))
+                    })
+                })?;
+                let Some(bytes) = got else {
+                    // Rank 0 writes the outputs.
+                    pb.finish_and_clear();
+                    return Ok(());
+                };
+                bytes
+                    .iter()
+                    .map(|b| serde_json::from_slice(b))
+                    .collect::<Result<_, _>>()
+                    .context("the ranks' results")?
+            }
+            None => (0..n_cases).map(&mut run_case).collect::<Result<_, _>>()?,
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            (0..n_cases).map(&mut run_case).collect::<Result<_, _>>()?
+        }
+    };
+    // The cases in order, as one process runs them.
     let mut rows: Vec<CountsRow> = Vec::new();
     // Recruits (all species) per method and year, summed over replicates.
     let mut recruits = vec![vec![0u64; s.years as usize + 1]; methods.len()];
     let mut labels = vec![String::new(); methods.len()];
-    let mut last_year = String::new();
-    let t = Instant::now();
-    let (finals, timing) = experiment::run(
-        be,
-        &grid,
-        &s.params,
-        &trees,
-        &opts,
-        &methods,
-        a.replicates,
-        &never,
-        &mut |id: RunId, y| {
-            if !y.methods.is_empty() && labels[id.method].is_empty() {
-                let mut m = y.methods.clone();
-                m.dedup();
-                labels[id.method] = m.join("/");
-            }
-            let label = if mode == DispersalMode::PerSeed {
-                "per-seed".to_string()
-            } else {
-                methods[id.method].name().to_string()
-            };
-            rows.extend(fout::rows_of(y, &names, id.replicate, &label));
-            recruits[id.method][y.year as usize] +=
-                y.species.iter().map(|x| x.recruits).sum::<u64>();
-            if id.method == 0 && id.replicate == 0 {
-                if let Some(d) = density.as_mut() {
-                    d.push(y, &s.params)?;
-                }
-                if let Some(f) = frames.as_mut() {
-                    f.push(y, &s.params)?;
-                }
-            }
-            if y.year > 0 {
-                pb.inc(1);
-                let n: u64 = y
-                    .species
-                    .iter()
-                    .map(|x| x.seedlings + x.saplings + x.adults)
-                    .sum();
-                last_year = format!("year {}: {} trees", y.year, n);
-                pb.set_message(last_year.clone());
-            }
-            Ok(())
-        },
-    )?;
+    let mut timing = Timing::default();
+    for (c, out) in cases.into_iter().enumerate() {
+        let id = experiment::case_id(c, a.replicates);
+        rows.extend(out.rows);
+        for (sum, r) in recruits[id.method].iter_mut().zip(&out.recruits) {
+            *sum += r;
+        }
+        if labels[id.method].is_empty() {
+            labels[id.method] = out.label;
+        }
+        timing.dispersal_s += out.timing.dispersal_s;
+        timing.counts_s += out.timing.counts_s;
+        timing.establishment_s += out.timing.establishment_s;
+        timing.demography_s += out.timing.demography_s;
+    }
+    let finals: Vec<Trees> = first_final.into_iter().collect();
     let run_s = t.elapsed().as_secs_f64();
     pb.finish_and_clear();
     // `auto` becomes the method(s) it chose.
@@ -452,6 +529,15 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// One case's results (see `run`), sent between MPI ranks as JSON.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct CaseOut {
+    rows: Vec<CountsRow>,
+    recruits: Vec<u64>,
+    label: String,
+    timing: Timing,
 }
 
 #[derive(serde::Serialize)]

@@ -19,6 +19,30 @@ pub fn run(a: &InfoArgs, ctx: &Ctx) -> Result<()> {
         "CPU backend: available, {} threads (rayon)",
         rayon::current_num_threads()
     );
+    #[cfg(feature = "mpi")]
+    {
+        println!("MPI: {}", geofield::mpi::library_version());
+        if let Some(r) = &ctx.ranks {
+            let gpus = geofield_cuda::device_count().unwrap_or(0);
+            let device = if gpus > 0 {
+                format!(
+                    "CUDA device {} (local rank {} of its node, {gpus} GPUs)",
+                    r.local_rank() % gpus,
+                    r.local_rank()
+                )
+            } else {
+                "the CPU (no GPU)".to_string()
+            };
+            println!(
+                "MPI rank {} of {} (threads: {}): --backend auto uses {device}",
+                r.rank(),
+                r.size(),
+                if r.threaded() { "multiple" } else { "funneled" }
+            );
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    println!("MPI: not built in (cargo build --release --features mpi; see the README)");
     let p = geofield_cuda::probe(a.device);
     if let Some((maj, min)) = p.nvrtc_version {
         println!("NVRTC: {maj}.{min}");

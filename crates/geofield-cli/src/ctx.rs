@@ -86,6 +86,9 @@ pub struct Ctx {
     /// The subcommand's name, for messages (`knn`, `bench wind`).
     pub command: String,
     explicit: Vec<Global>,
+    /// The MPI job's ranks (feature `mpi`).
+    #[cfg(feature = "mpi")]
+    pub ranks: Option<std::sync::Arc<geofield::mpi::Ranks>>,
 }
 
 impl Ctx {
@@ -99,7 +102,15 @@ impl Ctx {
             args,
             command,
             explicit,
+            #[cfg(feature = "mpi")]
+            ranks: None,
         }
+    }
+
+    /// The MPI ranks of this job when it has more than one (feature `mpi`).
+    #[cfg(feature = "mpi")]
+    pub fn split(&self) -> Option<&geofield::mpi::Ranks> {
+        self.ranks.as_deref().filter(|r| r.size() > 1)
     }
 
     pub fn quiet(&self) -> bool {
@@ -135,7 +146,17 @@ impl Ctx {
 
     /// Open the backend, printing the reason when `auto` falls back to the CPU.
     pub fn open_backend(&self) -> Result<BackendSelection> {
-        let sel = backend::select(self.backend_choice()?)?;
+        let choice = self.backend_choice()?;
+        // One rank per GPU: `auto` takes the GPU of the rank's place on its node.
+        #[cfg(feature = "mpi")]
+        let choice = match (self.split(), choice) {
+            (Some(r), BackendChoice::Auto) => match geofield_cuda::device_count() {
+                Ok(n) if n > 0 => BackendChoice::Cuda(r.local_rank() % n),
+                _ => choice,
+            },
+            _ => choice,
+        };
+        let sel = backend::select(choice)?;
         self.report_backend(&sel);
         Ok(sel)
     }

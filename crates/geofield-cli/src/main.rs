@@ -102,7 +102,37 @@ fn main() -> ExitCode {
         names.push(name.to_string());
         leaf = m;
     }
-    let ctx = ctx::Ctx::new(cli.global, names.join(" "), leaf);
+    #[allow(unused_mut)]
+    let mut ctx = ctx::Ctx::new(cli.global, names.join(" "), leaf);
+    // Under `mpiexec -n R` (feature `mpi`): every rank starts MPI; only `forest` splits its
+    // work over the ranks so far, every other command refuses to run R times over the same
+    // outputs. Only rank 0 prints notes and errors.
+    #[cfg(feature = "mpi")]
+    {
+        match geofield::mpi::Ranks::init() {
+            Ok(r) => ctx.ranks = Some(std::sync::Arc::new(r)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+        if let Some(r) = ctx.split().map(|r| r.rank()) {
+            if r > 0 {
+                ctx.args.quiet = true;
+            }
+            let splits = matches!(cli.command, Command::Forest(_) | Command::Info(_));
+            if !splits {
+                if r == 0 {
+                    eprintln!(
+                        "error: `geofield {}` does not split over MPI ranks yet (only `forest` \
+                         does); run it without mpiexec or with -n 1",
+                        ctx.command
+                    );
+                }
+                return ExitCode::from(2);
+            }
+        }
+    }
     // The first run on a machine compiles the GPU kernels it needs (cached on disk afterwards):
     // say so once on stderr, unless the command was asked to be quiet.
     if !ctx.quiet() {
@@ -124,6 +154,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            #[cfg(feature = "mpi")]
+            if let Some(r) = ctx.split() {
+                // The other ranks may be waiting for this one at the ensemble's start.
+                r.fail(render_error(&e));
+                if r.rank() > 0 {
+                    return ExitCode::from(2);
+                }
+            }
             eprintln!("error: {}", render_error(&e));
             ExitCode::from(2)
         }

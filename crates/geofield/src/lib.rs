@@ -34,6 +34,8 @@ pub mod forest;
 #[cfg(feature = "io")]
 pub mod input_error;
 pub mod kriging;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod neighbors;
 pub mod synth;
 pub mod wind;

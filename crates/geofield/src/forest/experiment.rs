@@ -45,27 +45,65 @@ pub fn run(
     }
     let mut finals = Vec::new();
     let mut total = Timing::default();
-    for (m, &method) in methods.iter().enumerate() {
-        for r in 0..replicates {
-            let mut o = opts.clone();
-            o.seed = replicate_seed(opts.seed, r);
-            o.dispersal.method = method;
-            let id = RunId {
-                method: m,
-                replicate: r,
-            };
-            let (t, timing) =
-                simulate(backend, grid, params, trees.clone(), &o, cancel, &mut |y| {
-                    on_year(id, y)
-                })?;
-            total.dispersal_s += timing.dispersal_s;
-            total.counts_s += timing.counts_s;
-            total.establishment_s += timing.establishment_s;
-            total.demography_s += timing.demography_s;
-            finals.push(t);
-        }
+    for case in 0..methods.len() * replicates as usize {
+        let id = case_id(case, replicates);
+        let (t, timing) = run_case(
+            backend,
+            grid,
+            params,
+            trees,
+            opts,
+            methods,
+            replicates,
+            case,
+            cancel,
+            &mut |y| on_year(id, y),
+        )?;
+        total.dispersal_s += timing.dispersal_s;
+        total.counts_s += timing.counts_s;
+        total.establishment_s += timing.establishment_s;
+        total.demography_s += timing.demography_s;
+        finals.push(t);
     }
     Ok((finals, total))
+}
+
+/// The run of case `case` of an experiment (cases in [`run`]'s order: method by method, each
+/// replicate in turn).
+pub fn case_id(case: usize, replicates: u32) -> RunId {
+    let r = replicates.max(1) as usize;
+    RunId {
+        method: case / r,
+        replicate: (case % r) as u32,
+    }
+}
+
+/// Case `case` of [`run`] alone (its replicate's seed, its method), for callers that spread the
+/// cases over processes: the same years as [`run`] gives that case.
+#[allow(clippy::too_many_arguments)]
+pub fn run_case(
+    backend: &Backend,
+    grid: &GridSpec,
+    params: &ForestParams,
+    trees: &Trees,
+    opts: &SimulateOptions,
+    methods: &[Method],
+    replicates: u32,
+    case: usize,
+    cancel: &Cancel,
+    on_year: &mut dyn FnMut(&Year<'_>) -> Result<(), GeofieldError>,
+) -> Result<(Trees, Timing), GeofieldError> {
+    let id = case_id(case, replicates);
+    let Some(&method) = methods.get(id.method) else {
+        return Err(GeofieldError::Invalid(format!(
+            "case {case} of {} methods x {replicates} replicates",
+            methods.len()
+        )));
+    };
+    let mut o = opts.clone();
+    o.seed = replicate_seed(opts.seed, id.replicate);
+    o.dispersal.method = method;
+    simulate(backend, grid, params, trees.clone(), &o, cancel, on_year)
 }
 
 /// Per year (from 1), |R_m − R_ref| / R_ref of the recruits summed over species and

@@ -183,7 +183,7 @@ impl<'a> Year<'a> {
 }
 
 /// Where a run's time went, in seconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Timing {
     /// Seed production and dispersal (maps or seeds).
     pub dispersal_s: f64,

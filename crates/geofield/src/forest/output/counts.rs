@@ -23,7 +23,7 @@ pub const COUNTS_HEADER: &str =
     "year,replicate,species,seeds,seedlings,saplings,adults,recruits,basal_area_m2_ha,method";
 
 /// One row of the counts table (see the module docs for the columns).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CountsRow {
     /// Simulation year; 0 is the initial stand.
     pub year: u32,

@@ -1,0 +1,304 @@
+//! Runs split over MPI ranks (cargo feature `mpi`, on rsmpi; started with `mpiexec -n R`).
+//!
+//! - [`Ranks::init`] starts MPI (asking for `MPI_THREAD_MULTIPLE`, which rank 0's dispatcher
+//!   uses) and tells each rank its place: [`Ranks::rank`], [`Ranks::size`], the rank on its node
+//!   ([`Ranks::local_rank`], which picks its GPU: one rank per GPU) and the MPI library
+//!   ([`library_version`]).
+//! - [`Ranks::agree`]: every rank learns whether every rank is fine, and if not, which rank
+//!   failed and why (the lowest failing rank's message): inputs are checked before any work,
+//!   and a bad input on one rank ends the whole job cleanly instead of leaving the others
+//!   waiting.
+//! - [`Ranks::ensemble`]: `n` independent cases (forest replicates, wind directions) with
+//!   dynamic load balancing. Rank 0 hands out case numbers on request from a dispatcher thread
+//!   while its main thread works on cases too; each rank runs its cases and keeps their results
+//!   (bytes); at the end rank 0 gathers them in case order, so that it writes exactly what a
+//!   single process writes. A failing case stops the handing out; every rank finishes its
+//!   current case, and every rank returns the error, naming the rank and the cause. A rank that
+//!   fails before the ensemble calls [`Ranks::fail`], which the others, waiting at the
+//!   ensemble's start, receive.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use ::mpi::Threading;
+use ::mpi::datatype::PartitionMut;
+use ::mpi::topology::{Communicator, SimpleCommunicator};
+use ::mpi::traits::*;
+
+use crate::GeofieldError;
+
+const TAG_ASK: i32 = 7101;
+const TAG_GIVE: i32 = 7102;
+/// A worker's request: the next case, please (its last case went well).
+const ASK: i64 = -1;
+/// A worker's request after a failed case: stop handing out cases.
+const FAILED: i64 = -2;
+/// The dispatcher's answer when there is no case left (or the ensemble stops).
+const NONE: i64 = -1;
+
+/// The MPI library's version (the first line of its version string).
+pub fn library_version() -> String {
+    let v = ::mpi::environment::library_version().unwrap_or_else(|_| "unknown".into());
+    v.lines()
+        .next()
+        .unwrap_or("unknown")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// This process's MPI rank within the job (MPI is finalised when it is dropped).
+pub struct Ranks {
+    _universe: ::mpi::environment::Universe,
+    world: SimpleCommunicator,
+    threaded: bool,
+    local_rank: usize,
+    /// Whether this rank has reached [`Ranks::ensemble`] (then a later failure needs no
+    /// [`Ranks::fail`]).
+    entered: AtomicBool,
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {} of {}", self.rank(), self.size())
+    }
+}
+
+fn failed(what: &str) -> GeofieldError {
+    GeofieldError::Invalid(format!("MPI: {what}"))
+}
+
+impl Ranks {
+    /// Starts MPI (once per process).
+    pub fn init() -> Result<Ranks, GeofieldError> {
+        let (universe, threading) = ::mpi::initialize_with_threading(Threading::Multiple)
+            .ok_or_else(|| failed("MPI was already initialised in this process"))?;
+        let world = universe.world();
+        let local_rank = world.split_shared(0).rank().max(0) as usize;
+        Ok(Ranks {
+            _universe: universe,
+            world,
+            threaded: threading == Threading::Multiple,
+            local_rank,
+            entered: AtomicBool::new(false),
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.world.rank().max(0) as usize
+    }
+
+    pub fn size(&self) -> usize {
+        self.world.size().max(1) as usize
+    }
+
+    /// This rank's index among the ranks on its node (its GPU is `local_rank % GPUs`).
+    pub fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+
+    /// Whether the library gave `MPI_THREAD_MULTIPLE` (then rank 0 works on cases while its
+    /// dispatcher thread hands them out; otherwise rank 0 only dispatches).
+    pub fn threaded(&self) -> bool {
+        self.threaded
+    }
+
+    /// Every rank's `mine` combined: `Ok` on every rank when all are fine; otherwise every rank
+    /// gets the error of the lowest failing rank, "rank R: message".
+    pub fn agree(&self, mine: Result<(), String>) -> Result<(), GeofieldError> {
+        let me = self.rank() as i32;
+        let bad = if mine.is_err() { me } else { i32::MAX };
+        let mut lowest = i32::MAX;
+        self.world
+            .all_reduce_into(&bad, &mut lowest, ::mpi::collective::SystemOperation::min());
+        if lowest == i32::MAX {
+            return Ok(());
+        }
+        let mut msg = match &mine {
+            Err(m) if lowest == me => m.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        let root = self.world.process_at_rank(lowest);
+        let mut len = msg.len() as u64;
+        root.broadcast_into(&mut len);
+        msg.resize(len as usize, 0);
+        root.broadcast_into(&mut msg[..]);
+        Err(GeofieldError::Invalid(format!(
+            "rank {lowest}: {}",
+            String::from_utf8_lossy(&msg)
+        )))
+    }
+
+    /// A failure of this rank before it reached [`Ranks::ensemble`] (reading or checking its
+    /// inputs): the ranks waiting there learn it through [`Ranks::agree`] and return it, naming
+    /// this rank, instead of waiting for this one forever. Does nothing after the ensemble.
+    pub fn fail(&self, message: String) {
+        if !self.entered.swap(true, Ordering::SeqCst) {
+            let _ = self.agree(Err(message));
+        }
+    }
+
+    /// Runs cases `0..n` over the ranks (see the [module docs](self)); case 0 runs on rank 0
+    /// (which writes what only the first case produces). Returns, on rank 0, every case's bytes
+    /// in case order, and `None` on the other ranks; an error on every rank if any case failed.
+    pub fn ensemble(
+        &self,
+        n: usize,
+        work: &mut dyn FnMut(usize) -> Result<Vec<u8>, GeofieldError>,
+    ) -> Result<Option<Vec<Vec<u8>>>, GeofieldError> {
+        // Every rank got here with its inputs read and checked, or the job stops now.
+        self.entered.store(true, Ordering::SeqCst);
+        self.agree(Ok(()))?;
+        let mut done: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut error: Option<String> = None;
+        if self.rank() == 0 {
+            let next = AtomicUsize::new(1);
+            let stop = AtomicBool::new(false);
+            let mut lost = false;
+            let mut run = |i: usize, done: &mut Vec<(usize, Vec<u8>)>| match work(i) {
+                Ok(b) => done.push((i, b)),
+                Err(e) => {
+                    stop.store(true, Ordering::SeqCst);
+                    error = Some(format!("case {i}: {e}"));
+                }
+            };
+            if n > 0 {
+                run(0, &mut done);
+            }
+            std::thread::scope(|s| {
+                let dispatcher = (self.size() > 1).then(|| {
+                    s.spawn(|| {
+                        let mut finished = 0;
+                        while finished < self.size() - 1 {
+                            let (msg, status) =
+                                self.world.any_process().receive_with_tag::<i64>(TAG_ASK);
+                            if msg == FAILED {
+                                stop.store(true, Ordering::SeqCst);
+                            }
+                            let i = if stop.load(Ordering::SeqCst) {
+                                NONE
+                            } else {
+                                let i = next.fetch_add(1, Ordering::SeqCst);
+                                if i < n { i as i64 } else { NONE }
+                            };
+                            if i == NONE {
+                                finished += 1;
+                            }
+                            self.world
+                                .process_at_rank(status.source_rank())
+                                .send_with_tag(&i, TAG_GIVE);
+                        }
+                    })
+                });
+                if self.threaded || dispatcher.is_none() {
+                    while !stop.load(Ordering::SeqCst) {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if i >= n {
+                            break;
+                        }
+                        run(i, &mut done);
+                    }
+                }
+                if let Some(d) = dispatcher
+                    && d.join().is_err()
+                {
+                    lost = true;
+                }
+            });
+            if lost {
+                error.get_or_insert_with(|| "rank 0's dispatcher thread failed".into());
+            }
+        } else {
+            let root = self.world.process_at_rank(0);
+            let mut ask = ASK;
+            loop {
+                root.send_with_tag(&ask, TAG_ASK);
+                let (i, _) = root.receive_with_tag::<i64>(TAG_GIVE);
+                if i < 0 {
+                    break;
+                }
+                match work(i as usize) {
+                    Ok(b) => done.push((i as usize, b)),
+                    Err(e) => {
+                        error = Some(format!("case {i}: {e}"));
+                        ask = FAILED;
+                    }
+                }
+            }
+        }
+        // Every rank's results (case, bytes) and error, gathered on rank 0.
+        let mut mine = Vec::new();
+        for (i, b) in &done {
+            mine.extend_from_slice(&(*i as u64).to_le_bytes());
+            mine.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            mine.extend_from_slice(b);
+        }
+        if let Some(e) = &error {
+            mine.extend_from_slice(&u64::MAX.to_le_bytes());
+            mine.extend_from_slice(&(e.len() as u64).to_le_bytes());
+            mine.extend_from_slice(e.as_bytes());
+        }
+        let root = self.world.process_at_rank(0);
+        let len = i32::try_from(mine.len())
+            .map_err(|_| failed("a rank's results pass 2 GiB; run fewer cases per job"))?;
+        let mut verdict = 0u8;
+        let mut out = None;
+        if self.rank() == 0 {
+            let mut lens = vec![0i32; self.size()];
+            root.gather_into_root(&len, &mut lens[..]);
+            let mut displs = Vec::with_capacity(lens.len());
+            let mut total = 0i64;
+            for &l in &lens {
+                displs.push(i32::try_from(total).map_err(|_| failed("results pass 2 GiB"))?);
+                total += i64::from(l);
+            }
+            let mut all = vec![0u8; total as usize];
+            {
+                let mut part = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
+                root.gather_varcount_into_root(&mine[..], &mut part);
+            }
+            let mut cases: Vec<Option<Vec<u8>>> = vec![None; n];
+            let mut errors = Vec::new();
+            for (r, (&l, &d)) in lens.iter().zip(&displs).enumerate() {
+                let mut at = d as usize;
+                let end = at + l as usize;
+                while at + 16 <= end {
+                    let i = u64::from_le_bytes(all[at..at + 8].try_into().unwrap_or([0; 8]));
+                    let k = u64::from_le_bytes(all[at + 8..at + 16].try_into().unwrap_or([0; 8]))
+                        as usize;
+                    let body = all[at + 16..(at + 16 + k).min(end)].to_vec();
+                    at += 16 + k;
+                    if i == u64::MAX {
+                        errors.push(format!("rank {r}: {}", String::from_utf8_lossy(&body)));
+                    } else if let Some(c) = cases.get_mut(i as usize) {
+                        *c = Some(body);
+                    }
+                }
+            }
+            if !errors.is_empty() {
+                verdict = 1;
+                error = Some(errors.join("; "));
+            } else if cases.iter().any(Option::is_none) {
+                verdict = 1;
+                error = Some("a case's result went missing".into());
+            } else {
+                out = Some(cases.into_iter().flatten().collect());
+            }
+        } else {
+            root.gather_into(&len);
+            root.gather_varcount_into(&mine[..]);
+        }
+        // Everyone learns the verdict (and rank 0's message), so that every rank exits alike.
+        root.broadcast_into(&mut verdict);
+        if verdict != 0 {
+            let mut msg = error.unwrap_or_default().into_bytes();
+            let mut l = msg.len() as u64;
+            root.broadcast_into(&mut l);
+            msg.resize(l as usize, 0);
+            root.broadcast_into(&mut msg[..]);
+            return Err(GeofieldError::Invalid(
+                String::from_utf8_lossy(&msg).into_owned(),
+            ));
+        }
+        Ok(out)
+    }
+}
