@@ -73,7 +73,7 @@ pub enum VegetationArg {
     Trees,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct WindArgs {
     /// Digital elevation model in metres on a projected grid: .tif (GeoTIFF) or .asc (ESRI
     /// ASCII grid, CRS from the .prj beside it). A DEM in geographic coordinates (degrees) is
@@ -89,7 +89,7 @@ pub struct WindArgs {
     /// the DEM's CRS, GEOGCS rows projected from lat/lon, units converted, its largest radius
     /// of influence used unless --radius-m). Direction: where the wind comes from, degrees
     /// clockwise from north. Stations outside the DEM are reported and ignored.
-    #[arg(long, required_unless_present = "speed", conflicts_with = "speed")]
+    #[arg(long, required_unless_present_any = ["speed", "directions"], conflicts_with = "speed")]
     pub stations: Option<PathBuf>,
     /// Domain-average initialisation (instead of --stations): this wind speed (--speed-units)
     /// at --input-height-m above the ground everywhere, then the profile and the solve.
@@ -98,12 +98,21 @@ pub struct WindArgs {
     /// Domain-average wind direction: where it comes from, degrees clockwise from north.
     #[arg(long, requires = "speed")]
     pub direction: Option<f64>,
+    /// A wind atlas: one domain-average solve for every direction of this range
+    /// (START:STOP:STEP in degrees, STOP included, e.g. 0:350:10) or list (0,90,180) and every
+    /// speed of --speeds, each written to --ascii-out under WindNinja's names (direction and
+    /// speed in the name); under `mpiexec` the cases are spread over the ranks.
+    #[arg(long, requires_all = ["speeds", "ascii_out"], conflicts_with_all = ["speed", "direction", "stations"])]
+    pub directions: Option<String>,
+    /// The atlas' speeds (--speed-units), comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "directions")]
+    pub speeds: Option<Vec<f64>>,
     /// Height of the domain-average wind above the ground (m; above the vegetation with
     /// --vegetation, as WindNinja).
-    #[arg(long, default_value_t = 10.0, requires = "speed")]
+    #[arg(long, default_value_t = 10.0)]
     pub input_height_m: f64,
     /// Units of --speed.
-    #[arg(long, value_enum, default_value = "mps", requires = "speed")]
+    #[arg(long, value_enum, default_value = "mps")]
     pub speed_units: SpeedUnitArg,
     /// Horizontal cell size (m): the DEM's (default) or an integer multiple of it, to which the
     /// DEM is block-averaged. A DEM whose size is not a multiple of the blocks is not cut: the
@@ -217,6 +226,9 @@ pub struct WindArgs {
 }
 
 pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
+    if a.directions.is_some() {
+        return atlas(a, ctx);
+    }
     let start = Instant::now();
     let format = field_format(a)?;
     let opts = options(a)?;
@@ -295,5 +307,106 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     outs.commit()?;
     let names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
     println!("wrote {}", names.join(", "));
+    Ok(())
+}
+
+/// The directions of `--directions`: START:STOP:STEP (STOP included) or a list.
+fn parse_directions(v: &str) -> Result<Vec<f64>> {
+    let num = |t: &str| -> Result<f64> {
+        let x: f64 = t
+            .trim()
+            .parse()
+            .with_context(|| format!("--directions {v:?}: {t:?} is not a number of degrees"))?;
+        if !x.is_finite() {
+            bail!("--directions {v:?}: {t:?} is not finite");
+        }
+        Ok(x)
+    };
+    let out: Vec<f64> = if v.contains(':') {
+        let parts: Vec<&str> = v.split(':').collect();
+        let [a, b, c] = parts[..] else {
+            bail!("--directions {v:?}: expected START:STOP:STEP, e.g. 0:350:10");
+        };
+        let (a, b, c) = (num(a)?, num(b)?, num(c)?);
+        if c <= 0.0 || b < a {
+            bail!("--directions {v:?}: needs STEP > 0 and STOP >= START");
+        }
+        let n = ((b - a) / c + 1e-9).floor() as usize + 1;
+        if n > 100_000 {
+            bail!("--directions {v:?}: {n} directions; at most 100000");
+        }
+        (0..n).map(|i| a + i as f64 * c).collect()
+    } else {
+        v.split(',').map(num).collect::<Result<_>>()?
+    };
+    if out.is_empty() {
+        bail!("--directions {v:?}: no direction");
+    }
+    Ok(out)
+}
+
+/// A wind atlas (see `--directions`): each case is the same command with `--speed` and
+/// `--direction` (so a case run alone writes the same files), run in order, or spread over the
+/// MPI ranks.
+fn atlas(a: &WindArgs, ctx: &Ctx) -> Result<()> {
+    let directions = parse_directions(a.directions.as_deref().unwrap_or_default())?;
+    let speeds = a.speeds.clone().unwrap_or_default();
+    if speeds.is_empty() || speeds.iter().any(|s| !(s.is_finite() && *s >= 0.0)) {
+        bail!("--speeds needs finite speeds >= 0, got {speeds:?}");
+    }
+    for (given, name) in [
+        (a.out.is_some(), "--out"),
+        (a.speed_out.is_some(), "--speed-out"),
+        (a.direction_out.is_some(), "--direction-out"),
+        (a.png.is_some(), "--png"),
+        (a.points_out.is_some(), "--points-out"),
+        (ctx.json().is_some(), "--json"),
+    ] {
+        if given {
+            bail!(
+                "{name} would be overwritten by every case of the atlas: the atlas writes \
+                 --ascii-out, whose names carry each case's direction and speed"
+            );
+        }
+    }
+    let cases: Vec<(f64, f64)> = speeds
+        .iter()
+        .flat_map(|&s| directions.iter().map(move |&d| (d, s)))
+        .collect();
+    let start = Instant::now();
+    let case = |i: usize| -> Result<()> {
+        let (d, s) = cases[i];
+        let mut c = a.clone();
+        c.directions = None;
+        c.speeds = None;
+        c.direction = Some(d);
+        c.speed = Some(s);
+        run(&c, ctx).with_context(|| format!("atlas case {i}: direction {d}, speed {s}"))
+    };
+    #[cfg(feature = "mpi")]
+    if let Some(r) = ctx.split() {
+        r.ensemble(cases.len(), &mut |i| {
+            case(i)
+                .map(|()| Vec::new())
+                .map_err(|e| GeofieldError::Invalid(format!("{e:#}")))
+        })?;
+        if r.rank() == 0 {
+            println!(
+                "atlas: {} cases on {} ranks in {:.2} s",
+                cases.len(),
+                r.size(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        return Ok(());
+    }
+    for i in 0..cases.len() {
+        case(i)?;
+    }
+    println!(
+        "atlas: {} cases in {:.2} s",
+        cases.len(),
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }

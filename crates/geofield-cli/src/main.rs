@@ -116,16 +116,29 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         }
+        // The ranks on a node share its cores.
+        if let Some(r) = ctx.split()
+            && std::env::var_os("RAYON_NUM_THREADS").is_none()
+        {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let _ = rayon::ThreadPoolBuilder::new()
+                .num_threads((cores / r.local_size()).max(1))
+                .build_global();
+        }
         if let Some(r) = ctx.split().map(|r| r.rank()) {
             if r > 0 {
                 ctx.args.quiet = true;
             }
-            let splits = matches!(cli.command, Command::Forest(_) | Command::Info(_));
+            let splits = match &cli.command {
+                Command::Forest(_) | Command::Info(_) => true,
+                Command::Wind(w) => w.directions.is_some(),
+                _ => false,
+            };
             if !splits {
                 if r == 0 {
                     eprintln!(
                         "error: `geofield {}` does not split over MPI ranks yet (only `forest` \
-                         does); run it without mpiexec or with -n 1",
+                         and the wind atlas do); run it without mpiexec or with -n 1",
                         ctx.command
                     );
                 }

@@ -206,3 +206,79 @@ fn info_reports_the_library_and_each_ranks_device() {
         assert!(text.contains(r), "{text}");
     }
 }
+
+/// A 12-case wind atlas on 1, 2 and 3 ranks writes the same files, byte for byte, as one
+/// process.
+#[test]
+fn a_wind_atlas_over_ranks_is_byte_identical() {
+    let Some(mpi) = mpiexec() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = Command::new(BIN)
+        .args([
+            "synth",
+            "terrain",
+            "--kind",
+            "gaussian-hill",
+            "--cols",
+            "32",
+        ])
+        .args(["--rows", "24", "--cell-size-m", "30", "--out"])
+        .arg(d.join("hill.tif"))
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let atlas = |ranks: usize, folder: &str| {
+        let mut cmd = if ranks == 0 {
+            Command::new(BIN)
+        } else {
+            let mut c = Command::new(&mpi);
+            c.args(["-n", &ranks.to_string(), BIN]);
+            c
+        };
+        cmd.current_dir(d)
+            .args(["wind", "--dem", "hill.tif", "--directions", "0:330:30"])
+            .args([
+                "--speeds",
+                "4",
+                "--nz",
+                "8",
+                "--dz-m",
+                "40",
+                "--ascii-out",
+                folder,
+            ])
+            .args(["--crs", "EPSG:32611", "-q"]);
+        let out = run(cmd, Duration::from_secs(180));
+        assert!(
+            out.status.success(),
+            "-n {ranks}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(d.join(folder))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let one = atlas(0, "one");
+    assert_eq!(one.iter().filter(|(n, _)| n.ends_with(".asc")).count(), 24);
+    for ranks in [2, 3] {
+        let got = atlas(ranks, &format!("n{ranks}"));
+        assert!(got == one, "-n {ranks}: the atlas' files differ");
+    }
+}

@@ -52,6 +52,7 @@ pub struct Ranks {
     world: SimpleCommunicator,
     threaded: bool,
     local_rank: usize,
+    local_size: usize,
     /// Whether this rank has reached [`Ranks::ensemble`] (then a later failure needs no
     /// [`Ranks::fail`]).
     entered: AtomicBool,
@@ -73,12 +74,14 @@ impl Ranks {
         let (universe, threading) = ::mpi::initialize_with_threading(Threading::Multiple)
             .ok_or_else(|| failed("MPI was already initialised in this process"))?;
         let world = universe.world();
-        let local_rank = world.split_shared(0).rank().max(0) as usize;
+        let node = world.split_shared(0);
+        let (local_rank, local_size) = (node.rank().max(0) as usize, node.size().max(1) as usize);
         Ok(Ranks {
             _universe: universe,
             world,
             threaded: threading == Threading::Multiple,
             local_rank,
+            local_size,
             entered: AtomicBool::new(false),
         })
     }
@@ -94,6 +97,11 @@ impl Ranks {
     /// This rank's index among the ranks on its node (its GPU is `local_rank % GPUs`).
     pub fn local_rank(&self) -> usize {
         self.local_rank
+    }
+
+    /// The ranks on this rank's node (they share its cores: each takes its share of threads).
+    pub fn local_size(&self) -> usize {
+        self.local_size
     }
 
     /// Whether the library gave `MPI_THREAD_MULTIPLE` (then rank 0 works on cases while its

@@ -425,3 +425,86 @@ fn dem_crs_is_checked_warned_and_partial_blocks_are_kept() {
     assert_eq!(t.shape, [2, 3]);
     assert_eq!(t.data, NpyData::F64(vec![100.0; 6]));
 }
+
+/// A DEM with a hill (so each direction gives another field), 24 x 20 cells of 30 m.
+fn hill_dem(dir: &Path) -> PathBuf {
+    let p = dir.join("hill.asc");
+    let mut t = format!(
+        "ncols 24\nnrows 20\nxllcorner {X0}\nyllcorner {Y0}\ncellsize 30\nNODATA_value -9999\n"
+    );
+    for r in 0..20 {
+        let row: Vec<String> = (0..24)
+            .map(|c| {
+                let (dx, dy) = (c as f64 - 11.5, r as f64 - 9.5);
+                format!("{:.2}", 100.0 + 80.0 * (-(dx * dx + dy * dy) / 30.0).exp())
+            })
+            .collect();
+        t.push_str(&row.join(" "));
+        t.push('\n');
+    }
+    std::fs::write(&p, t).unwrap();
+    let wkt = geofield_io::crs::epsg_wkt(32611).unwrap();
+    std::fs::write(dir.join("hill.prj"), wkt).unwrap();
+    p
+}
+
+/// `--directions 0:270:90 --speeds 3,6`: eight cases, each file byte-identical to the same case
+/// run alone with `--speed` and `--direction`; outputs every case would overwrite are refused.
+#[test]
+fn a_wind_atlas_is_its_cases_run_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dem = hill_dem(d);
+    let (atlas, alone) = (d.join("atlas"), d.join("alone"));
+    let common = ["--nz", "6", "--dz-m", "20", "-q"];
+    let mut args = vec!["wind", "--dem", s(&dem), "--directions", "0:270:90"];
+    args.extend(["--speeds", "3,6", "--ascii-out", s(&atlas)]);
+    args.extend(common);
+    let (ok, m) = run(&args);
+    assert!(ok, "{m}");
+    let mut names: Vec<String> = std::fs::read_dir(&atlas)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".asc"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 16, "{names:?}");
+    for (dir_deg, speed) in [("90", "3"), ("270", "6")] {
+        let mut one = vec!["wind", "--dem", s(&dem), "--direction", dir_deg];
+        one.extend(["--speed", speed, "--ascii-out", s(&alone)]);
+        one.extend(common);
+        let (ok, m) = run(&one);
+        assert!(ok, "{m}");
+        for kind in ["vel", "ang"] {
+            let name = format!("hill_{dir_deg}_{speed}_30m_{kind}.asc");
+            let a = std::fs::read(atlas.join(&name)).unwrap();
+            let b = std::fs::read(alone.join(&name)).unwrap();
+            assert!(a == b, "{name} differs from the case run alone");
+        }
+    }
+    let mut bad = vec![
+        "wind",
+        "--dem",
+        s(&dem),
+        "--directions",
+        "0,90",
+        "--speeds",
+        "3",
+    ];
+    let out = d.join("f.nc");
+    bad.extend(["--ascii-out", s(&atlas), "--out", s(&out)]);
+    let (ok, m) = run(&bad);
+    assert!(!ok && m.contains("--out") && m.contains("atlas"), "{m}");
+    let (ok, m) = run(&[
+        "wind",
+        "--dem",
+        s(&dem),
+        "--directions",
+        "5:1:1",
+        "--speeds",
+        "3",
+        "--ascii-out",
+        s(&atlas),
+    ]);
+    assert!(!ok && m.contains("STEP"), "{m}");
+}
