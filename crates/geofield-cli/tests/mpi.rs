@@ -49,6 +49,16 @@ fn run(mut cmd: Command, limit: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// The geofield binary on `ranks` MPI ranks (0: run directly, without mpiexec).
+fn launcher(mpi: &Path, ranks: usize) -> Command {
+    if ranks == 0 {
+        return Command::new(BIN);
+    }
+    let mut c = Command::new(mpi);
+    c.args(["-n", &ranks.to_string(), BIN]);
+    c
+}
+
 fn stand(dir: &Path) {
     let out = Command::new(BIN)
         .args([
@@ -83,13 +93,7 @@ fn forest(
     counts: &str,
     fail: Option<&str>,
 ) -> Output {
-    let mut cmd = if ranks == 0 {
-        Command::new(BIN)
-    } else {
-        let mut c = Command::new(mpi);
-        c.args(["-n", &ranks.to_string(), BIN]);
-        c
-    };
+    let mut cmd = launcher(mpi, ranks);
     cmd.current_dir(dir)
         .args(["forest", "--trees", "t.csv", "--species", "t.toml"])
         .args([
@@ -236,13 +240,7 @@ fn a_wind_atlas_over_ranks_is_byte_identical() {
         String::from_utf8_lossy(&out.stderr)
     );
     let atlas = |ranks: usize, folder: &str| {
-        let mut cmd = if ranks == 0 {
-            Command::new(BIN)
-        } else {
-            let mut c = Command::new(&mpi);
-            c.args(["-n", &ranks.to_string(), BIN]);
-            c
-        };
+        let mut cmd = launcher(&mpi, ranks);
         cmd.current_dir(d)
             .args(["wind", "--dem", "hill.tif", "--directions", "0:330:30"])
             .args([

@@ -177,8 +177,18 @@ impl Ranks {
                     s.spawn(|| {
                         let mut finished = 0;
                         while finished < self.size() - 1 {
-                            let (msg, status) =
-                                self.world.any_process().receive_with_tag::<i64>(TAG_ASK);
+                            // A blocking receive spins (MPICH polls): it would take a core from
+                            // rank 0's own work. Probe, and sleep a little between probes.
+                            let Some(status) =
+                                self.world.any_process().immediate_probe_with_tag(TAG_ASK)
+                            else {
+                                std::thread::sleep(std::time::Duration::from_micros(500));
+                                continue;
+                            };
+                            let (msg, _) = self
+                                .world
+                                .process_at_rank(status.source_rank())
+                                .receive_with_tag::<i64>(TAG_ASK);
                             if msg == FAILED {
                                 stop.store(true, Ordering::SeqCst);
                             }
