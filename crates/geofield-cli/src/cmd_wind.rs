@@ -109,10 +109,10 @@ pub struct WindArgs {
     pub speeds: Option<Vec<f64>>,
     /// Height of the domain-average wind above the ground (m; above the vegetation with
     /// --vegetation, as WindNinja).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, conflicts_with = "stations")]
     pub input_height_m: f64,
     /// Units of --speed.
-    #[arg(long, value_enum, default_value = "mps")]
+    #[arg(long, value_enum, default_value = "mps", conflicts_with = "stations")]
     pub speed_units: SpeedUnitArg,
     /// Horizontal cell size (m): the DEM's (default) or an integer multiple of it, to which the
     /// DEM is block-averaged. A DEM whose size is not a multiple of the blocks is not cut: the
