@@ -14,7 +14,7 @@
 //! Every draw is the library's (`geofield::forest::rng`), to the bit: see the kernel file's
 //! header. The stand grows as seedlings arrive (capacity × 1.5 when full).
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::MODULE;
 use crate::context::Gpu;
@@ -123,166 +123,10 @@ pub struct Census {
     pub reproductive_basal_m2: f64,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct FyCoarse {
-    x_min_m: f64,
-    y_max_m: f64,
-    cell_m: f64,
-    cols_f: f64,
-    rows_f: f64,
-    cols: u64,
-    n_cells: u64,
-    pad: u64,
-}
+mod mirror;
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct FySpecies {
-    sapling_dbh_cm: f64,
-    adult_dbh_cm: f64,
-    annual: [f64; 3],
-    per_neighbour: [f64; 3],
-    g0: [f64; 3],
-    g1: [f64; 3],
-    g2: [f64; 3],
-    growth_kind: [u32; 3],
-    pad: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct FyCells {
-    coarse: FyCoarse,
-    x_min_m: f64,
-    y_max_m: f64,
-    cell_m: f64,
-    area: f64,
-    keep: [f64; 4],
-    tail: [f64; 2],
-    rain: f64,
-    dist_a: f64,
-    p_est: f64,
-    seedling_dbh_cm: f64,
-    cols: u64,
-    n_cells: u64,
-    key0: u32,
-    key1: u32,
-    year: u32,
-    species: u32,
-    dist_kind: u32,
-    has_map0: u32,
-    has_map1: u32,
-    has_landing: u32,
-    has_rain: u32,
-    has_suit: u32,
-    max_gap_density: u32,
-    pad: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct FySurvive {
-    coarse: FyCoarse,
-    n: u64,
-    existing: u64,
-    key0: u32,
-    key1: u32,
-    year: u32,
-    pad: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct FyCensus {
-    x0: f64,
-    x1: f64,
-    y0: f64,
-    y1: f64,
-    min_dbh_cm: f64,
-    n: u64,
-    s: u32,
-    pad: u32,
-}
-
-// SAFETY (all five): #[repr(C)] plain-old-data of f64, u64 and u32 fields in the order and with
-// the sizes of their C mirrors in forest_year.cu (FyCoarse 64, FySpecies 152, FyCells 240,
-// FySurvive 96, FyCensus 56 bytes, checked by GF_CHECK_SIZE there and by the unit test here), no
-// implicit padding (each u32 run has an even length or ends the struct with an explicit pad).
-unsafe impl DeviceRepr for FyCoarse {}
-unsafe impl DeviceRepr for FySpecies {}
-unsafe impl DeviceRepr for FyCells {}
-unsafe impl DeviceRepr for FySurvive {}
-unsafe impl DeviceRepr for FyCensus {}
-// SAFETY: all-zero bits are a valid value of each (zeros and 0.0).
-unsafe impl ValidAsZeroBits for FySpecies {}
-
-/// (Rust name, C name, size in bytes) of the year's parameter structs.
-pub const YEAR_STRUCTS: &[(&str, &str, usize)] = &[
-    ("FyCoarse", "FyCoarse", 64),
-    ("FySpecies", "FySpecies", 152),
-    ("FyCells", "FyCells", 240),
-    ("FySurvive", "FySurvive", 96),
-    ("FyCensus", "FyCensus", 56),
-];
-
-/// The sizes of the Rust mirrors, for the test against [`YEAR_STRUCTS`].
-pub fn year_struct_sizes() -> [usize; 5] {
-    [
-        std::mem::size_of::<FyCoarse>(),
-        std::mem::size_of::<FySpecies>(),
-        std::mem::size_of::<FyCells>(),
-        std::mem::size_of::<FySurvive>(),
-        std::mem::size_of::<FyCensus>(),
-    ]
-}
-
-/// Kernels whose few spilled bytes (sm_80) the compile tests accept: forest_cells and
-/// forest_place inline the whole random-number library (Poisson, gamma, binomial), and a few
-/// bytes of local memory cost nothing next to their Philox blocks and polynomials.
-pub const SPILLS_ALLOWED: &[&str] = &["forest_cells", "forest_place"];
-
-/// The kernels of the year (for `Gpu::prepare`).
-pub const YEAR_KERNELS: &[&str] = &[
-    "forest_occupancy",
-    "forest_cells",
-    "forest_place",
-    "forest_block_sums",
-    "forest_block_scan",
-    "forest_survive",
-    "forest_select",
-    "forest_compact",
-    "forest_census",
-];
-
-fn fy_species(d: &Demography) -> FySpecies {
-    let mut s = FySpecies {
-        sapling_dbh_cm: d.sapling_dbh_cm,
-        adult_dbh_cm: d.adult_dbh_cm,
-        annual: d.annual,
-        per_neighbour: d.per_neighbour,
-        ..FySpecies::default()
-    };
-    for (k, g) in d.growth.iter().enumerate() {
-        match *g {
-            GrowthLaw::ConstantRadial { radial_mm_per_yr } => {
-                s.growth_kind[k] = 0;
-                s.g0[k] = radial_mm_per_yr;
-            }
-            GrowthLaw::SizeDependent {
-                max_cm_per_yr,
-                peak_dbh_cm,
-                min_cm_per_yr,
-            } => {
-                s.growth_kind[k] = 1;
-                s.g0[k] = max_cm_per_yr;
-                s.g1[k] = peak_dbh_cm;
-                s.g2[k] = min_cm_per_yr;
-            }
-        }
-    }
-    s
-}
+use mirror::{FyCells, FyCensus, FyCoarse, FySpecies, FySurvive, fy_species};
+pub use mirror::{SPILLS_ALLOWED, YEAR_KERNELS, YEAR_STRUCTS, year_struct_sizes};
 
 /// The tree columns of one copy of the stand.
 struct Columns {
