@@ -100,6 +100,9 @@ pub(super) struct RowEncoder<T> {
     levels: Vec<RowLevel<T>>,
     nodata: Option<f64>,
     codec: Compression,
+    /// For a part of the image ([`RowEncoder::part`]): the rows of the first image not
+    /// encoded here, as the last encoded image makes them.
+    raw: Option<Vec<T>>,
 }
 
 impl<T: Sample> RowEncoder<T> {
@@ -119,7 +122,41 @@ impl<T: Sample> RowEncoder<T> {
             levels,
             nodata,
             codec,
+            raw: None,
         }
+    }
+
+    /// The encoder of rows `first ..` of the image (`first` a multiple of `TILE_SIZE ·
+    /// 2^(encoded - 1)`, or of 2^`encoded` when `encoded` is 0): only its first `encoded`
+    /// images are compressed (their tiles are whole tile rows of the image's, the same bytes),
+    /// and the rows they make of image `encoded` are kept raw ([`Self::into_part`]) for the
+    /// coarser images, which need every part's rows.
+    pub(super) fn part(
+        cols: usize,
+        rows: usize,
+        nodata: Option<f64>,
+        codec: Compression,
+        first: usize,
+        encoded: usize,
+    ) -> Self {
+        let mut e = Self::new(cols, rows, nodata, codec);
+        let sizes: Vec<(usize, usize)> = e.levels.iter().map(|l| (l.cols, l.rows)).collect();
+        e.levels.truncate(encoded);
+        for (i, l) in e.levels.iter_mut().enumerate() {
+            l.received = first >> i;
+        }
+        // Image `encoded`'s own bookkeeping: its size and the rows received so far.
+        let (c, r) = sizes.get(encoded).copied().unwrap_or((0, 0));
+        e.levels.push(RowLevel {
+            cols: c,
+            rows: r,
+            received: first >> encoded,
+            pending: Vec::new(),
+            carry: Vec::new(),
+            tiles: Vec::new(),
+        });
+        e.raw = Some(Vec::new());
+        e
     }
 
     /// Rows received so far (of the full-resolution image).
@@ -135,6 +172,14 @@ impl<T: Sample> RowEncoder<T> {
 
     fn push_level(&mut self, i: usize, values: &[T]) -> Result<(), String> {
         let (nodata, codec) = (self.nodata, self.codec);
+        // A part's last level is kept raw.
+        if let Some(raw) = self.raw.as_mut()
+            && i + 1 == self.levels.len()
+        {
+            raw.extend_from_slice(values);
+            self.levels[i].received += values.len() / self.levels[i].cols.max(1);
+            return Ok(());
+        }
         let has_next = i + 1 < self.levels.len();
         let next = {
             let l = &mut self.levels[i];
@@ -199,6 +244,13 @@ impl<T: Sample> RowEncoder<T> {
             Some(half) if !half.is_empty() => self.push_level(i + 1, &half),
             _ => Ok(()),
         }
+    }
+
+    /// A part's compressed images (full resolution first) and the raw rows of the next image.
+    pub(super) fn into_part(mut self) -> (Vec<Level>, Vec<T>) {
+        let raw = self.raw.take().unwrap_or_default();
+        self.levels.pop();
+        (self.into_levels(), raw)
     }
 
     /// The levels, full resolution first (every row must have been given).

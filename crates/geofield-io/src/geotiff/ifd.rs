@@ -117,8 +117,27 @@ pub(super) struct Layout {
     pub(super) end: u64,
 }
 
+/// One image of the pyramid as the layout sees it: its size and its tiles' byte counts, in file
+/// order (band, tile row, tile col).
+pub(super) struct Shape {
+    pub(super) cols: usize,
+    pub(super) rows: usize,
+    pub(super) counts: Vec<u64>,
+}
+
+impl Shape {
+    pub(super) fn of(l: &Level) -> Shape {
+        Shape {
+            cols: l.cols,
+            rows: l.rows,
+            counts: l.tiles.iter().map(|t| t.len() as u64).collect(),
+        }
+    }
+}
+
 /// Lay the file out: header, ghost area, IFDs (level 0 first), then tiles (last level first).
-pub(super) fn plan(levels: &[Level], tags: &MainTags, big: bool) -> Layout {
+/// Returns the layout and each image's tile offsets.
+pub(super) fn plan(levels: &[Shape], tags: &MainTags, big: bool) -> (Layout, Vec<Vec<u64>>) {
     let mut prefix = Vec::new();
     if big {
         prefix.extend_from_slice(b"II\x2b\x00\x08\x00\x00\x00");
@@ -154,7 +173,7 @@ pub(super) fn plan(levels: &[Level], tags: &MainTags, big: bool) -> Layout {
             .map(|(i, l)| level_entries(i, l, tags, &offs[i], big))
             .collect()
     };
-    let zero_offsets: Vec<Vec<u64>> = levels.iter().map(|l| vec![0; l.tiles.len()]).collect();
+    let zero_offsets: Vec<Vec<u64>> = levels.iter().map(|l| vec![0; l.counts.len()]).collect();
     let sizes: Vec<u64> = entries(&zero_offsets)
         .iter()
         .map(|e| ifd_size(e, big))
@@ -164,10 +183,10 @@ pub(super) fn plan(levels: &[Level], tags: &MainTags, big: bool) -> Layout {
     let mut tile_offsets: Vec<Vec<u64>> = vec![Vec::new(); levels.len()];
     let mut at = data_start;
     for (i, l) in levels.iter().enumerate().rev() {
-        for t in &l.tiles {
+        for &n in &l.counts {
             at += 4;
             tile_offsets[i].push(at);
-            at += t.len() as u64 + 4;
+            at += n + 4;
         }
     }
     let all = entries(&tile_offsets);
@@ -183,23 +202,26 @@ pub(super) fn plan(levels: &[Level], tags: &MainTags, big: bool) -> Layout {
         ifd_at += bytes.len() as u64;
         ifds.push(bytes);
     }
-    Layout {
-        prefix,
-        ifds,
-        end: at,
-    }
+    (
+        Layout {
+            prefix,
+            ifds,
+            end: at,
+        },
+        tile_offsets,
+    )
 }
 
 /// The entries of level `i` (0 = full resolution), sorted by tag.
 pub(super) fn level_entries(
     i: usize,
-    l: &Level,
+    l: &Shape,
     t: &MainTags,
     offs: &[u64],
     big: bool,
 ) -> Vec<Entry> {
     let bands = usize::from(t.bands);
-    let counts: Vec<u64> = l.tiles.iter().map(|x| x.len() as u64).collect();
+    let counts = &l.counts;
     let mut e = vec![
         long(TAG_IMAGE_WIDTH, l.cols as u32),
         long(TAG_IMAGE_LENGTH, l.rows as u32),
@@ -212,7 +234,7 @@ pub(super) fn level_entries(
         shorts(TAG_TILE_WIDTH, &[TILE_SIZE as u16]),
         shorts(TAG_TILE_LENGTH, &[TILE_SIZE as u16]),
         offsets(TAG_TILE_OFFSETS, offs, big),
-        offsets(TAG_TILE_BYTE_COUNTS, &counts, big),
+        offsets(TAG_TILE_BYTE_COUNTS, counts, big),
         shorts(TAG_SAMPLE_FORMAT, &vec![3; bands]), // IEEE floating point
     ];
     if bands > 1 {
@@ -343,8 +365,20 @@ pub(super) fn write_file_at(
     f.write_all_at(&head, 0)?;
     // Tiles in file order (smallest overview first), each framed by 4 bytes before and after.
     let tiles: Vec<&Vec<u8>> = levels.iter().rev().flat_map(|l| l.tiles.iter()).collect();
+    write_tiles_at(f, &tiles, head.len() as u64)
+}
+
+/// Framed `tiles` (4-byte leader and trailer each) written one after another from `start`, in
+/// groups of about [`WRITE_GROUP_BYTES`] from several threads.
+#[cfg(unix)]
+pub(super) fn write_tiles_at(
+    f: &std::fs::File,
+    tiles: &[&Vec<u8>],
+    start: u64,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
     let mut groups: Vec<(usize, usize, u64)> = Vec::new();
-    let (mut at, mut from, mut bytes) = (head.len() as u64, 0usize, 0usize);
+    let (mut at, mut from, mut bytes) = (start, 0usize, 0usize);
     let mut group_at = at;
     for (i, t) in tiles.iter().enumerate() {
         bytes += t.len() + 8;
@@ -366,6 +400,20 @@ pub(super) fn write_file_at(
         }
         f.write_all_at(&buf, offset)
     })
+}
+
+/// The layout in classic TIFF, or in BigTIFF when `bigtiff` says so or the file passes 4 GiB.
+pub(super) fn plan_either(
+    shapes: &[Shape],
+    tags: &MainTags,
+    bigtiff: BigTiff,
+) -> (Layout, Vec<Vec<u64>>) {
+    let classic = plan(shapes, tags, false);
+    if bigtiff == BigTiff::Always || classic.0.end > u64::from(u32::MAX) {
+        plan(shapes, tags, true)
+    } else {
+        classic
+    }
 }
 
 #[cfg(all(test, unix))]
@@ -394,7 +442,8 @@ mod tests {
         )
         .unwrap();
         let tags = MainTags::new(&g, &["a".to_string()], 32, &RasterMeta::default(), None);
-        let layout = plan(&levels, &tags, false);
+        let shapes: Vec<Shape> = levels.iter().map(Shape::of).collect();
+        let layout = plan(&shapes, &tags, false).0;
         let mut seq = Vec::new();
         write_file(&mut seq, &layout, &levels).unwrap();
         let f = tempfile::tempfile().unwrap();

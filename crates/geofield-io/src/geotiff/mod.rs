@@ -59,10 +59,14 @@ use crate::raster_out::{RasterMeta, check_shape, format_f64};
 
 mod encode;
 mod ifd;
+mod split;
 mod stream;
 
 use encode::*;
 use ifd::*;
+#[cfg(unix)]
+pub use split::assemble;
+pub use split::{Assembled, CogPart, PartDone, RowSplit};
 pub use stream::{BandValues, CogBuilder, CogWritten};
 
 /// How a GeoTIFF's tiles are compressed (after the floating-point predictor).

@@ -36,7 +36,7 @@ impl<'a> BandValues<'a> {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match self {
             BandValues::F32(v) => v.len(),
             BandValues::F64(v) => v.len(),
@@ -242,12 +242,8 @@ impl CogBuilder {
                 }
             }
         }
-        let classic = plan(&levels, &tags, false);
-        let layout = if bigtiff == BigTiff::Always || classic.end > u64::from(u32::MAX) {
-            plan(&levels, &tags, true)
-        } else {
-            classic
-        };
+        let shapes: Vec<Shape> = levels.iter().map(Shape::of).collect();
+        let layout = plan_either(&shapes, &tags, bigtiff).0;
         let t0 = Instant::now();
         #[cfg_attr(unix, allow(unused_mut))]
         let mut staged = Staged::create(path)?;
