@@ -5,16 +5,19 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use geofield::BackendSelection;
 use geofield::GeofieldError;
-use geofield::dispersal::io::{self as dio, MapStyle};
-use geofield::dispersal::{self, Dispersal, DisperseOptions, Method, Precision, SpeciesStep};
+use geofield::dispersal::io::{self as dio, MapStyle, StandReport};
+use geofield::dispersal::{
+    self, Dispersal, DisperseOptions, Method, Precision, Species, SpeciesReport, SpeciesStep, Stand,
+};
 use geofield_core::GridSpec;
-use geofield_io::geotiff::BigTiff;
+use geofield_io::geotiff::{BigTiff, Compression};
 use geofield_io::{Colormap, RasterFormat, RasterMeta};
 
 use crate::ctx::Ctx;
 use crate::disperse_report::Timing;
-use crate::disperse_sink::BandSink;
+use crate::disperse_sink::{BandSink, Encoder};
 use crate::outputs::{Kind, Outputs};
 use crate::{disperse_report, inputs, output, progress};
 
@@ -102,14 +105,31 @@ pub struct DisperseArgs {
     pub multires_variant: VariantArg,
 }
 
-pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
-    let start = Instant::now();
+/// What every run needs before computing: the inputs read and checked, the outputs planned
+/// (only where `plan` says: the process that writes them), the backend open.
+pub(crate) struct Prepared {
+    pub outs: Outputs,
+    pub opts: DisperseOptions,
+    pub crs: Option<u16>,
+    pub compression: Compression,
+    pub species: Vec<Species>,
+    pub names: Vec<String>,
+    pub grid: GridSpec,
+    pub stand: Stand,
+    pub stand_report: StandReport,
+    pub sel: BackendSelection,
+    pub timing: Timing,
+}
+
+pub(crate) fn prepare(a: &DisperseArgs, ctx: &Ctx, plan: bool) -> Result<Prepared> {
     let mut outs = Outputs::new();
-    outs.input("--trees", &a.trees);
-    outs.input("--species", &a.species);
-    outs.plan("--out", &a.out, Kind::Raster)?;
-    outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
-    outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    if plan {
+        outs.input("--trees", &a.trees);
+        outs.input("--species", &a.species);
+        outs.plan("--out", &a.out, Kind::Raster)?;
+        outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
+        outs.plan_opt("--json", ctx.json(), Kind::File)?;
+    }
     let opts = options(a)?;
     let crs = ctx.crs_epsg()?;
     let compression = ctx.compression()?;
@@ -138,31 +158,77 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         (trees, sel)
     });
     let (stand, stand_report) = trees?;
-    disperse_report::check_stand(a, &stand_report)?;
+    if plan {
+        disperse_report::check_stand(a, &stand_report)?;
+    }
     let sel = sel?;
-    let be = &sel.backend;
-    dispersal::check_device_memory(be, &grid).with_context(|| {
+    dispersal::check_device_memory(&sel.backend, &grid).with_context(|| {
         format!(
             "the grid would not fit in the memory of {} (use --backend cpu or a smaller extent)",
-            be.device_name()
+            sel.backend.device_name()
         )
     })?;
+    let names = species.iter().map(|s| s.name.clone()).collect();
+    Ok(Prepared {
+        outs,
+        opts,
+        crs,
+        compression,
+        species,
+        names,
+        grid,
+        stand,
+        stand_report,
+        sel,
+        timing,
+    })
+}
+
+impl Prepared {
+    /// The seed maps' metadata (provenance filled in at the end).
+    pub fn meta(&self) -> RasterMeta {
+        RasterMeta {
+            compression: self.compression,
+            ..dio::seed_map_meta(self.crs, &[])
+        }
+    }
+
+    /// The provenance items of the outputs.
+    pub fn provenance(&self, a: &DisperseArgs, reports: &[SpeciesReport]) -> Vec<(String, String)> {
+        let method = dio::seed_map_provenance(reports, &self.opts, &a.trees, &a.species);
+        output::provenance(&method)
+    }
+}
+
+/// The strip height: `--strip-rows`, else [`strip_rows`].
+pub(crate) fn strip_height(a: &DisperseArgs, grid: &GridSpec, precision: Precision) -> usize {
+    match a.strip_rows {
+        Some(0) => usize::MAX,
+        Some(n) => n,
+        None => strip_rows(grid, precision),
+    }
+}
+
+pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if let Some(ranks) = ctx.split() {
+        return crate::disperse_split::run(a, ctx, ranks);
+    }
+    let start = Instant::now();
+    let mut p = prepare(a, ctx, true)?;
+    let (grid, species, be) = (p.grid, &p.species, &p.sel.backend);
     let passes = if a.compare_exact { 2 } else { 1 };
     let pb = progress::bar(passes * species.len() as u64, ctx.quiet(), "dispersal");
     // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
     let never = geofield::Cancel::new();
-    let names: Vec<String> = species.iter().map(|s| s.name.clone()).collect();
     let geotiff = RasterFormat::from_path(&a.out)? == RasterFormat::GeoTiff;
     let keep = a.png.is_some() || a.compare_exact;
     let mut sink = BandSink::new(
         &a.out,
         grid,
-        names.clone(),
-        opts.precision == Precision::F64,
-        RasterMeta {
-            compression,
-            ..dio::seed_map_meta(crs, &[])
-        },
+        p.names.clone(),
+        p.opts.precision == Precision::F64,
+        p.meta(),
         geotiff,
         keep,
         Some(be.clone()),
@@ -173,14 +239,10 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
     let reports = dispersal::disperse_strips(
         be,
         &grid,
-        &species,
-        &stand,
-        &opts,
-        match a.strip_rows {
-            Some(0) => usize::MAX,
-            Some(n) => n,
-            None => strip_rows(&grid, opts.precision),
-        },
+        species,
+        &p.stand,
+        &p.opts,
+        strip_height(a, &grid, p.opts.precision),
         &mut |s| disperse_report::step(&pb, s, true),
         &never,
         &mut |strip| {
@@ -197,80 +259,130 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx) -> Result<()> {
         (_, Some(e)) => return Err(e),
         (r, None) => r?,
     };
-    timing.dispersal(t.elapsed().as_secs_f64(), &reports);
-    timing.handoff_s = handoff_s;
+    p.timing.dispersal(t.elapsed().as_secs_f64(), &reports);
+    p.timing.handoff_s = handoff_s;
     let t = Instant::now();
     let finished = sink.finish()?;
-    timing.compress_s = finished.compress_s;
-    let out = if finished.maps.is_empty() {
-        None
-    } else {
-        Some(Dispersal {
-            raster: dispersal::stack_bands(&grid, names, finished.maps)?,
-            reports: reports.clone(),
-        })
-    };
+    p.timing.compress_s = finished.compress_s;
+    let out = p.kept(finished.maps, &reports)?;
     let compare = match &out {
         Some(out) if a.compare_exact => {
             let step = &mut |s: SpeciesStep<'_>| disperse_report::step(&pb, s, false);
             Some(dispersal::compare_exact(
-                be, &grid, &species, &stand, out, &opts, step,
+                be, &grid, species, &p.stand, out, &p.opts, step,
             )?)
         }
         _ => None,
     };
     pb.finish_and_clear();
-    let method = dio::seed_map_provenance(&reports, &opts, &a.trees, &a.species);
-    let provenance = output::provenance(&method);
-    let mut written = outs.write(&a.out, |p| {
+    let provenance = p.provenance(a, &reports);
+    let (crs, compression) = (p.crs, p.compression);
+    let mut timing = p.timing.clone();
+    let mut written = p.outs.write(&a.out, |path| {
         let files = match (finished.cog, &out) {
-            (Some(mut cog), _) => {
+            (Some(Encoder::Whole(mut cog)), _) => {
                 cog.set_provenance(provenance.clone());
-                timing.file(&cog.finish(p, BigTiff::IfNeeded)?);
-                vec![p.to_path_buf()]
+                timing.file(&cog.finish(path, BigTiff::IfNeeded)?);
+                vec![path.to_path_buf()]
             }
             (None, Some(out)) => {
-                dio::write_seed_map(p, &out.raster, crs, &provenance, compression)?
+                dio::write_seed_map(path, &out.raster, crs, &provenance, compression)?
             }
-            (None, None) => bail!("no maps were kept to write"),
+            _ => bail!("no maps were kept to write"),
         };
-        output::warn_if_no_crs(p, crs, "declare one with --crs EPSG:CODE");
+        output::warn_if_no_crs(path, crs, "declare one with --crs EPSG:CODE");
         Ok(files)
     })?;
-    if let (Some(p), Some(out)) = (&a.png, &out) {
-        let colormap = Colormap::from_name(&a.colormap).with_context(|| {
-            format!(
-                "unknown colour map {:?}: {}",
-                a.colormap,
-                output::COLORMAPS.join(", ")
-            )
-        })?;
-        let style = MapStyle {
-            title: format!("Seed density, {} ({})", out.method_label(), be.label()),
-            blend: a.png_layout == "blend",
-            log_scale: a.png_scale == "log",
-            colormap,
-        };
-        written.push(outs.write_one(p, |s| Ok(dio::write_seed_png(s, &out.raster, &style)?))?);
+    p.timing = timing;
+    p.finish(
+        a,
+        ctx,
+        start,
+        t,
+        out.as_ref(),
+        &reports,
+        compare,
+        &mut written,
+    )
+}
+
+impl Prepared {
+    /// The kept maps (every band whole) as a run's result, if any were kept.
+    pub fn kept(
+        &self,
+        maps: Vec<geofield_core::RasterData>,
+        reports: &[SpeciesReport],
+    ) -> Result<Option<Dispersal>> {
+        if maps.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Dispersal {
+            raster: dispersal::stack_bands(&self.grid, self.names.clone(), maps)?,
+            reports: reports.to_vec(),
+        }))
     }
-    timing.output_s = t.elapsed().as_secs_f64();
-    let mut summary =
-        disperse_report::Summary::new(&grid, &sel, opts, &stand_report, &reports, compare);
-    summary.print();
-    timing.print();
-    if let Some(p) = ctx.json() {
-        summary.seconds_total = start.elapsed().as_secs_f64();
-        summary.timing = Some(timing);
-        summary.outputs = written.iter().map(|p| p.display().to_string()).collect();
-        written.push(outs.write_json(p, &summary)?);
+
+    /// The PNG, the summary, the JSON, and the outputs moved into place.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        mut self,
+        a: &DisperseArgs,
+        ctx: &Ctx,
+        start: Instant,
+        outputs_from: Instant,
+        out: Option<&Dispersal>,
+        reports: &[SpeciesReport],
+        compare: Option<Vec<dispersal::ErrorMetrics>>,
+        written: &mut Vec<PathBuf>,
+    ) -> Result<()> {
+        if let (Some(p), Some(out)) = (&a.png, out) {
+            let colormap = Colormap::from_name(&a.colormap).with_context(|| {
+                format!(
+                    "unknown colour map {:?}: {}",
+                    a.colormap,
+                    output::COLORMAPS.join(", ")
+                )
+            })?;
+            let style = MapStyle {
+                title: format!(
+                    "Seed density, {} ({})",
+                    out.method_label(),
+                    self.sel.backend.label()
+                ),
+                blend: a.png_layout == "blend",
+                log_scale: a.png_scale == "log",
+                colormap,
+            };
+            written.push(
+                self.outs
+                    .write_one(p, |s| Ok(dio::write_seed_png(s, &out.raster, &style)?))?,
+            );
+        }
+        self.timing.output_s = outputs_from.elapsed().as_secs_f64();
+        let mut summary = disperse_report::Summary::new(
+            &self.grid,
+            &self.sel,
+            self.opts,
+            &self.stand_report,
+            reports,
+            compare,
+        );
+        summary.print();
+        self.timing.print();
+        if let Some(p) = ctx.json() {
+            summary.seconds_total = start.elapsed().as_secs_f64();
+            summary.timing = Some(self.timing.clone());
+            summary.outputs = written.iter().map(|p| p.display().to_string()).collect();
+            written.push(self.outs.write_json(p, &summary)?);
+        }
+        self.outs.commit()?;
+        println!(
+            "wrote {} ({:.2} s in all)",
+            output::joined(written),
+            start.elapsed().as_secs_f64()
+        );
+        Ok(())
     }
-    outs.commit()?;
-    println!(
-        "wrote {} ({:.2} s in all)",
-        output::joined(&written),
-        start.elapsed().as_secs_f64()
-    );
-    Ok(())
 }
 
 /// The options of the flags, refusing styles without a PNG and values out of range.

@@ -16,12 +16,35 @@ use anyhow::{Result, anyhow};
 use geofield::Backend;
 use geofield::dispersal::Strip;
 use geofield_core::{GridSpec, RasterData};
-use geofield_io::geotiff::{BandValues, CogBuilder};
+use geofield_io::geotiff::{BandValues, CogBuilder, CogPart};
 use geofield_io::{IoError, RasterMeta};
 
-/// What the compressing thread hands back: the builder, the maps it was asked to keep, and
+/// What compresses the strips: the whole file's builder, or one MPI rank's part of the file
+/// ([`geofield_io::geotiff::CogPart`], its strip of rows).
+pub enum Encoder {
+    Whole(CogBuilder),
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Part(CogPart),
+}
+
+impl Encoder {
+    fn add_rows(
+        &mut self,
+        path: &Path,
+        band: usize,
+        row0: usize,
+        values: BandValues<'_>,
+    ) -> Result<(), IoError> {
+        match self {
+            Encoder::Whole(c) => c.add_rows(path, band, row0, values),
+            Encoder::Part(c) => c.add_rows(path, band, row0, values),
+        }
+    }
+}
+
+/// What the compressing thread hands back: the encoder, the maps it was asked to keep, and
 /// the seconds it spent compressing.
-type Encoded = (CogBuilder, Vec<RasterData>, f64);
+type Encoded = (Encoder, Vec<RasterData>, f64);
 
 /// The compressing thread.
 type Worker = JoinHandle<Result<Encoded, IoError>>;
@@ -55,10 +78,10 @@ fn kept_maps(kept: Vec<Option<RasterData>>) -> Vec<RasterData> {
     kept.into_iter().flatten().collect()
 }
 
-/// The sink's result: the GeoTIFF builder (every band compressed) if streamed, the maps if
+/// The sink's result: the GeoTIFF encoder (every band compressed) if streamed, the maps if
 /// kept, and the seconds spent compressing (overlapped with the computing).
 pub struct Finished {
-    pub cog: Option<CogBuilder>,
+    pub cog: Option<Encoder>,
     pub maps: Vec<RasterData>,
     pub compress_s: f64,
 }
@@ -79,13 +102,29 @@ impl BandSink {
         keep: bool,
         recycle: Option<Backend>,
     ) -> Result<Self> {
-        if !geotiff {
+        let cog = match geotiff {
+            true => Some(Encoder::Whole(CogBuilder::new(
+                out, grid, names, f64, meta,
+            )?)),
+            false => None,
+        };
+        Self::with_encoder(out, cog, keep, recycle)
+    }
+
+    /// A sink whose strips go to `cog` (compressed as they come; kept only if `keep`), or,
+    /// without one, are all kept.
+    pub fn with_encoder(
+        out: &Path,
+        cog: Option<Encoder>,
+        keep: bool,
+        recycle: Option<Backend>,
+    ) -> Result<Self> {
+        let Some(cog) = cog else {
             return Ok(Self {
                 stream: None,
                 kept: Vec::new(),
             });
-        }
-        let cog = CogBuilder::new(out, grid, names, f64, meta)?;
+        };
         let (tx, rx) = mpsc::sync_channel(QUEUED_STRIPS);
         let path = out.to_path_buf();
         let worker = std::thread::Builder::new()
@@ -137,7 +176,7 @@ impl BandSink {
 
 /// The compressing thread: every strip received into `cog`, kept if `keep`.
 fn compress(
-    mut cog: CogBuilder,
+    mut cog: Encoder,
     rx: Receiver<Strip>,
     path: &Path,
     keep: bool,

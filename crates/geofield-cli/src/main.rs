@@ -15,6 +15,8 @@ mod ctx;
 mod demo;
 mod disperse_report;
 mod disperse_sink;
+#[cfg(feature = "mpi")]
+mod disperse_split;
 mod flock_report;
 mod inputs;
 mod krige_in;
@@ -130,15 +132,15 @@ fn main() -> ExitCode {
                 ctx.args.quiet = true;
             }
             let splits = match &cli.command {
-                Command::Forest(_) | Command::Info(_) => true,
+                Command::Forest(_) | Command::Info(_) | Command::Disperse(_) => true,
                 Command::Wind(w) => w.directions.is_some(),
                 _ => false,
             };
             if !splits {
                 if r == 0 {
                     eprintln!(
-                        "error: `geofield {}` does not split over MPI ranks yet (only `forest` \
-                         and the wind atlas do); run it without mpiexec or with -n 1",
+                        "error: `geofield {}` does not split over MPI ranks yet (only `disperse`, \
+                         `forest` and the wind atlas do); run it without mpiexec or with -n 1",
                         ctx.command
                     );
                 }

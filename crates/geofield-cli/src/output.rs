@@ -111,11 +111,18 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-/// The current time in UTC as ISO 8601 (`2026-11-24T10:37:28Z`).
+/// The current time in UTC as ISO 8601 (`2026-11-24T10:37:28Z`), or the time of
+/// `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds convention) when it is set:
+/// then two runs of the same command write byte-identical files.
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let fixed = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    let secs = fixed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
     iso8601(secs)
 }
 

@@ -145,6 +145,86 @@ impl Ranks {
         }
     }
 
+    /// The start of a split run: [`Ranks::agree`] on every rank's inputs. From here on a rank
+    /// that fails tells the others itself, at their next combining or agreeing point
+    /// ([`Ranks::fail`] does nothing any more).
+    pub fn start(&self, mine: Result<(), String>) -> Result<(), GeofieldError> {
+        self.entered.store(true, Ordering::SeqCst);
+        self.agree(mine)
+    }
+
+    /// [`Ranks::agree`], then `[max, sum]` over the ranks of `mine`'s two values: the
+    /// combining of a split dispersal ([`crate::dispersal::RowShare::combine`]).
+    pub fn combine(&self, mine: Result<[f64; 2], String>) -> Result<[f64; 2], GeofieldError> {
+        let v = match &mine {
+            Ok(v) => *v,
+            Err(_) => [0.0; 2],
+        };
+        self.agree(mine.map(|_| ()))?;
+        let (mut max, mut sum) = (0.0f64, 0.0f64);
+        self.world
+            .all_reduce_into(&v[0], &mut max, ::mpi::collective::SystemOperation::max());
+        self.world
+            .all_reduce_into(&v[1], &mut sum, ::mpi::collective::SystemOperation::sum());
+        Ok([max, sum])
+    }
+
+    /// Every rank's `mine`, on rank 0 in rank order (`None` on the others). Sent in rounds of
+    /// at most 1 GiB over all ranks (MPI counts and displacements are 32-bit).
+    pub fn gather_bytes(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let round = ((1usize << 30) / self.size()).max(1);
+        let root = self.world.process_at_rank(0);
+        let rounds_mine = mine.len().div_ceil(round) as u64;
+        let mut rounds = 0u64;
+        self.world.all_reduce_into(
+            &rounds_mine,
+            &mut rounds,
+            ::mpi::collective::SystemOperation::max(),
+        );
+        let mut all: Vec<Vec<u8>> =
+            vec![Vec::new(); if self.rank() == 0 { self.size() } else { 0 }];
+        for k in 0..rounds.max(1) as usize {
+            let piece = mine
+                .get((k * round).min(mine.len())..((k + 1) * round).min(mine.len()))
+                .unwrap_or(&[]);
+            let len = piece.len() as i32;
+            if self.rank() == 0 {
+                let mut lens = vec![0i32; self.size()];
+                root.gather_into_root(&len, &mut lens[..]);
+                let mut displs = Vec::with_capacity(lens.len());
+                let mut total = 0usize;
+                for &l in &lens {
+                    // A round is at most 1 GiB over all ranks: within i32.
+                    displs.push(total as i32);
+                    total += l as usize;
+                }
+                let mut buf = vec![0u8; total];
+                {
+                    let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
+                    root.gather_varcount_into_root(piece, &mut part);
+                }
+                for (r, (&l, &d)) in lens.iter().zip(&displs).enumerate() {
+                    all[r].extend_from_slice(&buf[d as usize..d as usize + l as usize]);
+                }
+            } else {
+                root.gather_into(&len);
+                root.gather_varcount_into(piece);
+            }
+        }
+        (self.rank() == 0).then_some(all)
+    }
+
+    /// Rank 0's `bytes` on every rank (the others' argument is ignored).
+    pub fn broadcast_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
+        let root = self.world.process_at_rank(0);
+        let mut b = if self.rank() == 0 { bytes } else { Vec::new() };
+        let mut len = b.len() as u64;
+        root.broadcast_into(&mut len);
+        b.resize(len as usize, 0);
+        root.broadcast_into(&mut b[..]);
+        b
+    }
+
     /// Runs cases `0..n` over the ranks (see the [module docs](self)); case 0 runs on rank 0
     /// (which writes what only the first case produces). Returns, on rank 0, every case's bytes
     /// in case order, and `None` on the other ranks; an error on every rank if any case failed.
@@ -154,8 +234,7 @@ impl Ranks {
         work: &mut dyn FnMut(usize) -> Result<Vec<u8>, GeofieldError>,
     ) -> Result<Option<Vec<Vec<u8>>>, GeofieldError> {
         // Every rank got here with its inputs read and checked, or the job stops now.
-        self.entered.store(true, Ordering::SeqCst);
-        self.agree(Ok(()))?;
+        self.start(Ok(()))?;
         let mut done: Vec<(usize, Vec<u8>)> = Vec::new();
         let mut error: Option<String> = None;
         if self.rank() == 0 {
@@ -256,34 +335,19 @@ impl Ranks {
             mine.extend_from_slice(e.as_bytes());
         }
         let root = self.world.process_at_rank(0);
-        let len = i32::try_from(mine.len())
-            .map_err(|_| failed("a rank's results pass 2 GiB; run fewer cases per job"))?;
         let mut verdict = 0u8;
         let mut out = None;
-        if self.rank() == 0 {
-            let mut lens = vec![0i32; self.size()];
-            root.gather_into_root(&len, &mut lens[..]);
-            let mut displs = Vec::with_capacity(lens.len());
-            let mut total = 0i64;
-            for &l in &lens {
-                displs.push(i32::try_from(total).map_err(|_| failed("results pass 2 GiB"))?);
-                total += i64::from(l);
-            }
-            let mut all = vec![0u8; total as usize];
-            {
-                let mut part = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
-                root.gather_varcount_into_root(&mine[..], &mut part);
-            }
+        if let Some(all) = self.gather_bytes(&mine) {
             let mut cases: Vec<Option<Vec<u8>>> = vec![None; n];
             let mut errors = Vec::new();
-            for (r, (&l, &d)) in lens.iter().zip(&displs).enumerate() {
-                let mut at = d as usize;
-                let end = at + l as usize;
+            for (r, part) in all.iter().enumerate() {
+                let mut at = 0;
+                let end = part.len();
                 while at + 16 <= end {
-                    let i = u64::from_le_bytes(all[at..at + 8].try_into().unwrap_or([0; 8]));
-                    let k = u64::from_le_bytes(all[at + 8..at + 16].try_into().unwrap_or([0; 8]))
+                    let i = u64::from_le_bytes(part[at..at + 8].try_into().unwrap_or([0; 8]));
+                    let k = u64::from_le_bytes(part[at + 8..at + 16].try_into().unwrap_or([0; 8]))
                         as usize;
-                    let body = all[at + 16..(at + 16 + k).min(end)].to_vec();
+                    let body = part[at + 16..(at + 16 + k).min(end)].to_vec();
                     at += 16 + k;
                     if i == u64::MAX {
                         errors.push(format!("rank {r}: {}", String::from_utf8_lossy(&body)));
@@ -301,18 +365,11 @@ impl Ranks {
             } else {
                 out = Some(cases.into_iter().flatten().collect());
             }
-        } else {
-            root.gather_into(&len);
-            root.gather_varcount_into(&mine[..]);
         }
         // Everyone learns the verdict (and rank 0's message), so that every rank exits alike.
         root.broadcast_into(&mut verdict);
         if verdict != 0 {
-            let mut msg = error.unwrap_or_default().into_bytes();
-            let mut l = msg.len() as u64;
-            root.broadcast_into(&mut l);
-            msg.resize(l as usize, 0);
-            root.broadcast_into(&mut msg[..]);
+            let msg = self.broadcast_bytes(error.unwrap_or_default().into_bytes());
             return Err(GeofieldError::Invalid(
                 String::from_utf8_lossy(&msg).into_owned(),
             ));

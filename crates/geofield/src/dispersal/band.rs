@@ -6,6 +6,7 @@ use std::time::Instant;
 use geofield_core::{GridSpec, RasterData};
 use rayon::prelude::*;
 
+use super::RowShare;
 use super::band_nearfar::run_nearfar;
 use super::sources::Sources;
 use super::{
@@ -22,6 +23,17 @@ pub enum Band {
 }
 
 impl Band {
+    pub fn len(&self) -> usize {
+        match self {
+            Band::F32(v) => v.len(),
+            Band::F64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn to_f64(&self) -> Vec<f64> {
         match self {
             Band::F32(v) => v.iter().map(|&x| x as f64).collect(),
@@ -102,6 +114,7 @@ pub(crate) fn disperse_species_until(
         opts,
         cancel,
         usize::MAX,
+        &RowShare::whole(grid),
         &mut |_, b| {
             whole = Some(b);
             Ok(())
@@ -135,8 +148,17 @@ pub(crate) fn disperse_species_strips(
     opts: &DisperseOptions,
     cancel: &Cancel,
     strip_rows: usize,
+    share: &RowShare<'_>,
     emit: &mut dyn FnMut(usize, Band) -> Result<(), GeofieldError>,
 ) -> Result<SpeciesReport, GeofieldError> {
+    let mine = share.rows.start.min(grid.rows)..share.rows.end.min(grid.rows);
+    if !mine.start.is_multiple_of(STRIP_ALIGN) {
+        return Err(GeofieldError::Invalid(format!(
+            "a share of rows must start at a multiple of {STRIP_ALIGN}, not {}",
+            mine.start
+        )));
+    }
+    let whole = mine == (0..grid.rows);
     cancel.check()?;
     let start = Instant::now();
     if backend.is_cuda() && opts.precision == Precision::F64 {
@@ -286,7 +308,7 @@ pub(crate) fn disperse_species_strips(
         emit_s += t.elapsed().as_secs_f64();
         r
     };
-    let band = if method == Method::Cutoff && bins.is_some() && strip < grid.rows {
+    let band = if method == Method::Cutoff && bins.is_some() && (strip < grid.rows || !whole) {
         {
             let (tb, r) = (bins.as_ref(), report.radius_m.unwrap_or(0.0));
             let Some(tb) = tb else {
@@ -294,8 +316,8 @@ pub(crate) fn disperse_species_strips(
             };
             match backend {
                 Backend::Cpu => {
-                    for row0 in (0..grid.rows).step_by(strip) {
-                        let rows = row0..(row0 + strip).min(grid.rows);
+                    for row0 in mine.clone().step_by(strip) {
+                        let rows = row0..row0.saturating_add(strip).min(mine.end);
                         let v = cutoff_cpu::cutoff_rows(grid, &kernel, tb, r, None, cancel, rows);
                         cancel.check()?;
                         hand_on(row0, Band::from_f64(v, opts.precision), &mut stats)?;
@@ -305,16 +327,16 @@ pub(crate) fn disperse_species_strips(
                     let mut ms = 0.0;
                     match cuda::cutoff_strips(gpu, grid, &kernel, tb, r, opts.precision)? {
                         Some(mut strips) => {
-                            for row0 in (0..grid.rows).step_by(strip) {
-                                let n = strip.min(grid.rows - row0);
+                            for row0 in mine.clone().step_by(strip) {
+                                let n = strip.min(mine.end - row0);
                                 let (b, k) = cuda::strip_rows(&mut strips, row0, n)?;
                                 ms += k;
                                 hand_on(row0, b, &mut stats)?;
                             }
                         }
                         None => hand_on(
-                            0,
-                            Band::from_f64(vec![0.0; grid.n_cells()], opts.precision),
+                            mine.start,
+                            Band::from_f64(vec![0.0; mine.len() * grid.cols], opts.precision),
                             &mut stats,
                         )?,
                     }
@@ -327,7 +349,16 @@ pub(crate) fn disperse_species_strips(
         Some(match method {
             Method::Exact | Method::Auto => {
                 report.pairs = Some(cells * sources.len() as f64);
-                run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+                run_exact(
+                    backend,
+                    grid,
+                    &kernel,
+                    sources,
+                    opts,
+                    &mut report,
+                    cancel,
+                    &mine,
+                )?
             }
             Method::NearFar => match nf.take() {
                 Some((plan, env)) => {
@@ -343,6 +374,7 @@ pub(crate) fn disperse_species_strips(
                         low,
                         &mut report,
                         cancel,
+                        share,
                     ) {
                         Ok(b) => b,
                         // `auto` falls back to the exact sum when the certificate fails.
@@ -352,33 +384,59 @@ pub(crate) fn disperse_species_strips(
                             report.radius_m = None;
                             report.bound_rel = None;
                             report.pairs = Some(cells * sources.len() as f64);
-                            run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+                            run_exact(
+                                backend,
+                                grid,
+                                &kernel,
+                                sources,
+                                opts,
+                                &mut report,
+                                cancel,
+                                &mine,
+                            )?
                         }
                         Err(e) => return Err(e),
                     }
                 }
                 // No tree carries weight: the band is zero.
-                None => Band::from_f64(vec![0.0; grid.n_cells()], opts.precision),
+                None => Band::from_f64(vec![0.0; mine.len() * grid.cols], opts.precision),
             },
             Method::Cutoff => match &bins {
                 Some(tb) => {
                     let r = report.radius_m.unwrap_or(0.0);
                     match backend {
                         Backend::Cpu => Band::from_f64(
-                            cutoff_cpu::cutoff(grid, &kernel, tb, r, None, cancel),
+                            cutoff_cpu::cutoff_rows(
+                                grid,
+                                &kernel,
+                                tb,
+                                r,
+                                None,
+                                cancel,
+                                mine.clone(),
+                            ),
                             opts.precision,
                         ),
                         Backend::Cuda(gpu) => {
                             let (b, ms) = cuda::cutoff(gpu, grid, &kernel, tb, r, opts.precision)?;
                             report.kernel_ms = Some(ms);
-                            b
+                            rows_of(b, grid.cols, &mine)
                         }
                     }
                 }
                 None => {
                     report.note = Some("cutoff radius reaches across the torus: the minimum-image sum is evaluated whole (no truncation)".into());
                     report.pairs = Some(cells * sources.len() as f64);
-                    run_exact(backend, grid, &kernel, sources, opts, &mut report, cancel)?
+                    run_exact(
+                        backend,
+                        grid,
+                        &kernel,
+                        sources,
+                        opts,
+                        &mut report,
+                        cancel,
+                        &mine,
+                    )?
                 }
             },
             Method::Multires => {
@@ -393,11 +451,13 @@ pub(crate) fn disperse_species_strips(
                 let pyr = pyramid::Pyramid::build(grid, &inside)?;
                 let rhos = pyramid::opening_distances(pyr.levels, rho, opts.multires_variant_b);
                 let mut v = match backend {
-                    Backend::Cpu => multires_cpu::multires(grid, &kernel, &pyr, &rhos, cancel),
+                    Backend::Cpu => {
+                        multires_cpu::multires_rows(grid, &kernel, &pyr, &rhos, cancel, &mine)
+                    }
                     Backend::Cuda(gpu) => {
                         let (v, ms) = cuda::multires(gpu, grid, &kernel, &pyr, &rhos)?;
                         report.kernel_ms = Some(ms);
-                        v
+                        v[mine.start * grid.cols..mine.end * grid.cols].to_vec()
                     }
                 };
                 cancel.check()?;
@@ -405,12 +465,18 @@ pub(crate) fn disperse_species_strips(
                     // The paper's pyramid covers the plot only: trees outside it are summed exactly.
                     let extra = match backend {
                         Backend::Cpu => {
-                            exact_cpu::exact_until(grid, &kernel, &outside, false, cancel)
+                            let mut e = vec![0.0; mine.len() * grid.cols];
+                            exact_cpu::exact_rows_until(
+                                grid, &kernel, &outside, false, mine.start, &mut e, cancel,
+                            );
+                            e
                         }
                         Backend::Cuda(gpu) => {
-                            cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
-                                .0
-                                .to_f64()
+                            let e =
+                                cuda::exact(gpu, grid, &kernel, &outside, false, Precision::F64)?
+                                    .0
+                                    .to_f64();
+                            e[mine.start * grid.cols..mine.end * grid.cols].to_vec()
                         }
                     };
                     v.iter_mut().zip(extra).for_each(|(a, b)| *a += b);
@@ -425,8 +491,10 @@ pub(crate) fn disperse_species_strips(
     };
     // The CPU kernels left the cells they skipped at zero: no partial band leaves here.
     cancel.check()?;
-    if let Some(band) = band {
-        hand_on(0, band, &mut stats)?;
+    if let Some(band) = band
+        && !mine.is_empty()
+    {
+        hand_on(mine.start, band, &mut stats)?;
     }
     report.compute_s = computing.elapsed().as_secs_f64() - emit_s;
     let (sum, max) = stats;
@@ -444,18 +512,34 @@ fn run_exact(
     opts: &DisperseOptions,
     report: &mut SpeciesReport,
     cancel: &Cancel,
+    rows: &std::ops::Range<usize>,
 ) -> Result<Band, GeofieldError> {
     Ok(match backend {
-        Backend::Cpu => Band::from_f64(
-            exact_cpu::exact_until(grid, kernel, sources, opts.torus, cancel),
-            opts.precision,
-        ),
+        Backend::Cpu => {
+            let mut v = vec![0.0; rows.len() * grid.cols];
+            exact_cpu::exact_rows_until(
+                grid, kernel, sources, opts.torus, rows.start, &mut v, cancel,
+            );
+            Band::from_f64(v, opts.precision)
+        }
         Backend::Cuda(gpu) => {
             let (b, ms) = cuda::exact(gpu, grid, kernel, sources, opts.torus, opts.precision)?;
             report.kernel_ms = Some(ms);
-            b
+            rows_of(b, grid.cols, rows)
         }
     })
+}
+
+/// Rows `rows` of a whole map of `cols` columns.
+pub(super) fn rows_of(b: Band, cols: usize, rows: &std::ops::Range<usize>) -> Band {
+    if rows.start == 0 && rows.end * cols == b.len() {
+        return b;
+    }
+    let r = rows.start * cols..rows.end * cols;
+    match b {
+        Band::F32(v) => Band::F32(v[r].to_vec()),
+        Band::F64(v) => Band::F64(v[r].to_vec()),
+    }
 }
 
 /// The cutoff's bins for `radius_m` (with the periodic images within it on a torus).

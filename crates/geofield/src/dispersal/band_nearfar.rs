@@ -6,17 +6,18 @@ use geofield_core::GridSpec;
 
 use rayon::prelude::*;
 
-use super::band::{Band, build_bins};
+use super::band::{Band, build_bins, rows_of};
 use super::sources::Sources;
 use super::{
-    DisperseOptions, GPU_F64_REFUSED, Kernel, Precision, SpeciesReport, bins, cuda, cutoff_cpu,
-    nearfar,
+    DisperseOptions, GPU_F64_REFUSED, Kernel, Precision, RowShare, SpeciesReport, bins, cuda,
+    cutoff_cpu, nearfar,
 };
 use crate::{Backend, Cancel, GeofieldError};
 
 /// The near/far split: the near field by the cutoff's gather with the blend, the far field on
 /// the lattice, certified against tolerance × L (L the larger of `lower` and the near field's
 /// maximum); the lattice is refined while the certificate fails, then the method refuses.
+/// Returns the rows `share.rows` of the band (L is the whole map's, through `share.combine`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_nearfar(
     backend: &Backend,
@@ -29,21 +30,26 @@ pub(super) fn run_nearfar(
     lower: f64,
     report: &mut SpeciesReport,
     cancel: &Cancel,
+    share: &RowShare<'_>,
 ) -> Result<Band, GeofieldError> {
+    let mine = share.rows.start.min(grid.rows)..share.rows.end.min(grid.rows);
     let big_r = plan.blend.outer_m;
     let tb = build_bins(grid, sources, big_r, opts.torus);
     report.pairs = Some(tb.visited_pairs(grid, big_r, cutoff_cpu::OUT_TILE));
     report.radius_m = Some(big_r);
     if let Backend::Cuda(gpu) = backend {
         return nearfar_gpu(
-            gpu, grid, kernel, sources, opts, plan, env, lower, &tb, report,
-        );
+            gpu, grid, kernel, sources, opts, plan, env, lower, &tb, report, share,
+        )
+        .map(|b| rows_of(b, grid.cols, &mine));
     }
-    let mut near = cutoff_cpu::cutoff(grid, kernel, &tb, big_r, Some(&plan.blend), cancel);
+    let blend = Some(&plan.blend);
+    let mut near = cutoff_cpu::cutoff_rows(grid, kernel, &tb, big_r, blend, cancel, mine.clone());
     cancel.check()?;
     // Every near term is ≥ 0 and ≤ the full term: the near field's maximum bounds the band's
-    // maximum from below.
+    // maximum from below (over every process's rows).
     let near_max = near.par_iter().cloned().reduce(|| 0.0, f64::max);
+    let near_max = share.combined([near_max, 0.0])?[0];
     let l = lower.max(near_max);
     let region = region_of(grid, sources);
     let max_nodes = nearfar::MAX_LATTICE_CPU;
@@ -53,7 +59,7 @@ pub(super) fn run_nearfar(
         let rel = if l > 0.0 { bound / l } else { 0.0 };
         if rel <= opts.tolerance && far.iter().all(|x| x.is_finite()) {
             near.par_iter_mut()
-                .zip(far.par_iter())
+                .zip(far[mine.start * grid.cols..mine.end * grid.cols].par_iter())
                 .for_each(|(a, b)| *a += b);
             nearfar_note(report, &plan, rel);
             return Ok(Band::from_f64(near, opts.precision));
@@ -138,6 +144,7 @@ fn nearfar_gpu(
     lower: f64,
     tb: &bins::Bins,
     report: &mut SpeciesReport,
+    share: &RowShare<'_>,
 ) -> Result<Band, GeofieldError> {
     if opts.precision != Precision::F32 {
         return Err(GeofieldError::Invalid(GPU_F64_REFUSED.into()));
@@ -146,8 +153,14 @@ fn nearfar_gpu(
     let w_total = sources.total_weight();
     let (g_sup, e_sup) = env.sups();
     let mut kernel_ms = 0.0;
+    let mut first = true;
     loop {
         let r = cuda::nearfar(gpu, grid, kernel, tb, &plan, env, sources)?;
+        if std::mem::take(&mut first) {
+            // Every process computed the whole near field: the combining only keeps the
+            // processes in step with the CPU's (the maximum is already the map's).
+            share.combined([r.near_max, 0.0])?;
+        }
         kernel_ms += r.near_ms as f64 + r.far_ms as f64;
         report.kernel_ms = Some(kernel_ms);
         // The near field is summed in f32 (≤ 2e-6 relative to f64): L is taken below it.

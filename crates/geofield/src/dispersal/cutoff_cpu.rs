@@ -21,22 +21,10 @@ const CPU_OUT_TILE: usize = 16;
 /// then the whole grid's, and every cell gets the same value.
 pub const ROW_ALIGN: usize = CPU_OUT_TILE;
 
-/// The cutoff sum for every cell (row-major), open plot (tori are handled by periodic images).
-/// Output tiles not started when `cancel` is set are skipped (left at zero): the caller checks
-/// the token afterwards.
-pub fn cutoff(
-    grid: &GridSpec,
-    kernel: &Kernel,
-    bins: &Bins,
-    radius_m: f64,
-    blend: Option<&Blend>,
-    cancel: &Cancel,
-) -> Vec<f64> {
-    cutoff_rows(grid, kernel, bins, radius_m, blend, cancel, 0..grid.rows)
-}
-
-/// [`cutoff`] for the grid rows `rows` only (row-major, `rows.len() · cols` values); a strip
-/// starting at a multiple of [`ROW_ALIGN`] gets exactly the values of the whole grid's run.
+/// The cutoff sum for the grid rows `rows` (row-major, `rows.len() · cols` values), open plot (tori
+/// are handled by periodic images); a strip starting at a multiple of [`ROW_ALIGN`] gets exactly
+/// the values of the whole grid's run. Output tiles not started when `cancel` is set are skipped
+/// (left at zero): the caller checks the token afterwards.
 pub fn cutoff_rows(
     grid: &GridSpec,
     kernel: &Kernel,

@@ -16,20 +16,6 @@ pub fn exact(grid: &GridSpec, kernel: &Kernel, sources: &Sources, torus: bool) -
     out
 }
 
-/// [`exact`] that stops early (leaving cells at zero) once `cancel` is set: the caller checks
-/// the token afterwards.
-pub(crate) fn exact_until(
-    grid: &GridSpec,
-    kernel: &Kernel,
-    sources: &Sources,
-    torus: bool,
-    cancel: &Cancel,
-) -> Vec<f64> {
-    let mut out = vec![0.0; grid.n_cells()];
-    exact_rows_until(grid, kernel, sources, torus, 0, &mut out, cancel);
-    out
-}
-
 /// The exact sum for the rows starting at `row0`, as many as `out` holds (a window of the map;
 /// used to compare against fast methods on maps too large for a full exact run).
 pub fn exact_rows(
@@ -44,7 +30,7 @@ pub fn exact_rows(
 }
 
 /// [`exact_rows`], skipping the chunks of cells not started when `cancel` is set.
-fn exact_rows_until(
+pub(crate) fn exact_rows_until(
     grid: &GridSpec,
     kernel: &Kernel,
     sources: &Sources,

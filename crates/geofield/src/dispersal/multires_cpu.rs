@@ -10,23 +10,26 @@ use super::params::Kernel;
 use super::pyramid::Pyramid;
 use crate::Cancel;
 
-/// The multi-resolution sum at every cell (row-major). Rows not started when `cancel` is set are
-/// skipped (left at zero): the caller checks the token afterwards.
-pub fn multires(
+/// The multi-resolution sum at the grid rows `rows` (row-major; each cell's traversal is its own,
+/// so the values are the whole grid's). Rows not started when `cancel` is set are skipped (left
+/// at zero): the caller checks the token afterwards.
+pub fn multires_rows(
     grid: &GridSpec,
     kernel: &Kernel,
     pyr: &Pyramid,
     rho: &[f64],
     cancel: &Cancel,
+    rows: &std::ops::Range<usize>,
 ) -> Vec<f64> {
-    let mut out = vec![0.0; grid.n_cells()];
+    let mut out = vec![0.0; rows.len() * grid.cols];
     if grid.cols == 0 {
         return out;
     }
     let h = grid.cell_size_m;
     out.par_chunks_mut(grid.cols)
         .enumerate()
-        .for_each(|(row, line)| {
+        .for_each(|(i, line)| {
+            let row = rows.start + i;
             if cancel.is_cancelled() {
                 return;
             }
