@@ -234,10 +234,14 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     let opts = options(a)?;
     let mut outs = plan_outputs(a, ctx)?;
     let crs_flag = ctx.crs_epsg()?;
-    let choice = ctx.backend_choice()?;
+    let choice = ctx.resolved_choice()?;
+    let already = ctx.opened.clone();
     // Opening a GPU (driver, context, kernels) takes tenths of a second: it runs in the
     // background while the inputs are read and the first guess is built on the CPU.
     let opening = std::thread::spawn(move || {
+        if let Some(sel) = already {
+            return Ok(sel);
+        }
         let sel = backend::select(choice)?;
         wind::warm_up(&sel.backend);
         Ok::<_, GeofieldError>(sel)
@@ -374,6 +378,12 @@ fn atlas(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         .flat_map(|&s| directions.iter().map(move |&d| (d, s)))
         .collect();
     let start = Instant::now();
+    // The backend opens once for every case (a GPU's context and kernels take about a second).
+    let mut ctx = ctx.clone();
+    let sel = ctx.open_backend()?;
+    wind::warm_up(&sel.backend);
+    ctx.opened = Some(sel);
+    let ctx = &ctx;
     let case = |i: usize| -> Result<()> {
         let (d, s) = cases[i];
         let mut c = a.clone();

@@ -89,6 +89,9 @@ pub struct Ctx {
     /// The MPI job's ranks (feature `mpi`).
     #[cfg(feature = "mpi")]
     pub ranks: Option<std::sync::Arc<geofield::mpi::Ranks>>,
+    /// A backend already open, which [`Ctx::open_backend`] hands out again (a wind atlas opens
+    /// its GPU once for all its cases).
+    pub opened: Option<BackendSelection>,
 }
 
 impl Ctx {
@@ -104,6 +107,7 @@ impl Ctx {
             explicit,
             #[cfg(feature = "mpi")]
             ranks: None,
+            opened: None,
         }
     }
 
@@ -144,10 +148,10 @@ impl Ctx {
             .map_err(|e: String| anyhow::anyhow!("--backend: {e}"))
     }
 
-    /// Open the backend, printing the reason when `auto` falls back to the CPU.
-    pub fn open_backend(&self) -> Result<BackendSelection> {
+    /// The backend to open: `--backend`, where under MPI `auto` takes the GPU of the rank's
+    /// place on its node (one rank per GPU).
+    pub fn resolved_choice(&self) -> Result<BackendChoice> {
         let choice = self.backend_choice()?;
-        // One rank per GPU: `auto` takes the GPU of the rank's place on its node.
         #[cfg(feature = "mpi")]
         let choice = match (self.split(), choice) {
             (Some(r), BackendChoice::Auto) => match geofield_cuda::device_count() {
@@ -156,7 +160,16 @@ impl Ctx {
             },
             _ => choice,
         };
-        let sel = backend::select(choice)?;
+        Ok(choice)
+    }
+
+    /// Open the backend (or hand out the one already open), printing the reason when `auto`
+    /// falls back to the CPU.
+    pub fn open_backend(&self) -> Result<BackendSelection> {
+        if let Some(sel) = &self.opened {
+            return Ok(sel.clone());
+        }
+        let sel = backend::select(self.resolved_choice()?)?;
         self.report_backend(&sel);
         Ok(sel)
     }

@@ -176,6 +176,7 @@ fn far_field_bound_holds_and_coarse_lattices_fail_the_certificate() {
         400.0,
         false,
         &CostModel::CPU,
+        f64::INFINITY,
     )
     .expect("a plan");
     let exact_far: Vec<f64> = (0..g.n_cells())

@@ -225,6 +225,16 @@ pub(crate) fn disperse_species_strips(
         .unwrap_or(f64::INFINITY)
         .min(cells * sources.len() as f64)
         <= cost.plan;
+    // `auto` runs a split only where it beats the cutoff and the exact sum: splits whose near
+    // field alone costs more are not planned.
+    let beat = match method {
+        Method::Auto => report
+            .pairs
+            .filter(|_| bins.is_some())
+            .unwrap_or(f64::INFINITY)
+            .min(cells * sources.len() as f64),
+        _ => f64::INFINITY,
+    };
     if let Some(b) = bound
         && (method == Method::NearFar || (method == Method::Auto && !cheap))
     {
@@ -237,6 +247,7 @@ pub(crate) fn disperse_species_strips(
             b.radius_m,
             opts.torus,
             &cost,
+            beat,
         );
         if nf.is_none() && method == Method::NearFar && sources.total_weight() > 0.0 {
             return Err(GeofieldError::Unsupported(format!(

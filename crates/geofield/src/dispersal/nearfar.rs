@@ -407,6 +407,8 @@ fn near_integral(k: &Kernel, b: &Blend) -> f64 {
 #[allow(clippy::too_many_arguments)]
 /// Choose a plan for `tolerance` (relative to the band maximum); `lower` is a rigorous lower bound
 /// on the band maximum (single-tree), `max_radius_m` the largest R worth trying (the cutoff's).
+/// Splits whose near field alone costs `beat` or more are not evaluated (`auto` passes the
+/// cost of the cutoff or exact sum it would run instead; `f64::INFINITY`: every split).
 pub fn plan(
     grid: &GridSpec,
     kernel: &Kernel,
@@ -416,6 +418,7 @@ pub fn plan(
     max_radius_m: f64,
     torus: bool,
     cost: &CostModel,
+    beat: f64,
 ) -> Option<(NearFarPlan, Envelope)> {
     let w_total = sources.total_weight();
     if sources.is_empty() || w_total <= 0.0 || tolerance <= 0.0 {
@@ -445,11 +448,10 @@ pub fn plan(
             for &frac in &[0.3, 0.5] {
                 let blend = Blend::new(frac * big_r, big_r, order);
                 let near_pairs = cells * tree_density * PI * big_r * big_r * 1.3;
-                // The near/far split only pays where the near field is cheaper than the best so far.
-                if best
-                    .as_ref()
-                    .is_some_and(|b| near_pairs * cost.near >= b.0.cost)
-                {
+                // The near/far split only pays where the near field is cheaper than the best so
+                // far (and than what it must beat).
+                let to_beat = best.as_ref().map_or(beat, |b| b.0.cost.min(beat));
+                if near_pairs * cost.near >= to_beat {
                     continue;
                 }
                 let env = Envelope::new(kernel, &blend, r_max + 4.0 * big_r);
