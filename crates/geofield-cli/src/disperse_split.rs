@@ -120,6 +120,8 @@ fn compute(
     };
     let share = RowShare {
         rows: mine,
+        part: ranks.rank(),
+        parts: ranks.size(),
         combine: Some(&combine),
     };
     let fail_band = std::env::var("GEOFIELD_MPI_FAIL")

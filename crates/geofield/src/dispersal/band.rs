@@ -238,17 +238,33 @@ pub(crate) fn disperse_species_strips(
     if let Some(b) = bound
         && (method == Method::NearFar || (method == Method::Auto && !cheap))
     {
-        nf = nearfar::plan(
-            grid,
-            &kernel,
-            sources,
-            opts.tolerance,
-            b.max_lower_bound,
-            b.radius_m,
-            opts.torus,
-            &cost,
-            beat,
-        );
+        nf = match share.combine {
+            // Several processes: each evaluates its share of the candidate splits.
+            Some(c) if share.parts > 1 => nearfar::plan_shared(
+                grid,
+                &kernel,
+                sources,
+                opts.tolerance,
+                b.max_lower_bound,
+                b.radius_m,
+                opts.torus,
+                &cost,
+                beat,
+                (share.part, share.parts),
+                &|v| c(Ok(v)),
+            )?,
+            _ => nearfar::plan(
+                grid,
+                &kernel,
+                sources,
+                opts.tolerance,
+                b.max_lower_bound,
+                b.radius_m,
+                opts.torus,
+                &cost,
+                beat,
+            ),
+        };
         if nf.is_none() && method == Method::NearFar && sources.total_weight() > 0.0 {
             return Err(GeofieldError::Unsupported(format!(
                 "near/far: no split of this kernel meets the tolerance {:.1e} within the lattice \

@@ -422,10 +422,15 @@ pub struct RowShare<'a> {
     /// This process's rows of every map: whole strips of [`STRIP_ALIGN`] rows (the grid's last
     /// row may end the range), so that every cell gets the whole run's value.
     pub rows: std::ops::Range<usize>,
+    /// This process's index among `parts` processes (the near/far planner shares out its
+    /// candidate splits by it).
+    pub part: usize,
+    pub parts: usize,
     /// `[max, sum]` over the processes, or the error of the lowest failing process. Called the
     /// same number of times on every process: at the end of each species (the band's maximum and
     /// sum of this process's rows), and before that by the near/far method (its near field's
-    /// maximum, which the certificate needs over the whole map). A process that fails calls it
+    /// maximum, which the certificate needs over the whole map; and twice in its planning, to
+    /// agree on the cheapest split). A process that fails calls it
     /// with its error instead, once, and then no more: the others get the error at the point
     /// they are at. `None`: one process.
     pub combine: Option<&'a Combine<'a>>,
@@ -440,6 +445,8 @@ impl RowShare<'_> {
     pub fn whole(grid: &GridSpec) -> RowShare<'static> {
         RowShare {
             rows: 0..grid.rows,
+            part: 0,
+            parts: 1,
             combine: None,
         }
     }
