@@ -297,15 +297,7 @@ fn disperse(
     std::fs::create_dir_all(&at).unwrap();
     let mut cmd = launcher(mpi, ranks);
     cmd.current_dir(&at)
-        .args([
-            "--backend",
-            "cpu",
-            "disperse",
-            "--trees",
-            "../t.csv",
-            "--species",
-            "../t.toml",
-        ])
+        .args(["--backend", "cpu", "disperse", "--trees", "../t.csv"])
         .args(["--extent", "0,0,700,1100", "-q"])
         .args(extra)
         .env("RAYON_NUM_THREADS", "1")
@@ -343,6 +335,19 @@ fn big_stand(dir: &Path) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The same species with lognormal kernels (fat tails): `auto` plans a near/far split, whose
+    // candidate splits the ranks share out.
+    let toml = std::fs::read_to_string(dir.join("t.toml")).unwrap();
+    let mut ln = String::new();
+    for l in toml.lines() {
+        if l.starts_with("kernel = \"weibull\"") {
+            ln.push_str("kernel = \"lognormal\"\nx0 = 6.0\nxb = 0.8\n");
+        } else if !(l.starts_with("d = ") || l.starts_with("theta = ")) {
+            ln.push_str(l);
+            ln.push('\n');
+        }
+    }
+    std::fs::write(dir.join("ln.toml"), ln).unwrap();
 }
 
 /// Every method split by rows over 2 and 3 ranks writes the one-process files byte for byte:
@@ -354,7 +359,11 @@ fn a_split_dispersal_is_byte_identical() {
     };
     let dir = tempfile::tempdir().unwrap();
     big_stand(dir.path());
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &["--cell-size-m", "1", "--species", "../ln.toml"],
+            &["s.tif"],
+        ),
         (&["--cell-size-m", "1", "--method", "cutoff"], &["s.tif"]),
         (
             &[
@@ -404,12 +413,22 @@ fn a_split_dispersal_is_byte_identical() {
         if !args.contains(&"--out") {
             args.extend(["--out", "s.tif"]);
         }
+        if !args.contains(&"--species") {
+            args.extend(["--species", "../t.toml"]);
+        }
         let one = disperse(&mpi, dir.path(), "one", 0, &args, None);
         assert!(
             one.status.success(),
             "{}",
             String::from_utf8_lossy(&one.stderr)
         );
+        if args.contains(&"../ln.toml") {
+            let said = String::from_utf8_lossy(&one.stdout);
+            assert!(
+                said.contains("auto: near/far"),
+                "auto did not pick near/far: {said}"
+            );
+        }
         for ranks in [2, 3] {
             let sub = format!("n{ranks}");
             let out = disperse(&mpi, dir.path(), &sub, ranks, &args, None);
@@ -438,7 +457,16 @@ fn a_failing_rank_ends_a_split_dispersal_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     big_stand(dir.path());
     for (fail, rank) in [("0", 0), ("2", 2), ("band:0", 2), ("band:3", 2)] {
-        let args = ["--cell-size-m", "1", "--out", "s.tif", "--png", "s.png"];
+        let args = [
+            "--cell-size-m",
+            "1",
+            "--out",
+            "s.tif",
+            "--png",
+            "s.png",
+            "--species",
+            "../t.toml",
+        ];
         let out = disperse(&mpi, dir.path(), "f", 3, &args, Some(fail));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
