@@ -138,7 +138,7 @@ impl CogPart {
             PartBand::F64(e) => e.received(),
         };
         let n = values.len() / cols;
-        if row0 != received || values.len() % cols != 0 || row0 + n > self.rows.end {
+        if row0 != received || !values.len().is_multiple_of(cols) || row0 + n > self.rows.end {
             return Err(invalid(format!(
                 "band {}: rows {row0} + {n} given to the part of rows {:?} at row {received}",
                 index + 1,
@@ -434,6 +434,7 @@ fn coarse_levels<T: Sample>(
 }
 
 #[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -442,7 +443,7 @@ mod tests {
         (0..cols * rows)
             .map(|i| {
                 let (c, r) = ((i % cols) as f32, (i / cols) as f32);
-                if (i * 7 + band * 13) % 997 == 0 {
+                if (i * 7 + band * 13).is_multiple_of(997) {
                     f32::NAN
                 } else {
                     (c * 0.013 + band as f32).sin() * (r * 0.007).cos() + 1e-3 * (i % 31) as f32

@@ -531,6 +531,7 @@ pub(crate) fn disperse_species_strips(
     Ok(report)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_exact(
     backend: &Backend,
     grid: &GridSpec,
