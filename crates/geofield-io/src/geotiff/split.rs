@@ -89,23 +89,10 @@ impl CogPart {
     ) -> Self {
         let rows = split.rows.get(part).cloned().unwrap_or(0..0);
         let (nodata, codec) = (meta.nodata, meta.compression);
+        let (c, r, first, k) = (grid.cols, grid.rows, rows.start, split.encoded);
         let band = || match f64 {
-            false => PartBand::F32(RowEncoder::part(
-                grid.cols,
-                grid.rows,
-                nodata,
-                codec,
-                rows.start,
-                split.encoded,
-            )),
-            true => PartBand::F64(RowEncoder::part(
-                grid.cols,
-                grid.rows,
-                nodata,
-                codec,
-                rows.start,
-                split.encoded,
-            )),
+            false => PartBand::F32(RowEncoder::part(c, r, nodata, codec, first, k)),
+            true => PartBand::F64(RowEncoder::part(c, r, nodata, codec, first, k)),
         };
         Self {
             cols: grid.cols,

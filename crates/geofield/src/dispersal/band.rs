@@ -238,33 +238,21 @@ pub(crate) fn disperse_species_strips(
     if let Some(b) = bound
         && (method == Method::NearFar || (method == Method::Auto && !cheap))
     {
-        nf = match share.combine {
-            // Several processes: each evaluates its share of the candidate splits.
-            Some(c) if share.parts > 1 => nearfar::plan_shared(
-                grid,
-                &kernel,
-                sources,
-                opts.tolerance,
-                b.max_lower_bound,
-                b.radius_m,
-                opts.torus,
-                &cost,
-                beat,
-                (share.part, share.parts),
-                &|v| c(Ok(v)),
-            )?,
-            _ => nearfar::plan(
-                grid,
-                &kernel,
-                sources,
-                opts.tolerance,
-                b.max_lower_bound,
-                b.radius_m,
-                opts.torus,
-                &cost,
-                beat,
-            ),
-        };
+        // Several processes (`share.combine`): each evaluates its share of the candidates.
+        let combine = share.combine.map(|c| move |v: [f64; 2]| c(Ok(v)));
+        nf = nearfar::plan_shared(
+            grid,
+            &kernel,
+            sources,
+            opts.tolerance,
+            b.max_lower_bound,
+            b.radius_m,
+            opts.torus,
+            &cost,
+            beat,
+            (share.part, share.parts),
+            combine.as_ref().map(|c| c as &dyn Fn([f64; 2]) -> _),
+        )?;
         if nf.is_none() && method == Method::NearFar && sources.total_weight() > 0.0 {
             return Err(GeofieldError::Unsupported(format!(
                 "near/far: no split of this kernel meets the tolerance {:.1e} within the lattice \

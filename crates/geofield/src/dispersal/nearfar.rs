@@ -617,8 +617,9 @@ pub fn plan(
 /// [`plan`] with its candidates shared among `parts` processes (MPI ranks): each evaluates
 /// every `parts`-th, and `combine` (the maximum over the processes of each value, as
 /// [`super::RowShare::combine`]) finds the cheapest and, among equally cheap ones, the first;
-/// every process then rebuilds that one. The same plan as [`plan`]: a candidate the sequential
-/// planner skips costs no less than the one it keeps.
+/// every process then rebuilds that one. The same plan as [`plan`] (which it is without
+/// `combine` or with one part): a candidate the sequential planner skips costs no less than
+/// the one it keeps.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan_shared(
     grid: &GridSpec,
@@ -631,8 +632,21 @@ pub(crate) fn plan_shared(
     cost: &CostModel,
     beat: f64,
     (part, parts): (usize, usize),
-    combine: &dyn Fn([f64; 2]) -> Result<[f64; 2], GeofieldError>,
+    combine: Option<&dyn Fn([f64; 2]) -> Result<[f64; 2], GeofieldError>>,
 ) -> Result<Option<(NearFarPlan, Envelope)>, GeofieldError> {
+    let Some(combine) = combine.filter(|_| parts > 1) else {
+        return Ok(plan(
+            grid,
+            kernel,
+            sources,
+            tolerance,
+            lower,
+            max_radius_m,
+            torus,
+            cost,
+            beat,
+        ));
+    };
     let mine = best_of(
         grid,
         kernel,
