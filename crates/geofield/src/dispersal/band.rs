@@ -251,7 +251,7 @@ pub(crate) fn disperse_species_strips(
             &cost,
             beat,
             (share.part, share.parts),
-            combine.as_ref().map(|c| c as &dyn Fn([f64; 2]) -> _),
+            combine.as_ref().map(|c| c as &nearfar::Agree<'_>),
         )?;
         if nf.is_none() && method == Method::NearFar && sources.total_weight() > 0.0 {
             return Err(GeofieldError::Unsupported(format!(

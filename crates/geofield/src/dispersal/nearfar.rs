@@ -614,6 +614,9 @@ pub fn plan(
     .map(|(_, p, e)| (p, e))
 }
 
+/// `[max, sum]` over the processes of each process's two values (see [`plan_shared`]).
+pub(crate) type Agree<'a> = dyn Fn([f64; 2]) -> Result<[f64; 2], GeofieldError> + 'a;
+
 /// [`plan`] with its candidates shared among `parts` processes (MPI ranks): each evaluates
 /// every `parts`-th, and `combine` (the maximum over the processes of each value, as
 /// [`super::RowShare::combine`]) finds the cheapest and, among equally cheap ones, the first;
@@ -632,7 +635,7 @@ pub(crate) fn plan_shared(
     cost: &CostModel,
     beat: f64,
     (part, parts): (usize, usize),
-    combine: Option<&dyn Fn([f64; 2]) -> Result<[f64; 2], GeofieldError>>,
+    combine: Option<&Agree<'_>>,
 ) -> Result<Option<(NearFarPlan, Envelope)>, GeofieldError> {
     let Some(combine) = combine.filter(|_| parts > 1) else {
         return Ok(plan(

@@ -155,51 +155,57 @@ pub fn empirical(
     };
     let lags = spec.lags;
     let width = max_lag / lags as f64;
-    let accs = (0..n)
+    // Each pair (i, j > i) goes to its lag bin. The sums are taken over fixed blocks of rows
+    // i (in parallel), then the blocks are added in order: the same bits on any thread count.
+    const ROWS_PER_BLOCK: usize = 32;
+    let add_row = |acc: &mut Vec<Acc>, i: usize| {
+        for j in i + 1..n {
+            let (dx, dy) = (xs[j] - xs[i], ys[j] - ys[i]);
+            let h = dx.hypot(dy);
+            if h > max_lag {
+                continue;
+            }
+            if let Some((az, tol)) = dir {
+                if h == 0.0 {
+                    continue;
+                }
+                // Azimuth clockwise from north, undirected.
+                let a = dx.atan2(dy).to_degrees().rem_euclid(180.0);
+                let diff = (a - az).abs();
+                if diff.min(180.0 - diff) > tol {
+                    continue;
+                }
+            }
+            let b = ((h / width) as usize).min(lags - 1);
+            let d = values[i] - values[j];
+            let e = &mut acc[b];
+            e.n += 1;
+            e.h += h;
+            e.sq += d * d;
+            e.root += d.abs().sqrt();
+        }
+    };
+    let blocks: Vec<Vec<Acc>> = (0..n.div_ceil(ROWS_PER_BLOCK))
         .into_par_iter()
-        .fold(
-            || vec![Acc::default(); lags],
-            |mut acc, i| {
-                for j in i + 1..n {
-                    let (dx, dy) = (xs[j] - xs[i], ys[j] - ys[i]);
-                    let h = dx.hypot(dy);
-                    if h > max_lag {
-                        continue;
-                    }
-                    if let Some((az, tol)) = dir {
-                        if h == 0.0 {
-                            continue;
-                        }
-                        // Azimuth clockwise from north, undirected.
-                        let a = dx.atan2(dy).to_degrees().rem_euclid(180.0);
-                        let diff = (a - az).abs();
-                        if diff.min(180.0 - diff) > tol {
-                            continue;
-                        }
-                    }
-                    let b = ((h / width) as usize).min(lags - 1);
-                    let d = values[i] - values[j];
-                    let e = &mut acc[b];
-                    e.n += 1;
-                    e.h += h;
-                    e.sq += d * d;
-                    e.root += d.abs().sqrt();
-                }
-                acc
-            },
-        )
-        .reduce(
-            || vec![Acc::default(); lags],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    x.n += y.n;
-                    x.h += y.h;
-                    x.sq += y.sq;
-                    x.root += y.root;
-                }
-                a
-            },
-        );
+        .map(|k| {
+            let mut acc = vec![Acc::default(); lags];
+            for i in k * ROWS_PER_BLOCK..((k + 1) * ROWS_PER_BLOCK).min(n) {
+                add_row(&mut acc, i);
+            }
+            acc
+        })
+        .collect();
+    let accs = blocks
+        .into_iter()
+        .fold(vec![Acc::default(); lags], |mut a, b| {
+            for (x, y) in a.iter_mut().zip(b) {
+                x.n += y.n;
+                x.h += y.h;
+                x.sq += y.sq;
+                x.root += y.root;
+            }
+            a
+        });
     Ok(accs
         .iter()
         .enumerate()

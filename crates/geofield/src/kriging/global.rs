@@ -160,6 +160,8 @@ impl GlobalKriging {
         }
         let mut cov = Covariance::new(variogram, eps, opts.nugget, max_gamma);
         let mut tries = 0;
+        // The factorisation splits its work as `linalg_par` says, whatever the thread count.
+        faer::set_global_parallelism(linalg_par());
         let llt = loop {
             let cmat = Mat::<f64>::from_fn(n, n, |i, j| {
                 if i == j {
@@ -190,7 +192,7 @@ impl GlobalKriging {
         faer::linalg::triangular_solve::solve_lower_triangular_in_place(
             l.as_ref(),
             gm.as_mut(),
-            Par::rayon(0),
+            linalg_par(),
         );
         let g: Vec<f64> = (0..n * p_var).map(|k| gm[(k / p_var, k % p_var)]).collect();
         let mut mtm = vec![0.0; p_var * p_var];
@@ -212,7 +214,7 @@ impl GlobalKriging {
         faer::linalg::triangular_solve::solve_lower_triangular_in_place(
             l.as_ref(),
             ymat.as_mut(),
-            Par::rayon(0),
+            linalg_par(),
         );
         let (p_eval, beta) = match kind {
             Kind::Simple { mean } => (1, vec![mean; hc]),
@@ -243,7 +245,7 @@ impl GlobalKriging {
         faer::linalg::triangular_solve::solve_upper_triangular_in_place(
             l.as_ref().transpose(),
             ymat.as_mut(),
-            Par::rayon(0),
+            linalg_par(),
         );
         let mut alpha = vec![0.0; n * hc];
         for i in 0..n {
@@ -465,7 +467,7 @@ impl GlobalKriging {
         faer::linalg::triangular_inverse::invert_lower_triangular(
             inv.as_mut(),
             self.l.as_ref(),
-            Par::rayon(0),
+            linalg_par(),
         );
         let mut out = vec![0.0; n * n];
         for i in 0..n {
@@ -475,6 +477,17 @@ impl GlobalKriging {
         }
         out
     }
+}
+
+/// Tasks the dense linear algebra (faer's factorisation, triangular solves and products) is
+/// split into. A fixed count, not the pool's thread count (`Par::rayon(0)`): faer's partition of
+/// the work, and so the order of its sums, follows this number, so the kriged values are the
+/// same bits on 1 thread or 64 (a laptop and a server, or MPI ranks of one thread each against
+/// one process); rayon runs the tasks on whatever threads there are.
+pub(crate) const LINALG_TASKS: usize = 16;
+
+pub(crate) fn linalg_par() -> Par {
+    Par::rayon(LINALG_TASKS)
 }
 
 pub(crate) fn bbox_diagonal(xs: &[f64], ys: &[f64]) -> f64 {

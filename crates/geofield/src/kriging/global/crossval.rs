@@ -1,6 +1,6 @@
 //! Closed-form leave-one-out cross-validation of global kriging (Dubrule 1983).
 
-use faer::{Mat, Par};
+use faer::Mat;
 use rayon::prelude::*;
 
 use super::{GlobalKriging, lower_mul};
@@ -55,7 +55,7 @@ impl GlobalKriging {
         faer::linalg::triangular_solve::solve_upper_triangular_in_place(
             l.transpose(),
             umat.as_mut(),
-            Par::rayon(0),
+            super::linalg_par(),
         );
         let q: Vec<f64> = (0..n)
             .map(|i| {
