@@ -54,6 +54,7 @@ pub(crate) mod pyramid;
 pub(crate) mod radius;
 pub(crate) mod reference;
 pub(crate) mod sources;
+mod strips;
 
 use geofield_core::{GridSpec, Raster, RasterData};
 
@@ -66,6 +67,7 @@ pub use params::{Eta, Kernel, Species};
 use radius::cutoff_radius;
 use sources::Sources;
 pub use sources::Stand;
+pub use strips::{Combine, RowShare, Strip, disperse_rows, disperse_strips};
 
 /// How to evaluate the sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -405,144 +407,6 @@ pub(crate) fn cutoff_into_device(
     let bins = band::build_bins(grid, &sources, b.radius_m, opts.torus);
     cuda::cutoff_into(gpu, grid, &sp.kernel, &bins, b.radius_m, dst)?;
     Ok(true)
-}
-
-/// A horizontal strip of one species' map: grid rows `row0 ..` of band `band` (whole rows,
-/// row-major from the north-west, in the output precision).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Strip {
-    pub band: usize,
-    pub row0: usize,
-    pub data: RasterData,
-}
-
-/// The rows of the maps this process computes when a run is split over processes (MPI ranks:
-/// [`disperse_rows`]), and how the processes combine what each needs of the others.
-pub struct RowShare<'a> {
-    /// This process's rows of every map: whole strips of [`STRIP_ALIGN`] rows (the grid's last
-    /// row may end the range), so that every cell gets the whole run's value.
-    pub rows: std::ops::Range<usize>,
-    /// This process's index among `parts` processes (the near/far planner shares out its
-    /// candidate splits by it).
-    pub part: usize,
-    pub parts: usize,
-    /// `[max, sum]` over the processes, or the error of the lowest failing process. Called the
-    /// same number of times on every process: at the end of each species (the band's maximum and
-    /// sum of this process's rows), and before that by the near/far method (its near field's
-    /// maximum, which the certificate needs over the whole map; and twice in its planning, to
-    /// agree on the cheapest split). A process that fails calls it
-    /// with its error instead, once, and then no more: the others get the error at the point
-    /// they are at. `None`: one process.
-    pub combine: Option<&'a Combine<'a>>,
-}
-
-/// See [`RowShare::combine`].
-pub type Combine<'a> =
-    dyn Fn(Result<[f64; 2], String>) -> Result<[f64; 2], GeofieldError> + Sync + 'a;
-
-impl RowShare<'_> {
-    /// The whole grid in one process.
-    pub fn whole(grid: &GridSpec) -> RowShare<'static> {
-        RowShare {
-            rows: 0..grid.rows,
-            part: 0,
-            parts: 1,
-            combine: None,
-        }
-    }
-
-    /// `[max, sum]` over the processes of this one's `mine`.
-    pub(crate) fn combined(&self, mine: [f64; 2]) -> Result<[f64; 2], GeofieldError> {
-        match self.combine {
-            Some(c) => c(Ok(mine)),
-            None => Ok(mine),
-        }
-    }
-}
-
-/// [`disperse_each`] in strips of rows: each species' map is handed to `sink` as strips in
-/// order (top to bottom; `strip_rows` rounded up to a multiple of [`STRIP_ALIGN`]) as they are
-/// computed. The cutoff method computes strip by strip, so a caller compresses or writes one
-/// strip while the next computes and holds only the strips it keeps; the other methods compute
-/// a whole map and hand it on as one strip. The values are those of [`disperse_each`]. `sink`
-/// is called before the species' `Done` step; an error from it stops the run.
-#[allow(clippy::too_many_arguments)]
-pub fn disperse_strips(
-    backend: &Backend,
-    grid: &GridSpec,
-    species: &[Species],
-    stand: &Stand,
-    opts: &DisperseOptions,
-    strip_rows: usize,
-    progress: &mut dyn FnMut(SpeciesStep<'_>),
-    cancel: &Cancel,
-    sink: &mut dyn FnMut(Strip) -> Result<(), GeofieldError>,
-) -> Result<Vec<SpeciesReport>, GeofieldError> {
-    let share = RowShare::whole(grid);
-    disperse_rows(
-        backend, grid, species, stand, opts, strip_rows, &share, progress, cancel, sink,
-    )
-}
-
-/// [`disperse_strips`] for the rows `share.rows` of every map only: one process's part of a run
-/// split over processes by rows. Each process holds every tree (the methods' radii, bounds and
-/// far fields depend on them all) and computes only its rows; the cutoff, the exact sum, the
-/// near/far split's near field and the multi-resolution traversal on the CPU, and the cutoff on
-/// the GPU, visit only those rows (the GPU's exact, near/far and multi-resolution kernels
-/// compute the whole map, of which the process keeps its rows). Every value is the one-process
-/// run's; the reports' seeds and maxima are the whole maps' (through `share.combine`).
-#[allow(clippy::too_many_arguments)]
-pub fn disperse_rows(
-    backend: &Backend,
-    grid: &GridSpec,
-    species: &[Species],
-    stand: &Stand,
-    opts: &DisperseOptions,
-    strip_rows: usize,
-    share: &RowShare<'_>,
-    progress: &mut dyn FnMut(SpeciesStep<'_>),
-    cancel: &Cancel,
-    sink: &mut dyn FnMut(Strip) -> Result<(), GeofieldError>,
-) -> Result<Vec<SpeciesReport>, GeofieldError> {
-    check_memory(grid, species.len(), opts.precision)?;
-    check_device_memory(backend, grid)?;
-    let mut reports = Vec::with_capacity(species.len());
-    for (index, sp) in species.iter().enumerate() {
-        cancel.check()?;
-        progress(SpeciesStep::Start { index, species: sp });
-        let sources = Sources::for_species(stand, index as u32, sp, grid, opts.torus);
-        let precision = opts.precision;
-        let mut report = band::disperse_species_strips(
-            backend,
-            grid,
-            sp,
-            &sources,
-            opts,
-            cancel,
-            strip_rows,
-            share,
-            &mut |row0, b| {
-                sink(Strip {
-                    band: index,
-                    row0,
-                    data: b.into_data(precision),
-                })
-            },
-        )?;
-        if share.combine.is_some() {
-            let cell = grid.cell_size_m * grid.cell_size_m;
-            let [max, sum] =
-                share.combined([report.max_density_per_m2, report.seeds_on_grid / cell])?;
-            report.max_density_per_m2 = max;
-            report.seeds_on_grid = sum * cell;
-        }
-        progress(SpeciesStep::Done {
-            index,
-            report: &report,
-        });
-        reports.push(report);
-    }
-    Ok(reports)
 }
 
 /// The errors of each band of `result` (from [`disperse`] with the same inputs and `opts`)
