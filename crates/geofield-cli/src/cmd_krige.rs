@@ -9,10 +9,12 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use geofield::kriging::{self, io::read_samples};
+use geofield::BackendSelection;
+use geofield::kriging::{self, KrigeParams, SampleSet, SurfaceFit, io::read_samples};
 
 use crate::ctx::Ctx;
 use crate::krige_in::{DriftArg, KindArg, PrecisionArg};
+use crate::outputs::Outputs;
 use crate::{inputs, krige_in, krige_out, output, progress};
 
 #[derive(Args, Debug)]
@@ -139,33 +141,120 @@ pub struct KrigeArgs {
     pub units: Option<String>,
 }
 
-pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
-    let start = Instant::now();
+/// What every rank has before the kriging: the backend, the samples, the parameters with their
+/// fitted variograms, and (on rank 0, which writes) the staged outputs.
+struct Prepared {
+    sel: BackendSelection,
+    set: SampleSet,
+    params: KrigeParams,
+    fits: Vec<SurfaceFit>,
+    outs: Option<Outputs>,
+    crs: Option<u16>,
+}
+
+fn prepare(a: &KrigeArgs, ctx: &Ctx, root: bool) -> Result<Prepared> {
     let crs = ctx.crs_epsg()?;
     krige_in::check_flags(a)?;
-    let mut outs = krige_out::plan(a, ctx)?;
+    let outs = root.then(|| krige_out::plan(a, ctx)).transpose()?;
     let extent = inputs::parse_extent(&a.extent)?;
     let sel = ctx.open_backend()?;
-    let be = &sel.backend;
-    let mut params = krige_in::params(a, be.is_cuda(), extent)?;
+    let mut params = krige_in::params(a, sel.backend.is_cuda(), extent)?;
     let set = read_samples(&a.samples, &a.x, &a.y, &a.values)?;
     let fits = krige_in::variograms(a, &set, &mut params)?;
-    krige_out::print_fits(&fits);
+    Ok(Prepared {
+        sel,
+        set,
+        params,
+        fits,
+        outs,
+        crs,
+    })
+}
+
+pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
+    let start = Instant::now();
+    #[cfg(feature = "mpi")]
+    let ranks = ctx.split();
+    #[cfg(feature = "mpi")]
+    let rank = ranks.map_or(0, |r| r.rank());
+    #[cfg(not(feature = "mpi"))]
+    let rank = 0;
+    // Under mpiexec every rank reads the samples and fits the variograms (the same bits on
+    // every rank); rank 0 also checks and stages the outputs. Any rank failing here ends the
+    // job before the work.
+    let prepared = prepare(a, ctx, rank == 0);
+    #[cfg(feature = "mpi")]
+    let prepared = match ranks {
+        Some(r) => {
+            // GEOFIELD_MPI_FAIL=R: rank R fails here (how the tests check a rank's failure).
+            let inject = std::env::var("GEOFIELD_MPI_FAIL").ok();
+            let prepared = match inject.and_then(|f| f.parse::<usize>().ok()) == Some(rank) {
+                true => Err(anyhow::anyhow!(
+                    "injected failure before the work (GEOFIELD_MPI_FAIL)"
+                )),
+                false => prepared,
+            };
+            r.start(prepared.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")))?;
+            prepared
+        }
+        None => prepared,
+    };
+    let Prepared {
+        sel,
+        set,
+        params,
+        fits,
+        outs,
+        crs,
+    } = prepared?;
+    let be = &sel.backend;
+    if rank == 0 {
+        krige_out::print_fits(&fits);
+    }
     let pb = progress::bar(1000, ctx.quiet(), "kriging");
-    let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
-    // Ctrl-C ends the process (the staged outputs are not renamed): no token is ever cancelled.
-    let kriged =
-        kriging::krige_with_progress(be, &set, &params, &progress, &geofield::Cancel::new());
+    // Ctrl-C ends the process (the staged outputs are not renamed): no token is cancelled, but
+    // for GEOFIELD_MPI_FAIL=eval under mpiexec, where the last rank stops as it starts its
+    // share (how the tests check a rank failing while the others compute).
+    let never = geofield::Cancel::new();
+    let fail_eval = ctx.rank_count() > 1
+        && rank + 1 == ctx.rank_count()
+        && std::env::var("GEOFIELD_MPI_FAIL").as_deref() == Ok("eval");
+    let progress = |f: f64| {
+        if fail_eval {
+            never.cancel();
+        }
+        pb.set_position((f * 1000.0) as u64)
+    };
+    #[cfg(feature = "mpi")]
+    let kriged = match ranks {
+        // Each rank evaluates a band of rows; rank 0 gets the whole prediction.
+        Some(r) => kriging::krige_split(be, &set, &params, r, &progress, &never),
+        None => kriging::krige_with_progress(be, &set, &params, &progress, &never).map(Some),
+    };
+    #[cfg(not(feature = "mpi"))]
+    let kriged = kriging::krige_with_progress(be, &set, &params, &progress, &never).map(Some);
     pb.finish_and_clear();
-    let k = kriged.map_err(|e| krige_in::krige_error(e, a))?;
+    let (Some(k), Some(mut outs)) = (kriged.map_err(|e| krige_in::krige_error(e, a))?, outs) else {
+        return Ok(());
+    };
     for w in k.warnings() {
         eprintln!("warning: {w}");
     }
     let (mut written, cv) =
         krige_out::write_outputs(a, &mut outs, &k, &set, &params, (crs, ctx.compression()?))?;
-    krige_out::print_summary(&k, be, &set, &cv);
+    krige_out::print_summary(&k, be, &set, &cv, ctx.rank_count());
     if let Some(p) = ctx.json() {
-        let s = krige_out::summary(a, &sel, &k, &set, &params, fits, cv, start, &written);
+        let s = krige_out::summary(
+            a,
+            &sel,
+            &k,
+            &set,
+            &params,
+            (fits, cv),
+            start,
+            &written,
+            ctx.rank_count(),
+        );
         written.push(outs.write_json(p, &s)?);
     }
     outs.commit()?;

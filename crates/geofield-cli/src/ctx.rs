@@ -117,6 +117,15 @@ impl Ctx {
         self.ranks.as_deref().filter(|r| r.size() > 1)
     }
 
+    /// The MPI ranks of this job (1 without mpiexec or without the feature `mpi`).
+    pub fn rank_count(&self) -> usize {
+        #[cfg(feature = "mpi")]
+        if let Some(r) = self.split() {
+            return r.size();
+        }
+        1
+    }
+
     pub fn quiet(&self) -> bool {
         self.args.quiet
     }

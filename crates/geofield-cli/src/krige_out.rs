@@ -32,6 +32,8 @@ pub(crate) struct Summary {
     device: String,
     backend_fallback_reason: Option<String>,
     evaluated: String,
+    /// MPI ranks that evaluated the grid (1 without mpiexec).
+    ranks: usize,
     options: KrigeOptions,
     variograms: Vec<Variogram>,
     fits: Vec<SurfaceFit>,
@@ -143,13 +145,19 @@ pub(crate) fn print_fits(fits: &[SurfaceFit]) {
 
 /// The summary on stdout: the grid, the timings, per surface its range and NaN nodes, the
 /// cross-validation statistics.
-pub(crate) fn print_summary(k: &Kriged, be: &Backend, set: &SampleSet, cv: &[CvSummary]) {
+pub(crate) fn print_summary(
+    k: &Kriged,
+    be: &Backend,
+    set: &SampleSet,
+    cv: &[CvSummary],
+    ranks: usize,
+) {
     let pred = &k.prediction;
     let Some(grid) = k.grid() else { return };
     let (seconds_factor, seconds_grid) = (k.seconds_factor, k.seconds_grid);
     let crossings = k.crossings_clipped.as_deref();
     println!(
-        "{} samples from {}; grid {} x {} = {} nodes of {} m; backend {} ({}), {}",
+        "{} samples from {}; grid {} x {} = {} nodes of {} m; backend {} ({}), {}{}",
         set.len(),
         set.source.as_deref().unwrap_or("input"),
         grid.cols,
@@ -158,7 +166,12 @@ pub(crate) fn print_summary(k: &Kriged, be: &Backend, set: &SampleSet, cv: &[CvS
         grid.cell_size_m,
         be.label(),
         be.device_name(),
-        pred.evaluated
+        pred.evaluated,
+        if ranks > 1 {
+            format!("; rows split over {ranks} MPI ranks")
+        } else {
+            String::new()
+        }
     );
     println!(
         "systems factored in {seconds_factor:.3} s, grid evaluated in {seconds_grid:.3} s ({:.3e} nodes/s)",
@@ -214,10 +227,10 @@ pub(crate) fn summary(
     k: &Kriged,
     set: &SampleSet,
     params: &KrigeParams,
-    fits: Vec<SurfaceFit>,
-    cv: Vec<CvSummary>,
+    (fits, cv): (Vec<SurfaceFit>, Vec<CvSummary>),
     start: Instant,
     written: &[PathBuf],
+    ranks: usize,
 ) -> Summary {
     let (cols, rows, cell_size_m) = k
         .grid()
@@ -235,6 +248,7 @@ pub(crate) fn summary(
         device: sel.backend.device_name(),
         backend_fallback_reason: sel.fallback_reason.clone(),
         evaluated: k.prediction.evaluated.clone(),
+        ranks,
         options: params.options,
         variograms: params.variograms.clone(),
         fits,

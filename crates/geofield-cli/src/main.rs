@@ -106,9 +106,9 @@ fn main() -> ExitCode {
     }
     #[allow(unused_mut)]
     let mut ctx = ctx::Ctx::new(cli.global, names.join(" "), leaf);
-    // Under `mpiexec -n R` (feature `mpi`): every rank starts MPI; only `forest` splits its
-    // work over the ranks so far, every other command refuses to run R times over the same
-    // outputs. Only rank 0 prints notes and errors.
+    // Under `mpiexec -n R` (feature `mpi`): every rank starts MPI; `disperse`, `krige`,
+    // `forest` and the wind atlas split their work over the ranks, every other command refuses
+    // to run R times over the same outputs. Only rank 0 prints notes and errors.
     #[cfg(feature = "mpi")]
     {
         match geofield::mpi::Ranks::init() {
@@ -132,7 +132,10 @@ fn main() -> ExitCode {
                 ctx.args.quiet = true;
             }
             let splits = match &cli.command {
-                Command::Forest(_) | Command::Info(_) | Command::Disperse(_) => true,
+                Command::Forest(_)
+                | Command::Info(_)
+                | Command::Disperse(_)
+                | Command::Krige(_) => true,
                 Command::Wind(w) => w.directions.is_some(),
                 _ => false,
             };
@@ -140,7 +143,7 @@ fn main() -> ExitCode {
                 if r == 0 {
                     eprintln!(
                         "error: `geofield {}` does not split over MPI ranks yet (only `disperse`, \
-                         `forest` and the wind atlas do); run it without mpiexec or with -n 1",
+                         `krige`, `forest` and the wind atlas do); run it without mpiexec or with -n 1",
                         ctx.command
                     );
                 }

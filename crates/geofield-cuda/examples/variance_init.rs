@@ -56,6 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         row_step: [0.0, 1.0],
         rows: 1000,
         cols: 1000,
+        row0: 0,
     };
     let inp = VarianceInputs {
         samples_xy: &xy,

@@ -10,7 +10,7 @@
 //   kriging_local_<T>                   local kriging, one warp per node, system in shared memory
 //   kriging_paper_<T>_n<NM>             the paper's per-node bordered system, Gauss without pivoting
 //
-// Node grid: x = (ox + col*cx) + row*rx, y = (oy + col*cy) + row*ry in f64, each operation rounded
+// Node grid: x = (ox + col*cx) + r*rx, y = (oy + col*cy) + r*ry in f64, r = row0 + row, rounded
 // to nearest without FMA (gf_add_rn / gf_mul_rn), so the CPU's node coordinates match bit for bit.
 // Output layout: surface-major, out[h*N + row*cols + col].
 
@@ -77,8 +77,9 @@ struct KrGrid {
     double cx, cy;   // step per column
     double rx, ry;   // step per row
     u32 rows, cols;
+    u32 row0, pad;   // grid row of row 0 (a window of a larger grid places its nodes exactly)
 };
-GF_CHECK_SIZE(KrGrid, 56);
+GF_CHECK_SIZE(KrGrid, 64);
 
 struct KrDualParams {
     KrGrid grid;
@@ -93,7 +94,7 @@ struct KrDualParams {
     double czero; // fast path: c_zero / sill (alpha is pre-scaled by the sill)
     double alpha_scale;  // sill (fast paths) or 1 (generic)
 };
-GF_CHECK_SIZE(KrDualParams, 120);
+GF_CHECK_SIZE(KrDualParams, 128);
 
 struct KrVarParams {
     KrGrid grid;
@@ -105,7 +106,7 @@ struct KrVarParams {
     u32 ldw;      // rows of W (n + p)
     double rinv[KR_PMAX * KR_PMAX];  // p x p lower, row-major (stride p)
 };
-GF_CHECK_SIZE(KrVarParams, 376);
+GF_CHECK_SIZE(KrVarParams, 384);
 
 struct KrNodesParams {
     KrGrid grid;
@@ -113,7 +114,7 @@ struct KrNodesParams {
     u32 m;
     u32 pad0;
 };
-GF_CHECK_SIZE(KrNodesParams, 72);
+GF_CHECK_SIZE(KrNodesParams, 80);
 
 struct KrLocalParams {
     KrGrid grid;
@@ -129,7 +130,7 @@ struct KrLocalParams {
     u32 region;    // elements of T per warp in shared memory
     u32 pad0;
 };
-GF_CHECK_SIZE(KrLocalParams, 112);
+GF_CHECK_SIZE(KrLocalParams, 120);
 
 struct KrPaperParams {
     KrGrid grid;
@@ -139,7 +140,7 @@ struct KrPaperParams {
     u32 mode;      // 1: A and B per node, one surface; 2: A from the host, one surface; 4: all surfaces
     u32 surface;   // modes 1, 2
 };
-GF_CHECK_SIZE(KrPaperParams, 80);
+GF_CHECK_SIZE(KrPaperParams, 88);
 
 // ---------------------------------------------------------------------------------------------
 // Nodes and drift.
@@ -147,7 +148,7 @@ GF_CHECK_SIZE(KrPaperParams, 80);
 __device__ __forceinline__ void kr_node(const KrGrid& g, u64 j, double& x, double& y) {
     const u64 row = j / g.cols;
     const u64 col = j - row * g.cols;
-    const double c = (double)col, r = (double)row;
+    const double c = (double)col, r = (double)(row + g.row0);
     x = gf_add_rn(gf_add_rn(g.ox, gf_mul_rn(c, g.cx)), gf_mul_rn(r, g.rx));
     y = gf_add_rn(gf_add_rn(g.oy, gf_mul_rn(c, g.cy)), gf_mul_rn(r, g.ry));
 }

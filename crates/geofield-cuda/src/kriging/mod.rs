@@ -104,7 +104,9 @@ pub const K_MAX: usize = 64;
 pub const H_MAX_LAUNCH: usize = 16;
 
 /// The affine node grid in kriging space: node (row, col) at
-/// x = (origin.x + col·col_step.x) + row·row_step.x (and y likewise).
+/// x = (origin.x + col·col_step.x) + r·row_step.x (and y likewise), r = `row0` + row: a window
+/// of rows `row0..row0 + rows` of a larger grid places its nodes exactly where the whole grid
+/// does (see [`NodeGrid::window`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NodeGrid {
     pub origin: [f64; 2],
@@ -112,6 +114,8 @@ pub struct NodeGrid {
     pub row_step: [f64; 2],
     pub rows: usize,
     pub cols: usize,
+    /// The grid row of this grid's row 0 (0 for a whole grid).
+    pub row0: usize,
 }
 
 impl NodeGrid {
@@ -124,11 +128,23 @@ impl NodeGrid {
         self.len() == 0
     }
 
+    /// Rows `rows` of this grid (relative to its row 0; clamped to its rows), whose nodes are
+    /// bit for bit this grid's.
+    pub fn window(&self, rows: std::ops::Range<usize>) -> NodeGrid {
+        let end = rows.end.min(self.rows);
+        let start = rows.start.min(end);
+        NodeGrid {
+            rows: end - start,
+            row0: self.row0 + start,
+            ..*self
+        }
+    }
+
     /// Node coordinates in the kernels' exact order (no FMA: Rust never contracts); the CPU
     /// evaluation of `geofield` places its nodes with this too.
     #[inline]
     pub fn node(&self, row: usize, col: usize) -> (f64, f64) {
-        let (c, r) = (col as f64, row as f64);
+        let (c, r) = (col as f64, (self.row0 + row) as f64);
         (
             (self.origin[0] + c * self.col_step[0]) + r * self.row_step[0],
             (self.origin[1] + c * self.col_step[1]) + r * self.row_step[1],
@@ -147,7 +163,13 @@ impl NodeGrid {
         if vals.iter().any(|v| !v.is_finite()) {
             return Err(invalid(kernel, "the node grid has a non-finite value"));
         }
-        if self.rows > u32::MAX as usize || self.cols > u32::MAX as usize {
+        if self.rows > u32::MAX as usize
+            || self.cols > u32::MAX as usize
+            || self
+                .row0
+                .checked_add(self.rows)
+                .is_none_or(|e| e > u32::MAX as usize)
+        {
             return Err(invalid(kernel, "rows and cols must fit in 32 bits"));
         }
         self.rows

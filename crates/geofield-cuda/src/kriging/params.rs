@@ -4,7 +4,7 @@ use cudarc::driver::DeviceRepr;
 
 use super::NodeGrid;
 
-/// C `KrGrid` (56 bytes).
+/// C `KrGrid` (64 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GridParams {
@@ -16,6 +16,8 @@ pub struct GridParams {
     pub ry: f64,
     pub rows: u32,
     pub cols: u32,
+    pub row0: u32,
+    pub pad: u32,
 }
 
 impl GridParams {
@@ -29,11 +31,13 @@ impl GridParams {
             ry: g.row_step[1],
             rows: g.rows as u32,
             cols: g.cols as u32,
+            row0: g.row0 as u32,
+            pad: 0,
         }
     }
 }
 
-/// C `KrDualParams` (120 bytes).
+/// C `KrDualParams` (128 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DualParams {
@@ -50,7 +54,7 @@ pub struct DualParams {
     pub alpha_scale: f64,
 }
 
-/// C `KrVarParams` (376 bytes).
+/// C `KrVarParams` (384 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VarParams {
@@ -64,7 +68,7 @@ pub struct VarParams {
     pub rinv: [f64; 36],
 }
 
-/// C `KrNodesParams` (72 bytes).
+/// C `KrNodesParams` (80 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NodesParams {
@@ -74,7 +78,7 @@ pub struct NodesParams {
     pub pad0: u32,
 }
 
-/// C `KrLocalParams` (112 bytes).
+/// C `KrLocalParams` (120 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LocalParams {
@@ -92,7 +96,7 @@ pub struct LocalParams {
     pub pad0: u32,
 }
 
-/// C `KrPaperParams` (80 bytes).
+/// C `KrPaperParams` (88 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PaperParams {
@@ -126,10 +130,10 @@ pub const PARAM_SIZES: &[(&str, usize, usize)] = &[
         104,
     ),
     ("KrCov", std::mem::size_of::<super::CovParams>(), 464),
-    ("KrGrid", std::mem::size_of::<GridParams>(), 56),
-    ("KrDualParams", std::mem::size_of::<DualParams>(), 120),
-    ("KrVarParams", std::mem::size_of::<VarParams>(), 376),
-    ("KrNodesParams", std::mem::size_of::<NodesParams>(), 72),
-    ("KrLocalParams", std::mem::size_of::<LocalParams>(), 112),
-    ("KrPaperParams", std::mem::size_of::<PaperParams>(), 80),
+    ("KrGrid", std::mem::size_of::<GridParams>(), 64),
+    ("KrDualParams", std::mem::size_of::<DualParams>(), 128),
+    ("KrVarParams", std::mem::size_of::<VarParams>(), 384),
+    ("KrNodesParams", std::mem::size_of::<NodesParams>(), 80),
+    ("KrLocalParams", std::mem::size_of::<LocalParams>(), 120),
+    ("KrPaperParams", std::mem::size_of::<PaperParams>(), 88),
 ];

@@ -1,6 +1,8 @@
 //! Evaluation of built systems at nodes: a grid (on the backend) or arbitrary points (on the
 //! CPU).
 
+use std::ops::Range;
+
 use geofield_core::GridSpec;
 
 use super::cuda;
@@ -106,14 +108,17 @@ pub fn krige_grid_with(
         reports,
         opts,
         grid,
+        0..grid.rows,
         variance,
         progress,
         &Cancel::new(),
     )
 }
 
-/// [`krige_grid_with`] that returns [`GeofieldError::Cancelled`] soon after `cancel` is set
-/// (between groups, and inside a band between tiles of nodes; a GPU launch runs to its end).
+/// [`krige_grid_with`] on the grid's rows `window` only (row 0 north; the values are row-major
+/// over the window's rows, each the whole grid's value bit for bit), returning
+/// [`GeofieldError::Cancelled`] soon after `cancel` is set (between groups, and inside a band
+/// between tiles of nodes; a GPU launch runs to its end).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn krige_grid_until(
     backend: &Backend,
@@ -122,11 +127,18 @@ pub(crate) fn krige_grid_until(
     reports: Vec<GroupReport>,
     opts: &KrigeOptions,
     grid: &GridSpec,
+    window: Range<usize>,
     variance: bool,
     progress: Option<&(dyn Fn(f64) + Sync)>,
     cancel: &Cancel,
 ) -> Result<Prediction, GeofieldError> {
-    let (rows, cols) = (grid.rows, grid.cols);
+    if window.start > window.end || window.end > grid.rows {
+        return Err(GeofieldError::Invalid(format!(
+            "rows {}..{} are not rows of a grid of {} rows",
+            window.start, window.end, grid.rows
+        )));
+    }
+    let (rows, cols) = (window.len(), grid.cols);
     let cells = rows
         .checked_mul(cols)
         .ok_or_else(|| GeofieldError::Invalid("the grid has too many cells".into()))?;
@@ -136,9 +148,12 @@ pub(crate) fn krige_grid_until(
     let total_work = groups.len() * rows;
     let mut done = 0usize;
     let mut device_seconds = None;
+    if let Some(f) = progress {
+        f(0.0);
+    }
     for g in groups {
         cancel.check()?;
-        let map = g.system.frame().node_grid(grid);
+        let map = g.system.frame().node_grid(grid).window(window.clone());
         let (mut p, mut v) = if let Backend::Cuda(gpu) = backend {
             let (p, v, s) = cuda::eval_grid(gpu, &g.system, &map, variance, opts.precision)?;
             *device_seconds.get_or_insert(0.0) += s;

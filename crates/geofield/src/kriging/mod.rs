@@ -49,6 +49,8 @@ pub(crate) mod paper;
 pub mod params;
 pub mod samples;
 pub(crate) mod space;
+#[cfg(feature = "mpi")]
+mod split;
 pub mod strata;
 pub(crate) mod systems;
 pub mod variogram;
@@ -64,6 +66,8 @@ pub use params::{
     Precision, Target,
 };
 pub use samples::{SampleSet, Surface};
+#[cfg(feature = "mpi")]
+pub use split::krige_split;
 pub use systems::GroupReport;
 pub use variogram::{Model, Structure, Variogram};
 
@@ -146,6 +150,21 @@ fn run(
     progress: Option<&(dyn Fn(f64) + Sync)>,
     cancel: &Cancel,
 ) -> Result<Kriged, GeofieldError> {
+    let k = run_window(backend, samples, params, None, progress, cancel)?;
+    finish(k, samples, params)
+}
+
+/// The target's nodes of `window` (grid rows, or points by index; `None`: all), the systems
+/// built and factored whole: what [`run`] does before its checks ([`finish`]). The window's
+/// values are the whole run's, bit for bit.
+fn run_window(
+    backend: &Backend,
+    samples: &SampleSet,
+    params: &KrigeParams,
+    window: Option<std::ops::Range<usize>>,
+    progress: Option<&(dyn Fn(f64) + Sync)>,
+    cancel: &Cancel,
+) -> Result<Kriged, GeofieldError> {
     params.check_memory(samples.surfaces.len())?;
     cancel.check()?;
     let opts = &params.options;
@@ -154,7 +173,7 @@ fn run(
     cancel.check()?;
     let seconds_factor = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let (mut prediction, grid) = match &params.target {
+    let (prediction, grid) = match &params.target {
         Target::Grid(grid) => {
             let p = eval::krige_grid_until(
                 backend,
@@ -163,6 +182,7 @@ fn run(
                 reports,
                 opts,
                 grid,
+                window.unwrap_or(0..grid.rows),
                 params.variance,
                 progress,
                 cancel,
@@ -170,13 +190,22 @@ fn run(
             (p, Some(*grid))
         }
         Target::Points { xs, ys } => {
+            let w = window.unwrap_or(0..xs.len());
+            let (Some(wx), Some(wy)) = (xs.get(w.clone()), ys.get(w.clone())) else {
+                return Err(GeofieldError::Invalid(format!(
+                    "points {}..{} are not among the target's {} points",
+                    w.start,
+                    w.end,
+                    xs.len().min(ys.len())
+                )));
+            };
             let p = eval::eval_points(
                 backend,
                 samples,
                 &groups,
                 reports,
-                xs,
-                ys,
+                wx,
+                wy,
                 params.variance,
                 progress,
                 cancel,
@@ -184,21 +213,30 @@ fn run(
             (p, None)
         }
     };
-    let seconds_grid = t1.elapsed().as_secs_f64();
-    prediction.check_finite(samples, opts)?;
-    let crossings_clipped = params
-        .resolve_crossings
-        .then(|| strata::resolve_crossings(&mut prediction.values));
     Ok(Kriged {
         prediction,
-        crossings_clipped,
+        crossings_clipped: None,
         seconds_factor,
-        seconds_grid,
+        seconds_grid: t1.elapsed().as_secs_f64(),
         grid,
         options: *opts,
         names: samples.surfaces.iter().map(|s| s.name.clone()).collect(),
         groups,
     })
+}
+
+/// The checks and the clipping of a whole prediction: an error unless every value is finite;
+/// the crossings resolved when asked.
+fn finish(
+    mut k: Kriged,
+    samples: &SampleSet,
+    params: &KrigeParams,
+) -> Result<Kriged, GeofieldError> {
+    k.prediction.check_finite(samples, &params.options)?;
+    k.crossings_clipped = params
+        .resolve_crossings
+        .then(|| strata::resolve_crossings(&mut k.prediction.values));
+    Ok(k)
 }
 
 /// Leave-one-out cross-validation of every surface of `samples` under `params` (the target is

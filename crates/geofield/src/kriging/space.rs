@@ -100,6 +100,7 @@ impl Frame {
             row_step,
             rows: grid.rows,
             cols: grid.cols,
+            row0: 0,
         }
     }
 

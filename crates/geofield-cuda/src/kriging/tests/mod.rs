@@ -396,11 +396,19 @@ fn node_grid_order_is_pinned() {
         row_step: [-0.02, 0.3],
         rows: 5,
         cols: 7,
+        row0: 0,
     };
     let (x, y) = g.node(3, 4);
     assert_eq!(x.to_bits(), ((-0.1 + 4.0 * 0.3) + 3.0 * -0.02f64).to_bits());
     assert_eq!(y.to_bits(), ((0.7 + 4.0 * 0.01) + 3.0 * 0.3f64).to_bits());
     assert_eq!(g.len(), 35);
+    // A window places its nodes where the whole grid does, bit for bit.
+    let w = g.window(2..5);
+    assert_eq!((w.rows, w.row0, w.len()), (3, 2, 21));
+    let (wx, wy) = w.node(1, 4);
+    assert_eq!((wx.to_bits(), wy.to_bits()), (x.to_bits(), y.to_bits()));
+    assert_eq!(w.window(1..9).row0, 3);
+    assert_eq!(w.window(1..9).rows, 2);
 }
 
 #[test]
@@ -459,6 +467,7 @@ fn case(n: usize, rows: usize, cols: usize, coincide: usize, seed: u64) -> Case 
         row_step: [-5.0 / rows as f64, 1000.0 / rows as f64],
         rows,
         cols,
+        row0: 0,
     };
     let mut xy = Vec::with_capacity(2 * n);
     // distinct nodes (duplicate samples would make the sample matrix singular)
