@@ -28,6 +28,9 @@ use crate::GeofieldError;
 
 const TAG_ASK: i32 = 7101;
 const TAG_GIVE: i32 = 7102;
+/// Halo rows of the split wind solve going north (to the rank below in number) and south.
+const TAG_NORTH: i32 = 7201;
+const TAG_SOUTH: i32 = 7202;
 /// A worker's request: the next case, please (its last case went well).
 const ASK: i64 = -1;
 /// A worker's request after a failed case: stop handing out cases.
@@ -375,5 +378,92 @@ impl Ranks {
             ));
         }
         Ok(out)
+    }
+}
+
+/// The split wind solve's exchanges ([`crate::wind::split`]): rank r holds the r-th band of
+/// rows from the north.
+impl crate::wind::split::Exchange for Ranks {
+    fn part(&self) -> usize {
+        self.rank()
+    }
+
+    fn parts(&self) -> usize {
+        self.size()
+    }
+
+    fn halo(&self, first: &[f64], last: &[f64]) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
+        use ::mpi::point_to_point::{Destination, Source, send_receive_into_with_tags};
+        let (r, n) = (self.rank(), self.size());
+        let north = (r > 0).then(|| self.world.process_at_rank(r as i32 - 1));
+        let south = (r + 1 < n).then(|| self.world.process_at_rank(r as i32 + 1));
+        // First rows go north (a chain from the last rank: no cycle, no deadlock), then last
+        // rows go south.
+        let mut from_south = south.map(|_| vec![0.0; first.len()]);
+        match (&north, &south, from_south.as_mut()) {
+            (Some(up), Some(down), Some(buf)) => {
+                send_receive_into_with_tags(first, up, TAG_NORTH, &mut buf[..], down, TAG_NORTH);
+            }
+            (Some(up), None, _) => up.send_with_tag(first, TAG_NORTH),
+            (None, Some(down), Some(buf)) => {
+                down.receive_into_with_tag(&mut buf[..], TAG_NORTH);
+            }
+            _ => {}
+        }
+        let mut from_north = north.map(|_| vec![0.0; last.len()]);
+        match (&south, &north, from_north.as_mut()) {
+            (Some(down), Some(up), Some(buf)) => {
+                send_receive_into_with_tags(last, down, TAG_SOUTH, &mut buf[..], up, TAG_SOUTH);
+            }
+            (Some(down), None, _) => down.send_with_tag(last, TAG_SOUTH),
+            (None, Some(up), Some(buf)) => {
+                up.receive_into_with_tag(&mut buf[..], TAG_SOUTH);
+            }
+            _ => {}
+        }
+        (from_north, from_south)
+    }
+
+    fn all_gather(&self, mine: &[f64]) -> Vec<f64> {
+        // In rounds of at most 2^27 values (1 GiB) over all ranks: MPI counts are 32-bit.
+        let round = ((1usize << 27) / self.size()).max(1);
+        let rounds_mine = mine.len().div_ceil(round) as u64;
+        let mut rounds = 0u64;
+        self.world.all_reduce_into(
+            &rounds_mine,
+            &mut rounds,
+            ::mpi::collective::SystemOperation::max(),
+        );
+        let mut parts: Vec<Vec<f64>> = vec![Vec::new(); self.size()];
+        for k in 0..rounds.max(1) as usize {
+            let piece = mine
+                .get((k * round).min(mine.len())..((k + 1) * round).min(mine.len()))
+                .unwrap_or(&[]);
+            let len = piece.len() as i32;
+            let mut lens = vec![0i32; self.size()];
+            self.world.all_gather_into(&len, &mut lens[..]);
+            let mut displs = Vec::with_capacity(lens.len());
+            let mut total = 0usize;
+            for &l in &lens {
+                displs.push(total as i32);
+                total += l as usize;
+            }
+            let mut buf = vec![0.0f64; total];
+            {
+                let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
+                self.world.all_gather_varcount_into(piece, &mut part);
+            }
+            for (r, (&l, &d)) in lens.iter().zip(&displs).enumerate() {
+                parts[r].extend_from_slice(&buf[d as usize..d as usize + l as usize]);
+            }
+        }
+        parts.concat()
+    }
+
+    fn max(&self, x: f64) -> f64 {
+        let mut m = 0.0f64;
+        self.world
+            .all_reduce_into(&x, &mut m, ::mpi::collective::SystemOperation::max());
+        m
     }
 }

@@ -18,6 +18,8 @@
 //! single last column of an odd count as full width made its conductances wrong by up to 2^l,
 //! and a real 257² DEM diverged.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use geofield_cuda::wind::coarsening;
@@ -42,6 +44,52 @@ pub struct Level {
     pub col_w: Vec<u32>,
     /// Height of each row in finest rows, `rows`.
     pub row_w: Vec<u32>,
+    /// `Some` when this level holds a band of rows of the whole level (the split solve, see
+    /// `wind::split`).
+    pub part: Option<Part>,
+}
+
+/// Where a band of rows lies in the whole level: the band's faces at its edges inside the
+/// domain are interior faces, whose coarsening factors need the neighbours' row heights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// The whole level's row of this band's row 0 (even on every level the band is coarsened
+    /// from, so that rows pair up as in the whole level).
+    pub first: usize,
+    /// Every row's height on the whole level, in finest rows.
+    pub all_row_w: Vec<u32>,
+}
+
+/// The rows of φ beyond a band's first and last rows, when the domain goes on there (held by
+/// the neighbouring bands: the split solve's halo rows, `cols · nz` values each). The whole
+/// level has none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Halo<'a> {
+    pub north: Option<&'a [f64]>,
+    pub south: Option<&'a [f64]>,
+}
+
+/// A cell vector from column layout `(row·cols + col)·nz + k` (`plane` = rows · cols columns)
+/// to `[k][row][col]` (the grid's cell order).
+pub fn columns_to_cells(plane: usize, nz: usize, v: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; v.len()];
+    if plane == 0 {
+        return out;
+    }
+    out.par_chunks_mut(plane).enumerate().for_each(|(k, p)| {
+        for (rc, x) in p.iter_mut().enumerate() {
+            *x = v[rc * nz + k];
+        }
+    });
+    out
+}
+
+/// Row `row`'s neighbouring rows of φ: from φ itself, or the halo at a band's edges.
+#[derive(Clone, Copy)]
+struct Around<'a> {
+    north: Option<&'a [f64]>,
+    here: &'a [f64],
+    south: Option<&'a [f64]>,
 }
 
 impl Level {
@@ -52,19 +100,18 @@ impl Level {
     /// A cell vector from this level's column layout `(row·cols + col)·nz + k` to
     /// `[k][row][col]` (the grid's cell order).
     pub fn to_cells(&self, v: &[f64]) -> Vec<f64> {
-        let (plane, nz) = (self.rows * self.cols, self.nz);
-        let mut out = vec![0.0; v.len()];
-        out.par_chunks_mut(plane).enumerate().for_each(|(k, p)| {
-            for (rc, x) in p.iter_mut().enumerate() {
-                *x = v[rc * nz + k];
-            }
-        });
-        out
+        columns_to_cells(self.rows * self.cols, self.nz, v)
     }
 
     /// The finest level from the grid's face coefficients.
     pub fn finest(grid: &WindGrid, coeffs: &Coeffs) -> Self {
-        let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+        Self::finest_rows(grid, coeffs, 0..grid.rows())
+    }
+
+    /// Rows `band` of the finest level (all rows: the whole level, `part` `None`).
+    pub fn finest_rows(grid: &WindGrid, coeffs: &Coeffs, band: Range<usize>) -> Self {
+        let (all_rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+        let (r0, rows) = (band.start, band.len());
         let dx = grid.dx_m();
         let mut kx = vec![0.0; rows * (cols + 1) * nz];
         let mut ky = vec![0.0; (rows + 1) * cols * nz];
@@ -75,7 +122,7 @@ impl Level {
                 for i in 0..=cols {
                     for k in 0..nz {
                         line[i * nz + k] =
-                            coeffs.cu[(k * rows + row) * (cols + 1) + i] * grid.dz_m(k);
+                            coeffs.cu[(k * all_rows + r0 + row) * (cols + 1) + i] * grid.dz_m(k);
                     }
                 }
             });
@@ -85,13 +132,13 @@ impl Level {
                 for col in 0..cols {
                     for k in 0..nz {
                         line[col * nz + k] =
-                            coeffs.cv[(k * (rows + 1) + r) * cols + col] * grid.dz_m(k);
+                            coeffs.cv[(k * (all_rows + 1) + r0 + r) * cols + col] * grid.dz_m(k);
                     }
                 }
             });
         kz.par_chunks_mut(nz + 1).enumerate().for_each(|(rc, col)| {
             for (k, c) in col.iter_mut().enumerate().skip(1) {
-                *c = coeffs.cw[k * rows * cols + rc] * dx * dx / coeffs.dzc_m[k];
+                *c = coeffs.cw[k * all_rows * cols + r0 * cols + rc] * dx * dx / coeffs.dzc_m[k];
             }
         });
         let mut level = Self {
@@ -104,6 +151,42 @@ impl Level {
             diag: Vec::new(),
             col_w: vec![1; cols],
             row_w: vec![1; rows],
+            part: (rows != all_rows).then(|| Part {
+                first: r0,
+                all_row_w: vec![1; all_rows],
+            }),
+        };
+        level.diag = level.diagonal();
+        level
+    }
+
+    /// The whole level from its bands in order (each band's level as `finest_rows` or
+    /// `coarsen` made it): the same values as the whole level built at once.
+    pub fn join(bands: &[Level]) -> Self {
+        let first = &bands[0];
+        let (cols, nz) = (first.cols, first.nz);
+        let mut kx = Vec::new();
+        let mut ky = Vec::new();
+        let mut kz = Vec::new();
+        let mut row_w = Vec::new();
+        for (i, b) in bands.iter().enumerate() {
+            kx.extend_from_slice(&b.kx);
+            // A band's first face is the last face of the band above.
+            ky.extend_from_slice(&b.ky[if i == 0 { 0 } else { cols * nz }..]);
+            kz.extend_from_slice(&b.kz);
+            row_w.extend_from_slice(&b.row_w);
+        }
+        let mut level = Self {
+            rows: row_w.len(),
+            cols,
+            nz,
+            kx,
+            ky,
+            kz,
+            diag: Vec::new(),
+            col_w: first.col_w.clone(),
+            row_w,
+            part: None,
         };
         level.diag = level.diagonal();
         level
@@ -140,7 +223,23 @@ impl Level {
         let col_w = coarsening::coarse_widths(&self.col_w);
         let row_w = coarsening::coarse_widths(&self.row_w);
         let fx = coarsening::face_factors(&self.col_w, &col_w);
-        let fy = coarsening::face_factors(&self.row_w, &row_w);
+        // A band's faces take the whole level's factors (its edges inside the domain are
+        // interior faces there).
+        let (fy, part) = match &self.part {
+            None => (coarsening::face_factors(&self.row_w, &row_w), None),
+            Some(p) => {
+                let all = coarsening::coarse_widths(&p.all_row_w);
+                let f = coarsening::face_factors(&p.all_row_w, &all);
+                let first = p.first / 2;
+                (
+                    f[first..=first + rc].to_vec(),
+                    Some(Part {
+                        first,
+                        all_row_w: all,
+                    }),
+                )
+            }
+        };
         let mut kx = vec![0.0; rc * (cc + 1) * nz];
         let mut ky = vec![0.0; (rc + 1) * cc * nz];
         let mut kz = vec![0.0; rc * cc * (nz + 1)];
@@ -196,45 +295,74 @@ impl Level {
             diag: Vec::new(),
             col_w,
             row_w,
+            part,
         };
         level.diag = level.diagonal();
         level
     }
 
+    /// The whole level's row of this level's row 0.
+    pub fn first_row(&self) -> usize {
+        self.part.as_ref().map_or(0, |p| p.first)
+    }
+
+    /// Row `row` of φ and its neighbouring rows (the halo's beyond the band's edges).
+    #[inline]
+    fn around<'a>(&self, phi: &'a [f64], halo: Halo<'a>, row: usize) -> Around<'a> {
+        let line = self.cols * self.nz;
+        Around {
+            north: if row > 0 {
+                Some(&phi[(row - 1) * line..row * line])
+            } else {
+                halo.north
+            },
+            here: &phi[row * line..(row + 1) * line],
+            south: if row + 1 < self.rows {
+                Some(&phi[(row + 1) * line..(row + 2) * line])
+            } else {
+                halo.south
+            },
+        }
+    }
+
     /// Σ_h K_h φ_nb over the four horizontal neighbours of cell (row, col, k).
     #[inline]
-    fn horizontal(&self, phi: &[f64], row: usize, col: usize, k: usize) -> f64 {
-        let (rows, cols, nz) = (self.rows, self.cols, self.nz);
+    fn horizontal(&self, a: &Around<'_>, row: usize, col: usize, k: usize) -> f64 {
+        let (cols, nz) = (self.cols, self.nz);
         let mut s = 0.0;
         if col > 0 {
-            s += self.kx[(row * (cols + 1) + col) * nz + k] * phi[(row * cols + col - 1) * nz + k];
+            s += self.kx[(row * (cols + 1) + col) * nz + k] * a.here[(col - 1) * nz + k];
         }
         if col + 1 < cols {
-            s += self.kx[(row * (cols + 1) + col + 1) * nz + k]
-                * phi[(row * cols + col + 1) * nz + k];
+            s += self.kx[(row * (cols + 1) + col + 1) * nz + k] * a.here[(col + 1) * nz + k];
         }
-        if row > 0 {
-            s += self.ky[(row * cols + col) * nz + k] * phi[((row - 1) * cols + col) * nz + k];
+        if let Some(n) = a.north {
+            s += self.ky[(row * cols + col) * nz + k] * n[col * nz + k];
         }
-        if row + 1 < rows {
-            s +=
-                self.ky[((row + 1) * cols + col) * nz + k] * phi[((row + 1) * cols + col) * nz + k];
+        if let Some(south) = a.south {
+            s += self.ky[((row + 1) * cols + col) * nz + k] * south[col * nz + k];
         }
         s
     }
 
     /// out = A' φ.
     pub fn apply(&self, phi: &[f64], out: &mut [f64]) {
+        self.apply_with(phi, Halo::default(), out);
+    }
+
+    /// out = A' φ on a band with its halo rows.
+    pub fn apply_with(&self, phi: &[f64], halo: Halo<'_>, out: &mut [f64]) {
         let (cols, nz) = (self.cols, self.nz);
         out.par_chunks_mut(cols * nz)
             .enumerate()
             .for_each(|(row, line)| {
+                let around = self.around(phi, halo, row);
                 for col in 0..cols {
                     let c0 = (row * cols + col) * nz;
                     let zb = (row * cols + col) * (nz + 1);
                     for k in 0..nz {
                         let mut s =
-                            self.diag[c0 + k] * phi[c0 + k] - self.horizontal(phi, row, col, k);
+                            self.diag[c0 + k] * phi[c0 + k] - self.horizontal(&around, row, col, k);
                         if k > 0 {
                             s -= self.kz[zb + k] * phi[c0 + k - 1];
                         }
@@ -249,7 +377,12 @@ impl Level {
 
     /// r = b − A' φ.
     pub fn residual(&self, phi: &[f64], b: &[f64], r: &mut [f64]) {
-        self.apply(phi, r);
+        self.residual_with(phi, Halo::default(), b, r);
+    }
+
+    /// r = b − A' φ on a band with its halo rows.
+    pub fn residual_with(&self, phi: &[f64], halo: Halo<'_>, b: &[f64], r: &mut [f64]) {
+        self.apply_with(phi, halo, r);
         r.par_iter_mut()
             .zip(b.par_iter())
             .for_each(|(r, b)| *r = b - *r);
@@ -259,7 +392,21 @@ impl Level {
     /// each such column is solved exactly (Thomas) with its horizontal neighbours fixed.
     /// `scratch` (len n) holds the new columns before they are copied into `phi`.
     pub fn line_relax(&self, phi: &mut [f64], b: &[f64], colour: usize, scratch: &mut [f64]) {
+        self.line_relax_with(phi, Halo::default(), b, colour, scratch);
+    }
+
+    /// [`Level::line_relax`] on a band with its halo rows (the colours are the whole level's:
+    /// by the row in the whole level).
+    pub fn line_relax_with(
+        &self,
+        phi: &mut [f64],
+        halo: Halo<'_>,
+        b: &[f64],
+        colour: usize,
+        scratch: &mut [f64],
+    ) {
         let (cols, nz) = (self.cols, self.nz);
+        let first = self.first_row();
         {
             let phi_r: &[f64] = phi;
             scratch
@@ -267,7 +414,8 @@ impl Level {
                 .enumerate()
                 .for_each(|(row, line)| {
                     let mut cp = vec![0.0; nz];
-                    for col in ((row + colour) % 2..cols).step_by(2) {
+                    let around = self.around(phi_r, halo, row);
+                    for col in ((first + row + colour) % 2..cols).step_by(2) {
                         let c0 = (row * cols + col) * nz;
                         let zb = (row * cols + col) * (nz + 1);
                         let x = &mut line[col * nz..(col + 1) * nz];
@@ -275,7 +423,7 @@ impl Level {
                         let mut prev_c = 0.0;
                         for k in 0..nz {
                             let d = self.diag[c0 + k];
-                            let rhs = b[c0 + k] + self.horizontal(phi_r, row, col, k);
+                            let rhs = b[c0 + k] + self.horizontal(&around, row, col, k);
                             let a = if k > 0 { -self.kz[zb + k] } else { 0.0 };
                             let c = if k + 1 < nz {
                                 -self.kz[zb + k + 1]
@@ -304,7 +452,7 @@ impl Level {
             .zip(scratch.par_chunks(cols * nz))
             .enumerate()
             .for_each(|(row, (p, s))| {
-                for col in ((row + colour) % 2..cols).step_by(2) {
+                for col in ((first + row + colour) % 2..cols).step_by(2) {
                     p[col * nz..(col + 1) * nz].copy_from_slice(&s[col * nz..(col + 1) * nz]);
                 }
             });

@@ -64,6 +64,7 @@ mod params;
 mod report;
 mod sample;
 pub(crate) mod sor;
+pub mod split;
 mod units;
 pub(crate) mod west;
 
@@ -234,6 +235,51 @@ pub fn compute_deferred(
     progress: &mut dyn FnMut(usize, f64),
     cancel: &Cancel,
 ) -> Result<(WindField, Backend), GeofieldError> {
+    compute_inner(open_backend, grid, stations, opts, progress, cancel, None)
+}
+
+/// [`compute_with_progress`] on the CPU with the Sherman solve split by rows over the
+/// processes that `parts` connects ([`split`]: each part holds a band of rows on every fine
+/// level and exchanges one halo row with its neighbours in every smoothing sweep, residual and
+/// operator application; the small coarse levels are gathered). Every part calls this with the
+/// same inputs and gets the whole field. The multigrid solver gives the one-process field bit
+/// for bit; MG-CG differs by rounding, within the tolerance. WEST and SOR are refused.
+pub fn compute_split(
+    grid: WindGrid,
+    stations: &[Station],
+    opts: &WindOptions,
+    parts: &dyn split::Exchange,
+    progress: &mut dyn FnMut(usize, f64),
+    cancel: &Cancel,
+) -> Result<WindField, GeofieldError> {
+    if opts.model != Model::Sherman || opts.solver == Solver::Sor {
+        return Err(GeofieldError::Unsupported(
+            "the split wind solve runs Sherman's model with the multigrid or MG-CG solver \
+             (not WEST, not SOR)"
+                .into(),
+        ));
+    }
+    compute_inner(
+        || Ok(Backend::Cpu),
+        grid,
+        stations,
+        opts,
+        progress,
+        cancel,
+        Some(parts),
+    )
+    .map(|(f, _)| f)
+}
+
+fn compute_inner(
+    open_backend: impl FnOnce() -> Result<Backend, GeofieldError>,
+    grid: WindGrid,
+    stations: &[Station],
+    opts: &WindOptions,
+    progress: &mut dyn FnMut(usize, f64),
+    cancel: &Cancel,
+    parts: Option<&dyn split::Exchange>,
+) -> Result<(WindField, Backend), GeofieldError> {
     check_options(opts)?;
     cancel.check()?;
     let alpha_fixed = match opts.model {
@@ -353,8 +399,28 @@ pub fn compute_deferred(
             // The GPU assembles the problem itself; only the CPU builds it here.
             let backend = open_backend()?;
             lap("waiting for the backend", &mut steps);
-            let (run, phi) = match &backend {
-                Backend::Cpu => {
+            let (run, phi) = match (&backend, parts) {
+                (Backend::Cpu, Some(parts)) => {
+                    lap("setup", &mut steps);
+                    started = std::time::Instant::now();
+                    let mut run = split::solve(
+                        &grid,
+                        &coeffs,
+                        &div0,
+                        opts.solver,
+                        opts.max_iterations,
+                        threshold,
+                        parts,
+                        |it, d| {
+                            progress(it, d);
+                            cancel.is_cancelled()
+                        },
+                    )?;
+                    cancel.check()?;
+                    let phi = std::mem::take(&mut run.phi);
+                    (run, phi)
+                }
+                (Backend::Cpu, None) => {
                     let problem = multigrid::Problem::new(&grid, &coeffs, &div0);
                     lap("setup", &mut steps);
                     cancel.check()?;
@@ -375,7 +441,7 @@ pub fn compute_deferred(
                     let phi = problem.to_cells(&std::mem::take(&mut run.phi));
                     (run, phi)
                 }
-                Backend::Cuda(gpu) => {
+                (Backend::Cuda(gpu), _) => {
                     started = std::time::Instant::now();
                     let mut run = cuda::sherman(
                         gpu,

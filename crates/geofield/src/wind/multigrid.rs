@@ -49,26 +49,7 @@ pub struct Problem {
 impl Problem {
     /// `div0` is the divergence of the first guess in cell order.
     pub fn new(grid: &WindGrid, coeffs: &Coeffs, div0: &[f64]) -> Self {
-        // Cut cells: conductances through the open parts of the faces, volumes max(θ, floor) V
-        // (`ops::divergence`'s), so that r/V is the divergence there too.
-        let finest = Level::finest(grid, &coeffs.operator(grid));
-        let (cols, nz) = (grid.cols(), grid.nz);
-        let mut inv_vol = vec![0.0; finest.n()];
-        let mut b = vec![0.0; finest.n()];
-        let area = grid.dx_m() * grid.dx_m();
-        inv_vol
-            .par_chunks_mut(cols * nz)
-            .zip(b.par_chunks_mut(cols * nz))
-            .enumerate()
-            .for_each(|(row, (iv, bl))| {
-                for col in 0..cols {
-                    for k in grid.ground_k[row * cols + col] as usize..nz {
-                        let vol = area * grid.dz_m(k) * grid.div_fraction(grid.cell(k, row, col));
-                        iv[col * nz + k] = 1.0 / vol;
-                        bl[col * nz + k] = vol * div0[grid.cell(k, row, col)];
-                    }
-                }
-            });
+        let (finest, inv_vol, b) = Self::band(grid, coeffs, div0, 0..grid.rows());
         let mut levels = vec![finest];
         loop {
             let last = &levels[levels.len() - 1];
@@ -78,6 +59,38 @@ impl Problem {
             levels.push(last.coarsen());
         }
         Self { levels, inv_vol, b }
+    }
+
+    /// Rows `band` of the finest level, with their 1/V and b' (column layout).
+    pub(crate) fn band(
+        grid: &WindGrid,
+        coeffs: &Coeffs,
+        div0: &[f64],
+        band: std::ops::Range<usize>,
+    ) -> (Level, Vec<f64>, Vec<f64>) {
+        // Cut cells: conductances through the open parts of the faces, volumes max(θ, floor) V
+        // (`ops::divergence`'s), so that r/V is the divergence there too.
+        let r0 = band.start;
+        let finest = Level::finest_rows(grid, &coeffs.operator(grid), band);
+        let (cols, nz) = (grid.cols(), grid.nz);
+        let mut inv_vol = vec![0.0; finest.n()];
+        let mut b = vec![0.0; finest.n()];
+        let area = grid.dx_m() * grid.dx_m();
+        inv_vol
+            .par_chunks_mut(cols * nz)
+            .zip(b.par_chunks_mut(cols * nz))
+            .enumerate()
+            .for_each(|(row, (iv, bl))| {
+                let row = r0 + row;
+                for col in 0..cols {
+                    for k in grid.ground_k[row * cols + col] as usize..nz {
+                        let vol = area * grid.dz_m(k) * grid.div_fraction(grid.cell(k, row, col));
+                        iv[col * nz + k] = 1.0 / vol;
+                        bl[col * nz + k] = vol * div0[grid.cell(k, row, col)];
+                    }
+                }
+            });
+        (finest, inv_vol, b)
     }
 
     /// max_c |r_c| / V_c over fluid cells: the divergence (s⁻¹) of the field φ gives when
@@ -108,15 +121,16 @@ pub struct SolveRun {
     pub stall: Option<Stall>,
 }
 
-struct Work {
-    b: Vec<Vec<f64>>,
-    x: Vec<Vec<f64>>,
-    r: Vec<Vec<f64>>,
-    scratch: Vec<Vec<f64>>,
+/// Per level: right-hand side, solution, residual, smoother scratch.
+pub(crate) struct Work {
+    pub(crate) b: Vec<Vec<f64>>,
+    pub(crate) x: Vec<Vec<f64>>,
+    pub(crate) r: Vec<Vec<f64>>,
+    pub(crate) scratch: Vec<Vec<f64>>,
 }
 
 impl Work {
-    fn new(levels: &[Level]) -> Self {
+    pub(crate) fn new(levels: &[Level]) -> Self {
         let z = |l: &Level| vec![0.0; l.n()];
         Self {
             b: levels.iter().map(z).collect(),
@@ -128,7 +142,7 @@ impl Work {
 }
 
 /// x = V(b) on level `l` (b in `work.b[l]`, result in `work.x[l]`), starting from x = 0.
-fn vcycle(levels: &[Level], l: usize, work: &mut Work) {
+pub(crate) fn vcycle(levels: &[Level], l: usize, work: &mut Work) {
     let level = &levels[l];
     let mut x = std::mem::take(&mut work.x[l]);
     let b = std::mem::take(&mut work.b[l]);
@@ -162,6 +176,180 @@ fn vcycle(levels: &[Level], l: usize, work: &mut Work) {
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.par_iter().zip(b.par_iter()).map(|(x, y)| x * y).sum()
+}
+
+/// What the multigrid solvers need of a problem: the whole domain's ([`Whole`]) or a band's
+/// of rows whose neighbours other processes hold (`wind::split`). Vectors are this part's
+/// cells in column layout; what the parts decide (the divergence, dot products, stopping)
+/// comes out the same on every part.
+pub(crate) trait Space {
+    /// r = b − A'φ.
+    fn residual(&mut self, phi: &[f64], b: &[f64], r: &mut [f64]);
+    /// out = A'p.
+    fn apply(&mut self, p: &[f64], out: &mut [f64]);
+    /// z = one V-cycle on r from zero.
+    fn precondition(&mut self, r: &[f64], z: &mut [f64]);
+    /// max |r_c| / V_c over every part's fluid cells.
+    fn max_div(&mut self, r: &[f64]) -> f64;
+    /// a · b over every part.
+    fn dot(&mut self, a: &[f64], b: &[f64]) -> f64;
+    /// Whether any part asks to stop.
+    fn any(&mut self, stop: bool) -> bool;
+}
+
+/// The whole domain in this process.
+pub(crate) struct Whole<'a> {
+    pub(crate) problem: &'a Problem,
+    work: Work,
+}
+
+impl<'a> Whole<'a> {
+    pub(crate) fn new(problem: &'a Problem) -> Self {
+        Self {
+            problem,
+            work: Work::new(&problem.levels),
+        }
+    }
+
+    /// One V-cycle from zero on `b` (the coarse levels of a split solve, gathered).
+    pub(crate) fn vcycle(&mut self, b: &[f64]) -> &[f64] {
+        self.work.b[0].copy_from_slice(b);
+        vcycle(&self.problem.levels, 0, &mut self.work);
+        &self.work.x[0]
+    }
+}
+
+impl Space for Whole<'_> {
+    fn residual(&mut self, phi: &[f64], b: &[f64], r: &mut [f64]) {
+        self.problem.levels[0].residual(phi, b, r);
+    }
+
+    fn apply(&mut self, p: &[f64], out: &mut [f64]) {
+        self.problem.levels[0].apply(p, out);
+    }
+
+    fn precondition(&mut self, r: &[f64], z: &mut [f64]) {
+        z.copy_from_slice(self.vcycle(r));
+    }
+
+    fn max_div(&mut self, r: &[f64]) -> f64 {
+        self.problem.max_div(r)
+    }
+
+    fn dot(&mut self, a: &[f64], b: &[f64]) -> f64 {
+        dot(a, b)
+    }
+
+    fn any(&mut self, stop: bool) -> bool {
+        stop
+    }
+}
+
+/// Multigrid V-cycles or MG-preconditioned CG on `space` from φ = `run.phi` with residual `r`
+/// (= b), until max|div| ≤ `threshold`, `max_iterations`, a stall, or `stop(iteration,
+/// max|div|)` (asked at every check; on every part alike).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_mg(
+    space: &mut impl Space,
+    solver: Solver,
+    max_iterations: usize,
+    threshold: f64,
+    b: &[f64],
+    mut r: Vec<f64>,
+    run: &mut SolveRun,
+    mut stop: impl FnMut(usize, f64) -> bool,
+) {
+    let n = r.len();
+    let mut z = vec![0.0; n];
+    let mut stops = |space: &mut _, it, d| {
+        let s = stop(it, d);
+        Space::any(space, s)
+    };
+    if solver == Solver::Multigrid {
+        for it in 1..=max_iterations {
+            space.precondition(&r, &mut z);
+            run.phi
+                .par_iter_mut()
+                .zip(z.par_iter())
+                .for_each(|(p, e)| *p += e);
+            space.residual(&run.phi, b, &mut r);
+            let d = space.max_div(&r);
+            run.iterations = it;
+            run.history.push((it, d));
+            if stops(space, it, d) {
+                break;
+            }
+            if d <= threshold {
+                run.converged = true;
+                break;
+            }
+            if let Some(s) = StallRule::CYCLES.check(&run.history) {
+                run.stall = Some(s);
+                break;
+            }
+        }
+        return;
+    }
+    space.precondition(&r, &mut z);
+    let mut p = z.clone();
+    let mut rz = space.dot(&r, &z);
+    let mut ap = vec![0.0; n];
+    for it in 1..=max_iterations {
+        space.apply(&p, &mut ap);
+        let pap = space.dot(&p, &ap);
+        if pap.is_nan() || pap <= 0.0 {
+            // No direction left to move along (the residual is at the rounding level,
+            // or the operator lost definiteness): nothing would change any more.
+            run.stall = Some(Stall::Stagnated);
+            break;
+        }
+        let a = rz / pap;
+        run.phi
+            .par_iter_mut()
+            .zip(p.par_iter())
+            .for_each(|(x, p)| *x += a * p);
+        r.par_iter_mut()
+            .zip(ap.par_iter())
+            .for_each(|(r, q)| *r -= a * q);
+        run.iterations = it;
+        let mut d = space.max_div(&r);
+        if d <= threshold {
+            // Confirm with the true residual; restart from it if rounding drifted.
+            space.residual(&run.phi, b, &mut r);
+            d = space.max_div(&r);
+            run.history.push((it, d));
+            if stops(space, it, d) {
+                break;
+            }
+            if d <= threshold {
+                run.converged = true;
+                break;
+            }
+            if let Some(s) = StallRule::CYCLES.check(&run.history) {
+                run.stall = Some(s);
+                break;
+            }
+            space.precondition(&r, &mut z);
+            p.copy_from_slice(&z);
+            rz = space.dot(&r, &z);
+            continue;
+        }
+        run.history.push((it, d));
+        if stops(space, it, d) {
+            break;
+        }
+        if let Some(s) = StallRule::CYCLES.check(&run.history) {
+            run.stall = Some(s);
+            break;
+        }
+        space.precondition(&r, &mut z);
+        let rz_new = space.dot(&r, &z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        p.par_iter_mut()
+            .zip(z.par_iter())
+            .for_each(|(p, z)| *p = z + beta * *p);
+    }
 }
 
 /// Solve A'φ = b' from φ = 0 until max|div| ≤ `threshold` or `max_iterations`.
@@ -217,99 +405,18 @@ pub fn solve<R: Proceed>(
                 }
             }
         }
-        Solver::Multigrid => {
-            let mut work = Work::new(&problem.levels);
-            for it in 1..=max_iterations {
-                work.b[0].copy_from_slice(&r);
-                vcycle(&problem.levels, 0, &mut work);
-                run.phi
-                    .par_iter_mut()
-                    .zip(work.x[0].par_iter())
-                    .for_each(|(p, e)| *p += e);
-                fine.residual(&run.phi, b, &mut r);
-                let d = problem.max_div(&r);
-                run.iterations = it;
-                run.history.push((it, d));
-                if progress(it, d).stops() {
-                    break;
-                }
-                if d <= threshold {
-                    run.converged = true;
-                    break;
-                }
-                if let Some(s) = StallRule::CYCLES.check(&run.history) {
-                    run.stall = Some(s);
-                    break;
-                }
-            }
-        }
-        Solver::MgCg => {
-            let mut work = Work::new(&problem.levels);
-            let precondition = |r: &[f64], work: &mut Work| -> Vec<f64> {
-                work.b[0].copy_from_slice(r);
-                vcycle(&problem.levels, 0, work);
-                work.x[0].clone()
-            };
-            let mut z = precondition(&r, &mut work);
-            let mut p = z.clone();
-            let mut rz = dot(&r, &z);
-            let mut ap = vec![0.0; n];
-            for it in 1..=max_iterations {
-                fine.apply(&p, &mut ap);
-                let pap = dot(&p, &ap);
-                if pap.is_nan() || pap <= 0.0 {
-                    // No direction left to move along (the residual is at the rounding level,
-                    // or the operator lost definiteness): nothing would change any more.
-                    run.stall = Some(Stall::Stagnated);
-                    break;
-                }
-                let a = rz / pap;
-                run.phi
-                    .par_iter_mut()
-                    .zip(p.par_iter())
-                    .for_each(|(x, p)| *x += a * p);
-                r.par_iter_mut()
-                    .zip(ap.par_iter())
-                    .for_each(|(r, q)| *r -= a * q);
-                run.iterations = it;
-                let mut d = problem.max_div(&r);
-                if d <= threshold {
-                    // Confirm with the true residual; restart from it if rounding drifted.
-                    fine.residual(&run.phi, b, &mut r);
-                    d = problem.max_div(&r);
-                    run.history.push((it, d));
-                    if progress(it, d).stops() {
-                        break;
-                    }
-                    if d <= threshold {
-                        run.converged = true;
-                        break;
-                    }
-                    if let Some(s) = StallRule::CYCLES.check(&run.history) {
-                        run.stall = Some(s);
-                        break;
-                    }
-                    z = precondition(&r, &mut work);
-                    p.copy_from_slice(&z);
-                    rz = dot(&r, &z);
-                    continue;
-                }
-                run.history.push((it, d));
-                if progress(it, d).stops() {
-                    break;
-                }
-                if let Some(s) = StallRule::CYCLES.check(&run.history) {
-                    run.stall = Some(s);
-                    break;
-                }
-                z = precondition(&r, &mut work);
-                let rz_new = dot(&r, &z);
-                let beta = rz_new / rz;
-                rz = rz_new;
-                p.par_iter_mut()
-                    .zip(z.par_iter())
-                    .for_each(|(p, z)| *p = z + beta * *p);
-            }
+        Solver::Multigrid | Solver::MgCg => {
+            let mut space = Whole::new(problem);
+            solve_mg(
+                &mut space,
+                solver,
+                max_iterations,
+                threshold,
+                b,
+                r,
+                &mut run,
+                |it, d| progress(it, d).stops(),
+            );
         }
     }
     Ok(run)
