@@ -9,11 +9,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::wind::{self, io::FieldMeta};
+use geofield::wind::io::{Dem, FieldFormat, FieldMeta};
+use geofield::wind::{self, Station, WindField};
 use geofield::{BackendSelection, GeofieldError, backend};
 
 use crate::ctx::Ctx;
-use crate::wind_in::{field_format, options, read_inputs};
+use crate::outputs::Outputs;
+use crate::wind_in::{Run, field_format, options, read_inputs};
 use crate::wind_report::{Summary, plan_outputs, print_summary, write_outputs};
 use crate::{output, progress};
 
@@ -229,10 +231,92 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     if a.directions.is_some() {
         return atlas(a, ctx);
     }
+    #[cfg(feature = "mpi")]
+    if let Some(r) = ctx.split() {
+        return split(a, ctx, r);
+    }
+    case(a, ctx)
+}
+
+/// One solve under `mpiexec -n R` (R > 1): split by rows over the ranks
+/// ([`wind::compute_split`], on the CPU). Every rank reads the inputs and builds the first
+/// guess; rank 0 also checks the outputs, and any rank failing there ends the job before the
+/// work (GEOFIELD_MPI_FAIL=R: rank R fails, the tests' fault); rank 0 writes the outputs.
+#[cfg(feature = "mpi")]
+fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
+    let start = Instant::now();
+    let root = ranks.rank() == 0;
+    let prepared = (|| {
+        if std::env::var("GEOFIELD_MPI_FAIL")
+            .ok()
+            .and_then(|f| f.parse().ok())
+            == Some(ranks.rank())
+        {
+            bail!("injected failure before the work (GEOFIELD_MPI_FAIL)");
+        }
+        if !matches!(
+            ctx.backend_choice()?,
+            geofield::BackendChoice::Cpu | geofield::BackendChoice::Auto
+        ) {
+            bail!(
+                "the split wind solve runs on the CPU backend (--backend cpu); run one GPU per \
+                 case without mpiexec, or a wind atlas (--directions) over GPUs"
+            );
+        }
+        let format = field_format(a)?;
+        let opts = options(a)?;
+        let outs = root.then(|| plan_outputs(a, ctx)).transpose()?;
+        let crs_flag = ctx.crs_epsg()?;
+        let inputs = read_inputs(a, crs_flag, format, &opts)?;
+        Ok((format, outs, inputs))
+    })();
+    ranks.start(prepared.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")))?;
+    let (format, outs, (dem, grid, stations, run)) = prepared?;
+    let seconds_read = start.elapsed().as_secs_f64();
+    let spinner = progress::spinner(ctx.quiet(), "solving");
+    let t0 = Instant::now();
+    let field = wind::compute_split(
+        grid,
+        &stations,
+        &run.opts,
+        ranks,
+        &mut |iteration, max_div| {
+            spinner.set_message(format!(
+                "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
+            ));
+        },
+        &geofield::Cancel::new(),
+    );
+    spinner.finish_and_clear();
+    let field = field
+        .with_context(|| format!("wind field over {} from {}", a.dem.display(), run.source))?;
+    let Some(outs) = outs else {
+        return Ok(());
+    };
+    let sel = BackendSelection {
+        backend: geofield::Backend::Cpu,
+        fallback_reason: None,
+    };
+    let seconds = [seconds_read, t0.elapsed().as_secs_f64()];
+    finish(
+        a,
+        ctx,
+        (outs, format),
+        (&dem, &run),
+        &field,
+        &stations,
+        &sel,
+        start,
+        seconds,
+    )
+}
+
+/// One solve in this process.
+fn case(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     let start = Instant::now();
     let format = field_format(a)?;
     let opts = options(a)?;
-    let mut outs = plan_outputs(a, ctx)?;
+    let outs = plan_outputs(a, ctx)?;
     let crs_flag = ctx.crs_epsg()?;
     let choice = ctx.resolved_choice()?;
     let already = ctx.opened.clone();
@@ -284,10 +368,35 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
     let Some(sel) = opened else {
         bail!("the wind solve finished without opening a backend");
     };
-    let seconds_compute = t0.elapsed().as_secs_f64();
+    let seconds = [seconds_read, t0.elapsed().as_secs_f64()];
+    finish(
+        a,
+        ctx,
+        (outs, format),
+        (&dem, &run),
+        &field,
+        &stations,
+        &sel,
+        start,
+        seconds,
+    )
+}
 
+/// The outputs, the summary and the JSON of a solved field.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    a: &WindArgs,
+    ctx: &Ctx,
+    (mut outs, format): (Outputs, Option<FieldFormat>),
+    (dem, run): (&Dem, &Run),
+    field: &WindField,
+    stations: &[Station],
+    sel: &BackendSelection,
+    start: Instant,
+    [seconds_read, seconds_compute]: [f64; 2],
+) -> Result<()> {
     let t1 = Instant::now();
-    let (speed, direction) = wind::at_height_agl(&field, run.output_height_agl_m)?;
+    let (speed, direction) = wind::at_height_agl(field, run.output_height_agl_m)?;
     let meta = FieldMeta {
         crs_epsg: dem.crs_epsg,
         history: output::history(),
@@ -297,15 +406,15 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         speed: &speed,
         direction: &direction,
     };
-    let mut outputs = write_outputs(&mut outs, a, &run, format, &field, &stations, &meta)?;
+    let mut outputs = write_outputs(&mut outs, a, run, format, field, stations, &meta)?;
     let be = &sel.backend;
-    print_summary(&field, &stations, be, seconds_read, seconds_compute);
+    print_summary(field, stations, be, seconds_read, seconds_compute);
     if let Some(p) = ctx.json() {
         let mut names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
         names.push(p.display().to_string());
         let since = |t: Instant| t.elapsed().as_secs_f64();
         let seconds = [seconds_read, seconds_compute, since(t1), since(start)];
-        let summary = Summary::new(a, &run, &field, &stations, &sel, &dem, seconds, names);
+        let summary = Summary::new(a, run, field, stations, sel, dem, seconds, names);
         outputs.push(outs.write_json(p, &summary)?);
     }
     outs.commit()?;
@@ -391,7 +500,7 @@ fn atlas(a: &WindArgs, ctx: &Ctx) -> Result<()> {
         c.speeds = None;
         c.direction = Some(d);
         c.speed = Some(s);
-        run(&c, ctx).with_context(|| format!("atlas case {i}: direction {d}, speed {s}"))
+        case(&c, ctx).with_context(|| format!("atlas case {i}: direction {d}, speed {s}"))
     };
     #[cfg(feature = "mpi")]
     if let Some(r) = ctx.split() {

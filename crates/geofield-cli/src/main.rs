@@ -107,8 +107,8 @@ fn main() -> ExitCode {
     #[allow(unused_mut)]
     let mut ctx = ctx::Ctx::new(cli.global, names.join(" "), leaf);
     // Under `mpiexec -n R` (feature `mpi`): every rank starts MPI; `disperse`, `krige`,
-    // `forest` and the wind atlas split their work over the ranks, every other command refuses
-    // to run R times over the same outputs. Only rank 0 prints notes and errors.
+    // `forest` and `wind` (an atlas's cases, or one solve by rows) split their work over the
+    // ranks, every other command refuses to run R times over the same outputs. Only rank 0 prints notes and errors.
     #[cfg(feature = "mpi")]
     {
         match geofield::mpi::Ranks::init() {
@@ -135,15 +135,15 @@ fn main() -> ExitCode {
                 Command::Forest(_)
                 | Command::Info(_)
                 | Command::Disperse(_)
-                | Command::Krige(_) => true,
-                Command::Wind(w) => w.directions.is_some(),
+                | Command::Krige(_)
+                | Command::Wind(_) => true,
                 _ => false,
             };
             if !splits {
                 if r == 0 {
                     eprintln!(
                         "error: `geofield {}` does not split over MPI ranks yet (only `disperse`, \
-                         `krige`, `forest` and the wind atlas do); run it without mpiexec or with -n 1",
+                         `krige`, `forest` and `wind` do); run it without mpiexec or with -n 1",
                         ctx.command
                     );
                 }

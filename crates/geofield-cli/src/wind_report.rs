@@ -134,11 +134,14 @@ pub(crate) fn print_summary(
         println!("  ignored {}: {}", s.id, s.reason);
     }
     println!(
-        "method {}{}, terrain {}, alpha {}, {} iterations: max|div u0| {:.3e} s-1, \
+        "method {}{}{}, terrain {}, alpha {}, {} iterations: max|div u0| {:.3e} s-1, \
          max|div u| {:.3e} s-1 (threshold {:.3e}), {}",
         r.method,
         r.omega
             .map(|w| format!(" (omega {w:.4})"))
+            .unwrap_or_default(),
+        r.split_parts
+            .map(|n| format!(" split by rows over {n} MPI ranks"))
             .unwrap_or_default(),
         if r.terrain == "cut" {
             "cut cells"

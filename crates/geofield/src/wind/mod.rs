@@ -401,6 +401,7 @@ fn compute_inner(
             lap("waiting for the backend", &mut steps);
             let (run, phi) = match (&backend, parts) {
                 (Backend::Cpu, Some(parts)) => {
+                    report.split_parts = Some(parts.parts());
                     lap("setup", &mut steps);
                     started = std::time::Instant::now();
                     let mut run = split::solve(

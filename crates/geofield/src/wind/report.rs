@@ -71,6 +71,8 @@ pub struct SolveReport {
     pub removal_max_dw_m_per_s: Option<f64>,
     /// Seconds of the solve (device time on the GPU, wall time on the CPU).
     pub solve_seconds: f64,
+    /// The processes the solve was split over ([`super::compute_split`]); `None`: one.
+    pub split_parts: Option<usize>,
     /// Wall seconds of each step of the pipeline on the host: "coefficients", "first guess",
     /// "waiting for the backend" (a GPU opened in the background), "setup" (operator and
     /// multigrid levels, CPU only), "solve" (including uploads, the GPU's assembly of the
