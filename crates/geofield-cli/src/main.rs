@@ -131,14 +131,14 @@ fn main() -> ExitCode {
             if r > 0 {
                 ctx.args.quiet = true;
             }
-            let splits = match &cli.command {
+            let splits = matches!(
+                &cli.command,
                 Command::Forest(_)
-                | Command::Info(_)
-                | Command::Disperse(_)
-                | Command::Krige(_)
-                | Command::Wind(_) => true,
-                _ => false,
-            };
+                    | Command::Info(_)
+                    | Command::Disperse(_)
+                    | Command::Krige(_)
+                    | Command::Wind(_)
+            );
             if !splits {
                 if r == 0 {
                     eprintln!(
