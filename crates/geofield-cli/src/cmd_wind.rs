@@ -254,8 +254,14 @@ fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
         {
             bail!("injected failure before the work (GEOFIELD_MPI_FAIL)");
         }
+        let choice = ctx.backend_choice()?;
+        if choice == geofield::BackendChoice::Auto
+            && geofield_cuda::device_count().is_ok_and(|n| n > 0)
+        {
+            ctx.note("the split wind solve runs on the CPU backend (its GPU version is not built)");
+        }
         if !matches!(
-            ctx.backend_choice()?,
+            choice,
             geofield::BackendChoice::Cpu | geofield::BackendChoice::Auto
         ) {
             bail!(

@@ -381,6 +381,33 @@ impl Ranks {
     }
 }
 
+impl Ranks {
+    /// Sends `mine` to rank `to` and receives as many values from rank `from` (either may be
+    /// absent: the domain's edge).
+    fn shift(
+        &self,
+        mine: &[f64],
+        to: Option<usize>,
+        from: Option<usize>,
+        tag: i32,
+    ) -> Option<Vec<f64>> {
+        use ::mpi::point_to_point::send_receive_into_with_tags;
+        let at = |r: usize| self.world.process_at_rank(r as i32);
+        let mut got = from.map(|_| vec![0.0; mine.len()]);
+        match (to.map(at), from.map(at), got.as_mut()) {
+            (Some(to), Some(from), Some(buf)) => {
+                send_receive_into_with_tags(mine, &to, tag, &mut buf[..], &from, tag);
+            }
+            (Some(to), None, _) => to.send_with_tag(mine, tag),
+            (None, Some(from), Some(buf)) => {
+                from.receive_into_with_tag(&mut buf[..], tag);
+            }
+            _ => {}
+        }
+        got
+    }
+}
+
 /// The split wind solve's exchanges ([`crate::wind::split`]): rank r holds the r-th band of
 /// rows from the north.
 impl crate::wind::split::Exchange for Ranks {
@@ -393,34 +420,13 @@ impl crate::wind::split::Exchange for Ranks {
     }
 
     fn halo(&self, first: &[f64], last: &[f64]) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
-        use ::mpi::point_to_point::{Destination, Source, send_receive_into_with_tags};
-        let (r, n) = (self.rank(), self.size());
-        let north = (r > 0).then(|| self.world.process_at_rank(r as i32 - 1));
-        let south = (r + 1 < n).then(|| self.world.process_at_rank(r as i32 + 1));
+        let r = self.rank();
+        let north = r.checked_sub(1);
+        let south = (r + 1 < self.size()).then_some(r + 1);
         // First rows go north (a chain from the last rank: no cycle, no deadlock), then last
         // rows go south.
-        let mut from_south = south.map(|_| vec![0.0; first.len()]);
-        match (&north, &south, from_south.as_mut()) {
-            (Some(up), Some(down), Some(buf)) => {
-                send_receive_into_with_tags(first, up, TAG_NORTH, &mut buf[..], down, TAG_NORTH);
-            }
-            (Some(up), None, _) => up.send_with_tag(first, TAG_NORTH),
-            (None, Some(down), Some(buf)) => {
-                down.receive_into_with_tag(&mut buf[..], TAG_NORTH);
-            }
-            _ => {}
-        }
-        let mut from_north = north.map(|_| vec![0.0; last.len()]);
-        match (&south, &north, from_north.as_mut()) {
-            (Some(down), Some(up), Some(buf)) => {
-                send_receive_into_with_tags(last, down, TAG_SOUTH, &mut buf[..], up, TAG_SOUTH);
-            }
-            (Some(down), None, _) => down.send_with_tag(last, TAG_SOUTH),
-            (None, Some(up), Some(buf)) => {
-                up.receive_into_with_tag(&mut buf[..], TAG_SOUTH);
-            }
-            _ => {}
-        }
+        let from_south = self.shift(first, north, south, TAG_NORTH);
+        let from_north = self.shift(last, south, north, TAG_SOUTH);
         (from_north, from_south)
     }
 

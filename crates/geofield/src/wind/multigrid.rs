@@ -245,6 +245,24 @@ impl Space for Whole<'_> {
     }
 }
 
+/// Records a check of the V-cycles or CG; whether the solve ends there: `asked` to stop,
+/// converged (max|div| `d` ≤ `threshold`), or stalled.
+fn record(run: &mut SolveRun, it: usize, d: f64, threshold: f64, asked: bool) -> bool {
+    run.history.push((it, d));
+    if asked {
+        return true;
+    }
+    if d <= threshold {
+        run.converged = true;
+        return true;
+    }
+    if let Some(s) = StallRule::CYCLES.check(&run.history) {
+        run.stall = Some(s);
+        return true;
+    }
+    false
+}
+
 /// Multigrid V-cycles or MG-preconditioned CG on `space` from φ = `run.phi` with residual `r`
 /// (= b), until max|div| ≤ `threshold`, `max_iterations`, a stall, or `stop(iteration,
 /// max|div|)` (asked at every check; on every part alike).
@@ -275,16 +293,8 @@ pub(crate) fn solve_mg(
             space.residual(&run.phi, b, &mut r);
             let d = space.max_div(&r);
             run.iterations = it;
-            run.history.push((it, d));
-            if stops(space, it, d) {
-                break;
-            }
-            if d <= threshold {
-                run.converged = true;
-                break;
-            }
-            if let Some(s) = StallRule::CYCLES.check(&run.history) {
-                run.stall = Some(s);
+            let asked = stops(space, it, d);
+            if record(run, it, d, threshold, asked) {
                 break;
             }
         }
@@ -317,16 +327,8 @@ pub(crate) fn solve_mg(
             // Confirm with the true residual; restart from it if rounding drifted.
             space.residual(&run.phi, b, &mut r);
             d = space.max_div(&r);
-            run.history.push((it, d));
-            if stops(space, it, d) {
-                break;
-            }
-            if d <= threshold {
-                run.converged = true;
-                break;
-            }
-            if let Some(s) = StallRule::CYCLES.check(&run.history) {
-                run.stall = Some(s);
+            let asked = stops(space, it, d);
+            if record(run, it, d, threshold, asked) {
                 break;
             }
             space.precondition(&r, &mut z);
@@ -334,12 +336,9 @@ pub(crate) fn solve_mg(
             rz = space.dot(&r, &z);
             continue;
         }
-        run.history.push((it, d));
-        if stops(space, it, d) {
-            break;
-        }
-        if let Some(s) = StallRule::CYCLES.check(&run.history) {
-            run.stall = Some(s);
+        // d > threshold here: only a stall or a stop ends the solve.
+        let asked = stops(space, it, d);
+        if record(run, it, d, threshold, asked) {
             break;
         }
         space.precondition(&r, &mut z);
