@@ -1,0 +1,209 @@
+//! `disperse` split by rows over ranks.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::{BIN, launcher, mpiexec, run};
+
+/// `geofield disperse` on a synthetic stand of 700 m x 1100 m (3000 stems, 4 species) in
+/// `dir/sub`, with `extra` arguments, on `ranks` ranks (0: without mpiexec). The outputs carry
+/// the command line and a creation time: the runs differ only in their folder, and
+/// SOURCE_DATE_EPOCH fixes the time.
+fn disperse(
+    mpi: &Path,
+    dir: &Path,
+    sub: &str,
+    ranks: usize,
+    extra: &[&str],
+    fail: Option<&str>,
+) -> Output {
+    let at = dir.join(sub);
+    std::fs::create_dir_all(&at).unwrap();
+    let mut cmd = launcher(mpi, ranks);
+    cmd.current_dir(&at)
+        .args(["--backend", "cpu", "disperse", "--trees", "../t.csv"])
+        .args(["--extent", "0,0,700,1100", "-q"])
+        .args(extra)
+        .env("RAYON_NUM_THREADS", "1")
+        .env("SOURCE_DATE_EPOCH", "1800000000");
+    if let Some(f) = fail {
+        cmd.env("GEOFIELD_MPI_FAIL", f);
+    }
+    run(cmd, Duration::from_secs(300))
+}
+
+fn big_stand(dir: &Path) {
+    let out = Command::new(BIN)
+        .current_dir(dir)
+        .args([
+            "synth",
+            "forest",
+            "--trees",
+            "3000",
+            "--extent",
+            "0,0,700,1100",
+        ])
+        .args([
+            "--seed",
+            "3",
+            "--out",
+            "t.csv",
+            "--species-out",
+            "t.toml",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same species with lognormal kernels (fat tails): `auto` plans a near/far split, whose
+    // candidate splits the ranks share out.
+    let toml = std::fs::read_to_string(dir.join("t.toml")).unwrap();
+    let mut ln = String::new();
+    for l in toml.lines() {
+        if l.starts_with("kernel = \"weibull\"") {
+            ln.push_str("kernel = \"lognormal\"\nx0 = 6.0\nxb = 0.8\n");
+        } else if !(l.starts_with("d = ") || l.starts_with("theta = ")) {
+            ln.push_str(l);
+            ln.push('\n');
+        }
+    }
+    std::fs::write(dir.join("ln.toml"), ln).unwrap();
+}
+
+/// Every method split by rows over 2 and 3 ranks writes the one-process files byte for byte:
+/// the GeoTIFF (tiles, overviews, directories), and the gathered `.npy` and `.asc` maps.
+#[test]
+fn a_split_dispersal_is_byte_identical() {
+    let Some(mpi) = mpiexec() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    big_stand(dir.path());
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &["--cell-size-m", "1", "--species", "../ln.toml"],
+            &["s.tif"],
+        ),
+        (&["--cell-size-m", "1", "--method", "cutoff"], &["s.tif"]),
+        (
+            &[
+                "--cell-size-m",
+                "1",
+                "--method",
+                "cutoff",
+                "--strip-rows",
+                "256",
+            ],
+            &["s.tif"],
+        ),
+        (&["--cell-size-m", "2", "--method", "exact"], &["s.tif"]),
+        (
+            &[
+                "--cell-size-m",
+                "1",
+                "--method",
+                "nearfar",
+                "--tolerance",
+                "1e-5",
+            ],
+            &["s.tif"],
+        ),
+        (
+            &[
+                "--cell-size-m",
+                "2",
+                "--method",
+                "multires",
+                "--precision",
+                "f64",
+            ],
+            &["s.tif"],
+        ),
+        (
+            &["--cell-size-m", "2", "--torus", "--out", "s.npy"],
+            &["s.npy"],
+        ),
+        (
+            &["--cell-size-m", "2", "--out", "s.asc"],
+            &["s_subalpine_fir.asc", "s_hybrid_spruce.asc"],
+        ),
+    ];
+    for (extra, files) in cases {
+        let mut args = extra.to_vec();
+        if !args.contains(&"--out") {
+            args.extend(["--out", "s.tif"]);
+        }
+        if !args.contains(&"--species") {
+            args.extend(["--species", "../t.toml"]);
+        }
+        let one = disperse(&mpi, dir.path(), "one", 0, &args, None);
+        assert!(
+            one.status.success(),
+            "{}",
+            String::from_utf8_lossy(&one.stderr)
+        );
+        if args.contains(&"../ln.toml") {
+            let said = String::from_utf8_lossy(&one.stdout);
+            assert!(
+                said.contains("auto: near/far"),
+                "auto did not pick near/far: {said}"
+            );
+        }
+        for ranks in [2, 3] {
+            let sub = format!("n{ranks}");
+            let out = disperse(&mpi, dir.path(), &sub, ranks, &args, None);
+            assert!(
+                out.status.success(),
+                "-n {ranks} {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for f in files {
+                let a = std::fs::read(dir.path().join("one").join(f)).unwrap();
+                let b = std::fs::read(dir.path().join(&sub).join(f)).unwrap();
+                assert!(a.len() > 10_000, "{f}: {} bytes", a.len());
+                assert!(a == b, "-n {ranks} {args:?}: {f} differs");
+            }
+        }
+    }
+}
+
+/// A rank failing before the work, or while the others compute, ends the split dispersal with
+/// exit code 2, the rank named, and no output.
+#[test]
+fn a_failing_rank_ends_a_split_dispersal_cleanly() {
+    let Some(mpi) = mpiexec() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    big_stand(dir.path());
+    for (fail, rank) in [("0", 0), ("2", 2), ("band:0", 2), ("band:3", 2)] {
+        let args = [
+            "--cell-size-m",
+            "1",
+            "--out",
+            "s.tif",
+            "--png",
+            "s.png",
+            "--species",
+            "../t.toml",
+        ];
+        let out = disperse(&mpi, dir.path(), "f", 3, &args, Some(fail));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "GEOFIELD_MPI_FAIL={fail}: {err}"
+        );
+        assert!(
+            err.contains(&format!("rank {rank}: injected failure")),
+            "GEOFIELD_MPI_FAIL={fail}: {err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("f")).unwrap().collect();
+        assert!(left.is_empty(), "GEOFIELD_MPI_FAIL={fail} left {left:?}");
+    }
+}
