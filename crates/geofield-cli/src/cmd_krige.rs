@@ -240,8 +240,11 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     for w in k.warnings() {
         eprintln!("warning: {w}");
     }
-    let (mut written, cv) =
-        krige_out::write_outputs(a, &mut outs, &k, &set, &params, (crs, ctx.compression()?))?;
+    // Under mpiexec the other ranks are done: rank 0 writes with every core of its node.
+    let compression = ctx.compression()?;
+    let (mut written, cv) = ctx.with_all_cores(|| {
+        krige_out::write_outputs(a, &mut outs, &k, &set, &params, (crs, compression))
+    })?;
     krige_out::print_summary(&k, be, &set, &cv, ctx.rank_count());
     if let Some(p) = ctx.json() {
         let s = krige_out::summary(

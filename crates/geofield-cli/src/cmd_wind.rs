@@ -304,17 +304,20 @@ fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
         fallback_reason: None,
     };
     let seconds = [seconds_read, t0.elapsed().as_secs_f64()];
-    finish(
-        a,
-        ctx,
-        (outs, format),
-        (&dem, &run),
-        &field,
-        &stations,
-        &sel,
-        start,
-        seconds,
-    )
+    // The other ranks are done: rank 0 writes with every core of its node.
+    ctx.with_all_cores(|| {
+        finish(
+            a,
+            ctx,
+            (outs, format),
+            (&dem, &run),
+            &field,
+            &stations,
+            &sel,
+            start,
+            seconds,
+        )
+    })
 }
 
 /// One solve in this process.

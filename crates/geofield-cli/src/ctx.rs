@@ -117,6 +117,23 @@ impl Ctx {
         self.ranks.as_deref().filter(|r| r.size() > 1)
     }
 
+    /// Runs `f` on every core of this node when this is a split job's rank working alone after
+    /// the others are done (rank 0 writing what it gathered): the global thread pool holds only
+    /// this rank's share of the cores. Otherwise runs `f` as it is.
+    pub fn with_all_cores<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        #[cfg(feature = "mpi")]
+        if let Some(r) = self.split()
+            && r.local_size() > 1
+            && std::env::var_os("RAYON_NUM_THREADS").is_none()
+        {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(cores).build() {
+                return pool.install(f);
+            }
+        }
+        f()
+    }
+
     /// The MPI ranks of this job (1 without mpiexec or without the feature `mpi`).
     pub fn rank_count(&self) -> usize {
         #[cfg(feature = "mpi")]
