@@ -175,7 +175,15 @@ impl Ranks {
     /// Every rank's `mine`, on rank 0 in rank order (`None` on the others). Sent in rounds of
     /// at most 1 GiB over all ranks (MPI counts and displacements are 32-bit).
     pub fn gather_bytes(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
-        let round = ((1usize << 30) / self.size()).max(1);
+        self.gather(mine)
+    }
+
+    /// [`Ranks::gather_bytes`] for any MPI type (f64 values go as they are, unconverted).
+    pub fn gather<T>(&self, mine: &[T]) -> Option<Vec<Vec<T>>>
+    where
+        T: Equivalence + Clone + Default,
+    {
+        let round = ((1usize << 30) / std::mem::size_of::<T>().max(1) / self.size()).max(1);
         let root = self.world.process_at_rank(0);
         let rounds_mine = mine.len().div_ceil(round) as u64;
         let mut rounds = 0u64;
@@ -184,7 +192,7 @@ impl Ranks {
             &mut rounds,
             ::mpi::collective::SystemOperation::max(),
         );
-        let mut all: Vec<Vec<u8>> =
+        let mut all: Vec<Vec<T>> =
             vec![Vec::new(); if self.rank() == 0 { self.size() } else { 0 }];
         for k in 0..rounds.max(1) as usize {
             let piece = mine
@@ -201,7 +209,7 @@ impl Ranks {
                     displs.push(total as i32);
                     total += l as usize;
                 }
-                let mut buf = vec![0u8; total];
+                let mut buf = vec![T::default(); total];
                 {
                     let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
                     root.gather_varcount_into_root(piece, &mut part);

@@ -49,43 +49,35 @@ pub fn krige_split(
         Err(agreed) => return Err(k.err().unwrap_or(agreed)),
     };
     let mut k = k?;
-    // Each rank's values, surface after surface, then its variances: f64, little-endian.
+    // Each rank's values, band after band (surfaces, then variances), gathered as they are.
     let p = &k.prediction;
-    let mut bytes = Vec::with_capacity(
-        8 * p.values.iter().map(Vec::len).sum::<usize>() * if p.variance.is_some() { 2 } else { 1 },
-    );
-    for band in p.values.iter().chain(p.variance.iter().flatten()) {
-        for v in band {
-            bytes.extend_from_slice(&v.to_le_bytes());
+    let hc = p.values.len();
+    let bands: Vec<&Vec<f64>> = p.values.iter().chain(p.variance.iter().flatten()).collect();
+    let mut whole: Vec<Vec<f64>> = Vec::with_capacity(bands.len());
+    // Every band is gathered before rank 0 reports a bad one (the others wait in the gathers).
+    let mut bad = None;
+    for band in bands {
+        let Some(parts) = ranks.gather(band) else {
+            continue;
+        };
+        let mut all = Vec::with_capacity(units * per_unit);
+        for (r, part) in parts.iter().enumerate() {
+            let len = share(units, r, n).len() * per_unit;
+            if part.len() != len {
+                bad = Some(GeofieldError::Invalid(format!(
+                    "MPI: rank {r} sent {} kriging values, not {len}",
+                    part.len()
+                )));
+            }
+            all.extend_from_slice(part);
         }
+        whole.push(all);
     }
-    let Some(parts) = ranks.gather_bytes(&bytes) else {
+    if ranks.rank() != 0 {
         return Ok(None);
-    };
-    drop(bytes);
-    let hc = k.prediction.values.len();
-    let bands = if k.prediction.variance.is_some() {
-        2 * hc
-    } else {
-        hc
-    };
-    let mut whole: Vec<Vec<f64>> = vec![Vec::with_capacity(units * per_unit); bands];
-    for (r, part) in parts.iter().enumerate() {
-        let len = share(units, r, n).len() * per_unit;
-        if part.len() != 8 * len * bands {
-            return Err(GeofieldError::Invalid(format!(
-                "MPI: rank {r} sent {} bytes of kriging values, not {}",
-                part.len(),
-                8 * len * bands
-            )));
-        }
-        for (b, chunk) in part.chunks_exact((8 * len).max(1)).enumerate().take(bands) {
-            whole[b].extend(
-                chunk
-                    .chunks_exact(8)
-                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))),
-            );
-        }
+    }
+    if let Some(e) = bad {
+        return Err(e);
     }
     let variance = whole.split_off(hc);
     k.prediction.values = whole;
