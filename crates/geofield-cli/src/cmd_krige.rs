@@ -216,6 +216,7 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     // for GEOFIELD_MPI_FAIL=eval under mpiexec, where the last rank stops as it starts its
     // share (how the tests check a rank failing while the others compute).
     let never = geofield::Cancel::new();
+    let kriging = Instant::now();
     let fail_eval = ctx.rank_count() > 1
         && rank + 1 == ctx.rank_count()
         && std::env::var("GEOFIELD_MPI_FAIL").as_deref() == Ok("eval");
@@ -234,6 +235,7 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     #[cfg(not(feature = "mpi"))]
     let kriged = kriging::krige_with_progress(be, &set, &params, &progress, &never).map(Some);
     pb.finish_and_clear();
+    let kriged_at = Instant::now();
     let (Some(k), Some(mut outs)) = (kriged.map_err(|e| krige_in::krige_error(e, a))?, outs) else {
         return Ok(());
     };
@@ -254,7 +256,7 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
             &set,
             &params,
             (fits, cv),
-            start,
+            [start, kriging, kriged_at],
             &written,
             ctx.rank_count(),
         );

@@ -42,6 +42,11 @@ pub(crate) struct Summary {
     cross_validation: Vec<CvSummary>,
     seconds_factor: f64,
     seconds_grid: f64,
+    /// Reading the samples, fitting, opening the backend (and under mpiexec, every rank
+    /// agreeing to start).
+    seconds_prepare: f64,
+    /// The kriging call: systems, grid, and under mpiexec gathering the ranks' rows.
+    seconds_kriging: f64,
     seconds_total: f64,
     outputs: Vec<String>,
 }
@@ -228,7 +233,7 @@ pub(crate) fn summary(
     set: &SampleSet,
     params: &KrigeParams,
     (fits, cv): (Vec<SurfaceFit>, Vec<CvSummary>),
-    start: Instant,
+    [start, kriging, kriged]: [Instant; 3],
     written: &[PathBuf],
     ranks: usize,
 ) -> Summary {
@@ -257,6 +262,8 @@ pub(crate) fn summary(
         cross_validation: cv,
         seconds_factor: k.seconds_factor,
         seconds_grid: k.seconds_grid,
+        seconds_prepare: (kriging - start).as_secs_f64(),
+        seconds_kriging: (kriged - kriging).as_secs_f64(),
         seconds_total: start.elapsed().as_secs_f64(),
         outputs: written.iter().map(|p| p.display().to_string()).collect(),
     }
