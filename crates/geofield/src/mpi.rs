@@ -192,8 +192,7 @@ impl Ranks {
             &mut rounds,
             ::mpi::collective::SystemOperation::max(),
         );
-        let mut all: Vec<Vec<T>> =
-            vec![Vec::new(); if self.rank() == 0 { self.size() } else { 0 }];
+        let mut all: Vec<Vec<T>> = vec![Vec::new(); if self.rank() == 0 { self.size() } else { 0 }];
         for k in 0..rounds.max(1) as usize {
             let piece = mine
                 .get((k * round).min(mine.len())..((k + 1) * round).min(mine.len()))

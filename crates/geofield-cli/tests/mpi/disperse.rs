@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::{BIN, launcher, mpiexec, run};
+use crate::{BIN, failed_cleanly, launcher, mpiexec, run, same_files};
 
 /// `geofield disperse` on a synthetic stand of 700 m x 1100 m (3000 stems, 4 species) in
 /// `dir/sub`, with `extra` arguments, on `ranks` ranks (0: without mpiexec). The outputs carry
@@ -162,12 +162,8 @@ fn a_split_dispersal_is_byte_identical() {
                 "-n {ranks} {args:?}: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            for f in files {
-                let a = std::fs::read(dir.path().join("one").join(f)).unwrap();
-                let b = std::fs::read(dir.path().join(&sub).join(f)).unwrap();
-                assert!(a.len() > 10_000, "{f}: {} bytes", a.len());
-                assert!(a == b, "-n {ranks} {args:?}: {f} differs");
-            }
+            let (one, got) = (dir.path().join("one"), dir.path().join(&sub));
+            same_files(&one, &got, files, 10_000, &format!("-n {ranks} {args:?}"));
         }
     }
 }
@@ -193,17 +189,11 @@ fn a_failing_rank_ends_a_split_dispersal_cleanly() {
             "../t.toml",
         ];
         let out = disperse(&mpi, dir.path(), "f", 3, &args, Some(fail));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "GEOFIELD_MPI_FAIL={fail}: {err}"
+        failed_cleanly(
+            &out,
+            &format!("rank {rank}: injected failure"),
+            Some(&dir.path().join("f")),
+            &format!("GEOFIELD_MPI_FAIL={fail}"),
         );
-        assert!(
-            err.contains(&format!("rank {rank}: injected failure")),
-            "GEOFIELD_MPI_FAIL={fail}: {err}"
-        );
-        let left: Vec<_> = std::fs::read_dir(dir.path().join("f")).unwrap().collect();
-        assert!(left.is_empty(), "GEOFIELD_MPI_FAIL={fail} left {left:?}");
     }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::{BIN, launcher, mpiexec, run};
+use crate::{BIN, failed_cleanly, launcher, mpiexec, run, same_files};
 
 /// `geofield krige` in `dir/sub` on the wells of `dir/w.csv`, on `ranks` ranks (0: without
 /// mpiexec), one thread per rank.
@@ -118,12 +118,8 @@ fn a_split_kriging_is_byte_identical() {
                 said.contains(&format!("rows split over {ranks} MPI ranks")),
                 "{said}"
             );
-            for f in files {
-                let a = std::fs::read(dir.path().join("one").join(f)).unwrap();
-                let b = std::fs::read(dir.path().join(&sub).join(f)).unwrap();
-                assert!(a.len() > 1000, "{f}: {} bytes", a.len());
-                assert!(a == b, "-n {ranks} {args:?}: {f} differs");
-            }
+            let (one, got) = (dir.path().join("one"), dir.path().join(&sub));
+            same_files(&one, &got, files, 1000, &format!("-n {ranks} {args:?}"));
         }
     }
 }
@@ -156,17 +152,11 @@ fn a_failing_rank_ends_a_split_kriging_cleanly() {
             .env("RAYON_NUM_THREADS", "1")
             .env("GEOFIELD_MPI_FAIL", fail);
         let out = run(cmd, Duration::from_secs(300));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "GEOFIELD_MPI_FAIL={fail}: {err}"
+        failed_cleanly(
+            &out,
+            &format!("rank {rank}: "),
+            Some(&at),
+            &format!("GEOFIELD_MPI_FAIL={fail}"),
         );
-        assert!(
-            err.contains(&format!("rank {rank}: ")),
-            "GEOFIELD_MPI_FAIL={fail}: {err}"
-        );
-        let left: Vec<_> = std::fs::read_dir(&at).unwrap().collect();
-        assert!(left.is_empty(), "GEOFIELD_MPI_FAIL={fail} left {left:?}");
     }
 }

@@ -59,6 +59,29 @@ pub(crate) fn launcher(mpi: &Path, ranks: usize) -> Command {
     c
 }
 
+/// The job ended cleanly on a failure: exit code 2, `says` in its errors, and (with a folder)
+/// nothing left in `folder`.
+pub(crate) fn failed_cleanly(out: &Output, says: &str, folder: Option<&Path>, what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(err.contains(says), "{what}: {err}");
+    if let Some(f) = folder {
+        let left: Vec<_> = std::fs::read_dir(f).unwrap().collect();
+        assert!(left.is_empty(), "{what} left {left:?}");
+    }
+}
+
+/// Each of `files` is the same, byte for byte, in folders `a` and `b`, and more than `min`
+/// bytes long (an empty file would compare equal without showing anything).
+pub(crate) fn same_files(a: &Path, b: &Path, files: &[&str], min: usize, what: &str) {
+    for f in files {
+        let x = std::fs::read(a.join(f)).unwrap();
+        let y = std::fs::read(b.join(f)).unwrap();
+        assert!(x.len() > min, "{f}: {} bytes", x.len());
+        assert!(x == y, "{what}: {f} differs");
+    }
+}
+
 mod disperse;
 mod forest;
 mod krige;

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::{BIN, launcher, mpiexec, run};
+use crate::{BIN, failed_cleanly, launcher, mpiexec, run, same_files};
 
 /// A 12-case wind atlas on 1, 2 and 3 ranks writes the same files, byte for byte, as one
 /// process.
@@ -185,12 +185,8 @@ fn a_split_wind_solve_matches_one_process() {
             assert!(its(&got).abs_diff(its(&whole)) <= 1, "{got} vs {whole}");
             if solver == "multigrid" {
                 assert_eq!(its(&got), its(&whole));
-                for f in files {
-                    let a = std::fs::read(d.join(format!("one-{solver}")).join(f)).unwrap();
-                    let b = std::fs::read(d.join(&sub).join(f)).unwrap();
-                    assert!(a.len() > 1000, "{f}: {} bytes", a.len());
-                    assert!(a == b, "-n {ranks}: {f} differs");
-                }
+                let one = d.join(format!("one-{solver}"));
+                same_files(&one, &d.join(&sub), &files, 1000, &format!("-n {ranks}"));
             }
         }
     }
@@ -251,10 +247,6 @@ fn a_split_wind_solve_fails_cleanly() {
             cmd.env("GEOFIELD_MPI_FAIL", f);
         }
         let out = run(cmd, Duration::from_secs(120));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{backend} {fail:?}: {err}");
-        assert!(err.contains(says), "{backend} {fail:?}: {err}");
-        let left: Vec<_> = std::fs::read_dir(&at).unwrap().collect();
-        assert!(left.is_empty(), "{backend} {fail:?} left {left:?}");
+        failed_cleanly(&out, says, Some(&at), &format!("{backend} {fail:?}"));
     }
 }
