@@ -18,6 +18,7 @@ mod disperse_sink;
 #[cfg(feature = "mpi")]
 mod disperse_split;
 mod flock_report;
+mod forest_report;
 mod inputs;
 mod krige_in;
 mod krige_out;
