@@ -239,7 +239,7 @@ pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
 }
 
 /// One solve under `mpiexec -n R` (R > 1): split by rows over the ranks
-/// ([`wind::compute_split`], on the CPU). Every rank reads the inputs and builds the first
+/// ([`wind::compute_split`]; one GPU per rank, or the CPU). Every rank reads the inputs and builds the first
 /// guess; rank 0 also checks the outputs, and any rank failing there ends the job before the
 /// work (GEOFIELD_MPI_FAIL=R: rank R fails, the tests' fault); rank 0 writes the outputs.
 #[cfg(feature = "mpi")]
@@ -254,34 +254,23 @@ fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
         {
             bail!("injected failure before the work (GEOFIELD_MPI_FAIL)");
         }
-        let choice = ctx.backend_choice()?;
-        if choice == geofield::BackendChoice::Auto
-            && geofield_cuda::device_count().is_ok_and(|n| n > 0)
-        {
-            ctx.note("the split wind solve runs on the CPU backend (its GPU version is not built)");
-        }
-        if !matches!(
-            choice,
-            geofield::BackendChoice::Cpu | geofield::BackendChoice::Auto
-        ) {
-            bail!(
-                "the split wind solve runs on the CPU backend (--backend cpu); run one GPU per \
-                 case without mpiexec, or a wind atlas (--directions) over GPUs"
-            );
-        }
+        // One GPU per rank (under `auto`, the rank's place on its node), else the CPU.
+        let sel = ctx.open_backend()?;
         let format = field_format(a)?;
         let opts = options(a)?;
+        wind::check_split(&opts)?;
         let outs = root.then(|| plan_outputs(a, ctx)).transpose()?;
         let crs_flag = ctx.crs_epsg()?;
         let inputs = read_inputs(a, crs_flag, format, &opts)?;
-        Ok((format, outs, inputs))
+        Ok((format, outs, inputs, sel))
     })();
     ranks.start(prepared.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")))?;
-    let (format, outs, (dem, grid, stations, run)) = prepared?;
+    let (format, outs, (dem, grid, stations, run), sel) = prepared?;
     let seconds_read = start.elapsed().as_secs_f64();
     let spinner = progress::spinner(ctx.quiet(), "solving");
     let t0 = Instant::now();
     let field = wind::compute_split(
+        &sel.backend,
         grid,
         &stations,
         &run.opts,
@@ -298,10 +287,6 @@ fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
         .with_context(|| format!("wind field over {} from {}", a.dem.display(), run.source))?;
     let Some(outs) = outs else {
         return Ok(());
-    };
-    let sel = BackendSelection {
-        backend: geofield::Backend::Cpu,
-        fallback_reason: None,
     };
     let seconds = [seconds_read, t0.elapsed().as_secs_f64()];
     // The other ranks are done: rank 0 writes with every core of its node.

@@ -21,6 +21,7 @@
 //                                   the pivots on the fly)
 //   wind_restrict_f32               fused residual + sum of 2x2 children
 //   wind_prolong_f32                x_fine += x_parent where diag != 0
+//   wind_edge_rows_{f32,f64}        a band's first and last rows (the split solve's halos)
 // (wind_solve.cu):
 //   wind_op_f64                     A x or b - A x, with a partial dot or max |r/V|
 //   wind_sor_f64                    one colour of phi-form red-black SOR (compact mapping)
@@ -50,7 +51,7 @@ struct WindParams {
     u32 crows, ccols, slot, slot2;  // coarse dimensions (restrict/prolong); scalar slots
     u32 n, mode, sweeps, parts;     // cells; kernel mode; coarsest sweeps; partials to reduce
     float inv_dx_f, omega_f;        // 1/dx and omega for the f32 kernels
-    u32 pad0, pad1;
+    u32 halo, pad1;                 // a band's halo rows: bit 0 north, bit 1 south (WindHalo)
     double inv_dx, omega;           // 1/dx (1/m) and omega for the f64 kernels
 };
 GF_CHECK_SIZE(WindParams, 80);

@@ -6,9 +6,25 @@
 // Multigrid on the volume-weighted operator A'x = diag x - sum_f K_f x_nb (geofield's level.rs),
 // f32. Horizontal neighbours are summed W, E, N, S, as the CPU does.
 // ---------------------------------------------------------------------------------------------
+// A band's halo rows (the split solve, geofield_cuda::wind::GpuSherman::assemble_band): the
+// neighbouring bands' rows of x beyond row 0 (hn) and beyond row rows-1 (hs), [k][col] each;
+// null where the domain ends there (the whole domain has neither; wind_halo reads p.halo). The y faces at a band's
+// edges are the whole level's interior faces, so a halo cell counts exactly as the whole
+// level's neighbour does, in the same order.
+template <typename T> struct WindHalo {
+    const T* n;
+    const T* s;
+};
+
+template <typename T>
+__device__ __forceinline__ WindHalo<T> wind_halo(const WindParams& p, const T* hn, const T* hs) {
+    return WindHalo<T>{(p.halo & 1u) ? hn : nullptr, (p.halo & 2u) ? hs : nullptr};
+}
+
 template <typename T>
 __device__ __forceinline__ T wind_horizontal(const WindParams& p, u32 i, u32 k, u32 row, u32 col,
-                                             const T* kx, const T* ky, const T* x) {
+                                             const T* kx, const T* ky, const T* x,
+                                             const WindHalo<T> halo) {
     const u32 rows = p.rows, cols = p.cols;
     const u32 ix = (k * rows + row) * (cols + 1) + col;
     const u32 iy = (k * (rows + 1) + row) * cols + col;
@@ -16,7 +32,9 @@ __device__ __forceinline__ T wind_horizontal(const WindParams& p, u32 i, u32 k, 
     if (col > 0) h += kx[ix] * x[i - 1];
     if (col + 1 < cols) h += kx[ix + 1] * x[i + 1];
     if (row > 0) h += ky[iy] * x[i - cols];
+    else if (halo.n) h += ky[iy] * halo.n[k * cols + col];
     if (row + 1 < rows) h += ky[iy + cols] * x[i + cols];
+    else if (halo.s) h += ky[iy + cols] * halo.s[k * cols + col];
     return h;
 }
 
@@ -24,13 +42,36 @@ __device__ __forceinline__ T wind_horizontal(const WindParams& p, u32 i, u32 k, 
 template <typename T>
 __device__ __forceinline__ T wind_apply(const WindParams& p, u32 i, u32 k, u32 row, u32 col,
                                         const T* kx, const T* ky, const T* kz, const T* diag,
-                                        const T* x) {
+                                        const T* x, const WindHalo<T> halo) {
     const u32 plane = p.rows * p.cols;
-    T s = diag[i] * x[i] - wind_horizontal(p, i, k, row, col, kx, ky, x);
+    T s = diag[i] * x[i] - wind_horizontal(p, i, k, row, col, kx, ky, x, halo);
     if (k > 0) s -= kz[i] * x[i - plane];
     if (k + 1 < p.nz) s -= kz[i + plane] * x[i + plane];
     return s;
 }
+
+// Rows 0 and rows-1 of every layer of x into out ([k][col] each, the first row then the last):
+// the rows a band sends to its neighbours.
+template <typename T>
+__device__ __forceinline__ void wind_edge_rows(const WindParams& p, const T* x, T* out) {
+    const u32 line = p.nz * p.cols;
+    WIND_GRID_STRIDE(t, 2 * line) {
+        const u32 last = t >= line, j = t - last * line, k = j / p.cols, col = j - k * p.cols;
+        out[t] = x[(k * p.rows + (last ? p.rows - 1 : 0)) * p.cols + col];
+    }
+}
+#if GF_WANTED(wind_edge_rows_f32)
+extern "C" __global__ void __launch_bounds__(WIND_THREADS)
+    wind_edge_rows_f32(const WindParams p, const float* __restrict__ x, float* __restrict__ out) {
+    wind_edge_rows(p, x, out);
+}
+#endif
+#if GF_WANTED(wind_edge_rows_f64)
+extern "C" __global__ void __launch_bounds__(WIND_THREADS)
+    wind_edge_rows_f64(const WindParams p, const double* __restrict__ x, double* __restrict__ out) {
+    wind_edge_rows(p, x, out);
+}
+#endif
 
 // Solves column (row, col) exactly with its horizontal neighbours fixed (Thomas; cp holds the
 // eliminated super-diagonal). Singular pivots (solid cells) give x = 0, as on the CPU.
@@ -42,7 +83,7 @@ __device__ __forceinline__ void wind_line(const WindParams& p, u32 row, u32 col,
     float prev_c = 0.0f, prev_x = 0.0f;
     for (u32 k = 0; k < p.nz; ++k) {
         const u32 i = k * plane + c0;
-        const float rhs = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, x);
+        const float rhs = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, x, WindHalo<float>{});
         const float a = k > 0 ? -kz[i] : 0.0f;
         const float c = k + 1 < p.nz ? -kz[i + plane] : 0.0f;
         const float piv = diag[i] - a * prev_c;
@@ -102,14 +143,15 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
 extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_line_rhs_f32(const WindParams p, const float* __restrict__ kx,
                       const float* __restrict__ ky, const float* __restrict__ x,
-                      const float* __restrict__ b, float* __restrict__ g) {
+                      const float* __restrict__ b, float* __restrict__ g,
+                      const float* __restrict__ hn, const float* __restrict__ hs) {
     const u32 span = (p.cols + 1) / 2, m = p.rows * span;
     WIND_GRID_STRIDE(t, p.nz * m) {
         const u32 k = t / m, rt = t - k * m;
         const u32 row = rt / span, col = 2 * (rt - row * span) + ((row + p.colour) & 1u);
         if (col >= p.cols) continue;
         const u32 i = (k * p.rows + row) * p.cols + col;
-        g[i] = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, x);
+        g[i] = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, x, wind_halo(p, hn, hs));
     }
 }
 #endif
@@ -196,7 +238,8 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
     wind_restrict_f32(const WindParams p, const float* __restrict__ kx,
                       const float* __restrict__ ky, const float* __restrict__ kz,
                       const float* __restrict__ diag, const float* __restrict__ x,
-                      const float* __restrict__ b, float* __restrict__ cb) {
+                      const float* __restrict__ b, float* __restrict__ cb,
+                      const float* __restrict__ hn, const float* __restrict__ hs) {
     const u32 cplane = p.crows * p.ccols;
     WIND_GRID_STRIDE(ci, p.n) {
         const u32 k = ci / cplane, rc = ci - k * cplane;
@@ -205,7 +248,8 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
         for (u32 row = 2 * jr; row < 2 * jr + 2 && row < p.rows; ++row)
             for (u32 col = 2 * ic; col < 2 * ic + 2 && col < p.cols; ++col) {
                 const u32 i = (k * p.rows + row) * p.cols + col;
-                s += b[i] - wind_apply(p, i, k, row, col, kx, ky, kz, diag, x);
+                s += b[i] - wind_apply(p, i, k, row, col, kx, ky, kz, diag, x,
+                                       wind_halo(p, hn, hs));
             }
         cb[ci] = s;
     }

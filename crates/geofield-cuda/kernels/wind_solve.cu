@@ -14,14 +14,16 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
                 const double* __restrict__ kz, const double* __restrict__ diag,
                 const double* __restrict__ x, const double* __restrict__ b,
                 const double* __restrict__ inv_vol, double* __restrict__ out,
-                double* __restrict__ partial) {
+                double* __restrict__ partial, const double* __restrict__ hn,
+                const double* __restrict__ hs) {
     const u32 plane = p.rows * p.cols;
     const bool resid = p.mode == WIND_OP_RESID_MAX;
     double acc = 0.0;
     WIND_GRID_STRIDE(i, p.n) {
         const u32 k = i / plane, rc = i - k * plane;
         const u32 row = rc / p.cols, col = rc - row * p.cols;
-        const double ax = wind_apply(p, i, k, row, col, kx, ky, kz, diag, x);
+        const double ax = wind_apply(p, i, k, row, col, kx, ky, kz, diag, x,
+                                     wind_halo(p, hn, hs));
         if (resid) {
             const double r = b[i] - ax;
             out[i] = r;
@@ -55,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(WIND_THREADS)
                 const u32 i = (k * p.rows + row) * p.cols + col;
                 const double d = diag[i];
                 if (d == 0.0) continue;
-                double s = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, phi);
+                double s = b[i] + wind_horizontal(p, i, k, row, col, kx, ky, phi, WindHalo<double>{});
                 if (k > 0) s += kz[i] * phi[i - plane];
                 if (k + 1 < p.nz) s += kz[i + plane] * phi[i + plane];
                 phi[i] = (1.0 - p.omega) * phi[i] + p.omega * s / d;

@@ -474,9 +474,18 @@ impl crate::wind::split::Exchange for Ranks {
     }
 
     fn max(&self, x: f64) -> f64 {
-        let mut m = 0.0f64;
-        self.world
-            .all_reduce_into(&x, &mut m, ::mpi::collective::SystemOperation::max());
-        m
+        // MPI's max leaves NaN to the implementation: reduce a NaN flag beside the value, so
+        // that a rank that blew up stops every rank.
+        let mine = [
+            if x.is_nan() { f64::NEG_INFINITY } else { x },
+            f64::from(u8::from(x.is_nan())),
+        ];
+        let mut m = [0.0f64; 2];
+        self.world.all_reduce_into(
+            &mine[..],
+            &mut m[..],
+            ::mpi::collective::SystemOperation::max(),
+        );
+        if m[1] > 0.0 { f64::NAN } else { m[0] }
     }
 }

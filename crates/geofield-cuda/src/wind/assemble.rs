@@ -9,7 +9,9 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::coarsening;
-use super::hierarchy::{Hierarchy, LevelOp};
+use super::exchange::Exchange;
+use super::halo::HaloRows;
+use super::hierarchy::{Coarse, Hierarchy, LevelOp};
 use super::params::WindParams;
 use super::sherman::{CycleShape, FineOp, GpuSherman};
 use super::{MODULE, cfg_1d, check_dims, check_finite, launch_err};
@@ -49,6 +51,90 @@ pub struct ShermanGrid<'a> {
     /// Cut cells: the fraction of each cell's volume V by which its flux imbalance is divided
     /// (geofield's `WindGrid::div_fraction`), cell order; `None`: whole cells.
     pub vol_frac: Option<&'a [f64]>,
+}
+
+/// A band of rows of a [`ShermanGrid`], its arrays copied ([`ShermanGrid::band`]); the y faces
+/// include both of the band's edge faces.
+#[derive(Clone, Debug)]
+pub struct ShermanBand {
+    rows: usize,
+    cols: usize,
+    nz: usize,
+    dx_m: f64,
+    dz_m: Vec<f64>,
+    dzc_m: Vec<f64>,
+    cu: Vec<f64>,
+    cv: Vec<f64>,
+    cw: Vec<f64>,
+    ground_k: Vec<u32>,
+    div0: Vec<f64>,
+    vol_frac: Option<Vec<f64>>,
+}
+
+/// Rows `r0..r1` of each of `layers` layers of `per_layer` rows of `width` values.
+fn layer_rows<T: Copy>(
+    v: &[T],
+    layers: usize,
+    per_layer: usize,
+    width: usize,
+    rows: std::ops::Range<usize>,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(layers * rows.len() * width);
+    for k in 0..layers {
+        let at = k * per_layer;
+        out.extend_from_slice(&v[(at + rows.start) * width..(at + rows.end) * width]);
+    }
+    out
+}
+
+impl ShermanGrid<'_> {
+    /// Rows `rows` of this grid (checked: inside it, not empty; the arrays' sizes as
+    /// [`GpuSherman::assemble`] checks them).
+    pub fn band(&self, rows: std::ops::Range<usize>) -> Result<ShermanBand, CudaError> {
+        check(self)?;
+        if rows.is_empty() || rows.end > self.rows {
+            return Err(invalid(
+                K,
+                format!("band of rows {rows:?} of a grid of {} rows", self.rows),
+            ));
+        }
+        let (all, cols, nz) = (self.rows, self.cols, self.nz);
+        let cells = |v: &[f64]| layer_rows(v, nz, all, cols, rows.clone());
+        Ok(ShermanBand {
+            rows: rows.len(),
+            cols,
+            nz,
+            dx_m: self.dx_m,
+            dz_m: self.dz_m.to_vec(),
+            dzc_m: self.dzc_m.to_vec(),
+            cu: layer_rows(self.cu, nz, all, cols + 1, rows.clone()),
+            cv: layer_rows(self.cv, nz, all + 1, cols, rows.start..rows.end + 1),
+            cw: layer_rows(self.cw, nz + 1, all, cols, rows.clone()),
+            ground_k: layer_rows(self.ground_k, 1, all, cols, rows.clone()),
+            div0: cells(self.div0),
+            vol_frac: self.vol_frac.map(cells),
+        })
+    }
+}
+
+impl ShermanBand {
+    /// The band as a grid of its own rows.
+    pub fn grid(&self) -> ShermanGrid<'_> {
+        ShermanGrid {
+            rows: self.rows,
+            cols: self.cols,
+            nz: self.nz,
+            dx_m: self.dx_m,
+            dz_m: &self.dz_m,
+            dzc_m: &self.dzc_m,
+            cu: &self.cu,
+            cv: &self.cv,
+            cw: &self.cw,
+            ground_k: &self.ground_k,
+            div0: &self.div0,
+            vol_frac: self.vol_frac.as_deref(),
+        }
+    }
 }
 
 fn check(g: &ShermanGrid) -> Result<usize, CudaError> {
@@ -93,6 +179,159 @@ struct Faces64 {
     diag: CudaSlice<f64>,
 }
 
+/// Where a band of rows lies in the whole problem (the split solve): its first row, the whole
+/// problem's rows, and how many coarser levels the bands share (m, geofield's
+/// `wind::split::plan_bands`): the band is coarsened m times, then level m is gathered whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BandSpec {
+    pub first_row: usize,
+    pub all_rows: usize,
+    pub levels: usize,
+}
+
+/// The rows of a level that a (band's) coarsening covers: every row's height on the whole
+/// level (in finest rows) and the band's first row and row count there. The y faces' factors
+/// are the whole level's, so a band's edge faces inside the domain coarsen as interior faces.
+#[derive(Clone, Debug)]
+struct RowBand {
+    all_w: Vec<u32>,
+    first: usize,
+    rows: usize,
+}
+
+impl RowBand {
+    fn whole(rows: usize) -> Self {
+        Self {
+            all_w: vec![1; rows],
+            first: 0,
+            rows,
+        }
+    }
+
+    /// The next coarser level's rows and the band's y-face factors (its rows + 1 faces).
+    fn coarsen(&self) -> (Self, Vec<f64>) {
+        let all_w = coarsening::coarse_widths(&self.all_w);
+        let factors = coarsening::face_factors(&self.all_w, &all_w);
+        let (first, rows) = (self.first / 2, coarsening::coarse_count(self.rows));
+        let fy = factors[first..=first + rows].to_vec();
+        (Self { all_w, first, rows }, fy)
+    }
+}
+
+/// Launches `wind_coarsen_f64` in `modes` from the fine faces (`fine_rows` × `fine_cols`) into
+/// `c` (`rows` × `cols`).
+#[allow(clippy::too_many_arguments)]
+fn coarsen_modes(
+    gpu: &Gpu,
+    nz: usize,
+    (fine_rows, fine_cols): (usize, usize),
+    (rc, cc): (usize, usize),
+    (fx, fy): (&CudaSlice<f64>, &CudaSlice<f64>),
+    (fkx, fky, fkz): (&CudaSlice<f64>, &CudaSlice<f64>, &CudaSlice<f64>),
+    c: &mut Faces64,
+    modes: std::ops::Range<usize>,
+) -> Result<(), CudaError> {
+    let coarsen = gpu.function(MODULE, "wind_coarsen_f64")?;
+    let counts = [
+        nz * rc * (cc + 1),
+        nz * (rc + 1) * cc,
+        (nz + 1) * rc * cc,
+        nz * rc * cc,
+    ];
+    for mode in modes {
+        let count = counts[mode];
+        let p = WindParams {
+            crows: rc as u32,
+            ccols: cc as u32,
+            mode: mode as u32,
+            n: count as u32,
+            ..WindParams::level(fine_rows, fine_cols, nz, 0.0)
+        };
+        let mut lb = gpu.stream().launch_builder(&coarsen);
+        lb.arg(&p)
+            .arg(fx)
+            .arg(fy)
+            .arg(fkx)
+            .arg(fky)
+            .arg(fkz)
+            .arg(&mut c.kx)
+            .arg(&mut c.ky)
+            .arg(&mut c.kz)
+            .arg(&mut c.diag);
+        // SAFETY: wind_coarsen_f64(WindParams, const double* fx, fy, fkx, fky, fkz, double* ckx,
+        // cky, ckz, cdiag): item i < the mode's count (the length of the coarse array it
+        // writes, allocated by the caller for rc × cc × nz) reads fx[ic ≤ cc] (cc + 1 values)
+        // or fy[jr ≤ rc] (rc + 1), the fine faces of its children (rows < fine_rows, cols <
+        // fine_cols: coarsening::children of rc = coarse_count(fine_rows), cc =
+        // coarse_count(fine_cols), inside the fine arrays) or, for the diagonal (mode 3), the
+        // coarse faces written by the earlier modes on the same stream (or given whole), and
+        // writes only its own item.
+        unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_coarsen_f64"))?;
+    }
+    Ok(())
+}
+
+fn faces64(gpu: &Gpu, nz: usize, rc: usize, cc: usize) -> Result<Faces64, CudaError> {
+    Ok(Faces64 {
+        kx: gpu.zeros::<f64>(nz * rc * (cc + 1), "coarse x conductances")?,
+        ky: gpu.zeros::<f64>(nz * (rc + 1) * cc, "coarse y conductances")?,
+        kz: gpu.zeros::<f64>((nz + 1) * rc * cc, "coarse z conductances")?,
+        diag: gpu.zeros::<f64>(nz * rc * cc, "coarse diagonal")?,
+    })
+}
+
+/// The coarser levels of (a band of) a level in f64 (the CPU's arithmetic), each kept only
+/// until the next is built: `steps` of them (`None`: down to at most 2 × 2 columns of the
+/// whole level). Returns their f32 operators and the last level's f64 faces.
+fn coarsen_levels(
+    gpu: &Gpu,
+    nz: usize,
+    (kx, ky, kz): (&CudaSlice<f64>, &CudaSlice<f64>, &CudaSlice<f64>),
+    mut rows: RowBand,
+    mut col_w: Vec<u32>,
+    steps: Option<usize>,
+) -> Result<(Vec<LevelOp>, Option<Faces64>), CudaError> {
+    let mut ops = Vec::new();
+    let mut prev: Option<Faces64> = None;
+    let mut fc = col_w.len();
+    let mut done = 0;
+    while match steps {
+        Some(n) => done < n,
+        None => rows.all_w.len().max(col_w.len()) > 2,
+    } {
+        let (next, fy) = rows.coarsen();
+        let ccol_w = coarsening::coarse_widths(&col_w);
+        let (rc, cc) = (next.rows, ccol_w.len());
+        let fx = gpu.upload(
+            &coarsening::face_factors(&col_w, &ccol_w),
+            "coarse x-face factors",
+        )?;
+        let fy = gpu.upload(&fy, "coarse y-face factors")?;
+        let mut c = faces64(gpu, nz, rc, cc)?;
+        let fine = match &prev {
+            Some(p) => (&p.kx, &p.ky, &p.kz),
+            None => (kx, ky, kz),
+        };
+        coarsen_modes(
+            gpu,
+            nz,
+            (rows.rows, fc),
+            (rc, cc),
+            (&fx, &fy),
+            fine,
+            &mut c,
+            0..4,
+        )?;
+        ops.push(to_f32_op(gpu, nz, &c.kx, &c.ky, &c.kz, &c.diag, rc, cc)?);
+        prev = Some(c);
+        fc = cc;
+        rows = next;
+        col_w = ccol_w;
+        done += 1;
+    }
+    Ok((ops, prev))
+}
+
 impl GpuSherman {
     /// Checks `grid`, uploads it and assembles the problem and its hierarchy (levels down to
     /// at most 2 × 2 columns, as geofield's `Problem::new`) on the device.
@@ -101,6 +340,173 @@ impl GpuSherman {
         grid: &ShermanGrid,
         shape: CycleShape,
     ) -> Result<Self, CudaError> {
+        let _held = gpu.hold();
+        let fine = Self::finest(gpu, grid, shape)?;
+        let (rows, cols, nz) = (grid.rows, grid.cols, grid.nz);
+        let mut ops = vec![to_f32_op(
+            gpu, nz, &fine.kx, &fine.ky, &fine.kz, &fine.diag, rows, cols,
+        )?];
+        let (coarse, _) = coarsen_levels(
+            gpu,
+            nz,
+            (&fine.kx, &fine.ky, &fine.kz),
+            RowBand::whole(rows),
+            vec![1; cols],
+            None,
+        )?;
+        ops.extend(coarse);
+        let mg = Hierarchy::from_device(gpu, ops, shape)?;
+        Self::from_device(gpu, fine, mg)
+    }
+
+    /// A band of rows of Sherman's problem (the split solve, with [`Self::solve_split`]):
+    /// `grid` holds the band's rows only (its y faces include both edge faces, which are the
+    /// whole problem's interior faces where another band lies beyond), `band` where it lies.
+    /// Every part calls this together (collective): the band is coarsened `band.levels` times
+    /// on the device, level m's faces are gathered from every part and the whole level m and
+    /// its coarser levels are built on every part. The levels and every value are those of
+    /// [`Self::assemble`] on the whole problem.
+    pub fn assemble_band(
+        gpu: &Arc<Gpu>,
+        grid: &ShermanGrid,
+        shape: CycleShape,
+        band: BandSpec,
+        ex: &dyn Exchange,
+    ) -> Result<Self, CudaError> {
+        let (rows, cols, nz) = (grid.rows, grid.cols, grid.nz);
+        let unit = 1usize.checked_shl(band.levels as u32).unwrap_or(0);
+        let last = band.first_row + rows == band.all_rows;
+        if band.levels == 0
+            || unit == 0
+            || band.first_row % unit != 0
+            || band.first_row + rows > band.all_rows
+            || (!last && rows % unit != 0)
+            || rows < unit
+        {
+            return Err(invalid(
+                K,
+                format!(
+                    "band of rows {}..{} of {} cannot be coarsened {} times alone (bands start \
+                     and, but for the last, end at multiples of 2^m rows)",
+                    band.first_row,
+                    band.first_row + rows,
+                    band.all_rows,
+                    band.levels
+                ),
+            ));
+        }
+        let _held = gpu.hold();
+        let fine = Self::finest(gpu, grid, shape)?;
+        let mut ops = vec![to_f32_op(
+            gpu, nz, &fine.kx, &fine.ky, &fine.kz, &fine.diag, rows, cols,
+        )?];
+        let mut rband = RowBand {
+            all_w: vec![1; band.all_rows],
+            first: band.first_row,
+            rows,
+        };
+        let (coarse, level_m) = coarsen_levels(
+            gpu,
+            nz,
+            (&fine.kx, &fine.ky, &fine.kz),
+            rband.clone(),
+            vec![1; cols],
+            Some(band.levels),
+        )?;
+        ops.extend(coarse);
+        let mut col_w = vec![1u32; cols];
+        for _ in 0..band.levels {
+            rband = rband.coarsen().0;
+            col_w = coarsening::coarse_widths(&col_w);
+        }
+        let Some(level_m) = level_m else {
+            return Err(invalid(K, "no coarse level"));
+        };
+        let (mrows, mcols) = (ops[band.levels].rows, ops[band.levels].cols);
+        // Level m whole, from every band's faces.
+        let part_rows: Vec<usize> = ex
+            .all_gather(&[mrows as f64])
+            .into_iter()
+            .map(|r| r as usize)
+            .collect();
+        let whole_rows: usize = part_rows.iter().sum();
+        if whole_rows != rband.all_w.len() {
+            return Err(invalid(
+                K,
+                format!(
+                    "the bands' level {} holds {whole_rows} rows, the whole level {}",
+                    band.levels,
+                    rband.all_w.len()
+                ),
+            ));
+        }
+        let mut mine = gpu.download(&level_m.kx, level_m.kx.len(), "a band's coarse faces")?;
+        mine.extend(gpu.download(&level_m.ky, level_m.ky.len(), "a band's coarse faces")?);
+        mine.extend(gpu.download(&level_m.kz, level_m.kz.len(), "a band's coarse faces")?);
+        drop(level_m);
+        let all = ex.all_gather(&mine);
+        drop(mine);
+        let (kx, ky, kz) = join_bands(&all, &part_rows, mcols, nz);
+        let mut whole = Faces64 {
+            kx: gpu.upload(&kx, "whole coarse x conductances")?,
+            ky: gpu.upload(&ky, "whole coarse y conductances")?,
+            kz: gpu.upload(&kz, "whole coarse z conductances")?,
+            diag: gpu.zeros::<f64>(nz * whole_rows * mcols, "whole coarse diagonal")?,
+        };
+        // The diagonal from the joined faces (mode 3 reads only the coarse faces).
+        let (fkx, fky, fkz) = (
+            gpu.upload(&kx[..1], "unused")?,
+            gpu.upload(&ky[..1], "unused")?,
+            gpu.upload(&kz[..1], "unused")?,
+        );
+        coarsen_modes(
+            gpu,
+            nz,
+            (whole_rows, mcols),
+            (whole_rows, mcols),
+            (&fkx, &fky),
+            (&fkx, &fky, &fkz),
+            &mut whole,
+            3..4,
+        )?;
+        let mut whole_ops = vec![to_f32_op(
+            gpu,
+            nz,
+            &whole.kx,
+            &whole.ky,
+            &whole.kz,
+            &whole.diag,
+            whole_rows,
+            mcols,
+        )?];
+        let whole_band = RowBand {
+            first: 0,
+            rows: whole_rows,
+            ..rband
+        };
+        let (below, _) = coarsen_levels(
+            gpu,
+            nz,
+            (&whole.kx, &whole.ky, &whole.kz),
+            whole_band,
+            col_w,
+            None,
+        )?;
+        whole_ops.extend(below);
+        drop(whole);
+        let coarse = Coarse {
+            whole: Hierarchy::from_device(gpu, whole_ops, shape)?,
+            part_rows,
+            part: ex.part(),
+        };
+        let mg = Hierarchy::band(gpu, ops, shape, coarse)?;
+        let mut s = Self::from_device(gpu, fine, mg)?;
+        s.halo = Some(HaloRows::new(gpu, nz, cols)?);
+        Ok(s)
+    }
+
+    /// Checks and uploads `grid` and assembles its finest f64 operator, 1/V and b'.
+    fn finest(gpu: &Gpu, grid: &ShermanGrid, shape: CycleShape) -> Result<FineOp, CudaError> {
         let n = check(grid)?;
         if shape.coarsest_sweeps > u32::MAX as usize {
             return Err(invalid(K, "too many coarsest sweeps"));
@@ -110,7 +516,6 @@ impl GpuSherman {
             &format!("Sherman's problem on {rows} × {cols} × {nz} cells"),
             (SHERMAN_BYTES_PER_CELL * n as f64) as u64,
         )?;
-        let _held = gpu.hold();
         let mut fine = FineOp {
             rows,
             cols,
@@ -163,81 +568,52 @@ impl GpuSherman {
             // cell i (mode 3, inside kx, ky, kz), and writes only its own item.
             unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_assemble_f64"))?;
         }
-        let mut ops = vec![to_f32_op(
-            gpu, nz, &fine.kx, &fine.ky, &fine.kz, &fine.diag, rows, cols,
-        )?];
-        // Coarser levels in f64 (the CPU's arithmetic), each kept only until the next is built.
-        let coarsen = gpu.function(MODULE, "wind_coarsen_f64")?;
-        let mut prev: Option<Faces64> = None;
-        let (mut fr, mut fc) = (rows, cols);
-        let (mut row_w, mut col_w) = (vec![1u32; rows], vec![1u32; cols]);
-        while fr.max(fc) > 2 {
-            let (rc, cc) = (coarsening::coarse_count(fr), coarsening::coarse_count(fc));
-            let (crow_w, ccol_w) = (
-                coarsening::coarse_widths(&row_w),
-                coarsening::coarse_widths(&col_w),
-            );
-            let fx = gpu.upload(
-                &coarsening::face_factors(&col_w, &ccol_w),
-                "coarse x-face factors",
-            )?;
-            let fy = gpu.upload(
-                &coarsening::face_factors(&row_w, &crow_w),
-                "coarse y-face factors",
-            )?;
-            let mut c = Faces64 {
-                kx: gpu.zeros::<f64>(nz * rc * (cc + 1), "coarse x conductances")?,
-                ky: gpu.zeros::<f64>(nz * (rc + 1) * cc, "coarse y conductances")?,
-                kz: gpu.zeros::<f64>((nz + 1) * rc * cc, "coarse z conductances")?,
-                diag: gpu.zeros::<f64>(nz * rc * cc, "coarse diagonal")?,
-            };
-            let (fkx, fky, fkz) = match &prev {
-                Some(p) => (&p.kx, &p.ky, &p.kz),
-                None => (&fine.kx, &fine.ky, &fine.kz),
-            };
-            let counts = [
-                nz * rc * (cc + 1),
-                nz * (rc + 1) * cc,
-                (nz + 1) * rc * cc,
-                nz * rc * cc,
-            ];
-            for (mode, &count) in counts.iter().enumerate() {
-                let p = WindParams {
-                    crows: rc as u32,
-                    ccols: cc as u32,
-                    mode: mode as u32,
-                    n: count as u32,
-                    ..WindParams::level(fr, fc, nz, 0.0)
-                };
-                let mut lb = gpu.stream().launch_builder(&coarsen);
-                lb.arg(&p)
-                    .arg(&fx)
-                    .arg(&fy)
-                    .arg(fkx)
-                    .arg(fky)
-                    .arg(fkz)
-                    .arg(&mut c.kx)
-                    .arg(&mut c.ky)
-                    .arg(&mut c.kz)
-                    .arg(&mut c.diag);
-                // SAFETY: wind_coarsen_f64(WindParams, const double* fx, fy, fkx, fky, fkz,
-                // double* ckx, cky, ckz, cdiag): item i < the mode's count (the length of the
-                // coarse array it writes, allocated above) reads fx[ic ≤ cc] (cc + 1 values) or
-                // fy[jr ≤ rc] (rc + 1), the fine faces of its children (rows < fr, cols < fc:
-                // coarsening::children of rc = coarse_count(fr), cc = coarse_count(fc), inside
-                // the fine arrays) or, for the diagonal, the coarse faces written by the earlier
-                // modes on the same stream, and writes only its own item.
-                unsafe { lb.launch(cfg_1d(count)) }.map_err(launch_err("wind_coarsen_f64"))?;
-            }
-            ops.push(to_f32_op(gpu, nz, &c.kx, &c.ky, &c.kz, &c.diag, rc, cc)?);
-            prev = Some(c);
-            (fr, fc) = (rc, cc);
-            (row_w, col_w) = (crow_w, ccol_w);
-        }
-        drop(prev);
-        let mg = Hierarchy::from_device(gpu, ops, shape)?;
-        Self::from_device(gpu, fine, mg)
+        Ok(fine)
     }
+}
+
+/// The whole level's faces from every band's (`all`: each band's x, y and z faces in turn,
+/// bands in order, `part_rows` rows each), `[k][row][...]` layouts: x and z faces band after
+/// band in each layer; y faces likewise, a band's first face being the last face of the band
+/// above.
+fn join_bands(
+    all: &[f64],
+    part_rows: &[usize],
+    cols: usize,
+    nz: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let rows: usize = part_rows.iter().sum();
+    let mut kx = vec![0.0; nz * rows * (cols + 1)];
+    let mut ky = vec![0.0; nz * (rows + 1) * cols];
+    let mut kz = vec![0.0; (nz + 1) * rows * cols];
+    let (mut at, mut row0) = (0, 0);
+    for (p, &r) in part_rows.iter().enumerate() {
+        let (nx, ny, nzf) = (
+            nz * r * (cols + 1),
+            nz * (r + 1) * cols,
+            (nz + 1) * r * cols,
+        );
+        let (bx, by, bz) = (
+            &all[at..at + nx],
+            &all[at + nx..at + nx + ny],
+            &all[at + nx + ny..at + nx + ny + nzf],
+        );
+        for k in 0..nz {
+            let w = cols + 1;
+            kx[(k * rows + row0) * w..][..r * w].copy_from_slice(&bx[k * r * w..][..r * w]);
+            let skip = usize::from(p > 0);
+            let faces = r + 1 - skip;
+            ky[(k * (rows + 1) + row0 + skip) * cols..][..faces * cols]
+                .copy_from_slice(&by[(k * (r + 1) + skip) * cols..][..faces * cols]);
+        }
+        for k in 0..=nz {
+            kz[(k * rows + row0) * cols..][..r * cols]
+                .copy_from_slice(&bz[k * r * cols..][..r * cols]);
+        }
+        at += nx + ny + nzf;
+        row0 += r;
+    }
+    (kx, ky, kz)
 }
 
 /// The f32 copy of a level's operator (wind_to_f32 on each array).
@@ -275,4 +651,76 @@ fn to_f32_op(
         kz: conv(kz, (nz + 1) * rows * cols, "f32 z conductances")?,
         diag: conv(diag, nz * rows * cols, "f32 diagonal")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Distinct values: the index.
+    fn seq(n: usize) -> Vec<f64> {
+        (0..n).map(|i| i as f64).collect()
+    }
+
+    #[test]
+    fn bands_joined_are_the_whole_level() {
+        let (rows, cols, nz) = (11, 5, 3);
+        let (kx, ky, kz) = (
+            seq(nz * rows * (cols + 1)),
+            seq(nz * (rows + 1) * cols),
+            seq((nz + 1) * rows * cols),
+        );
+        let part_rows = [4, 4, 3];
+        let mut all = Vec::new();
+        let mut r0 = 0;
+        for &r in &part_rows {
+            all.extend(layer_rows(&kx, nz, rows, cols + 1, r0..r0 + r));
+            all.extend(layer_rows(&ky, nz, rows + 1, cols, r0..r0 + r + 1));
+            all.extend(layer_rows(&kz, nz + 1, rows, cols, r0..r0 + r));
+            r0 += r;
+        }
+        assert_eq!(join_bands(&all, &part_rows, cols, nz), (kx, ky, kz));
+    }
+
+    #[test]
+    fn a_band_has_its_rows_and_both_edge_faces() {
+        let (rows, cols, nz) = (9, 4, 2);
+        let n = rows * cols * nz;
+        let (cu, cv, cw) = (
+            seq(nz * rows * (cols + 1)),
+            seq(nz * (rows + 1) * cols),
+            seq((nz + 1) * rows * cols),
+        );
+        let ground: Vec<u32> = (0..rows * cols).map(|i| (i % 3) as u32).collect();
+        let div0 = seq(n);
+        let frac = vec![0.5; n];
+        let g = ShermanGrid {
+            rows,
+            cols,
+            nz,
+            dx_m: 10.0,
+            dz_m: &[5.0, 5.0],
+            dzc_m: &[2.5, 5.0, 2.5],
+            cu: &cu,
+            cv: &cv,
+            cw: &cw,
+            ground_k: &ground,
+            div0: &div0,
+            vol_frac: Some(&frac),
+        };
+        let b = g.band(3..7).unwrap();
+        let bg = b.grid();
+        assert_eq!((bg.rows, bg.cols, bg.nz), (4, cols, nz));
+        // Layer 1, band row 0 (whole row 3): its north face is whole face 3, its south face
+        // (band face 4) whole face 7.
+        assert_eq!(bg.cv[(4 + 1) * cols], cv[((rows + 1) + 3) * cols]);
+        assert_eq!(bg.cv[(2 * 5 - 1) * cols], cv[((rows + 1) + 7) * cols]);
+        assert_eq!(bg.div0[(4 + 2) * cols + 1], div0[(rows + 5) * cols + 1]);
+        assert_eq!(bg.cw[(2 * 4 + 3) * cols], cw[(2 * rows + 6) * cols]);
+        assert_eq!(bg.cu[4 * (cols + 1) + 4], cu[(rows + 3) * (cols + 1) + 4]);
+        assert_eq!(bg.ground_k, &ground[3 * cols..7 * cols]);
+        assert!(check(&bg).is_ok());
+        assert!(g.band(5..5).is_err() && g.band(6..10).is_err());
+    }
 }

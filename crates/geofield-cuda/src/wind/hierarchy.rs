@@ -3,6 +3,8 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::coarsening;
+use super::exchange::Exchange;
+use super::halo::HaloRows;
 use super::params::WindParams;
 use super::sherman::CycleShape;
 use super::{MODULE, THREADS, cfg_1d, cfg_planes, launch_err};
@@ -25,6 +27,8 @@ pub(crate) struct DevLevel {
     /// The columns' Thomas factors (`wind_factor_f32`): 1/pivot and super-diagonal/pivot.
     ip: CudaSlice<f32>,
     cpf: CudaSlice<f32>,
+    /// A band's halo rows of x (the split solve's band levels above the gathered one).
+    halo: Option<HaloRows<f32>>,
 }
 
 impl DevLevel {
@@ -62,6 +66,19 @@ pub(crate) struct Hierarchy {
     pub(crate) levels: Vec<DevLevel>,
     shape: CycleShape,
     k: Kernels,
+    /// The split solve: `levels` are a band's, the last of them (level m) gathered whole.
+    coarse: Option<Box<Coarse>>,
+}
+
+/// A band's link to the whole level m and its coarser levels (the same on every part): the
+/// band's right-hand side of level m is gathered into the whole level, the whole V-cycle runs
+/// from there, and the band keeps its rows of the correction.
+pub(crate) struct Coarse {
+    pub(crate) whole: Hierarchy,
+    /// Every part's rows on level m, in part order.
+    pub(crate) part_rows: Vec<usize>,
+    /// This part's index.
+    pub(crate) part: usize,
 }
 
 impl Hierarchy {
@@ -113,6 +130,7 @@ impl Hierarchy {
                 cp: gpu.zeros::<f32>(n, &what("line scratch"))?,
                 ip: gpu.zeros::<f32>(n, &what("Thomas pivots"))?,
                 cpf: gpu.zeros::<f32>(n, &what("Thomas super-diagonal"))?,
+                halo: None,
             });
         }
         let factor = gpu.function(MODULE, "wind_factor_f32")?;
@@ -134,30 +152,121 @@ impl Hierarchy {
             levels: out,
             shape,
             k,
+            coarse: None,
         })
+    }
+
+    /// A band's levels 0..=m (the band's operators, finest first) linked to the whole level m
+    /// and below (`coarse`): the levels above m get halo rows.
+    pub(crate) fn band(
+        gpu: &Gpu,
+        ops: Vec<LevelOp>,
+        shape: CycleShape,
+        coarse: Coarse,
+    ) -> Result<Self, CudaError> {
+        let mut h = Self::from_device(gpu, ops, shape)?;
+        let last = h.levels.len() - 1;
+        for lv in &mut h.levels[..last] {
+            lv.halo = Some(HaloRows::new(gpu, lv.nz, lv.cols)?);
+        }
+        let m = &h.levels[last];
+        let whole = &coarse.whole.levels[0];
+        if coarse.part >= coarse.part_rows.len()
+            || coarse.part_rows[coarse.part] != m.rows
+            || coarse.part_rows.iter().sum::<usize>() != whole.rows
+            || (whole.cols, whole.nz) != (m.cols, m.nz)
+        {
+            return Err(invalid(
+                "wind_hierarchy",
+                format!(
+                    "band level of {} × {} × {} (part {} of rows {:?}) and whole level of {} ×                      {} × {} do not match",
+                    m.rows,
+                    m.cols,
+                    m.nz,
+                    coarse.part,
+                    coarse.part_rows,
+                    whole.rows,
+                    whole.cols,
+                    whole.nz
+                ),
+            ));
+        }
+        h.coarse = Some(Box::new(coarse));
+        Ok(h)
     }
 
     /// levels[0].x = V(levels[0].b), starting from x = 0 on every level: pre-smoothing colours
     /// (0, 1) × smooth, residual restricted, the coarse correction, prolongation, post-smoothing
-    /// (1, 0) × smooth; the coarsest level gets `coarsest_sweeps` sweeps (0, 1).
-    pub(crate) fn cycle(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+    /// (1, 0) × smooth; the coarsest level gets `coarsest_sweeps` sweeps (0, 1). A band's
+    /// cycle (`ex`) exchanges halo rows before every half sweep and restriction, and takes the
+    /// coarse correction of level m from the whole level's cycle.
+    pub(crate) fn cycle(&mut self, gpu: &Gpu, ex: Option<&dyn Exchange>) -> Result<(), CudaError> {
         let last = self.levels.len() - 1;
         for l in 0..last {
             self.zero_x(gpu, l)?;
             for _ in 0..self.shape.smooth {
-                self.line(gpu, l, 0)?;
-                self.line(gpu, l, 1)?;
+                self.line(gpu, l, 0, ex)?;
+                self.line(gpu, l, 1, ex)?;
             }
-            self.restrict(gpu, l)?;
+            self.restrict(gpu, l, ex)?;
         }
-        self.zero_x(gpu, last)?;
-        self.coarsest(gpu, last)?;
+        match ex {
+            Some(ex) if self.coarse.is_some() => self.gathered(gpu, ex)?,
+            _ => {
+                self.zero_x(gpu, last)?;
+                self.coarsest(gpu, last)?;
+            }
+        }
         for l in (0..last).rev() {
             self.prolong(gpu, l)?;
             for _ in 0..self.shape.smooth {
-                self.line(gpu, l, 1)?;
-                self.line(gpu, l, 0)?;
+                self.line(gpu, l, 1, ex)?;
+                self.line(gpu, l, 0, ex)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The band's last level's x = its rows of V(b) on the whole level, b gathered from every
+    /// band (f32 values, exact through f64).
+    fn gathered(&mut self, gpu: &Gpu, ex: &dyn Exchange) -> Result<(), CudaError> {
+        let last = self.levels.len() - 1;
+        let (Some(c), band) = (self.coarse.as_mut(), &mut self.levels[last]) else {
+            return Ok(());
+        };
+        let (rows, cols, nz) = (band.rows, band.cols, band.nz);
+        let mine: Vec<f64> = gpu
+            .download(&band.b, band.n(), "a band's coarse right-hand side")?
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let all = ex.all_gather(&mine);
+        let whole_rows = c.whole.levels[0].rows;
+        let mut whole = vec![0.0f32; nz * whole_rows * cols];
+        let (mut at, mut row0) = (0, 0);
+        for &r in &c.part_rows {
+            for k in 0..nz {
+                let src = &all[at + k * r * cols..at + (k + 1) * r * cols];
+                let dst = &mut whole[(k * whole_rows + row0) * cols..][..r * cols];
+                for (d, s) in dst.iter_mut().zip(src) {
+                    *d = *s as f32;
+                }
+            }
+            at += nz * r * cols;
+            row0 += r;
+        }
+        let doing = "moving the gathered coarse level";
+        gpu.stream()
+            .memcpy_htod(&whole, &mut c.whole.levels[0].b)
+            .doing(doing)?;
+        c.whole.cycle(gpu, None)?;
+        let first: usize = c.part_rows[..c.part].iter().sum();
+        let xw = &c.whole.levels[0].x;
+        for k in 0..nz {
+            let src =
+                xw.slice((k * whole_rows + first) * cols..(k * whole_rows + first + rows) * cols);
+            let mut dst = band.x.slice_mut(k * rows * cols..(k + 1) * rows * cols);
+            gpu.stream().memcpy_dtod(&src, &mut dst).doing(doing)?;
         }
         Ok(())
     }
@@ -170,38 +279,69 @@ impl Hierarchy {
 
     /// One colour of z-line relaxation on level `l`: the right-hand sides of the colour's
     /// columns (with the other colour's x), then the factored column solves.
-    pub(crate) fn line(&mut self, gpu: &Gpu, l: usize, colour: u32) -> Result<(), CudaError> {
+    pub(crate) fn line(
+        &mut self,
+        gpu: &Gpu,
+        l: usize,
+        colour: u32,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
         let lv = &mut self.levels[l];
-        let p = WindParams {
+        let mut p = WindParams {
             colour,
             ..lv.params()
         };
         let span = lv.cols.div_ceil(2);
-        let mut lb = gpu.stream().launch_builder(&self.k.rhs);
-        lb.arg(&p)
-            .arg(&lv.kx)
-            .arg(&lv.ky)
-            .arg(&lv.x)
-            .arg(&lv.b)
-            .arg(&mut lv.cp);
-        // SAFETY: wind_line_rhs_f32(WindParams, const float* kx, ky, x, b, float* g): thread t <
-        // nz·rows·⌈cols/2⌉ takes cell (k, row, col < cols) of the colour, reads its x and y faces
-        // (within nz·rows·(cols+1) and nz·(rows+1)·cols, checked at construction), x of its
-        // horizontal neighbours and b, and writes g (cp, n floats) at the cell.
-        unsafe { lb.launch(cfg_1d(lv.nz * lv.rows * span)) }
-            .map_err(launch_err("wind_line_rhs_f32"))?;
+        let (nz, rows) = (lv.nz, lv.rows);
+        let DevLevel {
+            kx,
+            ky,
+            kz,
+            x,
+            b,
+            cp,
+            ip,
+            cpf,
+            halo,
+            ..
+        } = lv;
+        if let (Some(h), Some(ex)) = (halo.as_mut(), ex) {
+            p = h.exchange(gpu, p, x, ex)?;
+        }
+        {
+            let (hn, hs) = match halo {
+                Some(h) => (h.north(), h.south()),
+                None => (x.slice(0..1), x.slice(0..1)),
+            };
+            let mut lb = gpu.stream().launch_builder(&self.k.rhs);
+            lb.arg(&p)
+                .arg(&*kx)
+                .arg(&*ky)
+                .arg(&*x)
+                .arg(&*b)
+                .arg(&mut *cp)
+                .arg(&hn)
+                .arg(&hs);
+            // SAFETY: wind_line_rhs_f32(WindParams, const float* kx, ky, x, b, float* g, const
+            // float* hn, hs): thread t < nz·rows·⌈cols/2⌉ takes cell (k, row, col < cols) of the
+            // colour, reads its x and y faces (within nz·rows·(cols+1) and nz·(rows+1)·cols,
+            // checked at construction), x of its horizontal neighbours and b, the halo rows at
+            // [k·cols + col] only where p.halo says they exist (then hn and hs hold nz·cols
+            // values each, HaloRows::new), and writes g (cp, n floats) at the cell.
+            unsafe { lb.launch(cfg_1d(nz * rows * span)) }
+                .map_err(launch_err("wind_line_rhs_f32"))?;
+        }
         let mut lb = gpu.stream().launch_builder(&self.k.thomas);
         lb.arg(&p)
-            .arg(&lv.kz)
-            .arg(&lv.ip)
-            .arg(&lv.cpf)
-            .arg(&lv.cp)
-            .arg(&mut lv.x);
+            .arg(&*kz)
+            .arg(&*ip)
+            .arg(&*cpf)
+            .arg(&*cp)
+            .arg(&mut *x);
         // SAFETY: wind_thomas_f32(WindParams, const float* kz, ip, cpf, g, float* x): the thread of
         // column (row < rows, col < cols) of the colour reads kz, ip, cpf and g and writes x at
         // k·rows·cols + row·cols + col for k < nz only (inside every array).
-        unsafe { lb.launch(cfg_planes(span, lv.rows, 1)) }
-            .map_err(launch_err("wind_thomas_f32"))?;
+        unsafe { lb.launch(cfg_planes(span, rows, 1)) }.map_err(launch_err("wind_thomas_f32"))?;
         Ok(())
     }
 
@@ -236,15 +376,28 @@ impl Hierarchy {
         Ok(())
     }
 
-    /// levels[l+1].b = Σ over 2 × 2 children of (b − A'x) on level l.
-    fn restrict(&mut self, gpu: &Gpu, l: usize) -> Result<(), CudaError> {
+    /// levels[l+1].b = Σ over 2 × 2 children of (b − A'x) on level l (a band's halo rows of x
+    /// exchanged first).
+    fn restrict(
+        &mut self,
+        gpu: &Gpu,
+        l: usize,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
         let (fine, coarse) = self.levels.split_at_mut(l + 1);
-        let (f, c) = (&fine[l], &mut coarse[0]);
-        let p = WindParams {
+        let (f, c) = (&mut fine[l], &mut coarse[0]);
+        let mut p = WindParams {
             crows: c.rows as u32,
             ccols: c.cols as u32,
             n: c.n() as u32,
             ..f.params()
+        };
+        if let (Some(h), Some(ex)) = (f.halo.as_mut(), ex) {
+            p = h.exchange(gpu, p, &f.x, ex)?;
+        }
+        let (hn, hs) = match &f.halo {
+            Some(h) => (h.north(), h.south()),
+            None => (f.x.slice(0..1), f.x.slice(0..1)),
         };
         let cfg = cfg_1d(c.n());
         let mut lb = gpu.stream().launch_builder(&self.k.restrict);
@@ -255,11 +408,15 @@ impl Hierarchy {
             .arg(&f.diag)
             .arg(&f.x)
             .arg(&f.b)
-            .arg(&mut c.b);
+            .arg(&mut c.b)
+            .arg(&hn)
+            .arg(&hs);
         // SAFETY: wind_restrict_f32(WindParams, fine const float* kx, ky, kz, diag, x, b, float*
-        // cb): coarse cell ci < crows·ccols·nz (the coarse level's size) sums its children
-        // (row < rows, col < cols, checked: crows = coarse_count(rows) = ⌈rows/2⌉, ccols alike,
-        // in from_device) read within the fine level's arrays, and writes cb[ci].
+        // cb, const float* hn, hs): coarse cell ci < crows·ccols·nz (the coarse level's size)
+        // sums its children (row < rows, col < cols, checked: crows = coarse_count(rows) =
+        // ⌈rows/2⌉, ccols alike, in from_device) read within the fine level's arrays, and the
+        // halo rows at [k·cols + col] only where p.halo says they exist (nz·cols values each),
+        // and writes cb[ci].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_restrict_f32"))?;
         Ok(())
     }

@@ -64,6 +64,8 @@ use crate::error::{CudaError, invalid};
 
 mod assemble;
 pub mod coarsening;
+mod exchange;
+mod halo;
 mod hierarchy;
 pub mod params;
 mod reduce;
@@ -72,7 +74,8 @@ mod solve;
 pub mod stall;
 mod west;
 
-pub use assemble::ShermanGrid;
+pub use assemble::{BandSpec, ShermanBand, ShermanGrid};
+pub use exchange::{Exchange, LocalPart, LocalParts};
 pub use sherman::{CycleShape, DeviceSolve, GpuSherman, Method, StopRule};
 pub use west::{Faces, GpuWest, SweepVariant, WestInputs};
 

@@ -29,7 +29,9 @@ pub struct WindParams {
     /// 1/Δx (1/m) and ω for the f32 kernels.
     pub inv_dx_f: f32,
     pub omega_f: f32,
-    pub pad0: u32,
+    /// A band's halo rows (the split solve): bit 0 north, bit 1 south ([`HALO_NORTH`],
+    /// [`HALO_SOUTH`]); 0 on the whole domain.
+    pub halo: u32,
     pub pad1: u32,
     /// 1/Δx (1/m) and ω for the f64 kernels.
     pub inv_dx: f64,
@@ -51,6 +53,11 @@ impl WindParams {
         }
     }
 }
+
+/// `WindParams::halo`: the band has a halo row north of its row 0.
+pub const HALO_NORTH: u32 = 1;
+/// `WindParams::halo`: the band has a halo row south of its last row.
+pub const HALO_SOUTH: u32 = 2;
 
 /// `wind_op_f64`: out = A'x, partial Σ x·out.
 pub(crate) const OP_APPLY_DOT: u32 = 0;

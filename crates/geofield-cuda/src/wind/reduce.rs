@@ -3,10 +3,11 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use super::exchange::Exchange;
 use super::params::WindParams;
 use super::{MODULE, PARTS, launch_err};
 use crate::context::Gpu;
-use crate::error::CudaError;
+use crate::error::{CudaError, DriverResultExt};
 
 /// Slot of max |div| (s⁻¹).
 pub(crate) const SLOT_DIV: u32 = 0;
@@ -42,6 +43,7 @@ impl Reducer {
         parts: u32,
         slot: u32,
         max: bool,
+        ex: Option<&dyn Exchange>,
     ) -> Result<(), CudaError> {
         let p = WindParams {
             parts,
@@ -64,6 +66,16 @@ impl Reducer {
         // (SLOTS)): one block of PARTS threads reads partial[t] for t < parts ≤ PARTS and thread
         // 0 writes scal[slot], slot < SLOTS (the callers pass the SLOT_* constants).
         unsafe { lb.launch(cfg) }.map_err(launch_err(name))?;
+        // A band's value combined over every band (the split solve): max, or the bands' sums
+        // added in part order, the same bits on every part.
+        if let Some(ex) = ex {
+            let mut v = self.read(gpu)?;
+            let mine = v[slot as usize];
+            v[slot as usize] = if max { ex.max(mine) } else { ex.sum(mine) };
+            gpu.stream()
+                .memcpy_htod(&v, &mut self.scal)
+                .doing("combining the bands' solver scalars")?;
+        }
         Ok(())
     }
 

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
+use super::exchange::Exchange;
+use super::halo::HaloRows;
 use super::hierarchy::Hierarchy;
 use super::params::{DIR_NEXT, DIR_RESTART, OP_APPLY_DOT, OP_RESID_MAX, WindParams};
 use super::reduce::{Reducer, SLOT_DIV, SLOT_PAP};
@@ -95,6 +97,8 @@ pub struct GpuSherman {
     ap: CudaSlice<f64>,
     pub(crate) red: Reducer,
     k: Kernels,
+    /// A band's halo rows of x and p (the split solve; `None` on the whole domain).
+    pub(crate) halo: Option<HaloRows<f64>>,
 }
 
 impl GpuSherman {
@@ -130,6 +134,7 @@ impl GpuSherman {
             ap: gpu.zeros::<f64>(n, "A times the CG direction")?,
             red: Reducer::new(gpu)?,
             k,
+            halo: None,
         })
     }
 
@@ -149,21 +154,35 @@ impl GpuSherman {
             .doing("zeroing the potential")
     }
 
-    /// r = b − A'x and scal[DIV] = max |r/V| (queued).
-    pub(crate) fn residual(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        self.op(gpu, OP_RESID_MAX, false)
+    /// r = b − A'x and scal[DIV] = max |r/V| (queued; a band's: over every band).
+    pub(crate) fn residual(
+        &mut self,
+        gpu: &Gpu,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
+        self.op(gpu, OP_RESID_MAX, false, ex)
     }
 
-    /// ap = A'p and scal[PAP] = p·Ap (queued).
-    pub(crate) fn apply_p(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        self.op(gpu, OP_APPLY_DOT, true)
+    /// ap = A'p and scal[PAP] = p·Ap (queued; a band's: over every band).
+    pub(crate) fn apply_p(
+        &mut self,
+        gpu: &Gpu,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
+        self.op(gpu, OP_APPLY_DOT, true, ex)
     }
 
     /// The finest f64 operator in `mode`: on x into r (residual, max |r/V| into scal[DIV]) or
     /// on p into ap (p·Ap into scal[PAP]).
-    fn op(&mut self, gpu: &Gpu, mode: u32, on_p: bool) -> Result<(), CudaError> {
+    fn op(
+        &mut self,
+        gpu: &Gpu,
+        mode: u32,
+        on_p: bool,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
         let (cfg, parts) = cfg_reduce(self.n());
-        let p = WindParams {
+        let mut p = WindParams {
             mode,
             ..self.params
         };
@@ -171,6 +190,13 @@ impl GpuSherman {
             (&self.pv, &mut self.ap)
         } else {
             (&self.x, &mut self.r)
+        };
+        if let (Some(h), Some(ex)) = (self.halo.as_mut(), ex) {
+            p = h.exchange(gpu, p, input, ex)?;
+        }
+        let (hn, hs) = match &self.halo {
+            Some(h) => (h.north(), h.south()),
+            None => (input.slice(0..1), input.slice(0..1)),
         };
         let mut lb = gpu.stream().launch_builder(&self.k.op);
         lb.arg(&p)
@@ -182,21 +208,29 @@ impl GpuSherman {
             .arg(&self.b)
             .arg(&self.inv_vol)
             .arg(out)
-            .arg(&mut self.red.partial);
+            .arg(&mut self.red.partial)
+            .arg(&hn)
+            .arg(&hs);
         // SAFETY: wind_op_f64(WindParams, const double* kx, ky, kz, diag, in, b, inv_vol, double*
-        // out, double* partial): cell i < n reads its faces and neighbours inside the finest
-        // level's arrays (sizes checked in new), writes out[i] (out is r or ap, never the input
-        // x or p) and block b < parts ≤ PARTS writes partial[b].
+        // out, double* partial, const double* hn, hs): cell i < n reads its faces and neighbours
+        // inside the finest level's arrays (sizes checked in new) and the halo rows at
+        // [k·cols + col] only where p.halo says they exist (nz·cols values each), writes out[i]
+        // (out is r or ap, never the input x or p) and block b < parts ≤ PARTS writes
+        // partial[b].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_op_f64"))?;
         if on_p {
-            self.red.finish(gpu, parts, SLOT_PAP, false)
+            self.red.finish(gpu, parts, SLOT_PAP, false, ex)
         } else {
-            self.red.finish(gpu, parts, SLOT_DIV, true)
+            self.red.finish(gpu, parts, SLOT_DIV, true, ex)
         }
     }
 
     /// levels[0].x = V((f32) r) (queued).
-    pub(crate) fn precondition(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+    pub(crate) fn precondition(
+        &mut self,
+        gpu: &Gpu,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
         let n = self.n();
         {
             let mut lb = gpu.stream().launch_builder(&self.k.to_f32);
@@ -207,11 +241,16 @@ impl GpuSherman {
             // finest level having n cells.
             unsafe { lb.launch(cfg_1d(n)) }.map_err(launch_err("wind_to_f32"))?;
         }
-        self.mg.cycle(gpu)
+        self.mg.cycle(gpu, ex)
     }
 
     /// scal[slot] = r · z with z the last V-cycle's output (queued).
-    pub(crate) fn dot_z(&mut self, gpu: &Gpu, slot: u32) -> Result<(), CudaError> {
+    pub(crate) fn dot_z(
+        &mut self,
+        gpu: &Gpu,
+        slot: u32,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
         let (cfg, parts) = cfg_reduce(self.n());
         let mut lb = gpu.stream().launch_builder(&self.k.dot_z);
         lb.arg(&self.params)
@@ -221,7 +260,7 @@ impl GpuSherman {
         // SAFETY: wind_dot_z_f64(WindParams, const double* r, const float* z, double* partial):
         // i < n on r and z; block b < parts ≤ PARTS writes partial[b].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_dot_z_f64"))?;
-        self.red.finish(gpu, parts, slot, false)
+        self.red.finish(gpu, parts, slot, false, ex)
     }
 
     /// p = z + (scal[new]/scal[old]) p, or p = z when `restart` (queued).
@@ -251,7 +290,12 @@ impl GpuSherman {
     }
 
     /// x += αp, r −= αAp with α = scal[rz]/scal[PAP]; scal[DIV] = max |r/V| (queued).
-    pub(crate) fn cg_update(&mut self, gpu: &Gpu, rz: u32) -> Result<(), CudaError> {
+    pub(crate) fn cg_update(
+        &mut self,
+        gpu: &Gpu,
+        rz: u32,
+        ex: Option<&dyn Exchange>,
+    ) -> Result<(), CudaError> {
         let (cfg, parts) = cfg_reduce(self.n());
         let p = WindParams {
             slot: rz,
@@ -270,7 +314,7 @@ impl GpuSherman {
         // scal, double* partial): i < n on the five vectors; scal read at slot and
         // WIND_SLOT_PAP; block b < parts ≤ PARTS writes partial[b].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_cg_update_f64"))?;
-        self.red.finish(gpu, parts, SLOT_DIV, true)
+        self.red.finish(gpu, parts, SLOT_DIV, true, ex)
     }
 
     /// x += (f64) levels[0].x (queued).
@@ -312,8 +356,8 @@ impl GpuSherman {
     }
 
     /// r = b (the first residual, from x = 0) and scal[DIV] = max |b/V| (queued).
-    pub(crate) fn start(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+    pub(crate) fn start(&mut self, gpu: &Gpu, ex: Option<&dyn Exchange>) -> Result<(), CudaError> {
         self.zero_x(gpu)?;
-        self.residual(gpu)
+        self.residual(gpu, ex)
     }
 }

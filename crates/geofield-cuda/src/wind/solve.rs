@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::DeviceTimer;
+use super::exchange::Exchange;
 use super::reduce::{SLOT_DIV, SLOT_PAP, SLOT_RZ};
 use super::sherman::{DeviceSolve, GpuSherman, Method, StopRule};
 use super::stall::StallRule;
@@ -17,6 +18,48 @@ impl GpuSherman {
     /// SOR every `check_every` sweeps and at the last.
     pub fn solve(
         &mut self,
+        method: Method,
+        stop: StopRule,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<DeviceSolve, CudaError> {
+        if self.halo.is_some() {
+            return Err(invalid(
+                "wind_sherman",
+                "a band of a split problem is solved with solve_split",
+            ));
+        }
+        self.solve_on(None, method, stop, progress)
+    }
+
+    /// [`Self::solve`] on a band of a problem split by rows ([`Self::assemble_band`]), every
+    /// part calling it together: the same iterations, checks and stop decisions on every part
+    /// (the divergence and the dot products combined over the bands). `phi` is this band's,
+    /// in its cell layout. Multigrid and MG-CG only.
+    pub fn solve_split(
+        &mut self,
+        ex: &dyn Exchange,
+        method: Method,
+        stop: StopRule,
+        progress: &mut dyn FnMut(usize, f64),
+    ) -> Result<DeviceSolve, CudaError> {
+        if self.halo.is_none() {
+            return Err(invalid(
+                "wind_sherman",
+                "solve_split needs a band (assemble_band)",
+            ));
+        }
+        if matches!(method, Method::Sor { .. }) {
+            return Err(invalid(
+                "wind_sherman",
+                "the split solve runs the multigrid and MG-CG solvers, not SOR",
+            ));
+        }
+        self.solve_on(Some(ex), method, stop, progress)
+    }
+
+    fn solve_on(
+        &mut self,
+        ex: Option<&dyn Exchange>,
         method: Method,
         stop: StopRule,
         progress: &mut dyn FnMut(usize, f64),
@@ -39,15 +82,15 @@ impl GpuSherman {
         let _held = gpu.hold();
         let timer = DeviceTimer::start(&gpu)?;
         let mut run = DeviceSolve::default();
-        self.start(&gpu)?;
+        self.start(&gpu, ex)?;
         let d0 = self.red.read(&gpu)?[SLOT_DIV as usize];
         run.history.push((0, d0));
         if d0 <= stop.threshold_per_s {
             run.converged = true;
         } else {
             match method {
-                Method::Multigrid => self.refine(&gpu, stop, &mut run, progress)?,
-                Method::MgCg => self.cg(&gpu, stop, &mut run, progress)?,
+                Method::Multigrid => self.refine(&gpu, ex, stop, &mut run, progress)?,
+                Method::MgCg => self.cg(&gpu, ex, stop, &mut run, progress)?,
                 Method::Sor { omega } => self.sor(&gpu, omega, stop, &mut run, progress)?,
             }
         }
@@ -79,14 +122,15 @@ impl GpuSherman {
     fn refine(
         &mut self,
         gpu: &Gpu,
+        ex: Option<&dyn Exchange>,
         stop: StopRule,
         run: &mut DeviceSolve,
         progress: &mut dyn FnMut(usize, f64),
     ) -> Result<(), CudaError> {
         for it in 1..=stop.max_iterations {
-            self.precondition(gpu)?;
+            self.precondition(gpu, ex)?;
             self.add_correction(gpu)?;
-            self.residual(gpu)?;
+            self.residual(gpu, ex)?;
             run.iterations = it;
             if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
                 run.converged = true;
@@ -114,7 +158,7 @@ impl GpuSherman {
             self.sor_half(gpu, 0, omega)?;
             run.iterations = it;
             if it % every == 0 || it == stop.max_iterations {
-                self.residual(gpu)?;
+                self.residual(gpu, None)?;
                 if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
                     run.converged = true;
                     break;
@@ -133,17 +177,18 @@ impl GpuSherman {
     fn cg(
         &mut self,
         gpu: &Gpu,
+        ex: Option<&dyn Exchange>,
         stop: StopRule,
         run: &mut DeviceSolve,
         progress: &mut dyn FnMut(usize, f64),
     ) -> Result<(), CudaError> {
         let mut cur = 0usize;
-        self.precondition(gpu)?;
-        self.dot_z(gpu, SLOT_RZ[cur])?;
+        self.precondition(gpu, ex)?;
+        self.dot_z(gpu, SLOT_RZ[cur], ex)?;
         self.direction(gpu, true, SLOT_RZ[cur], SLOT_RZ[cur])?;
         for it in 1..=stop.max_iterations {
-            self.apply_p(gpu)?;
-            self.cg_update(gpu, SLOT_RZ[cur])?;
+            self.apply_p(gpu, ex)?;
+            self.cg_update(gpu, SLOT_RZ[cur], ex)?;
             let s = self.red.read(gpu)?;
             let pap = s[SLOT_PAP as usize];
             if pap.is_nan() || pap <= 0.0 {
@@ -153,7 +198,7 @@ impl GpuSherman {
             }
             run.iterations = it;
             if s[SLOT_DIV as usize] <= stop.threshold_per_s {
-                self.residual(gpu)?;
+                self.residual(gpu, ex)?;
                 if self.check(gpu, it, run, progress)? <= stop.threshold_per_s {
                     run.converged = true;
                     break;
@@ -161,8 +206,8 @@ impl GpuSherman {
                 if Self::stalled(StallRule::CYCLES, run) {
                     break;
                 }
-                self.precondition(gpu)?;
-                self.dot_z(gpu, SLOT_RZ[cur])?;
+                self.precondition(gpu, ex)?;
+                self.dot_z(gpu, SLOT_RZ[cur], ex)?;
                 self.direction(gpu, true, SLOT_RZ[cur], SLOT_RZ[cur])?;
                 continue;
             }
@@ -173,8 +218,8 @@ impl GpuSherman {
                 break;
             }
             let next = 1 - cur;
-            self.precondition(gpu)?;
-            self.dot_z(gpu, SLOT_RZ[next])?;
+            self.precondition(gpu, ex)?;
+            self.dot_z(gpu, SLOT_RZ[next], ex)?;
             self.direction(gpu, false, SLOT_RZ[next], SLOT_RZ[cur])?;
             cur = next;
         }

@@ -275,7 +275,7 @@ impl GpuWest {
         // i < n reads d0[i], the six faces of its cell (in bounds as in the sweeps) and ground_k[i mod rows·cols];
         // block b < parts ≤ PARTS writes partial[b].
         unsafe { lb.launch(cfg) }.map_err(launch_err("wind_divmax_f32"))?;
-        self.reducer.finish(&gpu, parts, SLOT_DIV, true)?;
+        self.reducer.finish(&gpu, parts, SLOT_DIV, true, None)?;
         Ok(self.reducer.read(&gpu)?[SLOT_DIV as usize])
     }
 

@@ -238,13 +238,16 @@ pub fn compute_deferred(
     compute_inner(open_backend, grid, stations, opts, progress, cancel, None)
 }
 
-/// [`compute_with_progress`] on the CPU with the Sherman solve split by rows over the
+/// [`compute_with_progress`] on `backend` with the Sherman solve split by rows over the
 /// processes that `parts` connects ([`split`]: each part holds a band of rows on every fine
 /// level and exchanges one halo row with its neighbours in every smoothing sweep, residual and
 /// operator application; the small coarse levels are gathered). Every part calls this with the
-/// same inputs and gets the whole field. The multigrid solver gives the one-process field bit
-/// for bit; MG-CG differs by rounding, within the tolerance. WEST and SOR are refused.
+/// same inputs and gets the whole field. On `Backend::Cuda` each part's band lives on its own
+/// GPU: a domain larger than one GPU's memory. The multigrid solver
+/// gives the one-process field of the same backend bit for bit; MG-CG differs by rounding,
+/// within the tolerance. WEST and SOR are refused.
 pub fn compute_split(
+    backend: &Backend,
     grid: WindGrid,
     stations: &[Station],
     opts: &WindOptions,
@@ -252,15 +255,9 @@ pub fn compute_split(
     progress: &mut dyn FnMut(usize, f64),
     cancel: &Cancel,
 ) -> Result<WindField, GeofieldError> {
-    if opts.model != Model::Sherman || opts.solver == Solver::Sor {
-        return Err(GeofieldError::Unsupported(
-            "the split wind solve runs Sherman's model with the multigrid or MG-CG solver \
-             (not WEST, not SOR)"
-                .into(),
-        ));
-    }
+    check_split(opts)?;
     compute_inner(
-        || Ok(Backend::Cpu),
+        || Ok(backend.clone()),
         grid,
         stations,
         opts,
@@ -269,6 +266,19 @@ pub fn compute_split(
         Some(parts),
     )
     .map(|(f, _)| f)
+}
+
+/// Whether `opts` can run split ([`compute_split`]): Sherman's model with the multigrid or
+/// MG-CG solver.
+pub fn check_split(opts: &WindOptions) -> Result<(), GeofieldError> {
+    if opts.model != Model::Sherman || opts.solver == Solver::Sor {
+        return Err(GeofieldError::Unsupported(
+            "the split wind solve runs Sherman's model with the multigrid or MG-CG solver \
+             (not WEST, not SOR)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn compute_inner(
@@ -442,7 +452,24 @@ fn compute_inner(
                     let phi = problem.to_cells(&std::mem::take(&mut run.phi));
                     (run, phi)
                 }
-                (Backend::Cuda(gpu), _) => {
+                (Backend::Cuda(gpu), Some(parts)) => {
+                    started = std::time::Instant::now();
+                    let mut run = cuda::sherman_split(
+                        gpu,
+                        &grid,
+                        &coeffs,
+                        &div0,
+                        opts.solver,
+                        opts,
+                        threshold,
+                        &mut report,
+                        &mut *progress,
+                        parts,
+                    )?;
+                    let phi = std::mem::take(&mut run.phi);
+                    (run, phi)
+                }
+                (Backend::Cuda(gpu), None) => {
                     started = std::time::Instant::now();
                     let mut run = cuda::sherman(
                         gpu,

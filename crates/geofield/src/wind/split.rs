@@ -29,22 +29,10 @@ use super::ops::Coeffs;
 use super::params::Solver;
 use crate::GeofieldError;
 
-/// What the split solve needs from the processes that hold the other bands. Every part calls
-/// every method in the same order (collective calls).
-pub trait Exchange: Sync {
-    /// This part's index (0: the northern band).
-    fn part(&self) -> usize;
-    /// How many parts.
-    fn parts(&self) -> usize;
-    /// Sends `first` (this band's first row) to the part above and `last` to the part below;
-    /// returns the last row of the part above and the first row of the part below (`None` at
-    /// the domain's edges). Rows have equal lengths on neighbouring parts.
-    fn halo(&self, first: &[f64], last: &[f64]) -> (Option<Vec<f64>>, Option<Vec<f64>>);
-    /// Every part's `mine` concatenated in part order, on every part.
-    fn all_gather(&self, mine: &[f64]) -> Vec<f64>;
-    /// The largest `x` over the parts, on every part.
-    fn max(&self, x: f64) -> f64;
-}
+/// What the split solve needs from the processes that hold the other bands (one copy of the
+/// contract, shared with the device split in `geofield_cuda`); [`LocalParts`] runs the parts
+/// as threads of one process.
+pub use geofield_cuda::wind::{Exchange, LocalPart, LocalParts};
 
 /// The number of levels of the whole domain's hierarchy (`Problem::new`'s rule: halve until
 /// at most 2 × 2 columns).
@@ -336,62 +324,11 @@ pub(crate) fn solve(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Barrier, Mutex};
-
     use geofield_core::GridSpec;
 
     use super::*;
     use crate::wind::{self, Levels, Station, WindField, WindOptions};
     use crate::{Backend, Cancel};
-
-    /// Parts as threads of this process (what MPI ranks do, through shared slots).
-    struct Threads {
-        n: usize,
-        barrier: Barrier,
-        slots: Mutex<Vec<Vec<f64>>>,
-        rows: Mutex<Vec<[Vec<f64>; 2]>>,
-    }
-
-    struct Part<'a> {
-        p: usize,
-        all: &'a Threads,
-    }
-
-    impl Exchange for Part<'_> {
-        fn part(&self) -> usize {
-            self.p
-        }
-
-        fn parts(&self) -> usize {
-            self.all.n
-        }
-
-        fn halo(&self, first: &[f64], last: &[f64]) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
-            self.all.rows.lock().unwrap()[self.p] = [first.to_vec(), last.to_vec()];
-            self.all.barrier.wait();
-            let got = {
-                let rows = self.all.rows.lock().unwrap();
-                (
-                    (self.p > 0).then(|| rows[self.p - 1][1].clone()),
-                    (self.p + 1 < self.all.n).then(|| rows[self.p + 1][0].clone()),
-                )
-            };
-            self.all.barrier.wait();
-            got
-        }
-
-        fn all_gather(&self, mine: &[f64]) -> Vec<f64> {
-            self.all.slots.lock().unwrap()[self.p] = mine.to_vec();
-            self.all.barrier.wait();
-            let all = self.all.slots.lock().unwrap().concat();
-            self.all.barrier.wait();
-            all
-        }
-
-        fn max(&self, x: f64) -> f64 {
-            self.all_gather(&[x]).into_iter().fold(f64::MIN, f64::max)
-        }
-    }
 
     /// A hill and a ridge on a plan whose rows are not a multiple of the bands' unit (the last
     /// band takes the remainder), with cut cells.
@@ -430,19 +367,15 @@ mod tests {
 
     fn split_run(n: usize, opts: &WindOptions) -> Vec<WindField> {
         let (grid, stations) = case();
-        let all = Threads {
-            n,
-            barrier: Barrier::new(n),
-            slots: Mutex::new(vec![Vec::new(); n]),
-            rows: Mutex::new(vec![[Vec::new(), Vec::new()]; n]),
-        };
+        let all = LocalParts::new(n);
         std::thread::scope(|s| {
             let runs: Vec<_> = (0..n)
                 .map(|p| {
                     let (grid, stations, all) = (grid.clone(), &stations, &all);
                     s.spawn(move || {
-                        let part = Part { p, all };
+                        let part = all.part(p);
                         wind::compute_split(
+                            &Backend::Cpu,
                             grid,
                             stations,
                             opts,

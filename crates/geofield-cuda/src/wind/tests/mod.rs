@@ -33,6 +33,8 @@ const KERNELS: &[&str] = &[
     "wind_coarsest_f32",
     "wind_restrict_f32",
     "wind_prolong_f32",
+    "wind_edge_rows_f32",
+    "wind_edge_rows_f64",
     "wind_op_f64",
     "wind_sor_f64",
     "wind_cg_update_f64",

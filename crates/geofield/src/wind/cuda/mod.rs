@@ -28,8 +28,8 @@ use rayon::prelude::*;
 
 use geofield_cuda::Gpu;
 use geofield_cuda::wind::{
-    CycleShape, DeviceTimer, GpuSherman, GpuWest, Method, ShermanGrid, StopRule, SweepVariant,
-    WestInputs,
+    BandSpec, CycleShape, DeviceTimer, Exchange, GpuSherman, GpuWest, Method, ShermanGrid,
+    StopRule, SweepVariant, WestInputs,
 };
 
 use super::SolveReport;
@@ -174,6 +174,55 @@ pub fn west(
     Ok(out)
 }
 
+/// The device's inputs of Sherman's problem: the operator's face coefficients (with cut
+/// cells, c_f a_f), the layer thicknesses and the cut cells' volume fractions.
+struct DeviceInputs<'c> {
+    op: std::borrow::Cow<'c, Coeffs>,
+    dz: Vec<f64>,
+    vol_frac: Option<Vec<f64>>,
+}
+
+impl<'c> DeviceInputs<'c> {
+    fn new(grid: &WindGrid, coeffs: &'c Coeffs) -> Self {
+        Self {
+            // Cut cells: the conductances through the open parts of the faces and the volumes
+            // of `Problem::new`.
+            op: coeffs.operator(grid),
+            dz: (0..grid.nz).map(|k| grid.dz_m(k)).collect(),
+            vol_frac: grid.cut.as_ref().map(|_| {
+                (0..grid.n_cells())
+                    .into_par_iter()
+                    .map(|i| grid.div_fraction(i))
+                    .collect()
+            }),
+        }
+    }
+
+    fn grid<'a>(&'a self, grid: &'a WindGrid, div0: &'a [f64]) -> ShermanGrid<'a> {
+        ShermanGrid {
+            rows: grid.rows(),
+            cols: grid.cols(),
+            nz: grid.nz,
+            dx_m: grid.dx_m(),
+            dz_m: &self.dz,
+            dzc_m: &self.op.dzc_m,
+            cu: &self.op.cu,
+            cv: &self.op.cv,
+            cw: &self.op.cw,
+            ground_k: &grid.ground_k,
+            div0,
+            vol_frac: self.vol_frac.as_deref(),
+        }
+    }
+}
+
+fn shape() -> CycleShape {
+    CycleShape {
+        smooth: SMOOTH,
+        coarsest_sweeps: COARSEST_SWEEPS,
+    }
+}
+
 /// Sherman's problem on the device, assembled there from the grid's coefficients and the
 /// first guess's divergence `div0` (cell order) with the CPU's cycle shape.
 pub(crate) fn assemble(
@@ -182,35 +231,12 @@ pub(crate) fn assemble(
     coeffs: &Coeffs,
     div0: &[f64],
 ) -> Result<GpuSherman, GeofieldError> {
-    let dz: Vec<f64> = (0..grid.nz).map(|k| grid.dz_m(k)).collect();
-    // Cut cells: the conductances through the open parts of the faces and the volumes of
-    // `Problem::new`.
-    let op = coeffs.operator(grid);
-    let vol_frac: Option<Vec<f64>> = grid.cut.as_ref().map(|_| {
-        (0..grid.n_cells())
-            .into_par_iter()
-            .map(|i| grid.div_fraction(i))
-            .collect()
-    });
-    let inputs = ShermanGrid {
-        rows: grid.rows(),
-        cols: grid.cols(),
-        nz: grid.nz,
-        dx_m: grid.dx_m(),
-        dz_m: &dz,
-        dzc_m: &coeffs.dzc_m,
-        cu: &op.cu,
-        cv: &op.cv,
-        cw: &op.cw,
-        ground_k: &grid.ground_k,
-        div0,
-        vol_frac: vol_frac.as_deref(),
-    };
-    let shape = CycleShape {
-        smooth: SMOOTH,
-        coarsest_sweeps: COARSEST_SWEEPS,
-    };
-    Ok(GpuSherman::assemble(gpu, &inputs, shape)?)
+    let inputs = DeviceInputs::new(grid, coeffs);
+    Ok(GpuSherman::assemble(
+        gpu,
+        &inputs.grid(grid, div0),
+        shape(),
+    )?)
 }
 
 pub(crate) fn method(solver: Solver, omega: f64) -> Method {
@@ -262,4 +288,95 @@ pub fn sherman(
         converged: run.converged,
         stall: run.stall,
     })
+}
+
+/// Sherman's problem split by rows over the parts `ex` connects, each part's band on its own
+/// GPU (`gpu`; every part calls this with the same inputs): `super::split`'s plan and
+/// arithmetic on the device ([`GpuSherman::assemble_band`], [`GpuSherman::solve_split`]).
+/// The multigrid solver gives the one-GPU φ bit for bit; MG-CG adds the bands' dot products in
+/// part order. Returns the whole φ in cell order on every part; `report.solve_seconds` is this
+/// part's device time (its waits for the others included). Too few rows to split: every part
+/// solves the whole problem on its GPU.
+#[allow(clippy::too_many_arguments)]
+pub fn sherman_split(
+    gpu: &Arc<Gpu>,
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    div0: &[f64],
+    solver: Solver,
+    opts: &WindOptions,
+    threshold: f64,
+    report: &mut SolveReport,
+    progress: &mut dyn FnMut(usize, f64),
+    ex: &dyn Exchange,
+) -> Result<SolveRun, GeofieldError> {
+    if solver == Solver::Sor {
+        return Err(GeofieldError::Unsupported(
+            "the split wind solve runs the multigrid and MG-CG solvers, not SOR".into(),
+        ));
+    }
+    let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+    let (m, bands) = super::split::plan_bands(rows, cols, ex.parts());
+    report.split_parts = Some(ex.parts());
+    if m == 0 {
+        return sherman(
+            gpu, grid, coeffs, div0, solver, 1.0, opts, threshold, report, progress,
+        );
+    }
+    let t = std::time::Instant::now();
+    let band = bands[ex.part()].clone();
+    let mut dev = {
+        let inputs = DeviceInputs::new(grid, coeffs);
+        let mine = inputs.grid(grid, div0).band(band.clone())?;
+        drop(inputs);
+        let spec = BandSpec {
+            first_row: band.start,
+            all_rows: rows,
+            levels: m,
+        };
+        GpuSherman::assemble_band(gpu, &mine.grid(), shape(), spec, ex)?
+    };
+    let prepared = t.elapsed().as_secs_f64();
+    let stop = StopRule {
+        max_iterations: opts.max_iterations,
+        threshold_per_s: threshold,
+        check_every: opts.check_every,
+    };
+    let t = std::time::Instant::now();
+    let run = dev.solve_split(ex, method(solver, 1.0), stop, progress)?;
+    drop(dev);
+    let whole = ex.all_gather(&run.phi);
+    let band_rows: Vec<usize> = bands.iter().map(|b| b.len()).collect();
+    let phi = bands_to_cells(&whole, &band_rows, cols, nz);
+    let solved = t.elapsed().as_secs_f64();
+    report.solve_seconds = run.device_seconds;
+    report.step_seconds.extend([
+        ("gpu: band uploaded and assembled".to_string(), prepared),
+        ("gpu: split solve and gather".to_string(), solved),
+    ]);
+    Ok(SolveRun {
+        phi,
+        cell_order: true,
+        iterations: run.iterations,
+        history: run.history,
+        converged: run.converged,
+        stall: run.stall,
+    })
+}
+
+/// The whole cell vector `[k][row][col]` from the bands' (`all`: each band's `[k][row][col]`
+/// block in band order, `band_rows` rows each).
+fn bands_to_cells(all: &[f64], band_rows: &[usize], cols: usize, nz: usize) -> Vec<f64> {
+    let rows: usize = band_rows.iter().sum();
+    let mut out = vec![0.0; nz * rows * cols];
+    let (mut at, mut row0) = (0, 0);
+    for &r in band_rows {
+        for k in 0..nz {
+            out[(k * rows + row0) * cols..][..r * cols]
+                .copy_from_slice(&all[at + k * r * cols..][..r * cols]);
+        }
+        at += nz * r * cols;
+        row0 += r;
+    }
+    out
 }
