@@ -53,26 +53,10 @@ pub struct ShermanGrid<'a> {
     pub vol_frac: Option<&'a [f64]>,
 }
 
-/// A band of rows of a [`ShermanGrid`], its arrays copied ([`ShermanGrid::band`]); the y faces
-/// include both of the band's edge faces.
-#[derive(Clone, Debug)]
-pub struct ShermanBand {
-    rows: usize,
-    cols: usize,
-    nz: usize,
-    dx_m: f64,
-    dz_m: Vec<f64>,
-    dzc_m: Vec<f64>,
-    cu: Vec<f64>,
-    cv: Vec<f64>,
-    cw: Vec<f64>,
-    ground_k: Vec<u32>,
-    div0: Vec<f64>,
-    vol_frac: Option<Vec<f64>>,
-}
-
-/// Rows `r0..r1` of each of `layers` layers of `per_layer` rows of `width` values.
-fn layer_rows<T: Copy>(
+/// Rows `rows` of each of `layers` layers of `per_layer` rows of `width` values (`[k][row][..]`
+/// layouts): a band's part of a cell, face or column array (a band's y faces are rows
+/// `start..end + 1` of `rows + 1` per layer, both edge faces included).
+pub fn layer_rows<T: Copy>(
     v: &[T],
     layers: usize,
     per_layer: usize,
@@ -85,56 +69,6 @@ fn layer_rows<T: Copy>(
         out.extend_from_slice(&v[(at + rows.start) * width..(at + rows.end) * width]);
     }
     out
-}
-
-impl ShermanGrid<'_> {
-    /// Rows `rows` of this grid (checked: inside it, not empty; the arrays' sizes as
-    /// [`GpuSherman::assemble`] checks them).
-    pub fn band(&self, rows: std::ops::Range<usize>) -> Result<ShermanBand, CudaError> {
-        check(self)?;
-        if rows.is_empty() || rows.end > self.rows {
-            return Err(invalid(
-                K,
-                format!("band of rows {rows:?} of a grid of {} rows", self.rows),
-            ));
-        }
-        let (all, cols, nz) = (self.rows, self.cols, self.nz);
-        let cells = |v: &[f64]| layer_rows(v, nz, all, cols, rows.clone());
-        Ok(ShermanBand {
-            rows: rows.len(),
-            cols,
-            nz,
-            dx_m: self.dx_m,
-            dz_m: self.dz_m.to_vec(),
-            dzc_m: self.dzc_m.to_vec(),
-            cu: layer_rows(self.cu, nz, all, cols + 1, rows.clone()),
-            cv: layer_rows(self.cv, nz, all + 1, cols, rows.start..rows.end + 1),
-            cw: layer_rows(self.cw, nz + 1, all, cols, rows.clone()),
-            ground_k: layer_rows(self.ground_k, 1, all, cols, rows.clone()),
-            div0: cells(self.div0),
-            vol_frac: self.vol_frac.map(cells),
-        })
-    }
-}
-
-impl ShermanBand {
-    /// The band as a grid of its own rows.
-    pub fn grid(&self) -> ShermanGrid<'_> {
-        ShermanGrid {
-            rows: self.rows,
-            cols: self.cols,
-            nz: self.nz,
-            dx_m: self.dx_m,
-            dz_m: &self.dz_m,
-            dzc_m: &self.dzc_m,
-            cu: &self.cu,
-            cv: &self.cv,
-            cw: &self.cw,
-            ground_k: &self.ground_k,
-            div0: &self.div0,
-            vol_frac: self.vol_frac.as_deref(),
-        }
-    }
 }
 
 fn check(g: &ShermanGrid) -> Result<usize, CudaError> {
@@ -378,9 +312,9 @@ impl GpuSherman {
         let last = band.first_row + rows == band.all_rows;
         if band.levels == 0
             || unit == 0
-            || band.first_row % unit != 0
+            || !band.first_row.is_multiple_of(unit)
             || band.first_row + rows > band.all_rows
-            || (!last && rows % unit != 0)
+            || (!last && !rows.is_multiple_of(unit))
             || rows < unit
         {
             return Err(invalid(
@@ -686,41 +620,15 @@ mod tests {
     #[test]
     fn a_band_has_its_rows_and_both_edge_faces() {
         let (rows, cols, nz) = (9, 4, 2);
-        let n = rows * cols * nz;
-        let (cu, cv, cw) = (
-            seq(nz * rows * (cols + 1)),
-            seq(nz * (rows + 1) * cols),
-            seq((nz + 1) * rows * cols),
-        );
-        let ground: Vec<u32> = (0..rows * cols).map(|i| (i % 3) as u32).collect();
-        let div0 = seq(n);
-        let frac = vec![0.5; n];
-        let g = ShermanGrid {
-            rows,
-            cols,
-            nz,
-            dx_m: 10.0,
-            dz_m: &[5.0, 5.0],
-            dzc_m: &[2.5, 5.0, 2.5],
-            cu: &cu,
-            cv: &cv,
-            cw: &cw,
-            ground_k: &ground,
-            div0: &div0,
-            vol_frac: Some(&frac),
-        };
-        let b = g.band(3..7).unwrap();
-        let bg = b.grid();
-        assert_eq!((bg.rows, bg.cols, bg.nz), (4, cols, nz));
-        // Layer 1, band row 0 (whole row 3): its north face is whole face 3, its south face
-        // (band face 4) whole face 7.
-        assert_eq!(bg.cv[(4 + 1) * cols], cv[((rows + 1) + 3) * cols]);
-        assert_eq!(bg.cv[(2 * 5 - 1) * cols], cv[((rows + 1) + 7) * cols]);
-        assert_eq!(bg.div0[(4 + 2) * cols + 1], div0[(rows + 5) * cols + 1]);
-        assert_eq!(bg.cw[(2 * 4 + 3) * cols], cw[(2 * rows + 6) * cols]);
-        assert_eq!(bg.cu[4 * (cols + 1) + 4], cu[(rows + 3) * (cols + 1) + 4]);
-        assert_eq!(bg.ground_k, &ground[3 * cols..7 * cols]);
-        assert!(check(&bg).is_ok());
-        assert!(g.band(5..5).is_err() && g.band(6..10).is_err());
+        let cv = seq(nz * (rows + 1) * cols);
+        let cells = seq(nz * rows * cols);
+        let band = layer_rows(&cv, nz, rows + 1, cols, 3..8);
+        assert_eq!(band.len(), nz * 5 * cols);
+        // Layer 1, band face 0 (the north edge of whole row 3) and band face 4 (the south
+        // edge of whole row 6).
+        assert_eq!(band[5 * cols], cv[(rows + 1 + 3) * cols]);
+        assert_eq!(band[(5 + 4) * cols + 2], cv[(rows + 1 + 7) * cols + 2]);
+        let c = layer_rows(&cells, nz, rows, cols, 3..7);
+        assert_eq!(c[(4 + 2) * cols + 1], cells[(rows + 5) * cols + 1]);
     }
 }

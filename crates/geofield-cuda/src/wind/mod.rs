@@ -74,7 +74,7 @@ mod solve;
 pub mod stall;
 mod west;
 
-pub use assemble::{BandSpec, ShermanBand, ShermanGrid};
+pub use assemble::{BandSpec, ShermanGrid, layer_rows};
 pub use exchange::{Exchange, LocalPart, LocalParts};
 pub use sherman::{CycleShape, DeviceSolve, GpuSherman, Method, StopRule};
 pub use west::{Faces, GpuWest, SweepVariant, WestInputs};

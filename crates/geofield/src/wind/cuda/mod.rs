@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use geofield_cuda::Gpu;
 use geofield_cuda::wind::{
     BandSpec, CycleShape, DeviceTimer, Exchange, GpuSherman, GpuWest, Method, ShermanGrid,
-    StopRule, SweepVariant, WestInputs,
+    StopRule, SweepVariant, WestInputs, layer_rows,
 };
 
 use super::SolveReport;
@@ -323,37 +323,40 @@ pub fn sherman_split(
             gpu, grid, coeffs, div0, solver, 1.0, opts, threshold, report, progress,
         );
     }
-    let t = std::time::Instant::now();
-    let band = bands[ex.part()].clone();
-    let mut dev = {
-        let inputs = DeviceInputs::new(grid, coeffs);
-        let mine = inputs.grid(grid, div0).band(band.clone())?;
-        drop(inputs);
-        let spec = BandSpec {
-            first_row: band.start,
-            all_rows: rows,
-            levels: m,
-        };
-        GpuSherman::assemble_band(gpu, &mine.grid(), shape(), spec, ex)?
+    let mut lap = {
+        let mut t = std::time::Instant::now();
+        move |name: &str, report: &mut SolveReport| {
+            report
+                .step_seconds
+                .push((format!("gpu: {name}"), t.elapsed().as_secs_f64()));
+            t = std::time::Instant::now();
+        }
     };
-    let prepared = t.elapsed().as_secs_f64();
+    let band = bands[ex.part()].clone();
+    let mine = BandInputs::new(grid, coeffs, div0, band.clone());
+    lap("band's inputs", report);
+    let spec = BandSpec {
+        first_row: band.start,
+        all_rows: rows,
+        levels: m,
+    };
+    let mut dev =
+        GpuSherman::assemble_band(gpu, &mine.grid(grid, &coeffs.dzc_m), shape(), spec, ex)?;
+    drop(mine);
+    lap("band uploaded and assembled", report);
     let stop = StopRule {
         max_iterations: opts.max_iterations,
         threshold_per_s: threshold,
         check_every: opts.check_every,
     };
-    let t = std::time::Instant::now();
     let run = dev.solve_split(ex, method(solver, 1.0), stop, progress)?;
     drop(dev);
+    lap("split solve and download", report);
     let whole = ex.all_gather(&run.phi);
     let band_rows: Vec<usize> = bands.iter().map(|b| b.len()).collect();
     let phi = bands_to_cells(&whole, &band_rows, cols, nz);
-    let solved = t.elapsed().as_secs_f64();
+    lap("φ gathered from the bands", report);
     report.solve_seconds = run.device_seconds;
-    report.step_seconds.extend([
-        ("gpu: band uploaded and assembled".to_string(), prepared),
-        ("gpu: split solve and gather".to_string(), solved),
-    ]);
     Ok(SolveRun {
         phi,
         cell_order: true,
@@ -362,6 +365,92 @@ pub fn sherman_split(
         converged: run.converged,
         stall: run.stall,
     })
+}
+
+/// A band's rows of the device's inputs (`DeviceInputs`), built from the band's rows alone:
+/// the whole operator and volume fractions are never formed.
+struct BandInputs {
+    rows: usize,
+    dz: Vec<f64>,
+    cu: Vec<f64>,
+    cv: Vec<f64>,
+    cw: Vec<f64>,
+    ground_k: Vec<u32>,
+    div0: Vec<f64>,
+    vol_frac: Option<Vec<f64>>,
+}
+
+impl BandInputs {
+    fn new(grid: &WindGrid, coeffs: &Coeffs, div0: &[f64], band: std::ops::Range<usize>) -> Self {
+        let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
+        let cut = grid.cut.as_ref();
+        let scaled =
+            |c: &[f64], a: Option<&[f64]>, layers, per_layer, width, r: std::ops::Range<usize>| {
+                let mut c = layer_rows(c, layers, per_layer, width, r.clone());
+                if let Some(a) = a {
+                    let a = layer_rows(a, layers, per_layer, width, r);
+                    c.par_iter_mut()
+                        .zip(a.par_iter())
+                        .for_each(|(c, a)| *c *= a);
+                }
+                c
+            };
+        let (r0, r1) = (band.start, band.end);
+        Self {
+            rows: band.len(),
+            dz: (0..nz).map(|k| grid.dz_m(k)).collect(),
+            cu: scaled(
+                &coeffs.cu,
+                cut.map(|c| &c.ax[..]),
+                nz,
+                rows,
+                cols + 1,
+                band.clone(),
+            ),
+            cv: scaled(
+                &coeffs.cv,
+                cut.map(|c| &c.ay[..]),
+                nz,
+                rows + 1,
+                cols,
+                r0..r1 + 1,
+            ),
+            cw: scaled(
+                &coeffs.cw,
+                cut.map(|c| &c.az[..]),
+                nz + 1,
+                rows,
+                cols,
+                band.clone(),
+            ),
+            ground_k: layer_rows(&grid.ground_k, 1, rows, cols, band.clone()),
+            div0: layer_rows(div0, nz, rows, cols, band.clone()),
+            vol_frac: cut.map(|_| {
+                let plane = rows * cols;
+                let cells: Vec<usize> = (0..nz)
+                    .flat_map(|k| (k * plane + r0 * cols)..(k * plane + r1 * cols))
+                    .collect();
+                cells.par_iter().map(|&i| grid.div_fraction(i)).collect()
+            }),
+        }
+    }
+
+    fn grid<'a>(&'a self, grid: &WindGrid, dzc_m: &'a [f64]) -> ShermanGrid<'a> {
+        ShermanGrid {
+            rows: self.rows,
+            cols: grid.cols(),
+            nz: grid.nz,
+            dx_m: grid.dx_m(),
+            dz_m: &self.dz,
+            dzc_m,
+            cu: &self.cu,
+            cv: &self.cv,
+            cw: &self.cw,
+            ground_k: &self.ground_k,
+            div0: &self.div0,
+            vol_frac: self.vol_frac.as_deref(),
+        }
+    }
 }
 
 /// The whole cell vector `[k][row][col]` from the bands' (`all`: each band's `[k][row][col]`
