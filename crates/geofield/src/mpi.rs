@@ -438,39 +438,70 @@ impl crate::wind::split::Exchange for Ranks {
     }
 
     fn all_gather(&self, mine: &[f64]) -> Vec<f64> {
-        // In rounds of at most 2^27 values (1 GiB) over all ranks: MPI counts are 32-bit.
-        let round = ((1usize << 27) / self.size()).max(1);
-        let rounds_mine = mine.len().div_ceil(round) as u64;
-        let mut rounds = 0u64;
-        self.world.all_reduce_into(
-            &rounds_mine,
-            &mut rounds,
-            ::mpi::collective::SystemOperation::max(),
-        );
-        let mut parts: Vec<Vec<f64>> = vec![Vec::new(); self.size()];
-        for k in 0..rounds.max(1) as usize {
+        use rayon::prelude::*;
+        let size = self.size();
+        let mut lens = vec![0u64; size];
+        self.world
+            .all_gather_into(&(mine.len() as u64), &mut lens[..]);
+        let lens: Vec<usize> = lens.into_iter().map(|l| l as usize).collect();
+        let mut starts = Vec::with_capacity(size);
+        let mut total = 0usize;
+        for &l in &lens {
+            starts.push(total);
+            total += l;
+        }
+        // The result's pages first touched on every core: MPI's copies into fresh pages would
+        // take the page faults one by one (seconds for gigabytes).
+        let mut out: Vec<f64> = (0..total).into_par_iter().map(|_| 0.0).collect();
+        // In rounds of at most 2^27 values (1 GiB) over all ranks (MPI counts are 32-bit),
+        // each received straight into its place in `out` where the round's span of `out` has
+        // 32-bit offsets, else through a compact buffer.
+        let round = ((1usize << 27) / size).max(1);
+        let rounds = lens.iter().max().map_or(0, |l| l.div_ceil(round)).max(1);
+        for k in 0..rounds {
             let piece = mine
                 .get((k * round).min(mine.len())..((k + 1) * round).min(mine.len()))
                 .unwrap_or(&[]);
-            let len = piece.len() as i32;
-            let mut lens = vec![0i32; self.size()];
-            self.world.all_gather_into(&len, &mut lens[..]);
-            let mut displs = Vec::with_capacity(lens.len());
-            let mut total = 0usize;
-            for &l in &lens {
-                displs.push(total as i32);
-                total += l as usize;
-            }
-            let mut buf = vec![0.0f64; total];
-            {
-                let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
+            let counts: Vec<usize> = lens
+                .iter()
+                .map(|&l| l.saturating_sub(k * round).min(round))
+                .collect();
+            let offs: Vec<usize> = starts.iter().map(|&s| s + k * round).collect();
+            let used = || (0..size).filter(|&r| counts[r] > 0);
+            let base = used().map(|r| offs[r]).min().unwrap_or(0);
+            let end = used().map(|r| offs[r] + counts[r]).max().unwrap_or(base);
+            let c32: Vec<i32> = counts.iter().map(|&c| c as i32).collect();
+            if end - base <= i32::MAX as usize {
+                let d32: Vec<i32> = (0..size)
+                    .map(|r| {
+                        if counts[r] > 0 {
+                            (offs[r] - base) as i32
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                let mut part = PartitionMut::new(&mut out[base..end], &c32[..], &d32[..]);
                 self.world.all_gather_varcount_into(piece, &mut part);
-            }
-            for (r, (&l, &d)) in lens.iter().zip(&displs).enumerate() {
-                parts[r].extend_from_slice(&buf[d as usize..d as usize + l as usize]);
+            } else {
+                let mut d32 = Vec::with_capacity(size);
+                let mut n = 0usize;
+                for &c in &counts {
+                    d32.push(n as i32);
+                    n += c;
+                }
+                let mut buf = vec![0.0f64; n];
+                {
+                    let mut part = PartitionMut::new(&mut buf[..], &c32[..], &d32[..]);
+                    self.world.all_gather_varcount_into(piece, &mut part);
+                }
+                for r in 0..size {
+                    let at = d32[r] as usize;
+                    out[offs[r]..offs[r] + counts[r]].copy_from_slice(&buf[at..at + counts[r]]);
+                }
             }
         }
-        parts.concat()
+        out
     }
 
     fn max(&self, x: f64) -> f64 {

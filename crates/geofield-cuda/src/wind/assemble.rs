@@ -56,18 +56,24 @@ pub struct ShermanGrid<'a> {
 /// Rows `rows` of each of `layers` layers of `per_layer` rows of `width` values (`[k][row][..]`
 /// layouts): a band's part of a cell, face or column array (a band's y faces are rows
 /// `start..end + 1` of `rows + 1` per layer, both edge faces included).
-pub fn layer_rows<T: Copy>(
+pub fn layer_rows<T: Copy + Default + Send + Sync>(
     v: &[T],
     layers: usize,
     per_layer: usize,
     width: usize,
     rows: std::ops::Range<usize>,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(layers * rows.len() * width);
-    for k in 0..layers {
-        let at = k * per_layer;
-        out.extend_from_slice(&v[(at + rows.start) * width..(at + rows.end) * width]);
+    use rayon::prelude::*;
+    let n = rows.len();
+    let mut out = vec![T::default(); layers * n * width];
+    if width == 0 || n == 0 {
+        return out;
     }
+    // Row by row on every core: the copy and the fresh pages' first touch divide.
+    out.par_chunks_mut(width).enumerate().for_each(|(j, line)| {
+        let at = ((j / n) * per_layer + rows.start + j % n) * width;
+        line.copy_from_slice(&v[at..at + width]);
+    });
     out
 }
 

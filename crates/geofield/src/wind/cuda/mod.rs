@@ -384,18 +384,24 @@ impl BandInputs {
     fn new(grid: &WindGrid, coeffs: &Coeffs, div0: &[f64], band: std::ops::Range<usize>) -> Self {
         let (rows, cols, nz) = (grid.rows(), grid.cols(), grid.nz);
         let cut = grid.cut.as_ref();
-        let scaled =
-            |c: &[f64], a: Option<&[f64]>, layers, per_layer, width, r: std::ops::Range<usize>| {
-                let mut c = layer_rows(c, layers, per_layer, width, r.clone());
-                if let Some(a) = a {
-                    let a = layer_rows(a, layers, per_layer, width, r);
-                    c.par_iter_mut()
-                        .zip(a.par_iter())
-                        .for_each(|(c, a)| *c *= a);
-                }
-                c
-            };
+        // A band's faces, with cut cells c_f a_f as `Coeffs::operator` (the same product).
+        let scaled = |c: &[f64], a: Option<&[f64]>, layers, per_layer, width, r| {
+            let mut c = layer_rows(c, layers, per_layer, width, r);
+            if let Some(a) = a {
+                let n = c.len() / (layers * width).max(1);
+                c.par_chunks_mut(width.max(1))
+                    .enumerate()
+                    .for_each(|(j, line)| {
+                        let at = ((j / n) * per_layer + band.start + j % n) * width;
+                        for (c, a) in line.iter_mut().zip(&a[at..at + width]) {
+                            *c *= a;
+                        }
+                    });
+            }
+            c
+        };
         let (r0, r1) = (band.start, band.end);
+        let band_cells = nz * band.len() * cols;
         Self {
             rows: band.len(),
             dz: (0..nz).map(|k| grid.dz_m(k)).collect(),
@@ -405,7 +411,7 @@ impl BandInputs {
                 nz,
                 rows,
                 cols + 1,
-                band.clone(),
+                r0..r1,
             ),
             cv: scaled(
                 &coeffs.cv,
@@ -421,16 +427,16 @@ impl BandInputs {
                 nz + 1,
                 rows,
                 cols,
-                band.clone(),
+                r0..r1,
             ),
-            ground_k: layer_rows(&grid.ground_k, 1, rows, cols, band.clone()),
-            div0: layer_rows(div0, nz, rows, cols, band.clone()),
+            ground_k: layer_rows(&grid.ground_k, 1, rows, cols, r0..r1),
+            div0: layer_rows(div0, nz, rows, cols, r0..r1),
             vol_frac: cut.map(|_| {
-                let plane = rows * cols;
-                let cells: Vec<usize> = (0..nz)
-                    .flat_map(|k| (k * plane + r0 * cols)..(k * plane + r1 * cols))
-                    .collect();
-                cells.par_iter().map(|&i| grid.div_fraction(i)).collect()
+                let n = band.len() * cols;
+                (0..band_cells)
+                    .into_par_iter()
+                    .map(|j| grid.div_fraction((j / n) * rows * cols + r0 * cols + j % n))
+                    .collect()
             }),
         }
     }
@@ -457,15 +463,44 @@ impl BandInputs {
 /// block in band order, `band_rows` rows each).
 fn bands_to_cells(all: &[f64], band_rows: &[usize], cols: usize, nz: usize) -> Vec<f64> {
     let rows: usize = band_rows.iter().sum();
-    let mut out = vec![0.0; nz * rows * cols];
-    let (mut at, mut row0) = (0, 0);
-    for &r in band_rows {
-        for k in 0..nz {
-            out[(k * rows + row0) * cols..][..r * cols]
-                .copy_from_slice(&all[at + k * r * cols..][..r * cols]);
-        }
+    // Where each band's block starts in `all`, and each whole row's band.
+    let mut starts = Vec::with_capacity(band_rows.len());
+    let mut owner = Vec::with_capacity(rows);
+    let mut at = 0;
+    for (b, &r) in band_rows.iter().enumerate() {
+        starts.push((at, owner.len()));
+        owner.extend(std::iter::repeat_n(b, r));
         at += nz * r * cols;
-        row0 += r;
     }
+    let mut out = vec![0.0; nz * rows * cols];
+    if cols == 0 || rows == 0 {
+        return out;
+    }
+    out.par_chunks_mut(cols).enumerate().for_each(|(j, line)| {
+        let (k, row) = (j / rows, j % rows);
+        let b = owner[row];
+        let (at, row0) = starts[b];
+        let from = at + (k * band_rows[b] + row - row0) * cols;
+        line.copy_from_slice(&all[from..from + cols]);
+    });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_in_order_are_the_whole_cell_vector() {
+        let (rows, cols, nz) = (7, 3, 2);
+        let whole: Vec<f64> = (0..nz * rows * cols).map(|i| i as f64).collect();
+        let band_rows = [2, 4, 1];
+        let mut all = Vec::new();
+        let mut r0 = 0;
+        for &r in &band_rows {
+            all.extend(layer_rows(&whole, nz, rows, cols, r0..r0 + r));
+            r0 += r;
+        }
+        assert_eq!(bands_to_cells(&all, &band_rows, cols, nz), whole);
+    }
 }
