@@ -1,8 +1,8 @@
-//! The Sherman solve split by rows over parts (threads of this process, each part's band on
-//! its own `Gpu`: what MPI ranks do with one GPU each) against the one-device solve of the
-//! same backend. On the CPU the library's unit tests (`wind::split`) cover the same; here the
-//! CUDA backend runs when a GPU is usable (skipped with a notice otherwise; with
-//! `GEOFIELD_REQUIRE_GPU=1` a missing GPU fails), the parts spread over every GPU present.
+//! The Sherman solve split by rows over parts (threads of this process: what MPI ranks do;
+//! on CUDA each part's band on its own `Gpu`, the parts spread over every GPU present) against
+//! the one-process solve of the same backend. The CUDA tests run when a GPU is usable (skipped
+//! with a notice otherwise; with `GEOFIELD_REQUIRE_GPU=1` a missing GPU fails). The CPU tests
+//! fail when the halo rows are left out (checked).
 //!
 //! - Multigrid: every cell's arithmetic is the one-GPU solve's (the halo rows are the
 //!   neighbours' values, the coarse levels are gathered whole), so the field is the same bit
@@ -98,6 +98,54 @@ fn split_run(backends: &[Backend], opts: &WindOptions) -> Vec<WindField> {
     })
 }
 
+/// The multigrid solver split over 2 and 3 parts on the CPU gives the one-process field bit for
+/// bit (every cell's arithmetic is the same; the coarse levels are gathered whole).
+#[test]
+fn a_split_cpu_multigrid_solve_is_the_whole_solve() {
+    let opts = WindOptions::default();
+    let (grid, stations) = case();
+    let whole = wind::compute(&Backend::Cpu, grid, &stations, &opts).unwrap();
+    assert!(whole.report.converged && whole.report.iterations >= 3);
+    for n in [2, 3] {
+        assert!(plan_bands(99, 72, n).0 >= 2);
+        for f in split_run(&vec![Backend::Cpu; n], &opts) {
+            assert_eq!(f.report.iterations, whole.report.iterations);
+            assert!(
+                f.u == whole.u && f.v == whole.v && f.w == whole.w,
+                "{n} parts"
+            );
+        }
+    }
+}
+
+/// MG-CG split over 3 parts on the CPU: the same tolerance in the same number of iterations
+/// ± 1, the fields within the agreement bound of each other (the parts' dot products add in
+/// another order: rounding only).
+#[test]
+fn a_split_cpu_mgcg_solve_converges_like_the_whole_solve() {
+    let opts = WindOptions {
+        solver: Solver::MgCg,
+        ..WindOptions::default()
+    };
+    let (grid, stations) = case();
+    let whole = wind::compute(&Backend::Cpu, grid.clone(), &stations, &opts).unwrap();
+    for f in split_run(&vec![Backend::Cpu; 3], &opts) {
+        mgcg_agrees(&grid, &f, &whole);
+    }
+}
+
+/// A split MG-CG run against the whole one: converged, ± 1 iteration, within the bound.
+fn mgcg_agrees(grid: &WindGrid, f: &WindField, whole: &WindField) {
+    assert!(f.report.converged);
+    assert!(f.report.max_div_per_s <= f.report.threshold_per_s);
+    assert!(f.report.iterations.abs_diff(whole.report.iterations) <= 1);
+    let bound = agreement_bound(grid, f.report.max_div_per_s, whole.report.max_div_per_s);
+    let diff = max_diff(&f.u, &whole.u)
+        .max(max_diff(&f.v, &whole.v))
+        .max(max_diff(&f.w, &whole.w));
+    assert!(diff <= bound, "{diff} m/s vs the bound {bound} m/s");
+}
+
 #[test]
 fn a_split_gpu_multigrid_solve_is_the_one_gpu_solve() {
     let Some(gpu) = geofield_cuda::test_gpu() else {
@@ -136,14 +184,7 @@ fn a_split_gpu_mgcg_solve_converges_like_the_one_gpu_solve() {
     let backends = part_backends(3).unwrap();
     let runs = split_run(&backends, &opts);
     for f in &runs {
-        assert!(f.report.converged);
-        assert!(f.report.max_div_per_s <= f.report.threshold_per_s);
-        assert!(f.report.iterations.abs_diff(whole.report.iterations) <= 1);
-        let bound = agreement_bound(&grid, f.report.max_div_per_s, whole.report.max_div_per_s);
-        let diff = max_diff(&f.u, &whole.u)
-            .max(max_diff(&f.v, &whole.v))
-            .max(max_diff(&f.w, &whole.w));
-        assert!(diff <= bound, "{diff} m/s vs the bound {bound} m/s");
+        mgcg_agrees(&grid, f, &whole);
         // Every part returns the same field.
         assert!(f.u == runs[0].u && f.w == runs[0].w);
     }

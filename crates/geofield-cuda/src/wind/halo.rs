@@ -117,11 +117,16 @@ impl<T: HaloValue> HaloRows<T> {
         })
     }
 
-    pub(crate) fn north(&self) -> CudaView<'_, T> {
-        self.halo.slice(0..self.line)
-    }
-
-    pub(crate) fn south(&self) -> CudaView<'_, T> {
-        self.halo.slice(self.line..2 * self.line)
+    /// The kernels' halo arguments (north row, south row): `halo`'s rows, or where a level
+    /// has none (the whole domain) any valid pointer, `x`'s first value, which the kernels do
+    /// not read (`WindParams::halo` is 0).
+    pub(crate) fn args<'a>(
+        halo: Option<&'a Self>,
+        x: &'a CudaSlice<T>,
+    ) -> (CudaView<'a, T>, CudaView<'a, T>) {
+        match halo {
+            Some(h) => (h.halo.slice(0..h.line), h.halo.slice(h.line..2 * h.line)),
+            None => (x.slice(0..1), x.slice(0..1)),
+        }
     }
 }

@@ -309,10 +309,7 @@ impl Hierarchy {
             p = h.exchange(gpu, p, x, ex)?;
         }
         {
-            let (hn, hs) = match halo {
-                Some(h) => (h.north(), h.south()),
-                None => (x.slice(0..1), x.slice(0..1)),
-            };
+            let (hn, hs) = HaloRows::args(halo.as_ref(), x);
             let mut lb = gpu.stream().launch_builder(&self.k.rhs);
             lb.arg(&p)
                 .arg(&*kx)
@@ -395,10 +392,7 @@ impl Hierarchy {
         if let (Some(h), Some(ex)) = (f.halo.as_mut(), ex) {
             p = h.exchange(gpu, p, &f.x, ex)?;
         }
-        let (hn, hs) = match &f.halo {
-            Some(h) => (h.north(), h.south()),
-            None => (f.x.slice(0..1), f.x.slice(0..1)),
-        };
+        let (hn, hs) = HaloRows::args(f.halo.as_ref(), &f.x);
         let cfg = cfg_1d(c.n());
         let mut lb = gpu.stream().launch_builder(&self.k.restrict);
         lb.arg(&p)

@@ -194,10 +194,7 @@ impl GpuSherman {
         if let (Some(h), Some(ex)) = (self.halo.as_mut(), ex) {
             p = h.exchange(gpu, p, input, ex)?;
         }
-        let (hn, hs) = match &self.halo {
-            Some(h) => (h.north(), h.south()),
-            None => (input.slice(0..1), input.slice(0..1)),
-        };
+        let (hn, hs) = HaloRows::args(self.halo.as_ref(), input);
         let mut lb = gpu.stream().launch_builder(&self.k.op);
         lb.arg(&p)
             .arg(&self.kx)

@@ -324,72 +324,7 @@ pub(crate) fn solve(
 
 #[cfg(test)]
 mod tests {
-    use geofield_core::GridSpec;
-
     use super::*;
-    use crate::wind::{self, Levels, Station, WindField, WindOptions};
-    use crate::{Backend, Cancel};
-
-    /// A hill and a ridge on a plan whose rows are not a multiple of the bands' unit (the last
-    /// band takes the remainder), with cut cells.
-    fn case() -> (WindGrid, Vec<Station>) {
-        let plan = GridSpec {
-            x_min_m: 0.0,
-            y_max_m: 99.0 * 40.0,
-            cell_size_m: 40.0,
-            cols: 72,
-            rows: 99,
-        };
-        let mut terrain = Vec::new();
-        for row in 0..plan.rows {
-            for col in 0..plan.cols {
-                let (x, y) = plan.cell_centre(row, col);
-                let hill = ((x - 1500.0).powi(2) + (y - 2200.0).powi(2)) / (2.0 * 400.0f64.powi(2));
-                let ridge = (y - 0.4 * x - 900.0).powi(2) / (2.0 * 250.0f64.powi(2));
-                terrain.push(50.0 + 150.0 * (-hill).exp() + 60.0 * (-ridge).exp());
-            }
-        }
-        let grid = WindGrid::new(plan, terrain, &Levels::Uniform { nz: 12, dz_m: 20.0 }).unwrap();
-        let st = |id: &str, x: f64, y: f64, dir: f64| Station {
-            id: id.into(),
-            x_m: x,
-            y_m: y,
-            height_agl_m: 10.0,
-            speed_m_per_s: 6.0,
-            direction_deg: dir,
-            stability: None,
-        };
-        (
-            grid,
-            vec![st("a", 400.0, 3000.0, 250.0), st("b", 2500.0, 800.0, 290.0)],
-        )
-    }
-
-    fn split_run(n: usize, opts: &WindOptions) -> Vec<WindField> {
-        let (grid, stations) = case();
-        let all = LocalParts::new(n);
-        std::thread::scope(|s| {
-            let runs: Vec<_> = (0..n)
-                .map(|p| {
-                    let (grid, stations, all) = (grid.clone(), &stations, &all);
-                    s.spawn(move || {
-                        let part = all.part(p);
-                        wind::compute_split(
-                            &Backend::Cpu,
-                            grid,
-                            stations,
-                            opts,
-                            &part,
-                            &mut |_, _| {},
-                            &Cancel::new(),
-                        )
-                        .unwrap()
-                    })
-                })
-                .collect();
-            runs.into_iter().map(|h| h.join().unwrap()).collect()
-        })
-    }
 
     #[test]
     fn bands_are_whole_units_and_cover_the_rows() {
@@ -414,54 +349,5 @@ mod tests {
         }
         // Enough rows always split.
         assert!(plan_bands(512, 512, 4).0 >= 6);
-    }
-
-    /// The multigrid solver split over 2 and 3 parts gives the one-process field bit for bit
-    /// (every cell's arithmetic is the same; the coarse levels are gathered whole).
-    #[test]
-    fn a_split_multigrid_solve_is_the_whole_solve() {
-        let opts = WindOptions::default();
-        let (grid, stations) = case();
-        let whole = wind::compute(&Backend::Cpu, grid, &stations, &opts).unwrap();
-        assert!(whole.report.converged && whole.report.iterations >= 3);
-        for n in [2, 3] {
-            assert!(plan_bands(99, 72, n).0 >= 2);
-            for f in split_run(n, &opts) {
-                assert_eq!(f.report.iterations, whole.report.iterations);
-                assert!(
-                    f.u == whole.u && f.v == whole.v && f.w == whole.w,
-                    "{n} parts"
-                );
-            }
-        }
-    }
-
-    /// MG-CG split over 3 parts: the same tolerance in the same number of iterations ± 1, and
-    /// the field within the solver's tolerance of the whole solve's (the parts' dot products
-    /// add in another order: rounding only).
-    #[test]
-    fn a_split_mgcg_solve_converges_like_the_whole_solve() {
-        let opts = WindOptions {
-            solver: Solver::MgCg,
-            ..WindOptions::default()
-        };
-        let (grid, stations) = case();
-        let whole = wind::compute(&Backend::Cpu, grid, &stations, &opts).unwrap();
-        let peak = whole.u.iter().map(|x| x.abs()).fold(0.0, f64::max);
-        for f in split_run(3, &opts) {
-            assert!(f.report.converged);
-            assert!(f.report.max_div_per_s <= f.report.threshold_per_s);
-            assert!(f.report.iterations.abs_diff(whole.report.iterations) <= 1);
-            // Both fields meet the divergence tolerance; they differ by what the last
-            // iteration's rounding leaves, far below the tolerance's velocity scale
-            // (tolerance × peak speed).
-            let diff =
-                f.u.iter()
-                    .zip(&whole.u)
-                    .chain(f.w.iter().zip(&whole.w))
-                    .map(|(a, b)| (a - b).abs())
-                    .fold(0.0, f64::max);
-            assert!(diff <= opts.tolerance * peak, "{diff} vs {peak}");
-        }
     }
 }
