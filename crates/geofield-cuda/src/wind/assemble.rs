@@ -313,54 +313,22 @@ impl GpuSherman {
         band: BandSpec,
         ex: &dyn Exchange,
     ) -> Result<Self, CudaError> {
-        let (rows, cols, nz) = (grid.rows, grid.cols, grid.nz);
-        let unit = 1usize.checked_shl(band.levels as u32).unwrap_or(0);
-        let last = band.first_row + rows == band.all_rows;
-        if band.levels == 0
-            || unit == 0
-            || !band.first_row.is_multiple_of(unit)
-            || band.first_row + rows > band.all_rows
-            || (!last && !rows.is_multiple_of(unit))
-            || rows < unit
-        {
-            return Err(invalid(
-                K,
-                format!(
-                    "band of rows {}..{} of {} cannot be coarsened {} times alone (bands start \
-                     and, but for the last, end at multiples of 2^m rows)",
-                    band.first_row,
-                    band.first_row + rows,
-                    band.all_rows,
-                    band.levels
-                ),
-            ));
-        }
+        let (cols, nz) = (grid.cols, grid.nz);
         let _held = gpu.hold();
-        let fine = Self::finest(gpu, grid, shape)?;
-        let mut ops = vec![to_f32_op(
-            gpu, nz, &fine.kx, &fine.ky, &fine.kz, &fine.diag, rows, cols,
-        )?];
-        let mut rband = RowBand {
-            all_w: vec![1; band.all_rows],
-            first: band.first_row,
-            rows,
-        };
-        let (coarse, level_m) = coarsen_levels(
-            gpu,
-            nz,
-            (&fine.kx, &fine.ky, &fine.kz),
-            rband.clone(),
-            vec![1; cols],
-            Some(band.levels),
-        )?;
-        ops.extend(coarse);
-        let mut col_w = vec![1u32; cols];
-        for _ in 0..band.levels {
-            rband = rband.coarsen().0;
-            col_w = coarsening::coarse_widths(&col_w);
-        }
-        let Some(level_m) = level_m else {
-            return Err(invalid(K, "no coarse level"));
+        // The band's own work (its check, and the band's levels: nearly all of its device
+        // memory) before any exchange, then every part learns whether all succeeded: a part
+        // failing here (a bad band, the GPU out of memory) fails every part, none waits.
+        let local = Self::band_levels(gpu, grid, shape, band);
+        let failed = ex.max(f64::from(u8::from(local.is_err()))) > 0.0;
+        let (fine, ops, rband, col_w, level_m) = match local {
+            Err(e) => return Err(e),
+            Ok(_) if failed => {
+                return Err(invalid(
+                    K,
+                    "another part of the split solve failed while assembling its band",
+                ));
+            }
+            Ok(v) => v,
         };
         let (mrows, mcols) = (ops[band.levels].rows, ops[band.levels].cols);
         // Level m whole, from every band's faces.
@@ -443,6 +411,67 @@ impl GpuSherman {
         let mut s = Self::from_device(gpu, fine, mg)?;
         s.halo = Some(HaloRows::new(gpu, nz, cols)?);
         Ok(s)
+    }
+
+    /// A band's own levels: checked, assembled and coarsened `band.levels` times on its GPU.
+    /// Returns the finest level, the f32 levels 0..=m, level m's rows and columns' widths, and
+    /// level m's f64 faces.
+    #[allow(clippy::type_complexity)]
+    fn band_levels(
+        gpu: &Gpu,
+        grid: &ShermanGrid,
+        shape: CycleShape,
+        band: BandSpec,
+    ) -> Result<(FineOp, Vec<LevelOp>, RowBand, Vec<u32>, Faces64), CudaError> {
+        let (rows, cols, nz) = (grid.rows, grid.cols, grid.nz);
+        let unit = 1usize.checked_shl(band.levels as u32).unwrap_or(0);
+        let last = band.first_row + rows == band.all_rows;
+        if band.levels == 0
+            || unit == 0
+            || !band.first_row.is_multiple_of(unit)
+            || band.first_row + rows > band.all_rows
+            || (!last && !rows.is_multiple_of(unit))
+            || rows < unit
+        {
+            return Err(invalid(
+                K,
+                format!(
+                    "band of rows {}..{} of {} cannot be coarsened {} times alone (bands start \
+                     and, but for the last, end at multiples of 2^m rows)",
+                    band.first_row,
+                    band.first_row + rows,
+                    band.all_rows,
+                    band.levels
+                ),
+            ));
+        }
+        let fine = Self::finest(gpu, grid, shape)?;
+        let mut ops = vec![to_f32_op(
+            gpu, nz, &fine.kx, &fine.ky, &fine.kz, &fine.diag, rows, cols,
+        )?];
+        let mut rband = RowBand {
+            all_w: vec![1; band.all_rows],
+            first: band.first_row,
+            rows,
+        };
+        let (coarse, level_m) = coarsen_levels(
+            gpu,
+            nz,
+            (&fine.kx, &fine.ky, &fine.kz),
+            rband.clone(),
+            vec![1; cols],
+            Some(band.levels),
+        )?;
+        ops.extend(coarse);
+        let mut col_w = vec![1u32; cols];
+        for _ in 0..band.levels {
+            rband = rband.coarsen().0;
+            col_w = coarsening::coarse_widths(&col_w);
+        }
+        let Some(level_m) = level_m else {
+            return Err(invalid(K, "no coarse level"));
+        };
+        Ok((fine, ops, rband, col_w, level_m))
     }
 
     /// Checks and uploads `grid` and assembles its finest f64 operator, 1/V and b'.

@@ -97,3 +97,85 @@ fn too_large_for_the_device_is_refused_up_front() {
     );
     gpu.ensure_free("one byte", 1).unwrap();
 }
+
+/// A part of a split solve that fails while assembling its band (here: a band that does not
+/// start at a multiple of 2^m rows) fails every part, and no part waits for it: the others get
+/// "another part ... failed".
+#[test]
+fn a_part_failing_its_band_fails_every_part() {
+    use super::{BandSpec, CycleShape, GpuSherman, LocalParts, ShermanGrid};
+    if test_gpu().is_none() {
+        return;
+    }
+    let (rows, cols, nz) = (16, 8, 4);
+    let n = rows * cols * nz;
+    let ones = |len: usize| vec![1.0; len];
+    let (cu, cv, cw) = (
+        ones(nz * rows * (cols + 1)),
+        ones(nz * (rows + 1) * cols),
+        ones((nz + 1) * rows * cols),
+    );
+    let div0: Vec<f64> = (0..n).map(|i| ((i * 7919) % 13) as f64 * 1e-3).collect();
+    let ground = vec![0u32; rows * cols];
+    let (dz, dzc) = (vec![10.0; nz], {
+        let mut d = vec![10.0; nz + 1];
+        d[0] = 5.0;
+        d[nz] = 5.0;
+        d
+    });
+    let parts = LocalParts::new(2);
+    // Part 0 holds rows 0..8 rightly; part 1 claims rows 9..16, off the 2^2 grid of bands.
+    let results: Vec<Result<(), String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = [(0usize, 0..8usize), (1, 9..16)]
+            .into_iter()
+            .map(|(p, band)| {
+                let (parts, cu, cv, cw, div0, ground, dz, dzc) =
+                    (&parts, &cu, &cv, &cw, &div0, &ground, &dz, &dzc);
+                s.spawn(move || {
+                    let gpu = crate::Gpu::open(0).unwrap();
+                    let r = band.len();
+                    let lr = |v: &[f64], per: usize, w: usize, extra: usize, layers: usize| {
+                        super::layer_rows(v, layers, per, w, band.start..band.end + extra)
+                    };
+                    let (bu, bv, bw, bd) = (
+                        lr(cu, rows, cols + 1, 0, nz),
+                        lr(cv, rows + 1, cols, 1, nz),
+                        lr(cw, rows, cols, 0, nz + 1),
+                        lr(div0, rows, cols, 0, nz),
+                    );
+                    let g = ShermanGrid {
+                        rows: r,
+                        cols,
+                        nz,
+                        dx_m: 10.0,
+                        dz_m: dz,
+                        dzc_m: dzc,
+                        cu: &bu,
+                        cv: &bv,
+                        cw: &bw,
+                        ground_k: &ground[..r * cols],
+                        div0: &bd,
+                        vol_frac: None,
+                    };
+                    let spec = BandSpec {
+                        first_row: band.start,
+                        all_rows: rows,
+                        levels: 2,
+                    };
+                    let shape = CycleShape {
+                        smooth: 2,
+                        coarsest_sweeps: 8,
+                    };
+                    GpuSherman::assemble_band(&gpu, &g, shape, spec, &parts.part(p))
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let e0 = results[0].as_ref().unwrap_err();
+    let e1 = results[1].as_ref().unwrap_err();
+    assert!(e0.contains("another part"), "{e0}");
+    assert!(e1.contains("cannot be coarsened"), "{e1}");
+}
