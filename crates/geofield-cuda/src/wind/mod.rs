@@ -63,6 +63,7 @@ use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
 mod assemble;
+mod band;
 pub mod coarsening;
 mod exchange;
 mod halo;
@@ -74,7 +75,8 @@ mod solve;
 pub mod stall;
 mod west;
 
-pub use assemble::{BandSpec, ShermanGrid, layer_rows};
+pub use assemble::ShermanGrid;
+pub use band::{BandSpec, layer_rows};
 pub use exchange::{Exchange, LocalPart, LocalParts};
 pub use sherman::{CycleShape, DeviceSolve, GpuSherman, Method, StopRule};
 pub use west::{Faces, GpuWest, SweepVariant, WestInputs};
