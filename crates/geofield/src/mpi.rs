@@ -504,6 +504,10 @@ impl crate::wind::split::Exchange for Ranks {
         out
     }
 
+    fn agree(&self, mine: Result<(), String>) -> Result<(), String> {
+        Ranks::agree(self, mine).map_err(|e| e.to_string())
+    }
+
     fn max(&self, x: f64) -> f64 {
         // MPI's max leaves NaN to the implementation: reduce a NaN flag beside the value, so
         // that a rank that blew up stops every rank.

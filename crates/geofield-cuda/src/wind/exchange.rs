@@ -1,6 +1,7 @@
-//! What a solve split by rows over several parts (MPI ranks, or threads of one process) needs
-//! from the parts that hold the other bands: one copy of the contract for the CPU split
-//! (geofield's `wind::split`) and the device split ([`super::GpuSherman::assemble_band`]).
+//! What a run split by rows over several parts (MPI ranks, or threads of one process) needs
+//! from the parts that hold the other bands: one copy of the contract for the CPU wind split
+//! (geofield's `wind::split`), the device split ([`super::GpuSherman::assemble_band`]) and the
+//! forest stand split (geofield's `forest::split`).
 
 use std::sync::{Barrier, Mutex};
 
@@ -24,6 +25,19 @@ pub trait Exchange: Sync {
     fn sum(&self, x: f64) -> f64 {
         self.all_gather(&[x]).iter().sum()
     }
+    /// `Ok` on every part when every part's `mine` is `Ok`; otherwise the error of the lowest
+    /// failing part on every part, naming it. A part that fails mid-run calls this once with its
+    /// error, at whatever collective point the others are: an implementation whose every other
+    /// collective call starts with an agreement (as the forest split's calls do) then ends every
+    /// part cleanly.
+    fn agree(&self, mine: Result<(), String>) -> Result<(), String> {
+        let flags = self.all_gather(&[f64::from(u8::from(mine.is_err()))]);
+        match flags.iter().position(|&f| f > 0.0) {
+            None => Ok(()),
+            Some(p) if p == self.part() => mine.map_err(|m| format!("part {p}: {m}")),
+            Some(p) => Err(format!("part {p} failed")),
+        }
+    }
 }
 
 /// The parts of a split solve as threads of this process, exchanging through shared slots:
@@ -34,6 +48,7 @@ pub struct LocalParts {
     barrier: Barrier,
     slots: Mutex<Vec<Vec<f64>>>,
     rows: Mutex<Vec<[Vec<f64>; 2]>>,
+    errors: Mutex<Vec<Option<String>>>,
 }
 
 /// One thread's view of [`LocalParts`].
@@ -51,6 +66,7 @@ impl LocalParts {
             barrier: Barrier::new(n),
             slots: Mutex::new(vec![Vec::new(); n]),
             rows: Mutex::new(vec![[Vec::new(), Vec::new()]; n]),
+            errors: Mutex::new(vec![None; n]),
         }
     }
 
@@ -97,6 +113,17 @@ impl Exchange for LocalPart<'_> {
         all
     }
 
+    fn agree(&self, mine: Result<(), String>) -> Result<(), String> {
+        lock(&self.all.errors)[self.p] = mine.err();
+        self.all.barrier.wait();
+        let first = lock(&self.all.errors)
+            .iter()
+            .enumerate()
+            .find_map(|(p, e)| e.as_ref().map(|m| format!("part {p}: {m}")));
+        self.all.barrier.wait();
+        first.map_or(Ok(()), Err)
+    }
+
     fn max(&self, x: f64) -> f64 {
         self.all_gather(&[x])
             .into_iter()
@@ -124,7 +151,21 @@ mod tests {
                         let x = p as f64;
                         let halo = me.halo(&[x, 10.0 + x], &[20.0 + x]);
                         let nan = if p == 1 { f64::NAN } else { x };
-                        (halo, me.all_gather(&[x]), me.max(x), me.max(nan), me.sum(x))
+                        let fine = me.agree(Ok(()));
+                        let bad = me.agree(if p == 0 {
+                            Ok(())
+                        } else {
+                            Err(format!("no {p}"))
+                        });
+                        (
+                            halo,
+                            me.all_gather(&[x]),
+                            me.max(x),
+                            me.max(nan),
+                            me.sum(x),
+                            fine,
+                            bad,
+                        )
                     })
                 })
                 .collect();
@@ -138,6 +179,9 @@ mod tests {
             assert_eq!(g.2, 2.0);
             assert!(g.3.is_nan());
             assert_eq!(g.4, 3.0);
+            assert_eq!(g.5, Ok(()));
+            // The lowest failing part's error, naming it, on every part.
+            assert_eq!(g.6, Err("part 1: no 1".to_string()));
         }
     }
 }

@@ -33,6 +33,7 @@ use super::params::{ForestParams, ForestSpecies, Growth};
 use super::seed_counts::SeedDistribution;
 use super::simulate::{SimulateOptions, SpeciesYear, Timing, Year, masts_of};
 use super::trees::{CoarseCells, Occupancy, Trees};
+use crate::dispersal::RowShare;
 use crate::{Backend, Cancel, GeofieldError};
 
 fn demography(sp: &ForestSpecies) -> gy::Demography {
@@ -202,6 +203,7 @@ pub(super) fn simulate_on_device(
                 &parents,
                 &dopts,
                 &mut resolved[s],
+                &RowShare::whole(grid),
                 cancel,
                 &mut |part| {
                     match part {
@@ -223,7 +225,7 @@ pub(super) fn simulate_on_device(
                             has[from] |= done;
                             return Ok(done);
                         }
-                        CoverPart::Map { from, data } => {
+                        CoverPart::Map { from, data, .. } => {
                             match &data {
                                 RasterData::F32(v) => stand.upload_map_rows(from, 0, v)?,
                                 RasterData::F64(_) => {

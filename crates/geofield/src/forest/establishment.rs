@@ -31,14 +31,46 @@ pub fn establish(
     species: u8,
     first_id: u64,
 ) -> Trees {
+    establish_rows(
+        grid,
+        0..grid.rows,
+        counts,
+        p,
+        suitability,
+        seedling_dbh_cm,
+        seed,
+        year,
+        species,
+        first_id,
+    )
+}
+
+/// [`establish`] on grid rows `rows` only: `counts` holds those rows' cells (row-major from
+/// the band's first row); `suitability`, when given, the whole grid's. Every cell draws from
+/// its own stream (its index in the whole grid), so the bands of a split run establish, in row
+/// order, exactly the trees of the whole grid (their ids aside: the caller numbers them).
+#[allow(clippy::too_many_arguments)]
+pub fn establish_rows(
+    grid: &GridSpec,
+    rows: std::ops::Range<usize>,
+    counts: &[u32],
+    p: f64,
+    suitability: Option<&[f32]>,
+    seedling_dbh_cm: f64,
+    seed: u64,
+    year: u32,
+    species: u8,
+    first_id: u64,
+) -> Trees {
     let h = grid.cell_size_m;
-    let rows: Vec<Vec<(f64, f64)>> = (0..grid.rows)
+    let first = rows.start;
+    let rows: Vec<Vec<(f64, f64)>> = rows
         .into_par_iter()
         .map(|r| {
             let mut out = Vec::new();
             for c in 0..grid.cols {
                 let cell = r * grid.cols + c;
-                let n = counts[cell];
+                let n = counts[(r - first) * grid.cols + c];
                 if n == 0 {
                     continue;
                 }
@@ -58,18 +90,25 @@ pub fn establish(
         })
         .collect();
     let n: usize = rows.iter().map(Vec::len).sum();
-    let mut t = Trees {
-        x_m: Vec::with_capacity(n),
-        y_m: Vec::with_capacity(n),
+    let mut xy = Vec::with_capacity(2 * n);
+    for (x, y) in rows.into_iter().flatten() {
+        xy.push(x);
+        xy.push(y);
+    }
+    seedlings(&xy, seedling_dbh_cm, species, first_id)
+}
+
+/// New seedlings of `species` at the positions `xy` (x, y pairs in order) with DBH
+/// `seedling_dbh_cm` and consecutive ids from `first_id`.
+pub fn seedlings(xy: &[f64], seedling_dbh_cm: f64, species: u8, first_id: u64) -> Trees {
+    let n = xy.len() / 2;
+    Trees {
+        x_m: xy.iter().step_by(2).copied().collect(),
+        y_m: xy.iter().skip(1).step_by(2).copied().collect(),
         dbh_cm: vec![seedling_dbh_cm; n],
         species: vec![u32::from(species); n],
         id: (first_id..first_id + n as u64).collect(),
-    };
-    for (x, y) in rows.into_iter().flatten() {
-        t.x_m.push(x);
-        t.y_m.push(y);
     }
-    t
 }
 
 #[cfg(test)]
@@ -98,6 +137,24 @@ mod tests {
         }
         assert_eq!(seen, counts);
         assert!(establish(&grid, &counts, 0.0, None, 0.1, 1, 3, 2, 0).is_empty());
+        // A band of rows gives the whole grid's trees of those rows, in order.
+        let rows = 2..4;
+        let band = &counts[rows.start * grid.cols..rows.end * grid.cols];
+        let part = establish_rows(&grid, rows.clone(), band, 0.7, None, 0.1, 1, 3, 2, 0);
+        let whole = establish(&grid, &counts, 0.7, None, 0.1, 1, 3, 2, 0);
+        let inside: Vec<(f64, f64)> = (0..whole.len())
+            .filter(|&i| rows.contains(&grid.cell_of(whole.x_m[i], whole.y_m[i]).unwrap().0))
+            .map(|i| (whole.x_m[i], whole.y_m[i]))
+            .collect();
+        assert!(!inside.is_empty());
+        assert_eq!(
+            part.x_m
+                .iter()
+                .copied()
+                .zip(part.y_m.iter().copied())
+                .collect::<Vec<_>>(),
+            inside
+        );
         let big = vec![40u32; grid.n_cells()];
         let half = vec![0.5f32; grid.n_cells()];
         let n = establish(&grid, &big, 0.6, Some(&half), 0.1, 9, 1, 0, 0).len() as f64;

@@ -11,7 +11,7 @@ use super::params::ForestSpecies;
 use super::per_seed::{Parent, mean_seeds};
 use super::rng::{Purpose, Stream};
 use super::trees::{CoarseCells, Occupancy, Trees};
-use crate::dispersal::{self, DisperseOptions, Eta, Method, Species, Stand};
+use crate::dispersal::{self, DisperseOptions, Eta, Method, RowShare, Species, Stand};
 use crate::{Backend, Cancel, GeofieldError};
 
 /// Cover of a parent or a landing cell: canopy or gap.
@@ -76,10 +76,12 @@ fn cover_species(sp: &ForestSpecies, cover: usize) -> &Species {
     }
 }
 
-/// The cover of every cell of `grid` (that of the coarse cell holding its centre), or empty
-/// when the species has no gap parameters (canopy everywhere).
+/// The cover of every cell of `grid`'s rows `rows` (that of the coarse cell holding its
+/// centre; row-major from the band's first row), or empty when the species has no gap
+/// parameters (canopy everywhere).
 pub(super) fn landing_cover(
     grid: &GridSpec,
+    rows: std::ops::Range<usize>,
     cells: &CoarseCells,
     occ: &Occupancy,
     max_gap_density: u32,
@@ -88,7 +90,8 @@ pub(super) fn landing_cover(
     if sp.gap.is_none() {
         return Vec::new();
     }
-    (0..grid.n_cells())
+    let first = rows.start * grid.cols;
+    (first..rows.end * grid.cols)
         .into_par_iter()
         .map(|i| {
             let (x, y) = grid.cell_centre(i / grid.cols, i % grid.cols);
@@ -149,15 +152,22 @@ pub(super) enum CoverPart<'a> {
         stand: &'a Stand,
         opts: &'a DisperseOptions,
     },
-    /// The density of cover `from`'s parents' seeds per m² on every cell (the run's precision).
-    Map { from: usize, data: RasterData },
+    /// The density of cover `from`'s parents' seeds per m² on grid rows `row0 ..` (whole rows,
+    /// the run's precision): the whole map, or strips of the rows a split run computes.
+    Map {
+        from: usize,
+        row0: usize,
+        data: RasterData,
+    },
     /// On a torus, the seeds of cover `from`'s parents flying beyond the periodic images' reach:
     /// `per_m2` seeds per m² on every cell.
     Tail { from: usize, per_m2: f64 },
 }
 
-/// The expected seeds per cell of one species from its parents (by cover), with the survival
-/// of seeds landing in the other cover; returns them and the methods that ran. `methods` holds
+/// The expected seeds per cell of `share.rows` (row-major from the band's first row; the whole
+/// grid in one process) of one species from its parents (by cover), with the survival of seeds
+/// landing in the other cover (`landing`: the band's covers); returns them and the methods
+/// that ran. `methods` holds
 /// each cover's method: an `auto` there is resolved by its first map and kept for the run (the
 /// choice depends on the kernel and the grid, not on the year, and costs a cost model each time).
 #[allow(clippy::too_many_arguments)]
@@ -169,11 +179,13 @@ pub(super) fn expected_seeds(
     landing: &[u8],
     dopts: &DisperseOptions,
     methods: &mut [Method; 2],
+    share: &RowShare<'_>,
     cancel: &Cancel,
     expected: &mut Vec<f64>,
 ) -> Result<String, GeofieldError> {
     let area = grid.cell_size_m * grid.cell_size_m;
-    zeroed(expected, grid.n_cells());
+    let first_row = share.rows.start;
+    zeroed(expected, share.rows.len() * grid.cols);
     let keeps = [keep_from(sp, CANOPY), keep_from(sp, GAP)];
     let factor = |from: usize, i: usize| {
         if landing.is_empty() {
@@ -189,19 +201,23 @@ pub(super) fn expected_seeds(
         parents,
         dopts,
         methods,
+        share,
         cancel,
         &mut |part| {
             match part {
-                CoverPart::Map { from, data } => {
+                CoverPart::Map { from, row0, data } => {
+                    let at = (row0 - first_row) * grid.cols;
+                    let strip = &mut expected[at..at + data.len()];
                     match &data {
-                        RasterData::F32(v) => expected
+                        RasterData::F32(v) => {
+                            strip.par_iter_mut().enumerate().for_each(|(i, e)| {
+                                *e += f64::from(v[i]) * factor(from, at + i);
+                            });
+                        }
+                        RasterData::F64(v) => strip
                             .par_iter_mut()
                             .enumerate()
-                            .for_each(|(i, e)| *e += f64::from(v[i]) * factor(from, i)),
-                        RasterData::F64(v) => expected
-                            .par_iter_mut()
-                            .enumerate()
-                            .for_each(|(i, e)| *e += v[i] * factor(from, i)),
+                            .for_each(|(i, e)| *e += v[i] * factor(from, at + i)),
                     }
                     backend.recycle(data);
                 }
@@ -223,7 +239,9 @@ pub(super) fn keep_from(sp: &ForestSpecies, from: usize) -> [f64; 2] {
 
 /// Each cover's map of seed density (and, on a torus, its far tail), handed to `sink` in the
 /// order canopy map, canopy tail, gap map, gap tail (covers without parents skipped); returns
-/// the methods that ran (see [`expected_seeds`]).
+/// the methods that ran (see [`expected_seeds`]). The maps cover `share.rows`: the whole grid
+/// in one process (one map each, by [`dispersal::disperse_each`]), or a split run's band, in
+/// strips ([`dispersal::disperse_rows`]: every value the one-process run's).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cover_maps(
     backend: &Backend,
@@ -232,9 +250,11 @@ pub(super) fn cover_maps(
     parents: &[Vec<Parent>; 2],
     dopts: &DisperseOptions,
     methods: &mut [Method; 2],
+    share: &RowShare<'_>,
     cancel: &Cancel,
     sink: &mut dyn FnMut(CoverPart<'_>) -> Result<bool, GeofieldError>,
 ) -> Result<String, GeofieldError> {
+    let whole = share.parts == 1 && share.rows == (0..grid.rows);
     let mut labels: Vec<&'static str> = Vec::new();
     for from in [CANOPY, GAP] {
         if parents[from].is_empty() {
@@ -301,19 +321,48 @@ pub(super) fn cover_maps(
             stand: &stand,
             opts: &opts,
         };
-        if methods[from] == Method::Cutoff && sink(offer)? {
+        if whole && methods[from] == Method::Cutoff && sink(offer)? {
             labels.push(Method::Cutoff.name());
         } else {
-            let reports = dispersal::disperse_each(
-                backend,
-                grid,
-                &dsp,
-                &stand,
-                &opts,
-                &mut |_| {},
-                cancel,
-                &mut |_, data| sink(CoverPart::Map { from, data }).map(|_| ()),
-            )?;
+            let reports = if whole {
+                dispersal::disperse_each(
+                    backend,
+                    grid,
+                    &dsp,
+                    &stand,
+                    &opts,
+                    &mut |_| {},
+                    cancel,
+                    &mut |_, data| {
+                        sink(CoverPart::Map {
+                            from,
+                            row0: 0,
+                            data,
+                        })
+                        .map(|_| ())
+                    },
+                )?
+            } else {
+                dispersal::disperse_rows(
+                    backend,
+                    grid,
+                    &dsp,
+                    &stand,
+                    &opts,
+                    share.rows.len().max(1),
+                    share,
+                    &mut |_| {},
+                    cancel,
+                    &mut |strip| {
+                        sink(CoverPart::Map {
+                            from,
+                            row0: strip.row0,
+                            data: strip.data,
+                        })
+                        .map(|_| ())
+                    },
+                )?
+            };
             if let Some(r) = reports.first() {
                 methods[from] = r.method;
                 labels.push(r.method.name());

@@ -18,7 +18,8 @@
 //! - [`params`]: the parameters with units and defaults; [`trees`]: the state;
 //! - [`simulate`]: the yearly loop (gap and canopy parents, dispersal by any method of
 //!   [`crate::dispersal`] on the run's backend or per seed); [`experiment`]: replicates and
-//!   method comparisons (the seed paper's Fig. 13). On the GPU in expected mode the whole year
+//!   method comparisons (the seed paper's Fig. 13); [`split`]: one stand split by rows over
+//!   MPI ranks (or threads). On the GPU in expected mode the whole year
 //!   runs on the device with the stand kept there (`device.rs`: what runs where).
 //!
 //! Files (feature `io`): [`species_file`] (the species TOML's forest tables), [`sortie`]
@@ -44,6 +45,7 @@ pub mod simulate;
 pub mod sortie;
 #[cfg(feature = "io")]
 pub mod species_file;
+pub mod split;
 #[cfg(feature = "io")]
 pub mod suitability;
 pub mod trees;

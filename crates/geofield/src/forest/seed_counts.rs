@@ -110,12 +110,27 @@ pub fn counts_into(
     species: u8,
     out: &mut Vec<u32>,
 ) {
+    counts_into_at(dist, expected, 0, seed, year, species, out);
+}
+
+/// [`counts_into`] for the cells `first_cell ..` of a grid (a split run's band of rows): each
+/// cell draws from the stream of its index in the whole grid.
+pub fn counts_into_at(
+    dist: SeedDistribution,
+    expected: &[f64],
+    first_cell: usize,
+    seed: u64,
+    year: u32,
+    species: u8,
+    out: &mut Vec<u32>,
+) {
     out.resize(expected.len(), 0);
     out.par_iter_mut()
         .zip(expected.par_iter())
         .enumerate()
         .for_each(|(i, (c, &lambda))| {
-            let mut s = Stream::new(seed, year, species, i as u64, Purpose::SeedCount);
+            let cell = (first_cell + i) as u64;
+            let mut s = Stream::new(seed, year, species, cell, Purpose::SeedCount);
             *c = u32::try_from(dist.count(lambda, &mut s)).unwrap_or(u32::MAX);
         });
 }

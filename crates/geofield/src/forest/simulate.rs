@@ -30,14 +30,15 @@ use geofield_core::GridSpec;
 use rayon::prelude::*;
 
 use super::demography;
-use super::establishment::establish;
+use super::establishment::{establish_rows, seedlings};
 use super::fecundity::{MastState, Masting};
 use super::landing::{CANOPY, GAP, add_rain, expected_seeds, landing_cover, parents, thin, zeroed};
 use super::params::{ForestParams, Stage};
 use super::per_seed::{Flight, place};
 use super::seed_counts;
+use super::split::Band;
 use super::trees::{CoarseCells, Occupancy, Trees};
-use crate::dispersal::{self, DisperseOptions};
+use crate::dispersal::{self, DisperseOptions, RowShare};
 use crate::{Backend, Cancel, GeofieldError};
 
 /// How seeds reach their cells.
@@ -267,18 +268,67 @@ pub fn simulate(
             gpu, backend, grid, params, trees, opts, cancel, on_year,
         );
     }
+    host_years(
+        backend,
+        grid,
+        params,
+        trees,
+        opts,
+        &Band::whole(grid),
+        cancel,
+        on_year,
+    )
+}
+
+/// The yearly loop on the host (the dispersal maps on the run's backend) over the band of rows
+/// `band` holds: the whole grid in one process, or one part of a stand split by rows
+/// ([`super::split::simulate_split`]). Every part keeps the whole stand: the per-tree steps
+/// (fecundity, occupancy, mortality, growth) run on every part alike, the per-cell steps
+/// (the maps, counts, establishment) on the band's cells only, and each year's new seedlings of
+/// every band are gathered in row order, which is the one-process order.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn host_years(
+    backend: &Backend,
+    grid: &GridSpec,
+    params: &ForestParams,
+    trees: Trees,
+    opts: &SimulateOptions,
+    band: &Band<'_>,
+    cancel: &Cancel,
+    on_year: &mut dyn FnMut(&Year<'_>) -> Result<(), GeofieldError>,
+) -> Result<(Trees, Timing), GeofieldError> {
+    let n_sp = params.species.len();
+    let rows = band.rows.clone();
+    let first_cell = rows.start * grid.cols;
+    let band_cells = rows.len() * grid.cols;
+    // A split band runs in expected mode only (`split::simulate_split` checks).
+    let split = band.is_split();
+    let combine = |m: Result<[f64; 2], String>| band.combine(m);
+    let share = RowShare {
+        rows: rows.clone(),
+        part: band.part(),
+        parts: band.parts(),
+        combine: split.then_some(&combine as &dispersal::Combine<'_>),
+    };
+    // The seeds per cell of a split run, when nobody asked for them to be gathered.
+    let not_gathered = || -> Result<Vec<Vec<u32>>, GeofieldError> {
+        Err(GeofieldError::Invalid(
+            "the seeds per cell of a stand split by rows are gathered only when asked for".into(),
+        ))
+    };
     let cells = CoarseCells::new(grid, params.gap_cell_m);
     let mut timing = Timing::default();
     let mut next_id = trees.next_id();
     let mut trees = trees;
     let no_seeds: Vec<Vec<u32>> = Vec::new();
-    on_year(&Year::new(
+    let first = on_year(&Year::new(
         0,
         census(grid, params, &trees, &[0; 0], &[], &[]),
         Vec::new(),
         &no_seeds,
         &trees,
-    ))?;
+    ));
+    band.year_done(first)?;
     let masting: Vec<Masting> = params.species.iter().filter_map(|s| s.masting).collect();
     let mut mast_state = MastState::default();
     let flights: Vec<[Option<Flight>; 2]> = match opts.mode {
@@ -310,6 +360,7 @@ pub fn simulate(
         let masts = masts_of(params, &masting, &mut mast_state, opts.seed, year);
         timing.demography_s += t0.elapsed().as_secs_f64();
         let mut all_seeds = Vec::with_capacity(n_sp);
+        let mut seeds_total = vec![0u64; n_sp];
         let mut recruits = vec![0u64; n_sp];
         let mut methods = Vec::with_capacity(n_sp);
         let mut newcomers = Trees::default();
@@ -317,7 +368,8 @@ pub fn simulate(
             cancel.check()?;
             let t1 = Instant::now();
             let parents = parents(params, s, masts[s], &trees, &cells, &occ, opts.seed, year);
-            let landing = landing_cover(grid, &cells, &occ, params.max_gap_density, sp);
+            let landing =
+                landing_cover(grid, rows.clone(), &cells, &occ, params.max_gap_density, sp);
             let mut counts = spare.pop().unwrap_or_default();
             match opts.mode {
                 DispersalMode::Expected => {
@@ -329,6 +381,7 @@ pub fn simulate(
                         &landing,
                         &dopts,
                         &mut resolved[s],
+                        &share,
                         cancel,
                         &mut expected,
                     )?;
@@ -336,9 +389,10 @@ pub fn simulate(
                     timing.dispersal_s += t1.elapsed().as_secs_f64();
                     let t2 = Instant::now();
                     add_rain(grid, sp, s, &trees, &mut expected);
-                    seed_counts::counts_into(
+                    seed_counts::counts_into_at(
                         sp.seed_distribution,
                         &expected,
+                        first_cell,
                         opts.seed,
                         year,
                         s as u8,
@@ -394,9 +448,11 @@ pub fn simulate(
                     timing.counts_s += t2.elapsed().as_secs_f64();
                 }
             }
+            debug_assert_eq!(counts.len(), band_cells);
             let t3 = Instant::now();
-            let born = establish(
+            let mut born = establish_rows(
                 grid,
+                rows.clone(),
                 &counts,
                 sp.establishment,
                 opts.suitability.as_deref(),
@@ -406,6 +462,16 @@ pub fn simulate(
                 s as u8,
                 next_id,
             );
+            seeds_total[s] = counts.par_iter().map(|&v| u64::from(v)).sum();
+            if split {
+                // Every band's seedlings, in band (row) order: the one-process order.
+                let (xy, total) = band.gather_seedlings(&born, seeds_total[s])?;
+                born = seedlings(&xy, sp.seedling_dbh_cm, s as u8, next_id);
+                seeds_total[s] = total;
+                if band.whole_seeds {
+                    counts = band.gather_counts(&counts)?;
+                }
+            }
             next_id += born.len() as u64;
             recruits[s] = born.len() as u64;
             newcomers.extend(born);
@@ -420,13 +486,22 @@ pub fn simulate(
         );
         trees.retain(&alive);
         demography::grow(params, &mut trees);
-        let seeds_total: Vec<u64> = all_seeds
-            .iter()
-            .map(|c| c.par_iter().map(|&v| u64::from(v)).sum())
-            .collect();
         let species = census(grid, params, &trees, &seeds_total, &recruits, &masts);
         timing.demography_s += t4.elapsed().as_secs_f64();
-        on_year(&Year::new(year, species, methods, &all_seeds, &trees))?;
+        let y = Year {
+            year,
+            species,
+            methods,
+            seeds: if split && !band.whole_seeds {
+                Lazy::Later(&not_gathered, std::cell::OnceCell::new())
+            } else {
+                Lazy::Ready(&all_seeds)
+            },
+            trees: Lazy::Ready(&trees),
+        };
+        let done = on_year(&y);
+        drop(y);
+        band.year_done(done)?;
         spare = all_seeds;
     }
     Ok((trees, timing))
