@@ -11,6 +11,7 @@ use geofield::forest::experiment;
 use geofield::forest::output::{self as fout, CountsRow, DensityStack, StandFrames};
 use geofield::forest::params::ForestParams;
 use geofield::forest::simulate::{DispersalMode, SimulateOptions, Timing};
+use geofield::forest::split::{Exchange, simulate_split};
 use geofield::forest::trees::Trees;
 use geofield_core::{Extent, GridSpec};
 
@@ -325,26 +326,27 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
     let mut first_final: Option<Trees> = None;
     let mut last_year = String::new();
     let t = Instant::now();
+    let whole_seeds = density.is_some();
+    // GEOFIELD_MPI_FAIL=year:Y: the last rank's observer fails in year Y of a stand split
+    // over the ranks (how the tests check that one rank's failure ends the whole job).
+    let fail_year = std::env::var("GEOFIELD_MPI_FAIL")
+        .ok()
+        .and_then(|f| f.strip_prefix("year:").and_then(|y| y.parse::<u32>().ok()));
     // One case (a method and a replicate, in `experiment::run`'s order): its counts rows,
     // recruits per year, method label and timing. Case 0 also feeds the density stack and the
     // GIF and keeps its final stand; under MPI it runs on rank 0, which writes the outputs.
-    let mut run_case = |c: usize| -> Result<CaseOut, geofield::GeofieldError> {
-        let id = experiment::case_id(c, a.replicates);
-        let mut out = CaseOut {
-            recruits: vec![0; s.years as usize + 1],
-            ..CaseOut::default()
-        };
-        let (fin, timing) = experiment::run_case(
-            be,
-            &grid,
-            &s.params,
-            &trees,
-            &opts,
-            &methods,
-            a.replicates,
-            c,
-            &never,
-            &mut |y| {
+    // With `split`, the one case runs split by rows over the ranks (every rank runs it, rank 0
+    // writes).
+    let mut run_case =
+        |c: usize, split: Option<&dyn Exchange>| -> Result<CaseOut, geofield::GeofieldError> {
+            let id = experiment::case_id(c, a.replicates);
+            let mut out = CaseOut {
+                recruits: vec![0; s.years as usize + 1],
+                ..CaseOut::default()
+            };
+            let writer = split.is_none_or(|x| x.part() == 0);
+            let failing = split.is_some_and(|x| x.part() + 1 == x.parts());
+            let mut on_year = |y: &geofield::forest::simulate::Year<'_>| {
                 if !y.methods.is_empty() && out.label.is_empty() {
                     let mut m = y.methods.clone();
                     m.dedup();
@@ -358,7 +360,12 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
                 out.rows
                     .extend(fout::rows_of(y, &names, id.replicate, label));
                 out.recruits[y.year as usize] += y.species.iter().map(|x| x.recruits).sum::<u64>();
-                if c == 0 {
+                if failing && fail_year == Some(y.year) {
+                    return Err(geofield::GeofieldError::Invalid(
+                        "injected failure (GEOFIELD_MPI_FAIL)".into(),
+                    ));
+                }
+                if c == 0 && writer {
                     if let Some(d) = density.as_mut() {
                         d.push(y, &s.params)?;
                     }
@@ -377,18 +384,68 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
                     pb.set_message(last_year.clone());
                 }
                 Ok(())
-            },
-        )?;
-        out.timing = timing;
-        if c == 0 {
-            first_final = Some(fin);
-        }
-        Ok(out)
-    };
+            };
+            let (fin, timing) = match split {
+                // The whole seeds only where the density stack needs them (gathered every year).
+                Some(x) => simulate_split(
+                    be,
+                    &grid,
+                    &s.params,
+                    trees.clone(),
+                    &opts,
+                    x,
+                    whole_seeds,
+                    &never,
+                    &mut on_year,
+                )?,
+                None => experiment::run_case(
+                    be,
+                    &grid,
+                    &s.params,
+                    &trees,
+                    &opts,
+                    &methods,
+                    a.replicates,
+                    c,
+                    &never,
+                    &mut on_year,
+                )?,
+            };
+            out.timing = timing;
+            if c == 0 {
+                first_final = Some(fin);
+            }
+            Ok(out)
+        };
     let cases: Vec<CaseOut> = {
         #[cfg(feature = "mpi")]
         match ctx.split() {
+            // One case in expected mode: the stand split by rows over the ranks.
+            Some(r) if n_cases == 1 && mode == DispersalMode::Expected => {
+                if std::env::var("GEOFIELD_MPI_FAIL")
+                    .ok()
+                    .and_then(|f| f.parse::<usize>().ok())
+                    == Some(r.rank())
+                {
+                    bail!("injected failure before the work (GEOFIELD_MPI_FAIL)");
+                }
+                r.start(Ok(()))?;
+                let out = run_case(0, Some(r))?;
+                if r.rank() != 0 {
+                    pb.finish_and_clear();
+                    return Ok(());
+                }
+                vec![out]
+            }
             Some(r) => {
+                if n_cases == 1 && r.rank() == 0 {
+                    // Printed under -q too: the ranks the user asked for would idle unexplained.
+                    eprintln!(
+                        "note: per-seed dispersal is not split by rows (every seed of every \
+                         parent is drawn wherever it lands): rank 0 runs the one case; spread \
+                         --replicates over the ranks"
+                    );
+                }
                 // GEOFIELD_MPI_FAIL=R (rank R fails before the work) or case:C (the rank that
                 // runs case C fails there): how the tests check that one rank's failure ends the
                 // whole job.
@@ -405,7 +462,7 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
                             "injected failure (GEOFIELD_MPI_FAIL)".into(),
                         ));
                     }
-                    let out = run_case(c)?;
+                    let out = run_case(c, None)?;
                     serde_json::to_vec(&out).map_err(|e| {
                         geofield::GeofieldError::Invalid(format!("case {c}'s results: {e}"))
                     })
@@ -421,11 +478,15 @@ pub fn run(a: &ForestArgs, ctx: &Ctx) -> Result<()> {
                     .collect::<Result<_, _>>()
                     .context("the ranks' results")?
             }
-            None => (0..n_cases).map(&mut run_case).collect::<Result<_, _>>()?,
+            None => (0..n_cases)
+                .map(|c| run_case(c, None))
+                .collect::<Result<_, _>>()?,
         }
         #[cfg(not(feature = "mpi"))]
         {
-            (0..n_cases).map(&mut run_case).collect::<Result<_, _>>()?
+            (0..n_cases)
+                .map(|c| run_case(c, None))
+                .collect::<Result<_, _>>()?
         }
     };
     // The cases in order, as one process runs them.

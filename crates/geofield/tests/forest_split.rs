@@ -204,7 +204,7 @@ fn a_failing_part_ends_every_part() {
     let p = params(false);
     let o = options(Method::Cutoff, Precision::F64);
     for r in split(&Backend::Cpu, &p, &o, 3, Some((1, 2))) {
-        let e = r.err().expect("every part fails").to_string();
+        let e = r.expect_err("every part fails").to_string();
         assert!(
             e.contains("part 1") && e.contains("the observer broke"),
             "{e}"
@@ -213,7 +213,7 @@ fn a_failing_part_ends_every_part() {
     let mut per_seed = o.clone();
     per_seed.mode = DispersalMode::PerSeed;
     for r in split(&Backend::Cpu, &p, &per_seed, 2, None) {
-        let e = r.err().expect("refused").to_string();
+        let e = r.expect_err("refused").to_string();
         assert!(e.contains("per-seed dispersal is not split"), "{e}");
     }
 }
