@@ -269,12 +269,19 @@ fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
     let seconds_read = start.elapsed().as_secs_f64();
     let spinner = progress::spinner(ctx.quiet(), "solving");
     let t0 = Instant::now();
+    // GEOFIELD_MPI_FAIL=solve: the last rank fails alone at its first halo exchange, the
+    // others waiting there (how the tests check that such a failure ends the job).
+    let injected = InjectInSolve {
+        ranks,
+        fail: std::env::var("GEOFIELD_MPI_FAIL").as_deref() == Ok("solve")
+            && ranks.rank() + 1 == ranks.size(),
+    };
     let field = wind::compute_split(
         &sel.backend,
         grid,
         &stations,
         &run.opts,
-        ranks,
+        &injected,
         &mut |iteration, max_div| {
             spinner.set_message(format!(
                 "solving: iteration {iteration}, max|div u| {max_div:.3e} s-1"
@@ -303,6 +310,42 @@ fn split(a: &WindArgs, ctx: &Ctx, ranks: &geofield::mpi::Ranks) -> Result<()> {
             seconds,
         )
     })
+}
+
+/// The ranks' exchange, failing on purpose at the first halo exchange when `fail`.
+#[cfg(feature = "mpi")]
+struct InjectInSolve<'a> {
+    ranks: &'a geofield::mpi::Ranks,
+    fail: bool,
+}
+
+#[cfg(feature = "mpi")]
+impl wind::split::Exchange for InjectInSolve<'_> {
+    fn part(&self) -> usize {
+        self.ranks.part()
+    }
+    fn parts(&self) -> usize {
+        self.ranks.parts()
+    }
+    fn halo(&self, first: &[f64], last: &[f64]) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
+        if self.fail {
+            self.ranks
+                .abandon("injected failure in the solve (GEOFIELD_MPI_FAIL)");
+        }
+        self.ranks.halo(first, last)
+    }
+    fn all_gather(&self, mine: &[f64]) -> Vec<f64> {
+        self.ranks.all_gather(mine)
+    }
+    fn max(&self, x: f64) -> f64 {
+        self.ranks.max(x)
+    }
+    fn agree(&self, mine: Result<(), String>) -> Result<(), String> {
+        wind::split::Exchange::agree(self.ranks, mine)
+    }
+    fn abandon(&self, message: &str) {
+        self.ranks.abandon(message)
+    }
 }
 
 /// One solve in this process.

@@ -508,6 +508,15 @@ impl crate::wind::split::Exchange for Ranks {
         Ranks::agree(self, mine).map_err(|e| e.to_string())
     }
 
+    /// Prints "error: rank R: message" and aborts the job (`MPI_Abort`, exit code 2): the other
+    /// ranks may be waiting in a collective call this rank will not make.
+    fn abandon(&self, message: &str) {
+        use std::io::Write as _;
+        eprintln!("error: rank {}: {message}", self.rank());
+        let _ = std::io::stderr().flush();
+        self.world.abort(2)
+    }
+
     fn max(&self, x: f64) -> f64 {
         // MPI's max leaves NaN to the implementation: reduce a NaN flag beside the value, so
         // that a rank that blew up stops every rank.

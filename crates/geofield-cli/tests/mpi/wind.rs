@@ -225,6 +225,13 @@ fn a_split_wind_solve_fails_cleanly() {
     assert!(out.status.success());
     for (fail, solver, says) in [
         (Some("1"), "multigrid", "rank 1: injected failure"),
+        // Rank 1 fails alone at its first halo exchange, rank 0 waiting there: the job
+        // aborts (no hang) naming the rank.
+        (
+            Some("solve"),
+            "multigrid",
+            "rank 1: injected failure in the solve",
+        ),
         (None, "sor", "not SOR"),
     ] {
         let at = d.join("f");

@@ -63,14 +63,13 @@ impl GpuSherman {
         band: BandSpec,
         ex: &dyn Exchange,
     ) -> Result<Self, CudaError> {
-        let (cols, nz) = (grid.cols, grid.nz);
         let _held = gpu.hold();
         // The band's own work (its check, and the band's levels: nearly all of its device
         // memory) before any exchange, then every part learns whether all succeeded: a part
         // failing here (a bad band, the GPU out of memory) fails every part, none waits.
         let local = Self::band_levels(gpu, grid, shape, band);
         let failed = ex.max(f64::from(u8::from(local.is_err()))) > 0.0;
-        let (fine, ops, rband, col_w, level_m) = match local {
+        let levels = match local {
             Err(e) => return Err(e),
             Ok(_) if failed => {
                 return Err(invalid(
@@ -80,6 +79,28 @@ impl GpuSherman {
             }
             Ok(v) => v,
         };
+        // From here a part fails alone (its GPU out of memory for the whole coarse levels, a
+        // failed copy) while the others wait in the next exchange: it abandons the run.
+        let joined = Self::join_band(gpu, grid, shape, band, ex, levels);
+        if let Err(e) = &joined {
+            ex.abandon(&e.to_string());
+        }
+        joined
+    }
+
+    /// [`Self::assemble_band`] after every part built its band's levels: level m whole on
+    /// every part, its coarser levels, and the band's hierarchy.
+    #[allow(clippy::type_complexity)]
+    fn join_band(
+        gpu: &Arc<Gpu>,
+        grid: &ShermanGrid,
+        shape: CycleShape,
+        band: BandSpec,
+        ex: &dyn Exchange,
+        levels: (FineOp, Vec<LevelOp>, RowBand, Vec<u32>, Faces64),
+    ) -> Result<Self, CudaError> {
+        let (cols, nz) = (grid.cols, grid.nz);
+        let (fine, ops, rband, col_w, level_m) = levels;
         let (mrows, mcols) = (ops[band.levels].rows, ops[band.levels].cols);
         // Level m whole, from every band's faces.
         let part_rows: Vec<usize> = ex

@@ -3,7 +3,7 @@
 //! (geofield's `wind::split`), the device split ([`super::GpuSherman::assemble_band`]) and the
 //! forest stand split (geofield's `forest::split`).
 
-use std::sync::{Barrier, Mutex};
+use std::sync::{Condvar, Mutex};
 
 /// Collective calls between the parts of a split solve: every part calls every method in the
 /// same order.
@@ -38,6 +38,15 @@ pub trait Exchange: Sync {
             Some(p) => Err(format!("part {p} failed")),
         }
     }
+    /// This part failed alone, at a point where the others may be waiting for it in a
+    /// collective call it will not make (a device fault in the middle of a solve): end every
+    /// part now, with `message` naming the cause. MPI ranks abort the job (exit code 2, the
+    /// message on this rank's error stream first); threads of one process ([`LocalParts`])
+    /// cannot be stopped from outside, so the others panic with the message at their next
+    /// exchange. The default (one part) does nothing: the error returns as usual.
+    fn abandon(&self, message: &str) {
+        let _ = message;
+    }
 }
 
 /// The parts of a split solve as threads of this process, exchanging through shared slots:
@@ -45,10 +54,57 @@ pub trait Exchange: Sync {
 /// to the thread that runs it: `LocalParts::new(n)` then `parts.part(p)`.
 pub struct LocalParts {
     n: usize,
-    barrier: Barrier,
+    barrier: Gate,
     slots: Mutex<Vec<Vec<f64>>>,
     rows: Mutex<Vec<[Vec<f64>; 2]>>,
     errors: Mutex<Vec<Option<String>>>,
+}
+
+/// A barrier that a part can break ([`Exchange::abandon`]): the threads waiting at it, and any
+/// that come later, panic with the abandoning part's message.
+struct Gate {
+    n: usize,
+    state: Mutex<(usize, u64, Option<String>)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn new(n: usize) -> Self {
+        Self {
+            n,
+            state: Mutex::new((0, 0, None)),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) {
+        let mut st = lock(&self.state);
+        let broken = |m: &Option<String>| {
+            if let Some(m) = m {
+                panic!("another part abandoned the split run: {m}");
+            }
+        };
+        broken(&st.2);
+        st.0 += 1;
+        if st.0 == self.n {
+            st.0 = 0;
+            st.1 += 1;
+            self.cv.notify_all();
+            return;
+        }
+        let generation = st.1;
+        while st.1 == generation && st.2.is_none() {
+            st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if st.1 == generation {
+            broken(&st.2);
+        }
+    }
+
+    fn abandon(&self, message: &str) {
+        lock(&self.state).2 = Some(message.to_string());
+        self.cv.notify_all();
+    }
 }
 
 /// One thread's view of [`LocalParts`].
@@ -63,7 +119,7 @@ impl LocalParts {
         let n = n.max(1);
         Self {
             n,
-            barrier: Barrier::new(n),
+            barrier: Gate::new(n),
             slots: Mutex::new(vec![Vec::new(); n]),
             rows: Mutex::new(vec![[Vec::new(), Vec::new()]; n]),
             errors: Mutex::new(vec![None; n]),
@@ -122,6 +178,12 @@ impl Exchange for LocalPart<'_> {
             .find_map(|(p, e)| e.as_ref().map(|m| format!("part {p}: {m}")));
         self.all.barrier.wait();
         first.map_or(Ok(()), Err)
+    }
+
+    fn abandon(&self, message: &str) {
+        self.all
+            .barrier
+            .abandon(&format!("part {}: {message}", self.p));
     }
 
     fn max(&self, x: f64) -> f64 {
@@ -183,5 +245,42 @@ mod tests {
             // The lowest failing part's error, naming it, on every part.
             assert_eq!(g.6, Err("part 1: no 1".to_string()));
         }
+    }
+
+    /// A part that abandons the run (instead of joining an exchange) ends the others waiting
+    /// there, and those that come later, with its message; none waits forever.
+    #[test]
+    fn an_abandoning_part_ends_the_waiting_parts() {
+        let all = LocalParts::new(3);
+        let got: Vec<Result<(), String>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3)
+                .map(|p| {
+                    let all = &all;
+                    s.spawn(move || {
+                        let me = all.part(p);
+                        if p == 2 {
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            me.abandon("a device fault");
+                        } else {
+                            me.all_gather(&[1.0]);
+                        }
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| {
+                    h.join()
+                        .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+                })
+                .collect()
+        });
+        assert_eq!(got[2], Ok(()));
+        for g in &got[..2] {
+            let m = g.clone().unwrap_err();
+            assert!(m.contains("part 2: a device fault"), "{m}");
+        }
+        // A part coming to an exchange after the abandon does not wait either.
+        let late = std::thread::scope(|s| s.spawn(|| all.part(0).max(1.0)).join());
+        assert!(late.is_err());
     }
 }

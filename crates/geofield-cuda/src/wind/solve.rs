@@ -54,7 +54,13 @@ impl GpuSherman {
                 "the split solve runs the multigrid and MG-CG solvers, not SOR",
             ));
         }
-        self.solve_on(Some(ex), method, stop, progress)
+        // Every error from here is this part's alone (a device fault, a failed copy) while the
+        // others wait at the next halo exchange: it abandons the run.
+        let run = self.solve_on(Some(ex), method, stop, progress);
+        if let Err(e) = &run {
+            ex.abandon(&e.to_string());
+        }
+        run
     }
 
     fn solve_on(

@@ -98,15 +98,15 @@ fn too_large_for_the_device_is_refused_up_front() {
     gpu.ensure_free("one byte", 1).unwrap();
 }
 
-/// A part of a split solve that fails while assembling its band (here: a band that does not
-/// start at a multiple of 2^m rows) fails every part, and no part waits for it: the others get
-/// "another part ... failed".
-#[test]
-fn a_part_failing_its_band_fails_every_part() {
+/// Two parts of a split solve on a 16 × 8 × 4 box, each on device 0 with its own context:
+/// part p claims rows `bands[p]`, assembles its band (levels m = 2) and hands the result to
+/// `then`. Returns each part's outcome (a panic's message as `Err(Err(..))`).
+#[allow(clippy::type_complexity)]
+fn two_parts(
+    bands: [std::ops::Range<usize>; 2],
+    then: &(dyn Fn(usize, super::GpuSherman, &super::LocalPart<'_>) -> Result<(), String> + Sync),
+) -> Vec<Result<Result<(), String>, String>> {
     use super::{BandSpec, CycleShape, GpuSherman, LocalParts, ShermanGrid};
-    if test_gpu().is_none() {
-        return;
-    }
     let (rows, cols, nz) = (16, 8, 4);
     let n = rows * cols * nz;
     let ones = |len: usize| vec![1.0; len];
@@ -124,10 +124,10 @@ fn a_part_failing_its_band_fails_every_part() {
         d
     });
     let parts = LocalParts::new(2);
-    // Part 0 holds rows 0..8 rightly; part 1 claims rows 9..16, off the 2^2 grid of bands.
-    let results: Vec<Result<(), String>> = std::thread::scope(|s| {
-        let hs: Vec<_> = [(0usize, 0..8usize), (1, 9..16)]
+    std::thread::scope(|s| {
+        let hs: Vec<_> = bands
             .into_iter()
+            .enumerate()
             .map(|(p, band)| {
                 let (parts, cu, cv, cw, div0, ground, dz, dzc) =
                     (&parts, &cu, &cv, &cw, &div0, &ground, &dz, &dzc);
@@ -166,16 +166,65 @@ fn a_part_failing_its_band_fails_every_part() {
                         smooth: 2,
                         coarsest_sweeps: 8,
                     };
-                    GpuSherman::assemble_band(&gpu, &g, shape, spec, &parts.part(p))
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
+                    let me = parts.part(p);
+                    let dev = GpuSherman::assemble_band(&gpu, &g, shape, spec, &me)
+                        .map_err(|e| e.to_string())?;
+                    then(p, dev, &me)
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let e0 = results[0].as_ref().unwrap_err();
-    let e1 = results[1].as_ref().unwrap_err();
+        hs.into_iter()
+            .map(|h| {
+                h.join().map_err(|e| {
+                    e.downcast_ref::<String>()
+                        .cloned()
+                        .unwrap_or_else(|| "a panic".into())
+                })
+            })
+            .collect()
+    })
+}
+
+/// A part of a split solve that fails while assembling its band (here: a band that does not
+/// start at a multiple of 2^m rows) fails every part, and no part waits for it: the others get
+/// "another part ... failed".
+#[test]
+fn a_part_failing_its_band_fails_every_part() {
+    if test_gpu().is_none() {
+        return;
+    }
+    // Part 0 holds rows 0..8 rightly; part 1 claims rows 9..16, off the 2^2 grid of bands.
+    let results = two_parts([0..8, 9..16], &|_, _, _| Ok(()));
+    let e0 = results[0].clone().unwrap().unwrap_err();
+    let e1 = results[1].clone().unwrap().unwrap_err();
     assert!(e0.contains("another part"), "{e0}");
     assert!(e1.contains("cannot be coarsened"), "{e1}");
+}
+
+/// A part whose solve fails alone after the bands are assembled (here: its stopping rule is
+/// refused, before its first halo exchange) abandons the run: the other part, waiting in that
+/// exchange, ends with the failing part's cause instead of waiting for ever.
+#[test]
+fn a_part_failing_in_the_solve_ends_every_part() {
+    use super::{Method, StopRule};
+    if test_gpu().is_none() {
+        return;
+    }
+    let results = two_parts([0..8, 8..16], &|p, mut dev, me| {
+        let stop = StopRule {
+            max_iterations: 50,
+            threshold_per_s: if p == 1 { f64::NAN } else { 1e-9 },
+            check_every: 1,
+        };
+        dev.solve_split(me, Method::Multigrid, stop, &mut |_, _| {})
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    let e1 = results[1].clone().unwrap().unwrap_err();
+    assert!(e1.contains("threshold"), "{e1}");
+    let e0 = results[0].clone().unwrap_err();
+    assert!(
+        e0.contains("abandoned") && e0.contains("part 1") && e0.contains("threshold"),
+        "{e0}"
+    );
 }
