@@ -1,4 +1,5 @@
 use super::*;
+use crate::forest::rng::Purpose;
 
 /// Seeds placed per second on this machine (not a check: `cargo test -- --ignored
 /// --nocapture seeds_per_second`).

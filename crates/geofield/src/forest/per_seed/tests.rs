@@ -1,4 +1,9 @@
+use super::batched::{Mode, Simd, place_batched, power_of_two_recip};
 use super::*;
+use crate::dispersal::Kernel;
+use crate::forest::rng::Purpose;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The scalar [`place_cpu`] as it was before batching (one rayon task per parent, one
 /// atomic add per seed): the reference the batched paths must match bit for bit.

@@ -1,6 +1,7 @@
 use std::arch::x86_64::*;
 
-use super::{Batch, Ctx, TABLE, fly_draws};
+use super::batched::{Batch, Ctx};
+use super::{TABLE, fly_draws};
 use crate::forest::exact_math::x4;
 use crate::forest::rng::philox4x32_10_x8;
 
