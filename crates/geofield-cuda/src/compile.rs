@@ -55,6 +55,7 @@ pub const MODULES: &[(&str, &str)] = &[
         "forest",
         concat!(
             include_str!("../kernels/forest.cu"),
+            include_str!("../kernels/forest_draws.cu"),
             include_str!("../kernels/forest_year.cu")
         ),
     ),

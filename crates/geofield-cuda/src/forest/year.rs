@@ -26,105 +26,12 @@ const CHUNK: usize = 256 * 16;
 /// Blocks of a census launch: a fixed shape, so its sums are the same every run.
 const CENSUS_BLOCKS: usize = 1024;
 
-/// The coarse cells of the gap test and the density dependence (the library's `CoarseCells`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Coarse {
-    pub x_min_m: f64,
-    pub y_max_m: f64,
-    pub cell_m: f64,
-    pub cols: usize,
-    pub rows: usize,
-}
-
-/// A stage's annual diameter growth (the library's `Growth`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum GrowthLaw {
-    ConstantRadial {
-        radial_mm_per_yr: f64,
-    },
-    SizeDependent {
-        max_cm_per_yr: f64,
-        peak_dbh_cm: f64,
-        min_cm_per_yr: f64,
-    },
-}
-
-/// One species' demography: stage thresholds, and per stage (seedling, sapling, adult) the
-/// mortality p = min(1, annual + per_neighbour n) and the growth.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Demography {
-    pub sapling_dbh_cm: f64,
-    pub adult_dbh_cm: f64,
-    pub annual: [f64; 3],
-    pub per_neighbour: [f64; 3],
-    pub growth: [GrowthLaw; 3],
-}
-
-/// How a cell's seed count varies about its expected value (the library's `SeedDistribution`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SeedLaw {
-    Deterministic,
-    Poisson,
-    NegativeBinomial { clumping: f64 },
-    Normal { sd: f64 },
-    Lognormal { sigma: f64 },
-}
-
-/// Trees on the host (struct of arrays).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HostTrees {
-    pub x_m: Vec<f64>,
-    pub y_m: Vec<f64>,
-    pub dbh_cm: Vec<f64>,
-    pub species: Vec<u32>,
-    pub id: Vec<u64>,
-}
-
-/// The grid of the seed maps (row-major from the north-west).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CellGrid {
-    pub x_min_m: f64,
-    pub y_max_m: f64,
-    pub cell_m: f64,
-    pub cols: usize,
-    pub rows: usize,
-}
-
-/// One species' year on the cells: see [`DeviceStand::cells`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CellYear {
-    pub seed: u64,
-    pub year: u32,
-    pub species: u8,
-    pub law: SeedLaw,
-    /// Which covers' maps ([`DeviceStand::map_mut`]) hold this year's map: canopy, gap.
-    pub maps: [bool; 2],
-    /// The landing cover matters (the species has gap parameters).
-    pub landing: bool,
-    pub max_gap_density: u32,
-    /// Survival of a seed from cover f landing in cover t: `keep[2 f + t]`.
-    pub keep: [f64; 4],
-    /// The torus' far tail of each cover's parents, seeds per m² (0: none).
-    pub tail: [f64; 2],
-    /// The non-spatial rain's expected seeds per cell, if the species has rain.
-    pub rain: Option<f64>,
-    pub establishment: f64,
-    pub seedling_dbh_cm: f64,
-    /// The id of the first new seedling.
-    pub first_id: u64,
-}
-
-/// One species' census: trees by stage, the basal area of all its trees (m²) and that of its
-/// reproductive trees inside the plot (m², the rain's).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Census {
-    pub stages: [u64; 3],
-    pub basal_m2: f64,
-    pub reproductive_basal_m2: f64,
-}
-
 mod mirror;
 mod readout;
+mod scan;
+mod types;
+
+pub use types::{CellGrid, CellYear, Census, Coarse, Demography, GrowthLaw, HostTrees, SeedLaw};
 
 use mirror::{FyCells, FyCoarse, FySpecies, FySurvive, fy_species};
 pub use mirror::{SPILLS_ALLOWED, YEAR_KERNELS, YEAR_STRUCTS, year_struct_sizes};
@@ -355,65 +262,6 @@ impl<'g> DeviceStand<'g> {
         let _held = self.gpu.hold();
         self.gpu
             .download(&self.adults, self.adults.len(), "adults per coarse cell")
-    }
-
-    /// The exclusive prefix sums of the first `n` values of `v` into `out` (may not alias: the
-    /// caller passes distinct buffers), and their total. Errors if a sum passes u32::MAX.
-    fn scan(
-        gpu: &Gpu,
-        v: &CudaSlice<u32>,
-        n: usize,
-        out: &mut CudaSlice<u32>,
-    ) -> Result<u64, CudaError> {
-        if n == 0 {
-            return Ok(0);
-        }
-        let host = Self::block_sums(gpu, v, n)?;
-        let mut off = Vec::with_capacity(host.len());
-        let mut run = 0u64;
-        for h in host {
-            off.push(run);
-            run += h;
-        }
-        if run > u64::from(u32::MAX) {
-            return Err(invalid(
-                "forest_block_scan",
-                format!("a prefix sum reaches {run}, beyond 32 bits"),
-            ));
-        }
-        let doff = gpu.upload(&off, "block offsets")?;
-        let nn = n as u64;
-        let f = gpu.function(MODULE, "forest_block_scan")?;
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(v).arg(&nn).arg(&doff).arg(out);
-        // SAFETY: forest_block_scan(const u32* v, u64 n, const u64* block_off, u32* out); v and
-        // out hold ≥ n values, block_off one per block of CHUNK values.
-        unsafe { b.launch(Self::chunk_cfg(n)) }.map_err(launch_err("forest_block_scan"))?;
-        Ok(run)
-    }
-
-    /// One block per CHUNK values.
-    fn chunk_cfg(n: usize) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (n.div_ceil(CHUNK).max(1) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
-
-    /// The u64 sums of the first `n` values of `v` by blocks of CHUNK, on the host.
-    fn block_sums(gpu: &Gpu, v: &CudaSlice<u32>, n: usize) -> Result<Vec<u64>, CudaError> {
-        let mut sums = gpu.zeros::<u64>(n.div_ceil(CHUNK), "block sums")?;
-        let nn = n as u64;
-        let f = gpu.function(MODULE, "forest_block_sums")?;
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(v).arg(&nn).arg(&mut sums);
-        // SAFETY: forest_block_sums(const u32* v, u64 n, u64* sums); v holds ≥ n values, sums
-        // one per block of CHUNK values (⌈n / CHUNK⌉ blocks).
-        unsafe { b.launch(Self::chunk_cfg(n)) }.map_err(launch_err("forest_block_sums"))?;
-        gpu.stream()
-            .clone_dtoh(&sums)
-            .doing("copying block sums back")
     }
 
     /// The trees of species `s` with DBH ≥ `min_dbh_cm`, in stand order, copied to the host.
