@@ -7,20 +7,15 @@ use std::time::Duration;
 
 use crate::{BIN, failed_cleanly, launcher, mpiexec, run, same_files};
 
-fn stand(dir: &Path) {
+/// A synthetic stand of `trees` stems over `extent` (its SBS species): `name`.csv and
+/// `name`.toml in `dir`.
+fn synth(dir: &Path, name: &str, trees: &str, extent: &str, seed: &str) {
     let out = Command::new(BIN)
-        .args([
-            "synth",
-            "forest",
-            "--trees",
-            "500",
-            "--extent",
-            "0,0,100,80",
-        ])
-        .args(["--seed", "3", "--out"])
-        .arg(dir.join("t.csv"))
+        .args(["synth", "forest", "--trees", trees, "--extent", extent])
+        .args(["--seed", seed, "--out"])
+        .arg(dir.join(format!("{name}.csv")))
         .arg("--species-out")
-        .arg(dir.join("t.toml"))
+        .arg(dir.join(format!("{name}.toml")))
         .arg("-q")
         .output()
         .unwrap();
@@ -29,6 +24,10 @@ fn stand(dir: &Path) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+fn stand(dir: &Path) {
+    synth(dir, "t", "500", "0,0,100,80", "3");
 }
 
 /// `geofield forest` on the stand with `extra` arguments, counts to `counts`, on `ranks` ranks
@@ -142,27 +141,7 @@ fn a_failing_rank_ends_the_job_cleanly() {
 /// A tall stand (120 m x 600 m of 1 m cells: bands of 256 rows, the third rank's short) for
 /// the split: 1,500 stems of the synthetic species.
 fn tall_stand(dir: &Path) {
-    let out = Command::new(BIN)
-        .args([
-            "synth",
-            "forest",
-            "--trees",
-            "1500",
-            "--extent",
-            "0,0,120,600",
-        ])
-        .args(["--seed", "4", "--out"])
-        .arg(dir.join("tall.csv"))
-        .arg("--species-out")
-        .arg(dir.join("tall.toml"))
-        .arg("-q")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    synth(dir, "tall", "1500", "0,0,120,600", "4");
 }
 
 /// One case of `forest` on the tall stand, run in folder `out` (created; the same command

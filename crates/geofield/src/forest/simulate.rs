@@ -250,15 +250,7 @@ pub fn simulate(
     on_year: &mut dyn FnMut(&Year<'_>) -> Result<(), GeofieldError>,
 ) -> Result<(Trees, Timing), GeofieldError> {
     let n_sp = params.species.len();
-    if let Some(s) = &opts.suitability
-        && s.len() != grid.n_cells()
-    {
-        return Err(GeofieldError::Invalid(format!(
-            "the suitability layer has {} cells, the grid {}",
-            s.len(),
-            grid.n_cells()
-        )));
-    }
+    check_suitability(grid, opts)?;
     // Per cell the run holds the expected seeds (f64), a map from the dispersal, and a year's
     // seed counts (u32) per species twice (this year's and the buffers kept from the last):
     // refused before anything is allocated when that would not fit (≥ 12 bytes per band).
@@ -278,6 +270,21 @@ pub fn simulate(
         cancel,
         on_year,
     )
+}
+
+/// The suitability layer, if any, has one value per cell of `grid`.
+pub(super) fn check_suitability(
+    grid: &GridSpec,
+    opts: &SimulateOptions,
+) -> Result<(), GeofieldError> {
+    match &opts.suitability {
+        Some(s) if s.len() != grid.n_cells() => Err(GeofieldError::Invalid(format!(
+            "the suitability layer has {} cells, the grid {}",
+            s.len(),
+            grid.n_cells()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The yearly loop on the host (the dispersal maps on the run's backend) over the band of rows

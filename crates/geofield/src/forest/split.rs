@@ -29,7 +29,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use geofield_core::GridSpec;
 
 use super::params::ForestParams;
-use super::simulate::{DispersalMode, SimulateOptions, Timing, Year, host_years};
+use super::simulate::{
+    DispersalMode, SimulateOptions, Timing, Year, check_suitability, host_years,
+};
 use super::trees::Trees;
 use crate::dispersal::{self, STRIP_ALIGN};
 pub use crate::wind::split::{Exchange, LocalPart, LocalParts};
@@ -92,15 +94,7 @@ fn check_split(
                 .into(),
         ));
     }
-    if let Some(s) = &opts.suitability
-        && s.len() != grid.n_cells()
-    {
-        return Err(GeofieldError::Invalid(format!(
-            "the suitability layer has {} cells, the grid {}",
-            s.len(),
-            grid.n_cells()
-        )));
-    }
+    check_suitability(grid, opts)?;
     // The band's per-cell buffers, as the whole run's in `simulate`.
     let band_grid = GridSpec {
         rows: rows.len().max(1),
