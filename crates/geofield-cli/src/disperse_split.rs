@@ -123,6 +123,7 @@ fn compute(
         part: ranks.rank(),
         parts: ranks.size(),
         combine: Some(&combine),
+        trees: None,
     };
     let fail_band = std::env::var("GEOFIELD_MPI_FAIL")
         .ok()

@@ -6,12 +6,14 @@
 //! `(x_min + (col + 0.5) * cell, y_max - (row + 0.5) * cell)`.
 
 mod error;
+mod exact_sum;
 mod grid;
 pub mod memory;
 mod numbers;
 mod raster;
 
 pub use error::CoreError;
+pub use exact_sum::ExactSum;
 pub use grid::{Extent, GridSpec, MAX_SIDE};
 pub use memory::{available_memory_bytes, check_memory};
 pub use numbers::{FiniteF64, PositiveF64};

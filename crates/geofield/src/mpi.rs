@@ -31,6 +31,8 @@ const TAG_GIVE: i32 = 7102;
 /// Halo rows of the split wind solve going north (to the rank below in number) and south.
 const TAG_NORTH: i32 = 7201;
 const TAG_SOUTH: i32 = 7202;
+/// [`crate::wind::split::Exchange::all_to_all`]'s messages.
+const TAG_MAIL: i32 = 7301;
 /// A worker's request: the next case, please (its last case went well).
 const ASK: i64 = -1;
 /// A worker's request after a failed case: stop handing out cases.
@@ -502,6 +504,50 @@ impl crate::wind::split::Exchange for Ranks {
             }
         }
         out
+    }
+
+    fn all_to_all(&self, to: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        let size = self.size();
+        let send_lens: Vec<u64> = (0..size)
+            .map(|q| to.get(q).map_or(0, Vec::len) as u64)
+            .collect();
+        // Every message's length on every rank: rank r's row of `lens` is what it sends.
+        let mut lens = vec![0u64; size * size];
+        self.world.all_gather_into(&send_lens[..], &mut lens[..]);
+        let me = self.rank();
+        let mut got: Vec<Vec<f64>> = (0..size)
+            .map(|p| vec![0.0; lens[p * size + me] as usize])
+            .collect();
+        if let Some(own) = to.get(me) {
+            got[me].copy_from_slice(own);
+        }
+        // Point to point in steps: in step k rank r sends to r + k and receives from r - k, so
+        // that each step pairs every sender with one receiver; each message in rounds of at
+        // most 2^27 values (MPI counts are 32-bit), as many rounds on every rank (the longest
+        // message's).
+        let round = 1usize << 27;
+        let longest = lens.iter().copied().max().unwrap_or(0) as usize;
+        let rounds = longest.div_ceil(round);
+        for k in 1..size {
+            let dst = (me + k) % size;
+            let src = (me + size - k) % size;
+            let out = to.get(dst).map_or(&[][..], Vec::as_slice);
+            let (n_out, n_in) = (out.len(), got[src].len());
+            for j in 0..rounds {
+                let a = &out[(j * round).min(n_out)..((j + 1) * round).min(n_out)];
+                let b_range = (j * round).min(n_in)..((j + 1) * round).min(n_in);
+                let b = &mut got[src][b_range];
+                ::mpi::point_to_point::send_receive_into_with_tags(
+                    a,
+                    &self.world.process_at_rank(dst as i32),
+                    TAG_MAIL,
+                    b,
+                    &self.world.process_at_rank(src as i32),
+                    TAG_MAIL,
+                );
+            }
+        }
+        got
     }
 
     fn agree(&self, mine: Result<(), String>) -> Result<(), String> {

@@ -21,6 +21,31 @@ pub trait Exchange: Sync {
     /// The largest `x` over the parts, on every part (NaN wins, so that a part that blew up
     /// stops every part).
     fn max(&self, x: f64) -> f64;
+    /// `to[q]` sent to part q, for every q (`to` has [`Exchange::parts`] entries, any lengths):
+    /// returns what each part sent to this one, in part order. The default passes everything
+    /// through [`Exchange::all_gather`] (every part receives every message); implementations
+    /// send each message to its part only.
+    fn all_to_all(&self, to: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        let n = self.parts();
+        let lens: Vec<f64> = (0..n)
+            .map(|q| to.get(q).map_or(0, Vec::len) as f64)
+            .collect();
+        let all_lens = self.all_gather(&lens);
+        let flat: Vec<f64> = to.into_iter().take(n).flatten().collect();
+        let all = self.all_gather(&flat);
+        let mut at = 0usize;
+        let mut got = Vec::with_capacity(n);
+        for p in 0..n {
+            for q in 0..n {
+                let len = all_lens.get(p * n + q).map_or(0, |&l| l as usize);
+                if q == self.part() {
+                    got.push(all.get(at..at + len).map_or_else(Vec::new, <[f64]>::to_vec));
+                }
+                at += len;
+            }
+        }
+        got
+    }
     /// The sum of `x` over the parts, added in part order: the same bits on every part.
     fn sum(&self, x: f64) -> f64 {
         self.all_gather(&[x]).iter().sum()
@@ -58,6 +83,8 @@ pub struct LocalParts {
     slots: Mutex<Vec<Vec<f64>>>,
     rows: Mutex<Vec<[Vec<f64>; 2]>>,
     errors: Mutex<Vec<Option<String>>>,
+    /// `mail[p][q]`: what part p sends to part q ([`Exchange::all_to_all`]).
+    mail: Mutex<Vec<Vec<Vec<f64>>>>,
 }
 
 /// A barrier that a part can break ([`Exchange::abandon`]): the threads waiting at it, and any
@@ -127,6 +154,7 @@ impl LocalParts {
             slots: Mutex::new(vec![Vec::new(); n]),
             rows: Mutex::new(vec![[Vec::new(), Vec::new()]; n]),
             errors: Mutex::new(vec![None; n]),
+            mail: Mutex::new(vec![Vec::new(); n]),
         }
     }
 
@@ -171,6 +199,18 @@ impl Exchange for LocalPart<'_> {
         let all = lock(&self.all.slots).concat();
         self.all.barrier.wait();
         all
+    }
+
+    fn all_to_all(&self, mut to: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        to.resize(self.all.n, Vec::new());
+        lock(&self.all.mail)[self.p] = to;
+        self.all.barrier.wait();
+        let got = lock(&self.all.mail)
+            .iter()
+            .map(|from| from[self.p].clone())
+            .collect();
+        self.all.barrier.wait();
+        got
     }
 
     fn agree(&self, mine: Result<(), String>) -> Result<(), String> {
@@ -248,6 +288,66 @@ mod tests {
             assert_eq!(g.5, Ok(()));
             // The lowest failing part's error, naming it, on every part.
             assert_eq!(g.6, Err("part 1: no 1".to_string()));
+        }
+    }
+
+    /// The default `all_to_all` (through `all_gather`), for an exchange that does not have its
+    /// own.
+    struct ByGather<'a>(LocalPart<'a>);
+    impl Exchange for ByGather<'_> {
+        fn part(&self) -> usize {
+            self.0.part()
+        }
+        fn parts(&self) -> usize {
+            self.0.parts()
+        }
+        fn halo(&self, first: &[f64], last: &[f64]) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
+            self.0.halo(first, last)
+        }
+        fn all_gather(&self, mine: &[f64]) -> Vec<f64> {
+            self.0.all_gather(mine)
+        }
+        fn max(&self, x: f64) -> f64 {
+            self.0.max(x)
+        }
+    }
+
+    #[test]
+    fn all_to_all_delivers_each_message_to_its_part_in_part_order() {
+        // Part p sends q + 1 copies of 10p + q to part q: part q gets, from each p in order,
+        // q + 1 copies of 10p + q (none from the parts that send nothing to it).
+        let all = LocalParts::new(3);
+        let got: Vec<_> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3)
+                .map(|p| {
+                    let all = &all;
+                    s.spawn(move || {
+                        let msgs = |p: usize| -> Vec<Vec<f64>> {
+                            (0..3)
+                                .map(|q| {
+                                    let n = if p == 1 && q == 0 { 0 } else { q + 1 };
+                                    vec![(10 * p + q) as f64; n]
+                                })
+                                .collect()
+                        };
+                        let me = all.part(p);
+                        let a = me.all_to_all(msgs(p));
+                        let b = ByGather(all.part(p)).all_to_all(msgs(p));
+                        (a, b)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (q, (a, b)) in got.iter().enumerate() {
+            let want: Vec<Vec<f64>> = (0..3)
+                .map(|p| {
+                    let n = if p == 1 && q == 0 { 0 } else { q + 1 };
+                    vec![(10 * p + q) as f64; n]
+                })
+                .collect();
+            assert_eq!(a, &want, "part {q}");
+            assert_eq!(b, &want, "part {q}, through all_gather");
         }
     }
 

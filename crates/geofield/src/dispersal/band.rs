@@ -11,7 +11,7 @@ use super::band_nearfar::run_nearfar;
 use super::sources::Sources;
 use super::{
     DisperseOptions, GPU_F64_REFUSED, Kernel, Method, Precision, Species, SpeciesReport, bins,
-    cuda, cutoff_cpu, cutoff_radius, exact_cpu, multires_cpu, nearfar, pyramid,
+    cuda, cutoff_cpu, exact_cpu, multires_cpu, nearfar, pieces, pyramid, radius,
 };
 use crate::{Backend, Cancel, GeofieldError};
 
@@ -164,6 +164,19 @@ pub(crate) fn disperse_species_strips(
     if backend.is_cuda() && opts.precision == Precision::F64 {
         return Err(GeofieldError::Invalid(GPU_F64_REFUSED.into()));
     }
+    // The trees held in pieces (`share.trees`): the methods whose every cell sees every tree,
+    // and the torus (whose periodic images a piece does not know), gather them all now; the
+    // cutoff and `auto` combine what they need of the whole stand and gather below.
+    let mut pieces = share.trees.filter(|ex| ex.parts() > 1);
+    let gathered;
+    let mut sources = sources;
+    if let Some(ex) = pieces
+        && (opts.torus || !matches!(opts.method, Method::Cutoff | Method::Auto))
+    {
+        gathered = pieces::gather_all(sources, ex);
+        sources = &gathered;
+        pieces = None;
+    }
     let kernel = sp.kernel;
     let cells = grid.n_cells() as f64;
     let mut report = SpeciesReport {
@@ -195,20 +208,36 @@ pub(crate) fn disperse_species_strips(
     }
     let mut method = opts.method;
     let mut bound = None;
+    // The whole stand's count, Σw and extent (combined over the pieces).
+    let mut stats = None;
     if matches!(method, Method::Cutoff | Method::Auto | Method::NearFar) {
-        let b = cutoff_radius(grid, &kernel, sources, opts.tolerance);
+        let (st, lower) = match pieces {
+            Some(ex) => pieces::combined(grid, &kernel, sources, ex),
+            None => (
+                nearfar::SourceStats::of(grid, sources),
+                radius::max_lower_bound(grid, &kernel, sources),
+            ),
+        };
+        let b = radius::bound_from(&kernel, st.w_total, lower, opts.tolerance);
+        report.trees_contributing = st.n;
+        stats = Some(st);
         bound = Some(b);
         report.radius_m = Some(b.radius_m);
         report.bound_rel = Some(b.bound_rel);
     }
+    let n_trees = report.trees_contributing as f64;
     // Cutoff with a radius that reaches across the torus: the minimum-image sum is summed whole.
     let torus_whole = opts.torus && bound.is_some_and(|b| b.radius_m >= lx.min(ly) / 2.0);
     let mut bins = None;
+    let mut frame = None;
     if let (Some(b), false) = (bound, torus_whole)
         && matches!(method, Method::Cutoff | Method::Auto)
     {
-        let tb = build_bins(grid, sources, b.radius_m, opts.torus);
-        report.pairs = Some(tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE));
+        frame = pieces.map(|ex| pieces::frame(grid, sources, b.radius_m, ex));
+        let tb = build_bins_in(grid, sources, b.radius_m, opts.torus, frame);
+        let pairs = tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE);
+        // Whole numbers below 2^53: the pieces' sum is the whole stand's in any order.
+        report.pairs = Some(pieces.map_or(pairs, |ex| ex.sum(pairs)));
         bins = Some(tb);
     }
     let mut nf = None;
@@ -223,7 +252,7 @@ pub(crate) fn disperse_species_strips(
         .pairs
         .filter(|_| bins.is_some())
         .unwrap_or(f64::INFINITY)
-        .min(cells * sources.len() as f64)
+        .min(cells * n_trees)
         <= cost.plan;
     // `auto` runs a split only where it beats the cutoff and the exact sum: splits whose near
     // field alone costs more are not planned.
@@ -232,10 +261,10 @@ pub(crate) fn disperse_species_strips(
             .pairs
             .filter(|_| bins.is_some())
             .unwrap_or(f64::INFINITY)
-            .min(cells * sources.len() as f64),
+            .min(cells * n_trees),
         _ => f64::INFINITY,
     };
-    if let Some(b) = bound
+    if let (Some(b), Some(st)) = (bound, &stats)
         && (method == Method::NearFar || (method == Method::Auto && !cheap))
     {
         // Several processes (`share.combine`): each evaluates its share of the candidates.
@@ -243,7 +272,7 @@ pub(crate) fn disperse_species_strips(
         nf = nearfar::plan_shared(
             grid,
             &kernel,
-            sources,
+            st,
             opts.tolerance,
             b.max_lower_bound,
             b.radius_m,
@@ -253,7 +282,7 @@ pub(crate) fn disperse_species_strips(
             (share.part, share.parts),
             combine.as_ref().map(|c| c as &nearfar::Agree<'_>),
         )?;
-        if nf.is_none() && method == Method::NearFar && sources.total_weight() > 0.0 {
+        if nf.is_none() && method == Method::NearFar && st.w_total > 0.0 {
             return Err(GeofieldError::Unsupported(format!(
                 "near/far: no split of this kernel meets the tolerance {:.1e} within the lattice \
                  size limit; use the cutoff or exact method",
@@ -262,7 +291,7 @@ pub(crate) fn disperse_species_strips(
         }
     }
     if method == Method::Auto {
-        let exact_pairs = cells * sources.len() as f64;
+        let exact_pairs = cells * n_trees;
         let cutoff_pairs = match (&bins, report.pairs) {
             (Some(_), Some(p)) => p,
             _ => f64::INFINITY,
@@ -307,6 +336,22 @@ pub(crate) fn disperse_species_strips(
         }
     }
     report.method = method;
+    // The trees held in pieces, gathered as the method needs them: the cutoff, those its rows'
+    // bins visit; the others, all.
+    let received;
+    if let Some(ex) = pieces {
+        match (&bins, bound) {
+            (Some(tb), Some(b)) if method == Method::Cutoff => {
+                received = pieces::halo(grid, sources, tb, b.radius_m, &mine, ex);
+                bins = Some(build_bins_in(grid, &received, b.radius_m, false, frame));
+            }
+            _ => {
+                received = pieces::gather_all(sources, ex);
+                bins = None;
+            }
+        }
+        sources = &received;
+    }
     cancel.check()?;
     let computing = Instant::now();
     report.prepare_s = (computing - start).as_secs_f64();
@@ -565,6 +610,17 @@ pub(super) fn build_bins(
     radius_m: f64,
     torus: bool,
 ) -> bins::Bins {
+    build_bins_in(grid, sources, radius_m, torus, None)
+}
+
+/// [`build_bins`] in the whole stand's `frame` ([`bins::Bins::build_in`]).
+pub(super) fn build_bins_in(
+    grid: &GridSpec,
+    sources: &Sources,
+    radius_m: f64,
+    torus: bool,
+    frame: Option<(f64, f64, f64, f64)>,
+) -> bins::Bins {
     let images;
     let src = if torus {
         images = sources.with_periodic_images(grid.width_m(), grid.height_m(), radius_m);
@@ -572,10 +628,11 @@ pub(super) fn build_bins(
     } else {
         sources
     };
-    bins::Bins::build(
+    bins::Bins::build_in(
         src,
         grid,
         radius_m,
         bins::tile_size_for(radius_m, grid.cell_size_m),
+        frame,
     )
 }

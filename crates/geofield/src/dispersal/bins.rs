@@ -27,6 +27,14 @@ pub struct Bins {
     pub w: Vec<f64>,
 }
 
+/// Whether a tree at (u, v) lies within `radius_m` of the grid rectangle (it may reach a cell).
+pub(crate) fn reaches(grid: &GridSpec, radius_m: f64, u: f64, v: f64) -> bool {
+    let (wm, hm) = (grid.width_m(), grid.height_m());
+    let du = (0.0 - u).max(u - wm).max(0.0);
+    let dv = (0.0 - v).max(v - hm).max(0.0);
+    du * du + dv * dv <= radius_m * radius_m
+}
+
 /// The source tile size for a cutoff radius: the power of two in metres nearest R/2, at least the
 /// cell size and 4 m (note §4.2 measured 32 m best for R = 40-90 m).
 pub fn tile_size_for(radius_m: f64, cell_size_m: f64) -> f64 {
@@ -35,29 +43,40 @@ pub fn tile_size_for(radius_m: f64, cell_size_m: f64) -> f64 {
 }
 
 impl Bins {
-    /// Bin the trees that lie within `radius_m` of the grid rectangle (the others cannot reach
-    /// any cell); the trees of each tile keep their input order.
-    pub fn build(sources: &Sources, grid: &GridSpec, radius_m: f64, tile_size_m: f64) -> Self {
+    /// The rectangle the bins of [`Bins::build_in`] cover: the grid's and that of the trees within
+    /// `radius_m` of it, (u_lo, v_lo, u_hi, v_hi). Of trees held by several processes, the
+    /// rectangles' union (min and max) is the whole stand's.
+    pub fn frame(sources: &Sources, grid: &GridSpec, radius_m: f64) -> (f64, f64, f64, f64) {
         let (wm, hm) = (grid.width_m(), grid.height_m());
-        let t = tile_size_m;
-        // Trees whose distance to the grid rectangle is <= radius.
-        let reach = |u: f64, v: f64| {
-            let du = (0.0 - u).max(u - wm).max(0.0);
-            let dv = (0.0 - v).max(v - hm).max(0.0);
-            du * du + dv * dv <= radius_m * radius_m
-        };
-        // In parallel, in input order (rayon's collect keeps it).
-        let keep: Vec<usize> = (0..sources.len())
+        (0..sources.len())
             .into_par_iter()
-            .filter(|&i| reach(sources.u[i], sources.v[i]))
-            .collect();
-        let (u_lo, v_lo, u_hi, v_hi) = keep
-            .par_iter()
-            .map(|&i| (sources.u[i], sources.v[i], sources.u[i], sources.v[i]))
+            .filter(|&i| reaches(grid, radius_m, sources.u[i], sources.v[i]))
+            .map(|i| (sources.u[i], sources.v[i], sources.u[i], sources.v[i]))
             .reduce(
                 || (0.0f64, 0.0f64, wm, hm),
                 |a, b| (a.0.min(b.0), a.1.min(b.1), a.2.max(b.2), a.3.max(b.3)),
-            );
+            )
+    }
+
+    /// Bin the trees that lie within `radius_m` of the grid rectangle (the others cannot reach
+    /// any cell); the trees of each tile keep their input order. The tiles cover `frame` (from
+    /// [`Bins::frame`]; `None`: these trees' own): a process holding some of the trees bins
+    /// them in the whole stand's tiles.
+    pub fn build_in(
+        sources: &Sources,
+        grid: &GridSpec,
+        radius_m: f64,
+        tile_size_m: f64,
+        frame: Option<(f64, f64, f64, f64)>,
+    ) -> Self {
+        let t = tile_size_m;
+        // In parallel, in input order (rayon's collect keeps it).
+        let keep: Vec<usize> = (0..sources.len())
+            .into_par_iter()
+            .filter(|&i| reaches(grid, radius_m, sources.u[i], sources.v[i]))
+            .collect();
+        let (u_lo, v_lo, u_hi, v_hi) =
+            frame.unwrap_or_else(|| Self::frame(sources, grid, radius_m));
         let origin_u_m = (u_lo / t).floor() * t;
         let origin_v_m = (v_lo / t).floor() * t;
         let tiles_x = (((u_hi - origin_u_m) / t).floor() as usize + 1).max(1);

@@ -50,6 +50,7 @@ mod metrics;
 pub(crate) mod multires_cpu;
 pub mod nearfar;
 mod params;
+mod pieces;
 pub(crate) mod pyramid;
 pub(crate) mod radius;
 pub(crate) mod reference;

@@ -206,8 +206,28 @@ pub fn fft_size(n: usize) -> usize {
     }
 }
 
+/// What the planner needs of a species' trees: how many, Σw, and the region they and the grid
+/// cover; of trees held by several processes, combined over them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SourceStats {
+    pub n: usize,
+    pub w_total: f64,
+    /// (u_lo, v_lo, u_hi, v_hi), as [`region`].
+    pub region: (f64, f64, f64, f64),
+}
+
+impl SourceStats {
+    pub fn of(grid: &GridSpec, sources: &Sources) -> Self {
+        Self {
+            n: sources.len(),
+            w_total: sources.total_weight(),
+            region: region(grid, sources),
+        }
+    }
+}
+
 /// The region the far field must cover: the trees and the grid, (u_lo, v_lo, u_hi, v_hi).
-fn region(grid: &GridSpec, sources: &Sources) -> (f64, f64, f64, f64) {
+pub(crate) fn region(grid: &GridSpec, sources: &Sources) -> (f64, f64, f64, f64) {
     let init = (0.0f64, 0.0f64, grid.width_m(), grid.height_m());
     (0..sources.len())
         .into_par_iter()

@@ -64,8 +64,13 @@ pub fn cutoff_radius(
     sources: &Sources,
     tolerance: f64,
 ) -> CutoffBound {
-    let total_weight = sources.total_weight();
     let lower = max_lower_bound(grid, kernel, sources);
+    bound_from(kernel, sources.total_weight(), lower, tolerance)
+}
+
+/// [`cutoff_radius`] from W = Σw and the lower bound L (of trees held by several processes:
+/// W and L combined over them).
+pub fn bound_from(kernel: &Kernel, total_weight: f64, lower: f64, tolerance: f64) -> CutoffBound {
     if total_weight <= 0.0 || lower <= 0.0 {
         return CutoffBound {
             radius_m: 0.0,

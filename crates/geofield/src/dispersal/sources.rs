@@ -3,7 +3,7 @@
 //! Grid-relative coordinates: `u = x − x_min` (east, m) and `v = y_max − y` (south, m), so cell
 //! (row, col) has its centre at u = (col + ½)h, v = (row + ½)h. Kernels and bins work in these.
 
-use geofield_core::GridSpec;
+use geofield_core::{ExactSum, GridSpec};
 use rayon::prelude::*;
 
 use super::params::Species;
@@ -68,9 +68,21 @@ impl Sources {
     pub fn is_empty(&self) -> bool {
         self.u.is_empty()
     }
-    /// Σ w.
+    /// Σ w, rounded once ([`ExactSum`]): the same bits whatever the order of the trees or the
+    /// processes that hold them ([`Sources::weight_sum`]).
     pub fn total_weight(&self) -> f64 {
-        self.w.iter().sum()
+        self.weight_sum().value()
+    }
+
+    /// Σ w exactly, as an [`ExactSum`] (chunks in parallel, merged exactly).
+    pub fn weight_sum(&self) -> ExactSum {
+        self.w
+            .par_chunks(1 << 16)
+            .map(ExactSum::of)
+            .reduce(ExactSum::new, |mut a, b| {
+                a.merge(b.partials());
+                a
+            })
     }
     fn push(&mut self, u: f64, v: f64, w: f64) {
         self.u.push(u);

@@ -3,6 +3,8 @@
 
 use geofield_core::{GridSpec, RasterData};
 
+use geofield_cuda::wind::Exchange;
+
 use super::sources::Sources;
 use super::{
     DisperseOptions, Species, SpeciesReport, SpeciesStep, Stand, band, check_device_memory,
@@ -37,6 +39,13 @@ pub struct RowShare<'a> {
     /// with its error instead, once, and then no more: the others get the error at the point
     /// they are at. `None`: one process.
     pub combine: Option<&'a Combine<'a>>,
+    /// `Some`: each process holds a piece of the stand, not all of it: the `stand` this process
+    /// passes is a contiguous run of the whole stand in file order (its byte range of the stem
+    /// map), the pieces in process order; what the methods need of the whole stand is combined
+    /// through this exchange, and each process receives the trees its rows need (the cutoff:
+    /// those within the radius of its rows; the other methods and the torus: all). Every value
+    /// is still the one-process run's. `None`: every process holds the whole stand.
+    pub trees: Option<&'a dyn Exchange>,
 }
 
 /// See [`RowShare::combine`].
@@ -51,6 +60,7 @@ impl RowShare<'_> {
             part: 0,
             parts: 1,
             combine: None,
+            trees: None,
         }
     }
 

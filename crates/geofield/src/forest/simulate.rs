@@ -316,6 +316,7 @@ pub(super) fn host_years(
         part: band.part(),
         parts: band.parts(),
         combine: split.then_some(&combine as &dispersal::Combine<'_>),
+        trees: None,
     };
     // The seeds per cell of a split run, when nobody asked for them to be gathered.
     let not_gathered = || -> Result<Vec<Vec<u32>>, GeofieldError> {

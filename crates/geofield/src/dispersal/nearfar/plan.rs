@@ -24,6 +24,7 @@ fn near_integral(k: &Kernel, b: &Blend) -> f64 {
 /// What the planner needs of a species on a grid, computed once for all its candidate splits.
 struct PlanSetup {
     h: f64,
+    n: f64,
     reg: (f64, f64, f64, f64),
     density: f64,
     tree_density: f64,
@@ -61,13 +62,13 @@ fn candidates(
 
 /// The planner's inputs: the candidate splits and the species' setup; `None` when no split can
 /// be planned (no tree carries weight).
-fn setup(grid: &GridSpec, sources: &Sources, tolerance: f64, torus: bool) -> Option<PlanSetup> {
-    let w_total = sources.total_weight();
-    if sources.is_empty() || w_total <= 0.0 || tolerance <= 0.0 {
+fn setup(grid: &GridSpec, stats: &SourceStats, tolerance: f64, torus: bool) -> Option<PlanSetup> {
+    let w_total = stats.w_total;
+    if stats.n == 0 || w_total <= 0.0 || tolerance <= 0.0 {
         return None;
     }
     let h = grid.cell_size_m;
-    let reg = region(grid, sources);
+    let reg = stats.region;
     let area = ((reg.2 - reg.0) * (reg.3 - reg.1)).max(h * h);
     let r_max = if torus {
         0.5 * grid.width_m().hypot(grid.height_m())
@@ -76,9 +77,10 @@ fn setup(grid: &GridSpec, sources: &Sources, tolerance: f64, torus: bool) -> Opt
     };
     Some(PlanSetup {
         h,
+        n: stats.n as f64,
         reg,
         density: w_total / area,
-        tree_density: sources.len() as f64 / area,
+        tree_density: stats.n as f64 / area,
         cells: grid.n_cells() as f64,
         r_max,
         l_min: grid.width_m().min(grid.height_m()),
@@ -98,7 +100,6 @@ fn evaluate(
     s: &PlanSetup,
     grid: &GridSpec,
     kernel: &Kernel,
-    sources: &Sources,
     tolerance: f64,
     lower: f64,
     torus: bool,
@@ -126,7 +127,7 @@ fn evaluate(
         if (est_rel - kink) * PLAN_SAFETY + kink <= tolerance {
             let p2 = (lat.px * lat.py) as f64;
             let fft = 6.0 * p2 * p2.log2() * cost.fft;
-            let spread = 2.0 * sources.len() as f64 * (order * order) as f64 * 0.1;
+            let spread = 2.0 * s.n * (order * order) as f64 * 0.1;
             let interp = s.cells * (order * order) as f64 * cost.interp;
             let total = near_pairs * cost.near + fft + spread + interp;
             return Some((
@@ -154,7 +155,7 @@ fn evaluate(
 fn best_of(
     grid: &GridSpec,
     kernel: &Kernel,
-    sources: &Sources,
+    stats: &SourceStats,
     tolerance: f64,
     lower: f64,
     max_radius_m: f64,
@@ -163,7 +164,7 @@ fn best_of(
     beat: f64,
     (part, parts): (usize, usize),
 ) -> Option<(usize, NearFarPlan, Envelope)> {
-    let s = setup(grid, sources, tolerance, torus)?;
+    let s = setup(grid, stats, tolerance, torus)?;
     let mut best: Option<(usize, NearFarPlan, Envelope)> = None;
     for (k, c) in candidates(&s, kernel, max_radius_m, torus)
         .into_iter()
@@ -178,8 +179,7 @@ fn best_of(
         if near_cost(&s, c.0, cost).1 >= to_beat {
             continue;
         }
-        if let Some((p, env)) =
-            evaluate(&s, grid, kernel, sources, tolerance, lower, torus, cost, c)
+        if let Some((p, env)) = evaluate(&s, grid, kernel, tolerance, lower, torus, cost, c)
             && best.as_ref().is_none_or(|b| p.cost < b.1.cost)
         {
             best = Some((k, p, env));
@@ -205,10 +205,11 @@ pub fn plan(
     cost: &CostModel,
     beat: f64,
 ) -> Option<(NearFarPlan, Envelope)> {
+    let stats = SourceStats::of(grid, sources);
     let args = (
         grid,
         kernel,
-        sources,
+        &stats,
         tolerance,
         lower,
         max_radius_m,
@@ -244,7 +245,7 @@ pub(crate) type Agree<'a> = dyn Fn([f64; 2]) -> Result<[f64; 2], GeofieldError> 
 pub(crate) fn plan_shared(
     grid: &GridSpec,
     kernel: &Kernel,
-    sources: &Sources,
+    stats: &SourceStats,
     tolerance: f64,
     lower: f64,
     max_radius_m: f64,
@@ -255,22 +256,24 @@ pub(crate) fn plan_shared(
     combine: Option<&Agree<'_>>,
 ) -> Result<Option<(NearFarPlan, Envelope)>, GeofieldError> {
     let Some(combine) = combine.filter(|_| parts > 1) else {
-        return Ok(plan(
+        return Ok(best_of(
             grid,
             kernel,
-            sources,
+            stats,
             tolerance,
             lower,
             max_radius_m,
             torus,
             cost,
             beat,
-        ));
+            (0, 1),
+        )
+        .map(|(_, p, e)| (p, e)));
     };
     let mine = best_of(
         grid,
         kernel,
-        sources,
+        stats,
         tolerance,
         lower,
         max_radius_m,
@@ -295,9 +298,9 @@ pub(crate) fn plan_shared(
     {
         return Ok(Some((p, e)));
     }
-    let Some(s) = setup(grid, sources, tolerance, torus) else {
+    let Some(s) = setup(grid, stats, tolerance, torus) else {
         return Ok(None);
     };
     let c = candidates(&s, kernel, max_radius_m, torus).get(k).copied();
-    Ok(c.and_then(|c| evaluate(&s, grid, kernel, sources, tolerance, lower, torus, cost, c)))
+    Ok(c.and_then(|c| evaluate(&s, grid, kernel, tolerance, lower, torus, cost, c)))
 }
