@@ -122,6 +122,19 @@ pub(crate) struct Prepared {
 }
 
 pub(crate) fn prepare(a: &DisperseArgs, ctx: &Ctx, plan: bool) -> Result<Prepared> {
+    prepare_part(a, ctx, plan, None)?.context("the stem map was not read")
+}
+
+/// [`prepare`] for one part of a run split by rows over the parts of `split` (MPI ranks): the
+/// part reads its byte range of the stem map (its piece of the stand, with the whole file's
+/// report) and checks the memory its rows need. `Ok(None)`: another part failed reading, and
+/// reports it at the parts' next agreement.
+pub(crate) fn prepare_part(
+    a: &DisperseArgs,
+    ctx: &Ctx,
+    plan: bool,
+    split: Option<&dyn geofield::wind::split::Exchange>,
+) -> Result<Option<Prepared>> {
     let mut outs = Outputs::new();
     if plan {
         outs.input("--trees", &a.trees);
@@ -137,7 +150,21 @@ pub(crate) fn prepare(a: &DisperseArgs, ctx: &Ctx, plan: bool) -> Result<Prepare
     let species = inputs::read_species(&a.species)?;
     let grid = GridSpec::from_extent(extent, a.cell_size_m)
         .context("the output grid of --extent at cell size --cell-size-m")?;
-    dispersal::check_memory(&grid, species.len(), opts.precision).context(
+    // A part of a split run holds its rows of the maps (rank 0 all of them where an output
+    // needs them gathered: `--png`, `.asc`, `.npy`).
+    let gathered = a.png.is_some() || RasterFormat::from_path(&a.out)? != RasterFormat::GeoTiff;
+    let rows = match split {
+        Some(ex) if !(plan && gathered) => {
+            geofield_io::geotiff::RowSplit::new(grid.cols, grid.rows, ex.parts()).rows[ex.part()]
+                .clone()
+        }
+        _ => 0..grid.rows,
+    };
+    let band = GridSpec {
+        rows: rows.len().max(1),
+        ..grid
+    };
+    dispersal::check_memory(&band, species.len(), opts.precision).context(
         "the output grid would not fit in this machine's available memory (MemAvailable)",
     )?;
     let mut timing = Timing::default();
@@ -149,7 +176,10 @@ pub(crate) fn prepare(a: &DisperseArgs, ctx: &Ctx, plan: bool) -> Result<Prepare
             (ctx.open_backend(), t.elapsed().as_secs_f64())
         });
         let t = Instant::now();
-        let trees = inputs::read_trees(&a.trees, &species, &extent, a.strict);
+        let trees = match split {
+            Some(ex) => inputs::read_trees_piece(&a.trees, &species, &extent, a.strict, ex),
+            None => inputs::read_trees(&a.trees, &species, &extent, a.strict).map(Some),
+        };
         timing.read_s = t.elapsed().as_secs_f64();
         let (sel, seconds) = opening
             .join()
@@ -157,19 +187,25 @@ pub(crate) fn prepare(a: &DisperseArgs, ctx: &Ctx, plan: bool) -> Result<Prepare
         timing.backend_s = seconds;
         (trees, sel)
     });
-    let (stand, stand_report) = trees?;
+    let Some((stand, stand_report)) = trees? else {
+        return Ok(None);
+    };
     if plan {
         disperse_report::check_stand(a, &stand_report)?;
     }
     let sel = sel?;
-    dispersal::check_device_memory(&sel.backend, &grid).with_context(|| {
+    let device_rows = match split {
+        Some(_) => dispersal::device_rows(opts.method, &grid, &rows),
+        None => grid.rows,
+    };
+    dispersal::check_device_memory_rows(&sel.backend, &grid, device_rows).with_context(|| {
         format!(
             "the grid would not fit in the memory of {} (use --backend cpu or a smaller extent)",
             sel.backend.device_name()
         )
     })?;
     let names = species.iter().map(|s| s.name.clone()).collect();
-    Ok(Prepared {
+    Ok(Some(Prepared {
         outs,
         opts,
         crs,
@@ -181,7 +217,7 @@ pub(crate) fn prepare(a: &DisperseArgs, ctx: &Ctx, plan: bool) -> Result<Prepare
         stand_report,
         sel,
         timing,
-    })
+    }))
 }
 
 impl Prepared {

@@ -31,7 +31,7 @@ use geofield_core::RasterData;
 use geofield_io::RasterFormat;
 use geofield_io::geotiff::{self, BigTiff, CogPart, RowSplit};
 
-use crate::cmd_disperse::{DisperseArgs, Prepared, prepare, strip_height};
+use crate::cmd_disperse::{DisperseArgs, Prepared, prepare_part, strip_height};
 use crate::ctx::Ctx;
 use crate::disperse_report;
 use crate::disperse_sink::{BandSink, Encoder};
@@ -49,14 +49,23 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx, ranks: &Ranks) -> Result<()> {
     // hands on band B's rows, while the others compute): how the tests check that one rank's
     // failure ends the whole job.
     let inject = std::env::var("GEOFIELD_MPI_FAIL").unwrap_or_default();
+    // Each rank reads its byte range of the stem map (collective: every rank reads, then the
+    // injected failure).
+    let prepared = prepare_part(
+        a,
+        ctx,
+        root,
+        Some(ranks as &dyn geofield::wind::split::Exchange),
+    );
     let prepared = match inject.parse::<usize>().ok() == Some(ranks.rank()) {
         true => Err(anyhow!(
             "injected failure before the work (GEOFIELD_MPI_FAIL)"
         )),
-        false => prepare(a, ctx, root),
+        false => prepared,
     };
+    // A rank that found another's failure (`Ok(None)`) agrees: the failing rank's error comes.
     ranks.start(prepared.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")))?;
-    let mut p = prepared?;
+    let mut p = prepared?.context("another rank failed reading the stem map")?;
     // Whether the ranks already know of a failure (the combining returned it): then no rank
     // waits for another word from this one.
     let known = AtomicBool::new(false);
@@ -123,7 +132,7 @@ fn compute(
         part: ranks.rank(),
         parts: ranks.size(),
         combine: Some(&combine),
-        trees: None,
+        trees: Some(ranks),
     };
     let fail_band = std::env::var("GEOFIELD_MPI_FAIL")
         .ok()

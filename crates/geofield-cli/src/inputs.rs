@@ -34,12 +34,30 @@ pub fn read_trees(
     extent: &Extent,
     strict: bool,
 ) -> Result<(Stand, StandReport)> {
-    geofield::dispersal::io::read_stand(path, species, extent, strict).map_err(|e| match e {
+    geofield::dispersal::io::read_stand(path, species, extent, strict).map_err(strict_hint)
+}
+
+/// [`read_trees`] by one part of a split run: its byte range of the file
+/// ([`geofield::dispersal::io::read_stand_piece`]); `Ok(None)`: another part failed.
+pub fn read_trees_piece(
+    path: &Path,
+    species: &[Species],
+    extent: &Extent,
+    strict: bool,
+    ex: &dyn geofield::wind::split::Exchange,
+) -> Result<Option<(Stand, StandReport)>> {
+    geofield::dispersal::io::read_stand_piece(path, species, extent, strict, ex)
+        .map_err(strict_hint)
+}
+
+/// The `--strict` hint on an unknown species' error.
+fn strict_hint(e: InputError) -> anyhow::Error {
+    match e {
         InputError::UnknownSpecies { .. } => {
             anyhow!("{e} (an error with --strict; without it such trees are skipped)")
         }
         e => e.into(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -197,3 +197,77 @@ fn a_failing_rank_ends_a_split_dispersal_cleanly() {
         );
     }
 }
+
+/// Each rank reads its byte range of the stem map: a bad value in the last rank's range, or in
+/// the first's, is reported as one process reports it (the file and line), by that rank, with
+/// exit code 2 and no output; `--strict` with an unknown species in the middle rank's range
+/// names the first such line, as one process does (found in the reports every rank combines:
+/// rank 0 names it).
+#[test]
+fn a_bad_stem_map_line_is_named_as_one_process_names_it() {
+    let Some(mpi) = mpiexec() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    big_stand(dir.path());
+    let text = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let args = [
+        "--cell-size-m",
+        "2",
+        "--out",
+        "s.tif",
+        "--species",
+        "../t.toml",
+    ];
+    let cases = [
+        (lines.len() * 9 / 10, "1,2,-3,subalpine_fir", 2),
+        (3, "1,2,x,subalpine_fir", 0),
+        (lines.len() / 2, "1,2,30,no_such_tree", 0),
+    ];
+    for (at, bad, rank) in cases {
+        let mut l = lines.clone();
+        let mut fields: Vec<&str> = bad.split(',').collect();
+        // Keep the file's column order: x, y, dbh, species as the header has them.
+        let header: Vec<&str> = l[0].split(',').collect();
+        let order = |name: &str| header.iter().position(|h| h.trim() == name).unwrap();
+        let mut row = vec![""; header.len()];
+        for (name, v) in ["x_m", "y_m", "dbh_cm", "species"]
+            .iter()
+            .zip(fields.drain(..))
+        {
+            row[order(name)] = v;
+        }
+        let row = row.join(",");
+        l[at] = &row;
+        std::fs::write(dir.path().join("t.csv"), l.join("\n") + "\n").unwrap();
+        let mut a = args.to_vec();
+        if bad.contains("no_such") {
+            a.push("--strict");
+        }
+        let one = disperse(&mpi, dir.path(), "one", 0, &a, None);
+        let said = String::from_utf8_lossy(&one.stderr).to_string();
+        assert_eq!(one.status.code(), Some(2), "{said}");
+        assert!(said.contains(&format!("t.csv:{}:", at + 1)), "{said}");
+        // The one-process error, after "rank R: ".
+        let cause = said
+            .lines()
+            .find(|s| s.contains("t.csv:"))
+            .unwrap()
+            .split("t.csv:")
+            .nth(1)
+            .unwrap()
+            .to_string();
+        let out = disperse(&mpi, dir.path(), "f", 3, &a, None);
+        failed_cleanly(
+            &out,
+            &format!("rank {rank}: "),
+            Some(&dir.path().join("f")),
+            &format!("a bad line {at} on rank {rank}"),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&cause), "{err} does not say {cause}");
+        std::fs::remove_dir_all(dir.path().join("one")).unwrap();
+    }
+    std::fs::write(dir.path().join("t.csv"), text).unwrap();
+}

@@ -35,6 +35,9 @@ pub struct CsvChunks {
     /// The records after the header, as pieces at line ends, each with the line number of its
     /// first line; `None` when the file is read serially.
     chunks: Option<(Vec<u8>, Vec<Piece>)>,
+    /// Read serially as part p of n ([`CsvChunks::open_part`]): the records of its share by
+    /// count only.
+    share: Option<(usize, usize)>,
 }
 
 /// A piece of the file: its byte range and the line number of its first line.
@@ -80,7 +83,125 @@ impl CsvChunks {
             path: path.to_path_buf(),
             headers,
             chunks: Some((bytes, chunks)),
+            share: None,
         })
+    }
+
+    /// Open `path` as part `part` of `parts` processes that read it together (MPI ranks): each
+    /// reads its header and its byte range of the records, cut at line ends (the records whose
+    /// line starts in its nominal range, `(size − header)·p/parts` onwards), and learns the line
+    /// numbers before its range from the others. `all_gather` is the parts' collective call
+    /// (every part's values concatenated in part order, on every part); every part calls it
+    /// the same number of times whatever happens here. A file that must be read serially (see
+    /// the [module docs](self)) anywhere is read whole by every part, each keeping its share of
+    /// the records by count. The records of the parts' [`CsvChunks::fold`]s, in part order, are
+    /// the file's, with their line numbers. `Ok(None)`: another part failed (its error is its
+    /// own to report).
+    pub fn open_part(
+        path: &Path,
+        part: usize,
+        parts: usize,
+        all_gather: &dyn Fn(&[f64]) -> Vec<f64>,
+    ) -> Result<Option<Self>, IoError> {
+        let mine = Self::read_range(path, part, parts);
+        // [failed, newlines, serial] of every part.
+        let flags = match &mine {
+            Ok(Ok((_, bytes, _))) => [0.0, count_newlines(bytes) as f64, 0.0],
+            Ok(Err(_)) => [0.0, 0.0, 1.0],
+            Err(_) => [1.0, 0.0, 0.0],
+        };
+        let all = all_gather(&flags);
+        let mine = mine?;
+        if all.chunks_exact(3).any(|f| f[0] > 0.0) {
+            return Ok(None);
+        }
+        let (headers, bytes, first_line) = match mine {
+            Ok(range) if all.chunks_exact(3).all(|f| f[2] == 0.0) => range,
+            _ => {
+                let mut t = Self::serial(path)?;
+                t.share = Some((part, parts));
+                return Ok(Some(t));
+            }
+        };
+        let before: u64 = all.chunks_exact(3).take(part).map(|f| f[1] as u64).sum();
+        let chunks = split(&bytes, 0, first_line + before);
+        Ok(Some(Self {
+            path: path.to_path_buf(),
+            headers,
+            chunks: Some((bytes, chunks)),
+            share: None,
+        }))
+    }
+
+    /// Part `part`'s header, byte range of the records and the line number of the records'
+    /// first line; `Ok(Err(()))` where the file must be read serially.
+    #[allow(clippy::type_complexity)]
+    fn read_range(
+        path: &Path,
+        part: usize,
+        parts: usize,
+    ) -> Result<Result<(Vec<String>, Vec<u8>, u64), ()>, IoError> {
+        use std::io::{Seek, SeekFrom};
+        let read_error = |source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = File::open(path).map_err(read_error)?;
+        let size = file.metadata().map_err(read_error)?.len();
+        let mut rdr = ReaderBuilder::new()
+            .has_headers(true)
+            .trim(csv::Trim::All)
+            .from_reader(&mut file);
+        let headers: Vec<String> = match rdr.headers() {
+            Ok(h) => h.iter().map(str::to_string).collect(),
+            Err(e) => {
+                let line = e.position().map_or(1, |p| p.line());
+                return Err(csv_error(path, e, line));
+            }
+        };
+        let pos = rdr.position().clone();
+        drop(rdr);
+        let body = pos.byte().min(size);
+        let nominal = |p: usize| {
+            let span = u128::from(size - body);
+            body + (span * p as u128 / parts.max(1) as u128) as u64
+        };
+        // A part's records start after the first line end at or after its nominal start − 1.
+        let mut starts = |p: usize| -> Result<u64, IoError> {
+            if p == 0 {
+                return Ok(body);
+            }
+            if p >= parts {
+                return Ok(size);
+            }
+            let mut at = nominal(p) - 1;
+            file.seek(SeekFrom::Start(at)).map_err(read_error)?;
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                let n = file.read(&mut buf).map_err(read_error)?;
+                if n == 0 {
+                    return Ok(size);
+                }
+                if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+                    return Ok(at + i as u64 + 1);
+                }
+                at += n as u64;
+            }
+        };
+        let from = starts(part)?;
+        let to = starts(part + 1)?.max(from);
+        let len = to - from;
+        let fits = geofield_core::available_memory_bytes().is_none_or(|a| len <= a / 4);
+        if !fits || len > usize::MAX as u64 {
+            return Ok(Err(()));
+        }
+        let mut bytes = vec![0u8; len as usize];
+        file.seek(SeekFrom::Start(from)).map_err(read_error)?;
+        file.read_exact(&mut bytes).map_err(read_error)?;
+        if bytes.par_chunks(CHUNK_BYTES).any(needs_serial) || needs_serial_at_seams(&bytes) {
+            return Ok(Err(()));
+        }
+        Ok(Ok((headers, bytes, pos.line())))
     }
 
     /// The streaming reader's header, for a file read serially.
@@ -90,6 +211,7 @@ impl CsvChunks {
             path: path.to_path_buf(),
             headers: t.headers,
             chunks: None,
+            share: None,
         })
     }
 
@@ -120,11 +242,30 @@ impl CsvChunks {
         E: From<IoError> + Send,
     {
         let Some((bytes, chunks)) = &self.chunks else {
+            // Part p of n reading serially: its share of the records by count (a first pass
+            // counts them; a malformed record is every part's error).
+            let keep = match self.share {
+                Some((p, n)) => {
+                    let mut t = CsvTable::read(&self.path)?;
+                    let mut rec = CsvRecord::default();
+                    let mut count = 0u64;
+                    while t.next_record(&mut rec)? {
+                        count += 1;
+                    }
+                    let at = |p: usize| (u128::from(count) * p as u128 / n.max(1) as u128) as u64;
+                    at(p)..at(p + 1)
+                }
+                None => 0..u64::MAX,
+            };
             let mut t = CsvTable::read(&self.path)?;
             let mut acc = T::default();
             let mut rec = CsvRecord::default();
-            while t.next_record(&mut rec)? {
-                f(&mut acc, t.row(&rec))?;
+            let mut k = 0u64;
+            while k < keep.end && t.next_record(&mut rec)? {
+                if keep.contains(&k) {
+                    f(&mut acc, t.row(&rec))?;
+                }
+                k += 1;
             }
             return Ok(vec![acc]);
         };
@@ -191,6 +332,13 @@ impl CsvChunks {
         }
         Ok(())
     }
+}
+
+/// Line feeds in `b`.
+fn count_newlines(b: &[u8]) -> usize {
+    b.par_chunks(CHUNK_BYTES)
+        .map(|c| c.iter().filter(|&&x| x == b'\n').count())
+        .sum()
 }
 
 /// A quote, or a carriage return not followed by a line feed, in `b` (not across its end).

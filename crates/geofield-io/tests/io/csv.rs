@@ -335,3 +335,96 @@ fn the_parallel_reader_reports_the_first_error_in_file_order() {
         assert_eq!(all_chunked(&p), all_streamed(&p), "{name}");
     }
 }
+
+/// Parts as threads: `all_gather` through a shared slot per part and a barrier.
+struct Gather {
+    slots: std::sync::Mutex<Vec<Vec<f64>>>,
+    barrier: std::sync::Barrier,
+}
+
+impl Gather {
+    fn new(n: usize) -> Self {
+        Self {
+            slots: std::sync::Mutex::new(vec![Vec::new(); n]),
+            barrier: std::sync::Barrier::new(n),
+        }
+    }
+    fn call(&self, p: usize, mine: &[f64]) -> Vec<f64> {
+        self.slots.lock().unwrap()[p] = mine.to_vec();
+        self.barrier.wait();
+        let all = self.slots.lock().unwrap().concat();
+        self.barrier.wait();
+        all
+    }
+}
+
+/// `path` read by `parts` parts together (`CsvChunks::open_part`): each part's records, in part
+/// order, or its error as text (`Ok(None)`: another part failed).
+#[allow(clippy::type_complexity)]
+fn all_parts(path: &Path, parts: usize) -> Vec<Result<Option<Vec<(u64, Vec<String>)>>, String>> {
+    let g = Gather::new(parts);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..parts)
+            .map(|p| {
+                let g = &g;
+                s.spawn(move || {
+                    let gather = |m: &[f64]| g.call(p, m);
+                    let Some(t) =
+                        CsvChunks::open_part(path, p, parts, &gather).map_err(|e| e.to_string())?
+                    else {
+                        return Ok(None);
+                    };
+                    let pieces = t
+                        .fold(|acc: &mut Vec<(u64, Vec<String>)>, row| {
+                            let n = t.headers.len();
+                            let fields = (0..n).map(|i| row.str(i).map(str::to_string));
+                            acc.push((row.line(), fields.collect::<Result<_, IoError>>()?));
+                            Ok::<(), IoError>(())
+                        })
+                        .map_err(|e| e.to_string())?;
+                    Ok(Some(pieces.into_iter().flatten().collect()))
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Parts reading their byte ranges give, in part order, the streaming reader's records and
+/// line numbers (CRLF and blank lines, a byte-order mark, chunks of several MiB, more parts
+/// than lines); a quoted file is read serially, each part keeping its share; the first error
+/// in file order is the lowest failing part's.
+#[test]
+fn parts_reading_byte_ranges_give_the_files_records_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = big_file(300_000);
+    let p = write(dir.path(), "big.csv", &bytes);
+    let want = all_streamed(&p).unwrap();
+    let small = write(dir.path(), "small.csv", b"a,b\n1,2\r\n\n3,4\n5,6");
+    let want_small = all_streamed(&small).unwrap();
+    let mut quoted = bytes.clone();
+    quoted.extend_from_slice(b"\"1\",2,3,\"sp,1\"\n");
+    let q = write(dir.path(), "quoted.csv", &quoted);
+    let want_quoted = all_streamed(&q).unwrap();
+    for parts in [1, 2, 3, 5] {
+        for (path, want) in [(&p, &want), (&small, &want_small), (&q, &want_quoted)] {
+            let got: Vec<_> = all_parts(path, parts)
+                .into_iter()
+                .flat_map(|r| r.unwrap().unwrap())
+                .collect();
+            assert_eq!(&got, want, "{} parts of {}", parts, path.display());
+        }
+    }
+    // An error in the last third: the part whose range holds it reports the streaming reader's
+    // error; the parts before it read fine.
+    let text = String::from_utf8(bytes).unwrap();
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let bad = lines.len() * 5 / 6;
+    lines[bad] = "1,2,3";
+    let e = write(dir.path(), "bad.csv", lines.join("\n").as_bytes());
+    let slow = all_streamed(&e).unwrap_err();
+    let got = all_parts(&e, 3);
+    assert!(got[0].as_ref().is_ok_and(Option::is_some) && got[1].is_ok());
+    assert_eq!(got[2].as_ref().unwrap_err(), &slow);
+    assert!(slow.contains(&format!(":{}:", bad + 1)), "{slow}");
+}

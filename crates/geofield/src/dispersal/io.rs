@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use geofield_core::Extent;
+use geofield_cuda::wind::Exchange;
 use serde::Deserialize;
 
 use super::{Eta, Kernel, Species, Stand};
@@ -220,7 +221,7 @@ pub fn species_toml(species: &[Species]) -> String {
 }
 
 /// What reading a stem map found besides the trees.
-#[derive(Debug, Default, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StandReport {
     pub rows: usize,
     pub unknown_species: usize,
@@ -258,6 +259,101 @@ pub fn read_stand(
     // and report, then joined in file order: the same trees, order, counts and first lines as
     // one pass over the file.
     let t = geofield_io::CsvChunks::open(path)?;
+    let (st, rep) = join(read_rows(&t, path, species, extent)?, species.len());
+    check_strict(&rep, path, species, strict)?;
+    Ok((st, rep))
+}
+
+/// [`read_stand`] by the parts of a run split over processes (MPI ranks), each reading its
+/// byte range of the file ([`geofield_io::CsvChunks::open_part`]): this part's trees, a
+/// contiguous run of the stand in file order (the pieces of [`super::RowShare::trees`]), and the
+/// whole file's report. Every part calls the exchange the same number of times whatever
+/// happens; `Ok(None)`: another part failed, and its error is its own to report (the caller
+/// joins the parts' next agreement, where it comes). Errors name the file's line, as
+/// [`read_stand`]'s do.
+pub fn read_stand_piece(
+    path: &Path,
+    species: &[Species],
+    extent: &Extent,
+    strict: bool,
+    ex: &dyn Exchange,
+) -> Result<Option<(Stand, StandReport)>, InputError> {
+    let gather = |m: &[f64]| ex.all_gather(m);
+    let mine = match geofield_io::CsvChunks::open_part(path, ex.part(), ex.parts(), &gather) {
+        Err(e) => Err(InputError::from(e)),
+        Ok(None) => Ok(None),
+        Ok(Some(t)) => {
+            read_rows(&t, path, species, extent).map(|rows| Some(join(rows, species.len())))
+        }
+    };
+    // Every part's report (status 0: read; 1: failed; 2: another part failed), in part order.
+    let (status, payload) = match &mine {
+        Ok(Some((_, rep))) => (0u8, serde_json::to_vec(rep).unwrap_or_default()),
+        Err(_) => (1, Vec::new()),
+        Ok(None) => (2, Vec::new()),
+    };
+    let mut msg = vec![status];
+    msg.extend_from_slice(&payload);
+    let all = gather_bytes(ex, &msg);
+    let (st, _) = match mine? {
+        Some(m) => m,
+        None => return Ok(None),
+    };
+    if all.iter().any(|m| m.first() != Some(&0)) {
+        return Ok(None);
+    }
+    let mut rep = empty_report(species.len());
+    for m in &all {
+        let r: StandReport =
+            serde_json::from_slice(m.get(1..).unwrap_or(&[])).map_err(|e| InputError::Invalid {
+                path: path.to_path_buf(),
+                reason: format!("a part's report of the file did not come through: {e}"),
+            })?;
+        join_report(&mut rep, r);
+    }
+    check_strict(&rep, path, species, strict)?;
+    Ok(Some((st, rep)))
+}
+
+/// Every part's `mine` on every part, in part order (bytes through the exchange's f64s, bit
+/// for bit).
+fn gather_bytes(ex: &dyn Exchange, mine: &[u8]) -> Vec<Vec<u8>> {
+    let lens = ex.all_gather(&[mine.len() as f64]);
+    let words: Vec<f64> = mine
+        .chunks(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            f64::from_bits(u64::from_le_bytes(b))
+        })
+        .collect();
+    let all = ex.all_gather(&words);
+    let mut at = 0usize;
+    lens.iter()
+        .map(|&l| {
+            let l = l as usize;
+            let n = l.div_ceil(8);
+            let bytes: Vec<u8> = all
+                .get(at..at + n)
+                .unwrap_or(&[])
+                .iter()
+                .flat_map(|w| w.to_bits().to_le_bytes())
+                .take(l)
+                .collect();
+            at += n;
+            bytes
+        })
+        .collect()
+}
+
+/// The records of `t` (all of a file, or a part's byte range) as stands and reports, one per
+/// chunk in file order.
+fn read_rows(
+    t: &geofield_io::CsvChunks,
+    path: &Path,
+    species: &[Species],
+    extent: &Extent,
+) -> Result<Vec<(Stand, StandReport)>, InputError> {
     let cx = t.column_any(&["x_m", "x"])?;
     let cy = t.column_any(&["y_m", "y"])?;
     let cd = t.column_any(&["dbh_cm", "dbh"])?;
@@ -273,7 +369,7 @@ pub fn read_stand(
         .enumerate()
         .map(|(i, s)| (s.name.to_lowercase(), i as u32))
         .collect();
-    let parts = t.fold(|(st, rep): &mut (Stand, StandReport), row| {
+    t.fold(|(st, rep): &mut (Stand, StandReport), row| {
         rep.rows += 1;
         let line = row.line();
         let x = row.finite_f64(cx)?;
@@ -315,42 +411,65 @@ pub fn read_stand(
         st.dbh_cm.push(dbh);
         st.species.push(sp);
         Ok(())
-    })?;
+    })
+}
+
+fn empty_report(n_species: usize) -> StandReport {
+    StandReport {
+        trees_per_species: vec![0; n_species],
+        ..Default::default()
+    }
+}
+
+/// The stands and reports of consecutive pieces of a file, joined in order.
+fn join(parts: Vec<(Stand, StandReport)>, n_species: usize) -> (Stand, StandReport) {
     let mut st = Stand::default();
     let n: usize = parts.iter().map(|(s, _)| s.x_m.len()).sum();
     st.x_m.reserve_exact(n);
     st.y_m.reserve_exact(n);
     st.dbh_cm.reserve_exact(n);
     st.species.reserve_exact(n);
-    let mut rep = StandReport {
-        trees_per_species: vec![0; species.len()],
-        ..Default::default()
-    };
+    let mut rep = empty_report(n_species);
     for (s, r) in parts {
         st.x_m.extend_from_slice(&s.x_m);
         st.y_m.extend_from_slice(&s.y_m);
         st.dbh_cm.extend_from_slice(&s.dbh_cm);
         st.species.extend_from_slice(&s.species);
-        rep.rows += r.rows;
-        rep.unknown_species += r.unknown_species;
-        rep.outside_extent += r.outside_extent;
-        for (total, k) in rep.trees_per_species.iter_mut().zip(&r.trees_per_species) {
-            *total += k;
-        }
-        for line in r.unknown_species_first_lines {
-            push_first(&mut rep.unknown_species_first_lines, line);
-        }
-        for line in r.outside_extent_first_lines {
-            push_first(&mut rep.outside_extent_first_lines, line);
-        }
-        for name in r.unknown_species_names {
-            if !rep.unknown_species_names.contains(&name)
-                && rep.unknown_species_names.len() < UNKNOWN_NAMES
-            {
-                rep.unknown_species_names.push(name);
-            }
+        join_report(&mut rep, r);
+    }
+    (st, rep)
+}
+
+/// `r`, the report of the piece after `rep`'s, added to `rep`.
+fn join_report(rep: &mut StandReport, r: StandReport) {
+    rep.rows += r.rows;
+    rep.unknown_species += r.unknown_species;
+    rep.outside_extent += r.outside_extent;
+    for (total, k) in rep.trees_per_species.iter_mut().zip(&r.trees_per_species) {
+        *total += k;
+    }
+    for line in r.unknown_species_first_lines {
+        push_first(&mut rep.unknown_species_first_lines, line);
+    }
+    for line in r.outside_extent_first_lines {
+        push_first(&mut rep.outside_extent_first_lines, line);
+    }
+    for name in r.unknown_species_names {
+        if !rep.unknown_species_names.contains(&name)
+            && rep.unknown_species_names.len() < UNKNOWN_NAMES
+        {
+            rep.unknown_species_names.push(name);
         }
     }
+}
+
+/// With `strict`, trees of unknown species are an error naming the first one's line.
+fn check_strict(
+    rep: &StandReport,
+    path: &Path,
+    species: &[Species],
+    strict: bool,
+) -> Result<(), InputError> {
     if strict && let Some(&line) = rep.unknown_species_first_lines.first() {
         return Err(InputError::UnknownSpecies {
             path: path.to_path_buf(),
@@ -364,7 +483,7 @@ pub fn read_stand(
                 .join(", "),
         });
     }
-    Ok((st, rep))
+    Ok(())
 }
 
 #[cfg(test)]

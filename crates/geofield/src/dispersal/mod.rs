@@ -249,10 +249,35 @@ pub fn check_memory(
 /// output plus as much again for partial sums. Nothing to check on the CPU. The error is
 /// [`geofield_core::CoreError::TooLarge`] with the sizes.
 pub fn check_device_memory(backend: &Backend, grid: &GridSpec) -> Result<(), GeofieldError> {
+    check_device_memory_rows(backend, grid, grid.rows)
+}
+
+/// [`check_device_memory`] for `rows` of the grid: a process of a run split by rows whose
+/// method computes only its rows on the GPU (the cutoff, and `auto`, which picks it on large
+/// grids; where `auto` picks a whole-map method instead, the device's allocation fails with
+/// an error naming it).
+pub fn check_device_memory_rows(
+    backend: &Backend,
+    grid: &GridSpec,
+    rows: usize,
+) -> Result<(), GeofieldError> {
     if let Backend::Cuda(g) = backend {
-        grid.check_memory(2, 8, u128::from(g.info().total_memory_bytes))?;
+        let band = GridSpec {
+            rows: rows.clamp(1, grid.rows.max(1)),
+            ..*grid
+        };
+        band.check_memory(2, 8, u128::from(g.info().total_memory_bytes))?;
     }
     Ok(())
+}
+
+/// The rows of the maps a process computes on its device, for [`check_device_memory_rows`]:
+/// its share for the methods that compute by rows there, else the whole grid.
+pub fn device_rows(method: Method, grid: &GridSpec, share: &std::ops::Range<usize>) -> usize {
+    match method {
+        Method::Cutoff | Method::Auto => share.len(),
+        _ => grid.rows,
+    }
 }
 
 /// Compute the seed density of every species on `grid`.

@@ -7,7 +7,7 @@ use geofield_cuda::wind::Exchange;
 
 use super::sources::Sources;
 use super::{
-    DisperseOptions, Species, SpeciesReport, SpeciesStep, Stand, band, check_device_memory,
+    DisperseOptions, Species, SpeciesReport, SpeciesStep, Stand, band, check_device_memory_rows,
     check_memory,
 };
 use crate::{Backend, Cancel, GeofieldError};
@@ -117,8 +117,17 @@ pub fn disperse_rows(
     cancel: &Cancel,
     sink: &mut dyn FnMut(Strip) -> Result<(), GeofieldError>,
 ) -> Result<Vec<SpeciesReport>, GeofieldError> {
-    check_memory(grid, species.len(), opts.precision)?;
-    check_device_memory(backend, grid)?;
+    // This process's rows of every map (the whole grid in one process).
+    let band = GridSpec {
+        rows: share.rows.len().clamp(1, grid.rows.max(1)),
+        ..*grid
+    };
+    check_memory(&band, species.len(), opts.precision)?;
+    check_device_memory_rows(
+        backend,
+        grid,
+        super::device_rows(opts.method, grid, &share.rows),
+    )?;
     let mut reports = Vec::with_capacity(species.len());
     for (index, sp) in species.iter().enumerate() {
         cancel.check()?;
