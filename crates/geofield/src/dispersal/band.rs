@@ -234,7 +234,18 @@ pub(crate) fn disperse_species_strips(
         && matches!(method, Method::Cutoff | Method::Auto)
     {
         frame = pieces.map(|ex| pieces::frame(grid, sources, b.radius_m, ex));
-        let tb = build_bins_in(grid, sources, b.radius_m, opts.torus, frame);
+        // A piece's trees are counted in the whole stand's tiles (the pairs below, the halo's
+        // tiles); its rows' trees are binned once received.
+        let tb = match frame {
+            Some(f) => bins::Bins::count_in(
+                sources,
+                grid,
+                b.radius_m,
+                bins::tile_size_for(b.radius_m, grid.cell_size_m),
+                Some(f),
+            ),
+            None => build_bins_in(grid, sources, b.radius_m, opts.torus, None),
+        };
         let pairs = tb.visited_pairs(grid, b.radius_m, cutoff_cpu::OUT_TILE);
         // Whole numbers below 2^53: the pieces' sum is the whole stand's in any order.
         report.pairs = Some(pieces.map_or(pairs, |ex| ex.sum(pairs)));

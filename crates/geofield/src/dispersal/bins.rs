@@ -69,6 +69,29 @@ impl Bins {
         tile_size_m: f64,
         frame: Option<(f64, f64, f64, f64)>,
     ) -> Self {
+        Self::bin(sources, grid, radius_m, tile_size_m, frame, true)
+    }
+
+    /// [`Bins::build_in`]'s tiles and their counts only (no trees): what
+    /// [`Bins::visited_pairs`] and the tile ranges need.
+    pub fn count_in(
+        sources: &Sources,
+        grid: &GridSpec,
+        radius_m: f64,
+        tile_size_m: f64,
+        frame: Option<(f64, f64, f64, f64)>,
+    ) -> Self {
+        Self::bin(sources, grid, radius_m, tile_size_m, frame, false)
+    }
+
+    fn bin(
+        sources: &Sources,
+        grid: &GridSpec,
+        radius_m: f64,
+        tile_size_m: f64,
+        frame: Option<(f64, f64, f64, f64)>,
+        trees: bool,
+    ) -> Self {
         let t = tile_size_m;
         // In parallel, in input order (rayon's collect keeps it).
         let keep: Vec<usize> = (0..sources.len())
@@ -96,9 +119,9 @@ impl Bins {
             tile_start[k + 1] += tile_start[k];
         }
         let mut next: Vec<u32> = tile_start[..n_tiles].to_vec();
-        let n = keep.len();
+        let n = if trees { keep.len() } else { 0 };
         let (mut du, mut dv, mut w) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        for (j, &i) in keep.iter().enumerate() {
+        for (j, &i) in keep.iter().enumerate().take(n) {
             let tt = tiles[j];
             let slot = next[tt] as usize;
             next[tt] += 1;
