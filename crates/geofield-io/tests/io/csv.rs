@@ -231,6 +231,11 @@ fn missing_file_is_a_read_error() {
 /// Every record of `path` by the parallel reader, as (line, fields); the error as text.
 fn all_chunked(path: &Path) -> Result<Vec<(u64, Vec<String>)>, String> {
     let t = CsvChunks::open(path).map_err(|e| e.to_string())?;
+    records(&t)
+}
+
+/// Every record `t` folds, as (line, fields); the error as text.
+fn records(t: &CsvChunks) -> Result<Vec<(u64, Vec<String>)>, String> {
     let parts = t
         .fold(|acc: &mut Vec<(u64, Vec<String>)>, row| {
             let n = t.headers.len();
@@ -374,15 +379,7 @@ fn all_parts(path: &Path, parts: usize) -> Vec<Result<Option<Vec<(u64, Vec<Strin
                     else {
                         return Ok(None);
                     };
-                    let pieces = t
-                        .fold(|acc: &mut Vec<(u64, Vec<String>)>, row| {
-                            let n = t.headers.len();
-                            let fields = (0..n).map(|i| row.str(i).map(str::to_string));
-                            acc.push((row.line(), fields.collect::<Result<_, IoError>>()?));
-                            Ok::<(), IoError>(())
-                        })
-                        .map_err(|e| e.to_string())?;
-                    Ok(Some(pieces.into_iter().flatten().collect()))
+                    records(&t).map(Some)
                 })
             })
             .collect();
