@@ -7,11 +7,13 @@ use geofield_core::{GridSpec, RasterData};
 use rayon::prelude::*;
 
 use super::RowShare;
+use super::band_exact::{rows_of, run_exact};
 use super::band_nearfar::run_nearfar;
+use super::bins::build_bins_in;
 use super::sources::Sources;
 use super::{
-    DisperseOptions, GPU_F64_REFUSED, Kernel, Method, Precision, Species, SpeciesReport, bins,
-    cuda, cutoff_cpu, exact_cpu, multires_cpu, nearfar, pieces, pyramid, radius,
+    DisperseOptions, GPU_F64_REFUSED, Method, Precision, Species, SpeciesReport, bins, cuda,
+    cutoff_cpu, exact_cpu, multires_cpu, nearfar, pieces, pyramid, radius,
 };
 use crate::{Backend, Cancel, GeofieldError};
 
@@ -573,77 +575,4 @@ pub(crate) fn disperse_species_strips(
     report.max_density_per_m2 = max;
     report.seconds = start.elapsed().as_secs_f64() - emit_s;
     Ok(report)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_exact(
-    backend: &Backend,
-    grid: &GridSpec,
-    kernel: &Kernel,
-    sources: &Sources,
-    opts: &DisperseOptions,
-    report: &mut SpeciesReport,
-    cancel: &Cancel,
-    rows: &std::ops::Range<usize>,
-) -> Result<Band, GeofieldError> {
-    Ok(match backend {
-        Backend::Cpu => {
-            let mut v = vec![0.0; rows.len() * grid.cols];
-            exact_cpu::exact_rows_until(
-                grid, kernel, sources, opts.torus, rows.start, &mut v, cancel,
-            );
-            Band::from_f64(v, opts.precision)
-        }
-        Backend::Cuda(gpu) => {
-            let (b, ms) = cuda::exact(gpu, grid, kernel, sources, opts.torus, opts.precision)?;
-            report.kernel_ms = Some(ms);
-            rows_of(b, grid.cols, rows)
-        }
-    })
-}
-
-/// Rows `rows` of a whole map of `cols` columns.
-pub(super) fn rows_of(b: Band, cols: usize, rows: &std::ops::Range<usize>) -> Band {
-    if rows.start == 0 && rows.end * cols == b.len() {
-        return b;
-    }
-    let r = rows.start * cols..rows.end * cols;
-    match b {
-        Band::F32(v) => Band::F32(v[r].to_vec()),
-        Band::F64(v) => Band::F64(v[r].to_vec()),
-    }
-}
-
-/// The cutoff's bins for `radius_m` (with the periodic images within it on a torus).
-pub(super) fn build_bins(
-    grid: &GridSpec,
-    sources: &Sources,
-    radius_m: f64,
-    torus: bool,
-) -> bins::Bins {
-    build_bins_in(grid, sources, radius_m, torus, None)
-}
-
-/// [`build_bins`] in the whole stand's `frame` ([`bins::Bins::build_in`]).
-pub(super) fn build_bins_in(
-    grid: &GridSpec,
-    sources: &Sources,
-    radius_m: f64,
-    torus: bool,
-    frame: Option<(f64, f64, f64, f64)>,
-) -> bins::Bins {
-    let images;
-    let src = if torus {
-        images = sources.with_periodic_images(grid.width_m(), grid.height_m(), radius_m);
-        &images
-    } else {
-        sources
-    };
-    bins::Bins::build_in(
-        src,
-        grid,
-        radius_m,
-        bins::tile_size_for(radius_m, grid.cell_size_m),
-        frame,
-    )
 }

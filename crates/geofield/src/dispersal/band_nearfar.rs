@@ -6,7 +6,9 @@ use geofield_core::GridSpec;
 
 use rayon::prelude::*;
 
-use super::band::{Band, build_bins, rows_of};
+use super::band::Band;
+use super::band_exact::rows_of;
+use super::bins::build_bins;
 use super::sources::Sources;
 use super::{
     DisperseOptions, GPU_F64_REFUSED, Kernel, Precision, RowShare, SpeciesReport, bins, cuda,

@@ -218,3 +218,32 @@ impl Bins {
             .sum()
     }
 }
+
+/// The cutoff's bins for `radius_m` (with the periodic images within it on a torus).
+pub(crate) fn build_bins(grid: &GridSpec, sources: &Sources, radius_m: f64, torus: bool) -> Bins {
+    build_bins_in(grid, sources, radius_m, torus, None)
+}
+
+/// [`build_bins`] in the whole stand's `frame` ([`Bins::build_in`]).
+pub(crate) fn build_bins_in(
+    grid: &GridSpec,
+    sources: &Sources,
+    radius_m: f64,
+    torus: bool,
+    frame: Option<(f64, f64, f64, f64)>,
+) -> Bins {
+    let images;
+    let src = if torus {
+        images = sources.with_periodic_images(grid.width_m(), grid.height_m(), radius_m);
+        &images
+    } else {
+        sources
+    };
+    Bins::build_in(
+        src,
+        grid,
+        radius_m,
+        tile_size_for(radius_m, grid.cell_size_m),
+        frame,
+    )
+}

@@ -35,6 +35,7 @@
 //! of seed dispersal", J Zhejiang Univ-Sci C 13(11):816-827, doi:10.1631/jzus.C1200147.
 
 pub(crate) mod band;
+mod band_exact;
 mod band_nearfar;
 pub(crate) mod bins;
 mod cuda;
@@ -430,7 +431,7 @@ pub(crate) fn cutoff_into_device(
     if opts.torus && b.radius_m >= grid.width_m().min(grid.height_m()) / 2.0 {
         return Ok(false);
     }
-    let bins = band::build_bins(grid, &sources, b.radius_m, opts.torus);
+    let bins = bins::build_bins(grid, &sources, b.radius_m, opts.torus);
     cuda::cutoff_into(gpu, grid, &sp.kernel, &bins, b.radius_m, dst)?;
     Ok(true)
 }

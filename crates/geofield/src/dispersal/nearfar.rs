@@ -212,7 +212,7 @@ pub fn fft_size(n: usize) -> usize {
 pub struct SourceStats {
     pub n: usize,
     pub w_total: f64,
-    /// (u_lo, v_lo, u_hi, v_hi), as [`region`].
+    /// (u_lo, v_lo, u_hi, v_hi): the trees' and the grid's.
     pub region: (f64, f64, f64, f64),
 }
 
