@@ -5,7 +5,7 @@
 
 // ---------------------------------------------------------------------------------------------
 // Near/far split, far field (geofield::dispersal::nearfar): trees spread to a lattice with
-// Lagrange weights (f64 atomics), the far kernel G and the bound's envelope sampled on the padded
+// Lagrange weights (fixed point, exact 128-bit sums), the far kernel G and the bound's envelope sampled on the padded
 // lattice, products of their spectra (cuFFT, host), then per cell the Lagrange interpolation of
 // the lattice field added to the near field, with the maxima the certificate needs.
 // ---------------------------------------------------------------------------------------------
@@ -77,14 +77,29 @@ __device__ __forceinline__ double gf_far_kernel(const DispersalFarParams& p, dou
     return k * tn * acc;
 }
 
+// A whole number of units (|d| < 2^126, integral) added to the 128-bit two's-complement sum
+// at acc[0] (low half), acc[1] (high half): the low halves' carries go to the high half, so the
+// sum is exact, and the same whatever order the threads add in.
+__device__ __forceinline__ void gf_add_i128(unsigned long long* acc, double d) {
+    const double two64 = 18446744073709551616.0;
+    const double hi = floor(d / two64);          // exact: a power-of-two division, then floor
+    const double lo = d - hi * two64;            // exact: d's bits below 2^64, in [0, 2^64)
+    const unsigned long long l = (unsigned long long)lo;
+    const unsigned long long old = atomicAdd(&acc[0], l);
+    const unsigned long long carry = (old + l < old) ? 1ull : 0ull;
+    atomicAdd(&acc[1], (unsigned long long)(long long)hi + carry);
+}
+
 // One thread per tree; N = the stencil's points per axis (the blend's order), fixed at compile
-// time so the stencil stays in registers.
+// time so the stencil stays in registers. Each term w·l_i·l_j is rounded once to units of
+// 2^-F (`scale` = 2^F, geofield::dispersal::nearfar::Fixed) and summed exactly in 128 bits.
 template <int N>
-__device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p,
+__device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p, double scale,
                                               const double* __restrict__ u,
                                               const double* __restrict__ v,
                                               const double* __restrict__ w,
-                                              double* __restrict__ wl, double* __restrict__ wb) {
+                                              unsigned long long* __restrict__ wl,
+                                              unsigned long long* __restrict__ wb) {
     const u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= p.n_trees) return;
     const double a = (u[k] - p.origin_u_m) * p.inv_hx, b = (v[k] - p.origin_v_m) * p.inv_hy;
@@ -98,22 +113,55 @@ __device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p,
         const long long row = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
 #pragma unroll
         for (int i = 0; i < N; ++i) {
-            atomicAdd(&wl[row + gf_wrap((long long)ba + i, p.nx, p.periodic)], wk * lx[i] * ly[j]);
+            const long long at = row + gf_wrap((long long)ba + i, p.nx, p.periodic);
+            gf_add_i128(&wl[2 * at], rint(__dmul_rn(__dmul_rn(wk, lx[i]), ly[j]) * scale));
         }
     }
     const long long ix = gf_wrap((long long)floor(a + 0.5), p.nx, p.periodic);
     const long long iy = gf_wrap((long long)floor(b + 0.5), p.ny, p.periodic);
-    atomicAdd(&wb[iy * (long long)p.px + ix], wk);
+    gf_add_i128(&wb[2 * (iy * (long long)p.px + ix)], rint(wk * scale));
 }
 
 #define GF_FAR_SPREAD(NAME, N)                                                                    \
     GF_KERNEL_IF(NAME)(extern "C" __global__ void NAME(                                           \
-        const DispersalFarParams p, const double* __restrict__ u, const double* __restrict__ v,  \
-        const double* __restrict__ w, double* __restrict__ wl, double* __restrict__ wb) {         \
-        gf_far_spread<N>(p, u, v, w, wl, wb);                                                     \
+        const DispersalFarParams p, double scale, const double* __restrict__ u,                  \
+        const double* __restrict__ v, const double* __restrict__ w,                               \
+        unsigned long long* __restrict__ wl, unsigned long long* __restrict__ wb) {               \
+        gf_far_spread<N>(p, scale, u, v, w, wl, wb);                                              \
     })
 GF_FAR_SPREAD(dispersal_far_spread4, 4)
 GF_FAR_SPREAD(dispersal_far_spread6, 6)
+
+#if GF_WANTED(dispersal_far_unfix)
+// out[i] = the 128-bit sum at acc[2i], acc[2i + 1] as a double, rounded once to the nearest
+// (ties to even, as Rust's `i128 as f64`), times `unit` = 2^-F (exact).
+extern "C" __global__ void dispersal_far_unfix(u64 n, double unit,
+                                               const unsigned long long* __restrict__ acc,
+                                               double* __restrict__ out) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        unsigned long long lo = acc[2 * i], hi = acc[2 * i + 1];
+        const bool neg = (long long)hi < 0;
+        if (neg) {  // the magnitude (2^127 stays 2^127, read unsigned)
+            lo = ~lo + 1ull;
+            hi = ~hi + (lo == 0ull ? 1ull : 0ull);
+        }
+        double d;
+        if (hi == 0ull) {
+            d = __ull2double_rn(lo);
+        } else {
+            // The top 64 bits, the bits below them folded into the last (sticky: they decide
+            // a tie, never a rounding past bit 11), converted once and scaled exactly.
+            const int lz = __clzll((long long)hi);
+            unsigned long long top = lz ? ((hi << lz) | (lo >> (64 - lz))) : hi;
+            const unsigned long long rest = lo << lz;
+            top |= (rest != 0ull) ? 1ull : 0ull;
+            d = ldexp(__ull2double_rn(top), 64 - lz);
+        }
+        out[i] = (neg ? -d : d) * unit;
+    }
+}
+#endif
 
 #if GF_WANTED(dispersal_far_fill)
 // g = G at each padded index's offset; e = the bound's envelope D(|offset| - shift) from the

@@ -205,7 +205,18 @@ fn far_field_bound_holds_and_coarse_lattices_fail_the_certificate() {
         )
         .unwrap();
         let p = NearFarPlan::with_lattice(&plan, lat);
-        let (far, bound) = nearfar::far_cpu(&g, &sp.kernel, &src, &p, &env);
+        let fixed = nearfar::Fixed::new(p.blend.order, src.total_weight());
+        let nodes = nearfar::Nodes::of(&p.lattice, p.blend.order, &src, fixed);
+        let (far, bound) = nearfar::far_cpu(
+            &g,
+            &sp.kernel,
+            &p,
+            &env,
+            &nodes,
+            src.len(),
+            src.total_weight(),
+            0..g.rows,
+        );
         let err = far
             .iter()
             .zip(&exact_far)

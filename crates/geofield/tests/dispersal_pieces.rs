@@ -1,10 +1,16 @@
 //! Maps split by rows over parts that each hold only a piece of the stem map
 //! (`RowShare::trees`: threads here; MPI ranks reading their byte ranges in the CLI's tests),
 //! against one process holding every tree: every cell's bits, and the reports' radius, pairs
-//! and tree counts, for 2 and 3 parts (one piece empty), with `cutoff` and `auto` (whose parts
-//! receive only the trees within the radius of their rows) and `exact`, `nearfar` and the torus
-//! (whose parts gather every tree).
+//! and tree counts, for 2 and 3 parts (one piece empty), with `cutoff`, `auto` and `nearfar`
+//! (whose parts receive only the trees within the (near) radius of their rows; near/far's far
+//! field from the parts' lattices summed) and `exact` and the torus (whose parts gather every
+//! tree).
+//!
+//! With a GPU (`backends::for_each_backend`) the f32 cases run on it too: parts sharing the
+//! device, against one process on the device.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod backends;
 
 use geofield::dispersal::{
     self, DisperseOptions, Method, Precision, RowShare, SpeciesReport, Stand, Strip,
@@ -44,10 +50,10 @@ fn piece(s: &Stand, range: std::ops::Range<usize>) -> Stand {
 
 type Run = (Vec<Strip>, Vec<SpeciesReport>);
 
-fn whole(grid: &GridSpec, stand: &Stand, opts: &DisperseOptions) -> Run {
+fn whole(be: &Backend, grid: &GridSpec, stand: &Stand, opts: &DisperseOptions) -> Run {
     let mut strips = Vec::new();
     let reports = dispersal::disperse_strips(
-        &Backend::Cpu,
+        be,
         grid,
         &synth::sbs_species(),
         stand,
@@ -65,7 +71,13 @@ fn whole(grid: &GridSpec, stand: &Stand, opts: &DisperseOptions) -> Run {
 }
 
 /// `parts` threads, part p holding the trees `cuts[p]..cuts[p + 1]` and computing its band.
-fn split(grid: &GridSpec, stand: &Stand, opts: &DisperseOptions, cuts: &[usize]) -> Vec<Run> {
+fn split(
+    be: &Backend,
+    grid: &GridSpec,
+    stand: &Stand,
+    opts: &DisperseOptions,
+    cuts: &[usize],
+) -> Vec<Run> {
     let parts = cuts.len() - 1;
     let all = LocalParts::new(parts);
     std::thread::scope(|s| {
@@ -89,7 +101,7 @@ fn split(grid: &GridSpec, stand: &Stand, opts: &DisperseOptions, cuts: &[usize])
                     };
                     let mut strips = Vec::new();
                     let reports = dispersal::disperse_rows(
-                        &Backend::Cpu,
+                        be,
                         grid,
                         &synth::sbs_species(),
                         &mine,
@@ -127,6 +139,15 @@ fn maps(strips: &[Strip], grid: &GridSpec, bands: usize) -> Vec<Vec<u64>> {
 }
 
 fn check(method: Method, torus: bool, precision: Precision) {
+    for be in backends::backends() {
+        if precision == Precision::F32 || !be.is_cuda() {
+            check_on(&be, method, torus, precision);
+        }
+    }
+}
+
+fn check_on(be: &Backend, method: Method, torus: bool, precision: Precision) {
+    eprintln!("--- backend {}", be.label());
     let (grid, stand) = case();
     let opts = DisperseOptions {
         method,
@@ -135,24 +156,30 @@ fn check(method: Method, torus: bool, precision: Precision) {
         tolerance: 1e-5,
         ..DisperseOptions::default()
     };
-    let (w_strips, w_reports) = whole(&grid, &stand, &opts);
+    let (w_strips, w_reports) = whole(be, &grid, &stand, &opts);
     let want = maps(&w_strips, &grid, w_reports.len());
     let n = stand.len();
     // Pieces cut anywhere in the file (uneven; in the second, part 1 holds no tree).
     for cuts in [vec![0, n / 3, n], vec![0, 1000, 1000, n]] {
-        let runs = split(&grid, &stand, &opts, &cuts);
+        let runs = split(be, &grid, &stand, &opts, &cuts);
         let strips: Vec<Strip> = runs.iter().flat_map(|r| r.0.clone()).collect();
         let got = maps(&strips, &grid, w_reports.len());
         for (b, (g, w)) in got.iter().zip(&want).enumerate() {
             let differ = g.iter().zip(w).filter(|(a, b)| a != b).count();
             assert_eq!(
-                differ, 0,
-                "{method:?} torus {torus} cuts {cuts:?}: band {b}: {differ} cells differ"
+                differ,
+                0,
+                "{} {method:?} torus {torus} cuts {cuts:?}: band {b}: {differ} cells differ",
+                be.label()
             );
         }
         for (p, (_, reports)) in runs.iter().enumerate() {
             for (r, w) in reports.iter().zip(&w_reports) {
-                let what = format!("{method:?} cuts {cuts:?} part {p} species {}", w.name);
+                let what = format!(
+                    "{} {method:?} cuts {cuts:?} part {p} species {}",
+                    be.label(),
+                    w.name
+                );
                 assert_eq!(r.method, w.method, "{what}");
                 assert_eq!(r.trees_contributing, w.trees_contributing, "{what}");
                 assert_eq!(
@@ -178,10 +205,17 @@ fn pieces_with_auto_give_the_whole_stands_maps() {
     check(Method::Auto, false, Precision::F32);
 }
 
+/// Near/far with pieces: each part's near field from its halo, the far field from the parts'
+/// lattices summed (fixed point: the same bits in any order), in f64 and f32.
 #[test]
-fn pieces_gathered_for_exact_nearfar_and_the_torus() {
-    check(Method::Exact, false, Precision::F64);
+fn pieces_with_nearfar_give_the_whole_stands_maps() {
     check(Method::NearFar, false, Precision::F64);
+    check(Method::NearFar, false, Precision::F32);
+}
+
+#[test]
+fn pieces_gathered_for_exact_and_the_torus() {
+    check(Method::Exact, false, Precision::F64);
     check(Method::Cutoff, true, Precision::F64);
 }
 
@@ -191,9 +225,20 @@ fn pieces_gathered_for_exact_nearfar_and_the_torus() {
 /// exchange's traffic.
 #[test]
 fn a_cutoff_part_receives_only_its_halo() {
+    receives_only_its_halo(Method::Cutoff);
+}
+
+/// A near/far part receives the trees within its near field's radius of its rows, not every
+/// tree: the far field crosses as one summed lattice (`sum_i128`, not counted here).
+#[test]
+fn a_nearfar_part_receives_only_its_near_fields_halo() {
+    receives_only_its_halo(Method::NearFar);
+}
+
+fn receives_only_its_halo(method: Method) {
     let (grid, stand) = case();
     let opts = DisperseOptions {
-        method: Method::Cutoff,
+        method,
         tolerance: 1e-5,
         ..DisperseOptions::default()
     };
@@ -229,6 +274,7 @@ fn a_cutoff_part_receives_only_its_halo() {
                     &mut |_| Ok(()),
                 )
                 .unwrap();
+                assert_eq!(reports[0].method, method);
                 *counted.radius.lock().unwrap() = reports[0].radius_m.unwrap();
             });
         }
@@ -294,5 +340,8 @@ impl Exchange for Counted<'_> {
     }
     fn max(&self, x: f64) -> f64 {
         self.inner.max(x)
+    }
+    fn sum_i128(&self, mine: Vec<i128>) -> Vec<i128> {
+        self.inner.sum_i128(mine)
     }
 }

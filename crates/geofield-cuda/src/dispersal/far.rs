@@ -54,8 +54,20 @@ fn fft_err(action: &str) -> impl FnOnce(cudarc::cufft::result::CufftError) -> Cu
     }
 }
 
+/// The far field's node weights in fixed point (`geofield::dispersal::nearfar::Fixed`): each
+/// tree's terms rounded to units of `unit` = 1 / `scale` (powers of two) and summed exactly in
+/// 128 bits; `reduce`, where several processes each spread a piece of the stand, adds every
+/// process's sums (the lattices as `[low, high]` halves of each node, the Lagrange-spread
+/// lattice then the nearest-node one) and returns them, or `None` when another process failed.
+pub struct FarNodes<'a> {
+    pub scale: f64,
+    pub unit: f64,
+    pub reduce: Option<&'a dyn Fn(Vec<u64>) -> Option<Vec<u64>>>,
+}
+
 /// Near field + far field of one species (open plot, or a torus with `far.periodic` and the
-/// periodic images of the trees in `bins`; `u`, `v`, `w` the trees themselves, wrapped).
+/// periodic images of the trees in `bins`; `u`, `v`, `w` the trees spread to the lattice, wrapped:
+/// all of them, or this process's piece with `nodes.reduce`).
 #[allow(clippy::too_many_arguments)]
 pub fn dispersal_nearfar(
     gpu: &Gpu,
@@ -66,6 +78,7 @@ pub fn dispersal_nearfar(
     blend: &NearBlend,
     (u, v, w): (&[f64], &[f64], &[f64]),
     far: &FarLattice<'_>,
+    nodes: &FarNodes<'_>,
 ) -> Result<NearFarOut, CudaError> {
     if !crate::probe::cufft_present() {
         return Err(CudaError::CufftMissing);
@@ -147,17 +160,18 @@ pub fn dispersal_nearfar(
     };
     let n_cells = grid.cols as usize * grid.rows as usize;
     let total = px * py;
-    gpu.ensure_free("the near/far lattice", (6 * total * 8) as u64)?;
+    // At most: the fixed-point sums (4 words a node), the weights (2) and the spectra (~2).
+    gpu.ensure_free("the near/far lattice", (8 * total * 8) as u64)?;
     let _held = gpu.hold();
     let du = gpu.upload(u, "tree u")?;
     let dv = gpu.upload(v, "tree v")?;
     let dw = gpu.upload(w, "tree weights")?;
     let tr = gpu.upload(far.table_r, "envelope distances")?;
     let td = gpu.upload(far.table_d, "envelope values")?;
+    // The fixed-point sums (both lattices, two halves per node), then the f64 weights.
+    let mut sums = gpu.zeros::<u64>(4 * total, "lattice sums")?;
     let mut wl = gpu.zeros::<f64>(total, "lattice weights")?;
     let mut wb = gpu.zeros::<f64>(total, "lattice bound weights")?;
-    let mut g = gpu.zeros::<f64>(total, "lattice kernel")?;
-    let mut e = gpu.zeros::<f64>(total, "lattice envelope")?;
     let nc = py * (px / 2 + 1);
     let mut ca = gpu.zeros::<fft_sys::double2>(nc, "lattice spectrum")?;
     let mut cb = gpu.zeros::<fft_sys::double2>(nc, "kernel spectrum")?;
@@ -173,6 +187,7 @@ pub fn dispersal_nearfar(
     let z2d = CudaFft::plan_2d(py as i32, px as i32, fft_sys::cufftType::CUFFT_Z2D, stream)
         .map_err(fft_err("planning the far field's inverse FFT"))?;
     let f_spread = gpu.function("dispersal", &format!("dispersal_far_spread{n}"))?;
+    let f_unfix = gpu.function("dispersal", "dispersal_far_unfix")?;
     let f_fill = gpu.function("dispersal", "dispersal_far_fill")?;
     let f_mul = gpu.function("dispersal", "dispersal_far_mul")?;
     let f_interp = gpu.function("dispersal", &format!("dispersal_far_interp{n}"))?;
@@ -184,24 +199,50 @@ pub fn dispersal_nearfar(
     };
     let start = gpu.mark()?;
     if !u.is_empty() {
+        let (mut sl, mut sb) = sums.split_at_mut(2 * total);
         let mut b = gpu.stream().launch_builder(&f_spread);
         b.arg(&params)
+            .arg(&nodes.scale)
             .arg(&du)
             .arg(&dv)
             .arg(&dw)
-            .arg(&mut wl)
-            .arg(&mut wb);
+            .arg(&mut sl)
+            .arg(&mut sb);
         let cfg = LaunchConfig {
             grid_dim: ((u.len() as u32).div_ceil(256), 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: dispersal_far_spread{4,6}(DispersalFarParams, const double* u, v, w, double* wl,
-        // wb): one thread per tree (< n_trees = len(u) = len(v) = len(w)); every lattice index
-        // it forms is within nx x ny (open: the lattice covers the trees with a margin of the
-        // stencil, built by the host; torus: wrapped) and so below px * py = len(wl) = len(wb).
+        // SAFETY: dispersal_far_spread{4,6}(DispersalFarParams, double scale, const double* u,
+        // v, w, u64* wl, wb): one thread per tree (< n_trees = len(u) = len(v) = len(w)); every
+        // lattice index `at` it forms is within nx x ny (open: the lattice covers the trees with
+        // a margin of the stencil, built by the host; torus: wrapped), so below px * py = total,
+        // and it writes wl[2 at], wl[2 at + 1] (len(wl) = len(wb) = 2 total).
         unsafe { b.launch(cfg) }.map_err(launch_err("dispersal_far_spread"))?;
     }
+    if let Some(reduce) = nodes.reduce {
+        let mine = gpu.download(&sums, 4 * total, "the lattice sums")?;
+        let all = reduce(mine).ok_or_else(|| invalid(K, "another process failed"))?;
+        if all.len() != 4 * total {
+            return Err(invalid(K, "the processes' lattices differ in size"));
+        }
+        sums = gpu.upload(&all, "the lattice sums")?;
+    }
+    {
+        let n64 = total as u64;
+        let (sl, sb) = sums.split_at(2 * total);
+        for (src, dst) in [(&sl, &mut wl), (&sb, &mut wb)] {
+            let mut b = gpu.stream().launch_builder(&f_unfix);
+            b.arg(&n64).arg(&nodes.unit).arg(src).arg(dst);
+            // SAFETY: dispersal_far_unfix(u64 n, double unit, const u64* acc, double* out):
+            // grid-stride over n = total = len(out); reads acc[2i], acc[2i + 1] < 2 total =
+            // len(acc).
+            unsafe { b.launch(strided) }.map_err(launch_err("dispersal_far_unfix"))?;
+        }
+    }
+    drop(sums);
+    let mut g = gpu.zeros::<f64>(total, "lattice kernel")?;
+    let mut e = gpu.zeros::<f64>(total, "lattice envelope")?;
     {
         let mut b = gpu.stream().launch_builder(&f_fill);
         b.arg(&params).arg(&tr).arg(&td).arg(&mut g).arg(&mut e);

@@ -24,7 +24,7 @@ mod launch;
 pub mod params;
 mod plan;
 
-pub use far::{FarLattice, NearFarOut, dispersal_nearfar};
+pub use far::{FarLattice, FarNodes, NearFarOut, dispersal_nearfar};
 pub use launch::{
     CutoffStrips, dispersal_cutoff, dispersal_cutoff_blend, dispersal_cutoff_into, dispersal_exact,
     dispersal_multires,

@@ -168,12 +168,12 @@ pub(crate) fn disperse_species_strips(
     }
     // The trees held in pieces (`share.trees`): the methods whose every cell sees every tree,
     // and the torus (whose periodic images a piece does not know), gather them all now; the
-    // cutoff and `auto` combine what they need of the whole stand and gather below.
+    // cutoff, near/far and `auto` combine what they need of the whole stand and gather below.
     let mut pieces = share.trees.filter(|ex| ex.parts() > 1);
     let gathered;
     let mut sources = sources;
     if let Some(ex) = pieces
-        && (opts.torus || !matches!(opts.method, Method::Cutoff | Method::Auto))
+        && (opts.torus || !matches!(opts.method, Method::Cutoff | Method::Auto | Method::NearFar))
     {
         gathered = pieces::gather_all(sources, ex);
         sources = &gathered;
@@ -211,7 +211,7 @@ pub(crate) fn disperse_species_strips(
     let mut method = opts.method;
     let mut bound = None;
     // The whole stand's count, Σw and extent (combined over the pieces).
-    let mut stats = None;
+    let mut whole_stand = None;
     if matches!(method, Method::Cutoff | Method::Auto | Method::NearFar) {
         let (st, lower) = match pieces {
             Some(ex) => pieces::combined(grid, &kernel, sources, ex),
@@ -222,7 +222,7 @@ pub(crate) fn disperse_species_strips(
         };
         let b = radius::bound_from(&kernel, st.w_total, lower, opts.tolerance);
         report.trees_contributing = st.n;
-        stats = Some(st);
+        whole_stand = Some(st);
         bound = Some(b);
         report.radius_m = Some(b.radius_m);
         report.bound_rel = Some(b.bound_rel);
@@ -277,7 +277,7 @@ pub(crate) fn disperse_species_strips(
             .min(cells * n_trees),
         _ => f64::INFINITY,
     };
-    if let (Some(b), Some(st)) = (bound, &stats)
+    if let (Some(b), Some(st)) = (bound, &whole_stand)
         && (method == Method::NearFar || (method == Method::Auto && !cheap))
     {
         // Several processes (`share.combine`): each evaluates its share of the candidates.
@@ -350,20 +350,22 @@ pub(crate) fn disperse_species_strips(
     }
     report.method = method;
     // The trees held in pieces, gathered as the method needs them: the cutoff, those its rows'
-    // bins visit; the others, all.
+    // bins visit; near/far, its own (its near field's halo and lattice below); the others, all.
     let received;
     if let Some(ex) = pieces {
         match (&bins, bound) {
             (Some(tb), Some(b)) if method == Method::Cutoff => {
                 received = pieces::halo(grid, sources, tb, b.radius_m, &mine, ex);
                 bins = Some(build_bins_in(grid, &received, b.radius_m, false, frame));
+                sources = &received;
             }
+            _ if method == Method::NearFar && nf.is_some() => bins = None,
             _ => {
                 received = pieces::gather_all(sources, ex);
                 bins = None;
+                sources = &received;
             }
         }
-        sources = &received;
     }
     cancel.check()?;
     let computing = Instant::now();
@@ -433,14 +435,16 @@ pub(crate) fn disperse_species_strips(
                     &mine,
                 )?
             }
-            Method::NearFar => match nf.take() {
-                Some((plan, env)) => {
+            Method::NearFar => match (nf.take(), &whole_stand) {
+                (Some((plan, env)), Some(st)) => {
                     let low = bound.map_or(0.0, |b| b.max_lower_bound);
                     match run_nearfar(
                         backend,
                         grid,
                         &kernel,
                         sources,
+                        st,
+                        pieces,
                         opts,
                         plan,
                         &env,
@@ -453,6 +457,16 @@ pub(crate) fn disperse_species_strips(
                         // `auto` falls back to the exact sum when the certificate fails.
                         Err(GeofieldError::Unsupported(why)) if opts.method == Method::Auto => {
                             report.warnings.push(why);
+                            // Every process refused alike (the certificate's values are the
+                            // whole stand's): the pieces are gathered for the exact sum.
+                            let all;
+                            let sources = match pieces {
+                                Some(ex) => {
+                                    all = pieces::gather_all(sources, ex);
+                                    &all
+                                }
+                                None => sources,
+                            };
                             report.method = Method::Exact;
                             report.radius_m = None;
                             report.bound_rel = None;
@@ -472,7 +486,7 @@ pub(crate) fn disperse_species_strips(
                     }
                 }
                 // No tree carries weight: the band is zero.
-                None => Band::from_f64(vec![0.0; mine.len() * grid.cols], opts.precision),
+                _ => Band::from_f64(vec![0.0; mine.len() * grid.cols], opts.precision),
             },
             Method::Cutoff => match &bins {
                 Some(tb) => {

@@ -188,6 +188,7 @@ pub(super) fn multires(
 }
 
 /// The near/far split on the device (see `geofield_cuda::dispersal::dispersal_nearfar`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn nearfar(
     gpu: &Gpu,
     grid: &GridSpec,
@@ -196,6 +197,7 @@ pub(super) fn nearfar(
     plan: &super::nearfar::NearFarPlan,
     env: &super::nearfar::Envelope,
     sources: &Sources,
+    nodes: &gd::FarNodes<'_>,
 ) -> Result<gd::NearFarOut, GeofieldError> {
     let (du, dv, w) = (f32s(&bins.du), f32s(&bins.dv), f32s(&bins.w));
     let tb = tile_bins(bins, &du, &dv, &w);
@@ -234,6 +236,7 @@ pub(super) fn nearfar(
         &blend,
         (&sources.u, &sources.v, &sources.w),
         &far,
+        nodes,
     )?)
 }
 

@@ -55,9 +55,11 @@ use crate::GeofieldError;
 
 mod envelope;
 mod far_cpu;
+mod fixed;
 mod plan;
 pub use envelope::{Envelope, WindowTable, far_kernel};
-pub use far_cpu::{certified, far_cpu};
+pub use far_cpu::{certified, far_cpu, fixed_point_bound};
+pub use fixed::{Fixed, Nodes};
 pub use plan::plan;
 pub(crate) use plan::{Agree, plan_shared};
 

@@ -71,6 +71,33 @@ pub(super) fn frame(
     })
 }
 
+/// The bins of the near field within `radius_m` of this process's `rows` (its [`halo`]'s trees,
+/// binned in the whole stand's frame: every cell of the rows visits the trees one process's bins
+/// give it, in the same order) and the pairs the whole map's cells visit.
+pub(super) fn near_bins(
+    grid: &GridSpec,
+    piece: &Sources,
+    radius_m: f64,
+    rows: &Range<usize>,
+    ex: &dyn Exchange,
+) -> (Bins, f64) {
+    let f = frame(grid, piece, radius_m, ex);
+    let counted = Bins::count_in(
+        piece,
+        grid,
+        radius_m,
+        bins::tile_size_for(radius_m, grid.cell_size_m),
+        Some(f),
+    );
+    // Whole numbers below 2^53: the pieces' sum is the whole stand's in any order.
+    let pairs = ex.sum(counted.visited_pairs(grid, radius_m, super::cutoff_cpu::OUT_TILE));
+    let near = halo(grid, piece, &counted, radius_m, rows, ex);
+    (
+        bins::build_bins_in(grid, &near, radius_m, false, Some(f)),
+        pairs,
+    )
+}
+
 /// Every process's piece, on every process, in process order: the whole species' trees in file
 /// order.
 pub(super) fn gather_all(piece: &Sources, ex: &dyn Exchange) -> Sources {

@@ -1,46 +1,41 @@
 //! The far field on the CPU (rustfft) and the certificate's arithmetic (shared with the GPU).
 
+use std::ops::Range;
+
 use geofield_core::GridSpec;
 use rayon::prelude::*;
 use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
 use super::super::params::Kernel;
-use super::super::sources::Sources;
+use super::fixed::{Fixed, Nodes};
 use super::{Envelope, NearFarPlan, far_kernel, kink_bound, lagrange_constants, stencil};
 
-/// The far field at every cell (row-major) and the certified bound on its error (absolute, at
-/// every cell), on the CPU.
+/// The far field at the cells of `rows` (row-major) and the certified bound on its error
+/// (absolute, at every cell of the grid), on the CPU, from the lattice's node weights (the whole
+/// stand's: [`Nodes`]) of `n_trees` trees of total weight `w_total`.
+#[allow(clippy::too_many_arguments)]
 pub fn far_cpu(
     grid: &GridSpec,
     kernel: &Kernel,
-    sources: &Sources,
     plan: &NearFarPlan,
     env: &Envelope,
+    nodes: &Nodes,
+    n_trees: usize,
+    w_total: f64,
+    rows: Range<usize>,
 ) -> (Vec<f64>, f64) {
     let lat = plan.lattice;
     let n = plan.blend.order;
     let (px, py) = (lat.px, lat.py);
+    let complex = |v: &[i128]| -> Vec<Complex<f64>> {
+        v.par_iter()
+            .map(|&x| Complex::new(nodes.fixed.to_f64(x), 0.0))
+            .collect()
+    };
     // Node weights: Lagrange-spread (far field) and nearest-node (bound).
-    let mut wl = vec![Complex::new(0.0, 0.0); px * py];
-    let mut wb = vec![Complex::new(0.0, 0.0); px * py];
-    for k in 0..sources.len() {
-        let (a, b) = lat.coords(sources.u[k], sources.v[k]);
-        let w = sources.w[k];
-        let (bx, lx) = stencil(n, a);
-        let (by, ly) = stencil(n, b);
-        for (j, &lyj) in ly.iter().enumerate().take(n) {
-            let row = lat.wrap(by + j as i64, lat.ny) * px;
-            for (i, &lxi) in lx.iter().enumerate().take(n) {
-                wl[row + lat.wrap(bx + i as i64, lat.nx)].re += w * lxi * lyj;
-            }
-        }
-        let (ix, iy) = (
-            lat.wrap(a.round() as i64, lat.nx),
-            lat.wrap(b.round() as i64, lat.ny),
-        );
-        wb[iy * px + ix].re += w;
-    }
+    let wl = complex(&nodes.spread);
+    let wb = complex(&nodes.nearest);
     // Kernel arrays.
     let win = env.window_table(plan.shift_m);
     let mut g = vec![Complex::new(0.0, 0.0); px * py];
@@ -71,12 +66,13 @@ pub fn far_cpu(
     let cols: Vec<(i64, [f64; 8])> = (0..grid.cols)
         .map(|c| stencil(n, lat.coords((c as f64 + 0.5) * h, 0.0).0))
         .collect();
-    let rows: Vec<(i64, [f64; 8])> = (0..grid.rows)
+    let row_stencils: Vec<(i64, [f64; 8])> = rows
+        .clone()
         .map(|r| stencil(n, lat.coords(0.0, (r as f64 + 0.5) * h).1))
         .collect();
-    let mut out = vec![0.0; grid.n_cells()];
+    let mut out = vec![0.0; rows.len() * grid.cols];
     out.par_chunks_mut(grid.cols.max(1))
-        .zip(rows.par_iter())
+        .zip(row_stencils.par_iter())
         .for_each(|(line, &(by, ly))| {
             let mut rowsum = vec![0.0f64; lat.nx];
             // Interpolate along v first (one pass over the needed nodes), then along u.
@@ -120,16 +116,8 @@ pub fn far_cpu(
                 .fold(0.0f64, f64::max)
         })
         .reduce(|| 0.0, f64::max);
-    let bound = certified(
-        plan,
-        grid,
-        sources.total_weight(),
-        conv_max,
-        g_sup,
-        e_sup,
-        px * py,
-        env,
-    );
+    let bound = certified(plan, grid, w_total, conv_max, g_sup, e_sup, px * py, env)
+        + fixed_point_bound(plan, nodes.fixed, n_trees, g_sup, e_sup);
     (out, bound)
 }
 
@@ -171,6 +159,22 @@ pub fn certified(
         );
     }
     b
+}
+
+/// The node weights' fixed-point rounding, as it reaches the cells (absolute): the spread
+/// weights' total error (n² terms per tree) through the far kernel and the interpolation (Λ²),
+/// the nearest-node weights' (one term per tree) through the bound's envelope and factor.
+pub fn fixed_point_bound(
+    plan: &NearFarPlan,
+    fixed: Fixed,
+    n_trees: usize,
+    g_sup: f64,
+    e_sup: f64,
+) -> f64 {
+    let n = plan.blend.order as f64;
+    let (_, lam) = lagrange_constants(plan.blend.order);
+    lam * lam * fixed.error(n_trees as f64 * n * n) * g_sup
+        + plan.bound_factor * fixed.error(n_trees as f64) * e_sup
 }
 
 /// Linear (zero-padded) or circular convolution of two px × py arrays; the real part.
