@@ -133,6 +133,7 @@ fn compute(
         parts: ranks.size(),
         combine: Some(&combine),
         trees: Some(ranks),
+        far: geofield::dispersal::FarExchange::Auto,
     };
     let fail_band = std::env::var("GEOFIELD_MPI_FAIL")
         .ok()

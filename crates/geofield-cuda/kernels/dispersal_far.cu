@@ -110,7 +110,7 @@ __device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p, doubl
     const double wk = w[k];
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-        const long long row = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.px;
+        const long long row = gf_wrap((long long)bb + j, p.ny, p.periodic) * (long long)p.nx;
 #pragma unroll
         for (int i = 0; i < N; ++i) {
             const long long at = row + gf_wrap((long long)ba + i, p.nx, p.periodic);
@@ -119,7 +119,7 @@ __device__ __forceinline__ void gf_far_spread(const DispersalFarParams& p, doubl
     }
     const long long ix = gf_wrap((long long)floor(a + 0.5), p.nx, p.periodic);
     const long long iy = gf_wrap((long long)floor(b + 0.5), p.ny, p.periodic);
-    gf_add_i128(&wb[2 * (iy * (long long)p.px + ix)], rint(wk * scale));
+    gf_add_i128(&wb[2 * (iy * (long long)p.nx + ix)], rint(wk * scale));
 }
 
 #define GF_FAR_SPREAD(NAME, N)                                                                    \
@@ -133,11 +133,13 @@ GF_FAR_SPREAD(dispersal_far_spread4, 4)
 GF_FAR_SPREAD(dispersal_far_spread6, 6)
 
 #if GF_WANTED(dispersal_far_unfix)
-// out[i] = the 128-bit sum at acc[2i], acc[2i + 1] as a double, rounded once to the nearest
-// (ties to even, as Rust's `i128 as f64`), times `unit` = 2^-F (exact).
-extern "C" __global__ void dispersal_far_unfix(u64 n, double unit,
+// Node i = j nx + k of the nx x ny lattice: out[j px + k] (the zero-padded px x py array) = the
+// 128-bit sum at acc[2i], acc[2i + 1] as a double, rounded once to the nearest (ties to even,
+// as Rust's `i128 as f64`), times `unit` = 2^-F (exact).
+extern "C" __global__ void dispersal_far_unfix(const DispersalFarParams p, double unit,
                                                const unsigned long long* __restrict__ acc,
                                                double* __restrict__ out) {
+    const u64 n = (u64)p.nx * p.ny;
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         unsigned long long lo = acc[2 * i], hi = acc[2 * i + 1];
@@ -158,7 +160,7 @@ extern "C" __global__ void dispersal_far_unfix(u64 n, double unit,
             top |= (rest != 0ull) ? 1ull : 0ull;
             d = ldexp(__ull2double_rn(top), 64 - lz);
         }
-        out[i] = (neg ? -d : d) * unit;
+        out[(i / p.nx) * p.px + i % p.nx] = (neg ? -d : d) * unit;
     }
 }
 #endif

@@ -13,7 +13,7 @@
 mod backends;
 
 use geofield::dispersal::{
-    self, DisperseOptions, Method, Precision, RowShare, SpeciesReport, Stand, Strip,
+    self, DisperseOptions, FarExchange, Method, Precision, RowShare, SpeciesReport, Stand, Strip,
 };
 use geofield::forest::split::{LocalParts, band_rows};
 use geofield::wind::split::Exchange;
@@ -77,6 +77,7 @@ fn split(
     stand: &Stand,
     opts: &DisperseOptions,
     cuts: &[usize],
+    far: FarExchange,
 ) -> Vec<Run> {
     let parts = cuts.len() - 1;
     let all = LocalParts::new(parts);
@@ -98,6 +99,7 @@ fn split(
                         parts,
                         combine: Some(&combine),
                         trees: Some(&ex),
+                        far,
                     };
                     let mut strips = Vec::new();
                     let reports = dispersal::disperse_rows(
@@ -139,14 +141,18 @@ fn maps(strips: &[Strip], grid: &GridSpec, bands: usize) -> Vec<Vec<u64>> {
 }
 
 fn check(method: Method, torus: bool, precision: Precision) {
+    check_far(method, torus, precision, FarExchange::Auto);
+}
+
+fn check_far(method: Method, torus: bool, precision: Precision, far: FarExchange) {
     for be in backends::backends() {
         if precision == Precision::F32 || !be.is_cuda() {
-            check_on(&be, method, torus, precision);
+            check_on(&be, method, torus, precision, far);
         }
     }
 }
 
-fn check_on(be: &Backend, method: Method, torus: bool, precision: Precision) {
+fn check_on(be: &Backend, method: Method, torus: bool, precision: Precision, far: FarExchange) {
     eprintln!("--- backend {}", be.label());
     let (grid, stand) = case();
     let opts = DisperseOptions {
@@ -161,7 +167,7 @@ fn check_on(be: &Backend, method: Method, torus: bool, precision: Precision) {
     let n = stand.len();
     // Pieces cut anywhere in the file (uneven; in the second, part 1 holds no tree).
     for cuts in [vec![0, n / 3, n], vec![0, 1000, 1000, n]] {
-        let runs = split(be, &grid, &stand, &opts, &cuts);
+        let runs = split(be, &grid, &stand, &opts, &cuts, far);
         let strips: Vec<Strip> = runs.iter().flat_map(|r| r.0.clone()).collect();
         let got = maps(&strips, &grid, w_reports.len());
         for (b, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -205,12 +211,15 @@ fn pieces_with_auto_give_the_whole_stands_maps() {
     check(Method::Auto, false, Precision::F32);
 }
 
-/// Near/far with pieces: each part's near field from its halo, the far field from the parts'
-/// lattices summed (fixed point: the same bits in any order), in f64 and f32.
+/// Near/far with pieces: each part's near field from its halo and the far field from the
+/// parts' lattices summed (fixed point: the same bits in any order), or every tree gathered,
+/// and the choice between them, in f64 and f32.
 #[test]
 fn pieces_with_nearfar_give_the_whole_stands_maps() {
-    check(Method::NearFar, false, Precision::F64);
-    check(Method::NearFar, false, Precision::F32);
+    for far in [FarExchange::Lattice, FarExchange::Trees, FarExchange::Auto] {
+        check_far(Method::NearFar, false, Precision::F64, far);
+    }
+    check_far(Method::NearFar, false, Precision::F32, FarExchange::Lattice);
 }
 
 #[test]
@@ -260,6 +269,7 @@ fn receives_only_its_halo(method: Method) {
                     parts: 3,
                     combine: None,
                     trees: Some(&ex),
+                    far: FarExchange::Lattice,
                 };
                 let reports = dispersal::disperse_rows(
                     &Backend::Cpu,

@@ -57,8 +57,9 @@ fn fft_err(action: &str) -> impl FnOnce(cudarc::cufft::result::CufftError) -> Cu
 /// The far field's node weights in fixed point (`geofield::dispersal::nearfar::Fixed`): each
 /// tree's terms rounded to units of `unit` = 1 / `scale` (powers of two) and summed exactly in
 /// 128 bits; `reduce`, where several processes each spread a piece of the stand, adds every
-/// process's sums (the lattices as `[low, high]` halves of each node, the Lagrange-spread
-/// lattice then the nearest-node one) and returns them, or `None` when another process failed.
+/// process's sums (the lattices' nx × ny nodes as `[low, high]` halves of each node, the
+/// Lagrange-spread lattice then the nearest-node one) and returns them, or `None` when another
+/// process failed.
 pub struct FarNodes<'a> {
     pub scale: f64,
     pub unit: f64,
@@ -160,16 +161,18 @@ pub fn dispersal_nearfar(
     };
     let n_cells = grid.cols as usize * grid.rows as usize;
     let total = px * py;
-    // At most: the fixed-point sums (4 words a node), the weights (2) and the spectra (~2).
+    // At most: the fixed-point sums (4 words a node, within nx x ny), the weights (2) and the
+    // spectra (~2).
     gpu.ensure_free("the near/far lattice", (8 * total * 8) as u64)?;
-    let _held = gpu.hold();
+    let mut held = Some(gpu.hold());
     let du = gpu.upload(u, "tree u")?;
     let dv = gpu.upload(v, "tree v")?;
     let dw = gpu.upload(w, "tree weights")?;
     let tr = gpu.upload(far.table_r, "envelope distances")?;
     let td = gpu.upload(far.table_d, "envelope values")?;
     // The fixed-point sums (both lattices, two halves per node), then the f64 weights.
-    let mut sums = gpu.zeros::<u64>(4 * total, "lattice sums")?;
+    let nodes_n = far.nx as usize * far.ny as usize;
+    let mut sums = gpu.zeros::<u64>(4 * nodes_n, "lattice sums")?;
     let mut wl = gpu.zeros::<f64>(total, "lattice weights")?;
     let mut wb = gpu.zeros::<f64>(total, "lattice bound weights")?;
     let nc = py * (px / 2 + 1);
@@ -199,7 +202,7 @@ pub fn dispersal_nearfar(
     };
     let start = gpu.mark()?;
     if !u.is_empty() {
-        let (mut sl, mut sb) = sums.split_at_mut(2 * total);
+        let (mut sl, mut sb) = sums.split_at_mut(2 * nodes_n);
         let mut b = gpu.stream().launch_builder(&f_spread);
         b.arg(&params)
             .arg(&nodes.scale)
@@ -215,28 +218,32 @@ pub fn dispersal_nearfar(
         };
         // SAFETY: dispersal_far_spread{4,6}(DispersalFarParams, double scale, const double* u,
         // v, w, u64* wl, wb): one thread per tree (< n_trees = len(u) = len(v) = len(w)); every
-        // lattice index `at` it forms is within nx x ny (open: the lattice covers the trees with
-        // a margin of the stencil, built by the host; torus: wrapped), so below px * py = total,
-        // and it writes wl[2 at], wl[2 at + 1] (len(wl) = len(wb) = 2 total).
+        // lattice index `at` = row nx + col it forms is within nx x ny (open: the lattice covers
+        // the trees with a margin of the stencil, built by the host; torus: wrapped), and it
+        // writes wl[2 at], wl[2 at + 1] (len(wl) = len(wb) = 2 nx ny).
         unsafe { b.launch(cfg) }.map_err(launch_err("dispersal_far_spread"))?;
     }
     if let Some(reduce) = nodes.reduce {
-        let mine = gpu.download(&sums, 4 * total, "the lattice sums")?;
+        let mine = gpu.download(&sums, 4 * nodes_n, "the lattice sums")?;
+        // The device is let go while the processes add their lattices: parts of one process
+        // sharing it (threads) spread theirs meanwhile.
+        drop(held.take());
         let all = reduce(mine).ok_or_else(|| invalid(K, "another process failed"))?;
-        if all.len() != 4 * total {
+        if all.len() != 4 * nodes_n {
             return Err(invalid(K, "the processes' lattices differ in size"));
         }
         sums = gpu.upload(&all, "the lattice sums")?;
     }
+    let _held = held.unwrap_or_else(|| gpu.hold());
     {
-        let n64 = total as u64;
-        let (sl, sb) = sums.split_at(2 * total);
+        let (sl, sb) = sums.split_at(2 * nodes_n);
         for (src, dst) in [(&sl, &mut wl), (&sb, &mut wb)] {
             let mut b = gpu.stream().launch_builder(&f_unfix);
-            b.arg(&n64).arg(&nodes.unit).arg(src).arg(dst);
-            // SAFETY: dispersal_far_unfix(u64 n, double unit, const u64* acc, double* out):
-            // grid-stride over n = total = len(out); reads acc[2i], acc[2i + 1] < 2 total =
-            // len(acc).
+            b.arg(&params).arg(&nodes.unit).arg(src).arg(dst);
+            // SAFETY: dispersal_far_unfix(DispersalFarParams, double unit, const u64* acc,
+            // double* out): grid-stride over i < nx ny; reads acc[2i], acc[2i + 1] < 2 nx ny =
+            // len(acc); writes out[(i / nx) px + i % nx] < ny px <= px py = len(out) (nx <= px,
+            // ny <= py: checked).
             unsafe { b.launch(strided) }.map_err(launch_err("dispersal_far_unfix"))?;
         }
     }

@@ -14,8 +14,8 @@ use super::band_exact::rows_of;
 use super::bins::build_bins;
 use super::sources::Sources;
 use super::{
-    DisperseOptions, GPU_F64_REFUSED, Kernel, Precision, RowShare, SpeciesReport, bins, cuda,
-    cutoff_cpu, nearfar, pieces,
+    DisperseOptions, FarExchange, GPU_F64_REFUSED, Kernel, Precision, RowShare, SpeciesReport,
+    bins, cuda, cutoff_cpu, nearfar, pieces,
 };
 use crate::{Backend, Cancel, GeofieldError};
 
@@ -47,6 +47,16 @@ pub(super) fn run_nearfar(
 ) -> Result<Band, GeofieldError> {
     let mine = share.rows.start.min(grid.rows)..share.rows.end.min(grid.rows);
     let big_r = plan.blend.outer_m;
+    // The trees or the lattice, whichever crosses in fewer words (`share.far`); the same
+    // choice on every process (the whole stand's count, the plan's lattice).
+    let gathered;
+    let (sources, pieces) = match pieces {
+        Some(ex) if gathers_trees(share.far, stats.n, &plan.lattice) => {
+            gathered = pieces::gather_all(sources, ex);
+            (&gathered, None)
+        }
+        p => (sources, p),
+    };
     let tb = match pieces {
         Some(ex) => {
             let (tb, pairs) = pieces::near_bins(grid, sources, big_r, &mine, ex);
@@ -103,6 +113,16 @@ pub(super) fn run_nearfar(
             return Ok(Band::from_f64(near, opts.precision));
         }
         plan = refine(grid, stats.region, plan, rel, opts, max_nodes, report)?;
+    }
+}
+
+/// Whether a split over pieces gathers every tree rather than summing the lattices: 3 words a
+/// tree received against 8 a node (two lattices of two words, sent and received).
+fn gathers_trees(far: FarExchange, n_trees: usize, lat: &nearfar::Lattice) -> bool {
+    match far {
+        FarExchange::Trees => true,
+        FarExchange::Lattice => false,
+        FarExchange::Auto => 3.0 * n_trees as f64 <= 8.0 * (lat.nx as f64 * lat.ny as f64),
     }
 }
 

@@ -69,7 +69,7 @@ pub use params::{Eta, Kernel, Species};
 use radius::cutoff_radius;
 use sources::Sources;
 pub use sources::Stand;
-pub use strips::{Combine, RowShare, Strip, disperse_rows, disperse_strips};
+pub use strips::{Combine, FarExchange, RowShare, Strip, disperse_rows, disperse_strips};
 
 /// How to evaluate the sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -46,6 +46,25 @@ pub struct RowShare<'a> {
     /// those within the radius of its rows; the other methods and the torus: all). Every value
     /// is still the one-process run's. `None`: every process holds the whole stand.
     pub trees: Option<&'a dyn Exchange>,
+    /// With `trees`: how the near/far split's far field crosses the processes.
+    pub far: FarExchange,
+}
+
+/// How a near/far split over processes that hold pieces of the stand ([`RowShare::trees`])
+/// gets the whole stand's far field. Both give every cell the one-process value bit for bit
+/// (the lattice's node weights are exact fixed-point sums, whatever order the trees come in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FarExchange {
+    /// The smaller of the two below: the trees (3 words a tree) where they are fewer than the
+    /// lattice's words (8 a node: two lattices, two words a node, sent and received).
+    #[default]
+    Auto,
+    /// Each process spreads its piece, the lattices are summed over the processes (one coarse
+    /// lattice crosses), and each process receives only the trees within the near radius of its
+    /// rows.
+    Lattice,
+    /// Every process gathers every tree.
+    Trees,
 }
 
 /// See [`RowShare::combine`].
@@ -61,6 +80,7 @@ impl RowShare<'_> {
             parts: 1,
             combine: None,
             trees: None,
+            far: FarExchange::Auto,
         }
     }
 

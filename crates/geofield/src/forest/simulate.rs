@@ -317,6 +317,7 @@ pub(super) fn host_years(
         parts: band.parts(),
         combine: split.then_some(&combine as &dispersal::Combine<'_>),
         trees: None,
+        far: dispersal::FarExchange::Auto,
     };
     // The seeds per cell of a split run, when nobody asked for them to be gathered.
     let not_gathered = || -> Result<Vec<Vec<u32>>, GeofieldError> {

@@ -28,10 +28,17 @@ pub fn far_cpu(
     let lat = plan.lattice;
     let n = plan.blend.order;
     let (px, py) = (lat.px, lat.py);
+    // The nodes (nx × ny) in the zero-padded px × py arrays.
     let complex = |v: &[i128]| -> Vec<Complex<f64>> {
-        v.par_iter()
-            .map(|&x| Complex::new(nodes.fixed.to_f64(x), 0.0))
-            .collect()
+        let mut c = vec![Complex::new(0.0, 0.0); px * py];
+        c.par_chunks_mut(px)
+            .zip(v.par_chunks(lat.nx.max(1)))
+            .for_each(|(row, src)| {
+                for (a, &x) in row.iter_mut().zip(src) {
+                    a.re = nodes.fixed.to_f64(x);
+                }
+            });
+        c
     };
     // Node weights: Lagrange-spread (far field) and nearest-node (bound).
     let wl = complex(&nodes.spread);

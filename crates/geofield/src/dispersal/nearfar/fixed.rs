@@ -68,9 +68,9 @@ impl Fixed {
     }
 }
 
-/// The lattice's node weights in units of 2^−F: `spread[j·px + i]` the trees' Lagrange-spread
+/// The lattice's node weights in units of 2^−F: `spread[j·nx + i]` the trees' Lagrange-spread
 /// weights (the far field's sources), `nearest` each tree's weight at its nearest node (the
-/// bound's), both px × py (zero-padded).
+/// bound's), both nx × ny (the nodes themselves; the FFT's zero padding is added after).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nodes {
     pub spread: Vec<i128>,
@@ -83,7 +83,7 @@ impl Nodes {
     /// `fixed`).
     pub fn of(lat: &Lattice, order: usize, sources: &Sources, fixed: Fixed) -> Self {
         let n = order;
-        let cells = lat.px * lat.py;
+        let cells = lat.nx * lat.ny;
         let mut spread = vec![0i128; cells];
         let mut nearest = vec![0i128; cells];
         for k in 0..sources.len() {
@@ -92,7 +92,7 @@ impl Nodes {
             let (bx, lx) = stencil(n, a);
             let (by, ly) = stencil(n, b);
             for (j, &lyj) in ly.iter().enumerate().take(n) {
-                let row = lat.wrap(by + j as i64, lat.ny) * lat.px;
+                let row = lat.wrap(by + j as i64, lat.ny) * lat.nx;
                 for (i, &lxi) in lx.iter().enumerate().take(n) {
                     let at = row + lat.wrap(bx + i as i64, lat.nx);
                     spread[at] = spread[at].wrapping_add(fixed.to_int(w * lxi * lyj));
@@ -102,7 +102,7 @@ impl Nodes {
                 lat.wrap(a.round() as i64, lat.nx),
                 lat.wrap(b.round() as i64, lat.ny),
             );
-            let at = iy * lat.px + ix;
+            let at = iy * lat.nx + ix;
             nearest[at] = nearest[at].wrapping_add(fixed.to_int(w));
         }
         Self {
@@ -173,16 +173,17 @@ mod tests {
         let w_total = t.total_weight();
         let fixed = Fixed::new(6, w_total);
         let nodes = Nodes::of(&lat, 6, &t, fixed);
-        let mut f64_sum = vec![0.0f64; lat.px * lat.py];
-        let mut abs_sum = vec![0.0f64; lat.px * lat.py];
-        let mut terms = vec![0usize; lat.px * lat.py];
+        let nodes_n = lat.nx * lat.ny;
+        let mut f64_sum = vec![0.0f64; nodes_n];
+        let mut abs_sum = vec![0.0f64; nodes_n];
+        let mut terms = vec![0usize; nodes_n];
         for k in 0..t.len() {
             let (a, b) = lat.coords(t.u[k], t.v[k]);
             let (bx, lx) = stencil(6, a);
             let (by, ly) = stencil(6, b);
             for (j, &lyj) in ly.iter().enumerate().take(6) {
                 for (i, &lxi) in lx.iter().enumerate().take(6) {
-                    let at = (by as usize + j) * lat.px + bx as usize + i;
+                    let at = (by as usize + j) * lat.nx + bx as usize + i;
                     let c = t.w[k] * lxi * lyj;
                     f64_sum[at] += c;
                     abs_sum[at] += c.abs();
