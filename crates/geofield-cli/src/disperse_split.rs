@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
 use geofield::GeofieldError;
+use geofield::dispersal::FarExchange;
 use geofield::dispersal::{self, Precision, RowShare, SpeciesReport};
 use geofield::mpi::Ranks;
 use geofield_core::RasterData;
@@ -45,6 +46,9 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx, ranks: &Ranks) -> Result<()> {
             "--compare-exact is not split over MPI ranks: run it in one process (without mpiexec)"
         );
     }
+    // GEOFIELD_FAR_EXCHANGE: how near/far's far field crosses the ranks (every rank reads the
+    // same environment, so every rank stops alike on a bad value).
+    let far = far_exchange()?;
     // GEOFIELD_MPI_FAIL=R (rank R fails before the work) or band:B (the last rank fails as it
     // hands on band B's rows, while the others compute): how the tests check that one rank's
     // failure ends the whole job.
@@ -69,7 +73,7 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx, ranks: &Ranks) -> Result<()> {
     // Whether the ranks already know of a failure (the combining returned it): then no rank
     // waits for another word from this one.
     let known = AtomicBool::new(false);
-    let result = compute(a, ctx, ranks, &mut p, &known);
+    let result = compute(a, ctx, ranks, &mut p, &known, far);
     let (cog, kept, reports, t) = match result {
         Ok(r) => r,
         Err(e) => {
@@ -81,6 +85,20 @@ pub fn run(a: &DisperseArgs, ctx: &Ctx, ranks: &Ranks) -> Result<()> {
         }
     };
     write(a, ctx, ranks, p, start, t, cog, kept, &reports)
+}
+
+/// `GEOFIELD_FAR_EXCHANGE` = `auto` (unset: the trees or the lattice, whichever crosses in fewer
+/// words), `lattice` (each rank spreads its piece and the lattices are summed) or `trees` (every
+/// rank gathers every tree): the same maps either way, a choice of traffic and memory.
+fn far_exchange() -> Result<FarExchange> {
+    match std::env::var("GEOFIELD_FAR_EXCHANGE").as_deref() {
+        Err(_) | Ok("auto") => Ok(FarExchange::Auto),
+        Ok("lattice") => Ok(FarExchange::Lattice),
+        Ok("trees") => Ok(FarExchange::Trees),
+        Ok(other) => Err(anyhow!(
+            "GEOFIELD_FAR_EXCHANGE={other}: expected auto, lattice or trees"
+        )),
+    }
 }
 
 /// What a rank computed: its part of the GeoTIFF, its rows of the kept maps, the reports, and
@@ -99,6 +117,7 @@ fn compute(
     ranks: &Ranks,
     p: &mut Prepared,
     known: &AtomicBool,
+    far: FarExchange,
 ) -> Result<Computed> {
     let grid = p.grid;
     let split = RowSplit::new(grid.cols, grid.rows, ranks.size());
@@ -133,7 +152,7 @@ fn compute(
         parts: ranks.size(),
         combine: Some(&combine),
         trees: Some(ranks),
-        far: geofield::dispersal::FarExchange::Auto,
+        far,
     };
     let fail_band = std::env::var("GEOFIELD_MPI_FAIL")
         .ok()

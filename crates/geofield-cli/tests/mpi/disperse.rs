@@ -16,7 +16,7 @@ fn disperse(
     sub: &str,
     ranks: usize,
     extra: &[&str],
-    fail: Option<&str>,
+    env: &[(&str, &str)],
 ) -> Output {
     let at = dir.join(sub);
     std::fs::create_dir_all(&at).unwrap();
@@ -27,9 +27,7 @@ fn disperse(
         .args(extra)
         .env("RAYON_NUM_THREADS", "1")
         .env("SOURCE_DATE_EPOCH", "1800000000");
-    if let Some(f) = fail {
-        cmd.env("GEOFIELD_MPI_FAIL", f);
-    }
+    cmd.envs(env.iter().copied());
     run(cmd, Duration::from_secs(300))
 }
 
@@ -141,7 +139,7 @@ fn a_split_dispersal_is_byte_identical() {
         if !args.contains(&"--species") {
             args.extend(["--species", "../t.toml"]);
         }
-        let one = disperse(&mpi, dir.path(), "one", 0, &args, None);
+        let one = disperse(&mpi, dir.path(), "one", 0, &args, &[]);
         assert!(
             one.status.success(),
             "{}",
@@ -156,7 +154,14 @@ fn a_split_dispersal_is_byte_identical() {
         }
         for ranks in [2, 3] {
             let sub = format!("n{ranks}");
-            let out = disperse(&mpi, dir.path(), &sub, ranks, &args, None);
+            // Near/far's far field: on 2 ranks as summed lattices, on 3 as the default choice
+            // (the trees, here: fewer words than the lattices).
+            let far: &[(&str, &str)] = if ranks == 2 {
+                &[("GEOFIELD_FAR_EXCHANGE", "lattice")]
+            } else {
+                &[]
+            };
+            let out = disperse(&mpi, dir.path(), &sub, ranks, &args, far);
             assert!(
                 out.status.success(),
                 "-n {ranks} {args:?}: {}",
@@ -188,7 +193,14 @@ fn a_failing_rank_ends_a_split_dispersal_cleanly() {
             "--species",
             "../t.toml",
         ];
-        let out = disperse(&mpi, dir.path(), "f", 3, &args, Some(fail));
+        let out = disperse(
+            &mpi,
+            dir.path(),
+            "f",
+            3,
+            &args,
+            &[("GEOFIELD_MPI_FAIL", fail)],
+        );
         failed_cleanly(
             &out,
             &format!("rank {rank}: injected failure"),
@@ -245,7 +257,7 @@ fn a_bad_stem_map_line_is_named_as_one_process_names_it() {
         if bad.contains("no_such") {
             a.push("--strict");
         }
-        let one = disperse(&mpi, dir.path(), "one", 0, &a, None);
+        let one = disperse(&mpi, dir.path(), "one", 0, &a, &[]);
         let said = String::from_utf8_lossy(&one.stderr).to_string();
         assert_eq!(one.status.code(), Some(2), "{said}");
         assert!(said.contains(&format!("t.csv:{}:", at + 1)), "{said}");
@@ -258,7 +270,7 @@ fn a_bad_stem_map_line_is_named_as_one_process_names_it() {
             .nth(1)
             .unwrap()
             .to_string();
-        let out = disperse(&mpi, dir.path(), "f", 3, &a, None);
+        let out = disperse(&mpi, dir.path(), "f", 3, &a, &[]);
         failed_cleanly(
             &out,
             &format!("rank {rank}: "),

@@ -10,7 +10,9 @@
 //! - **far** kernel G = K·S_n(t): zero within R₁, K beyond R, smooth in between. The far field
 //!   F(y) = Σ_k w_k G(y − x_k) is computed on a square lattice of spacing H: every tree's
 //!   weight is spread to the n × n lattice nodes around it with tensor-product Lagrange weights
-//!   (n points per axis, the tree in the central interval), the node weights are convolved with
+//!   (n points per axis, the tree in the central interval; each term rounded once to a fixed
+//!   point and summed exactly in 128 bits, [`Fixed`]: the same node weights whatever order the
+//!   trees come in, on one process or summed over several), the node weights are convolved with
 //!   G sampled on the lattice (FFT: zero-padded for an open plot, circular on a torus), and each
 //!   cell takes the n × n Lagrange interpolation of the node values around it.
 //!
