@@ -282,14 +282,11 @@ fn nearfar_gpu(
             env,
         ) + nearfar::fixed_point_bound(&plan, far.fixed, far.stats.n, g_sup, e_sup);
         let rel = if l > 0.0 { bound / l } else { 0.0 };
-        let band = rows_of(Band::F32(r.out), grid.cols, &mine);
-        let finite = match &band {
-            Band::F32(v) => v.iter().all(|x| x.is_finite()),
-            Band::F64(v) => v.iter().all(|x| x.is_finite()),
-        };
+        let rows = mine.start * grid.cols..mine.end * grid.cols;
+        let finite = r.out[rows].iter().all(|x| x.is_finite());
         if rel <= opts.tolerance && all_finite(finite, share)? {
             nearfar_note(report, &plan, rel);
-            return Ok(band);
+            return Ok(rows_of(Band::F32(r.out), grid.cols, &mine));
         }
         plan = refine(
             grid,

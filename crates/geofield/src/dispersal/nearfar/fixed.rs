@@ -127,18 +127,17 @@ impl Nodes {
             fixed: self.fixed,
         }
     }
-
-    /// The node weights as f64 (each rounded once from its exact sum).
-    pub fn values(v: &[i128], fixed: Fixed) -> Vec<f64> {
-        use rayon::prelude::*;
-        v.par_iter().map(|&x| fixed.to_f64(x)).collect()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The node weights as f64 (each rounded once from its exact sum).
+    fn values(v: &[i128], fixed: Fixed) -> Vec<f64> {
+        v.iter().map(|&x| fixed.to_f64(x)).collect()
+    }
 
     fn trees(n: usize, seed: u64) -> Sources {
         let mut s =
@@ -191,25 +190,25 @@ mod tests {
                 }
             }
         }
-        let values = Nodes::values(&nodes.spread, fixed);
+        let got = values(&nodes.spread, fixed);
         let mut total = 0.0;
-        for at in 0..values.len() {
+        for at in 0..got.len() {
             let allowed = terms[at] as f64 * f64::EPSILON * abs_sum[at]
                 + fixed.error(terms[at] as f64)
-                + f64::EPSILON * values[at].abs();
+                + f64::EPSILON * got[at].abs();
             assert!(
-                (values[at] - f64_sum[at]).abs() <= allowed,
+                (got[at] - f64_sum[at]).abs() <= allowed,
                 "node {at}: {} vs {} (allowed {allowed:e})",
-                values[at],
+                got[at],
                 f64_sum[at]
             );
-            total += values[at];
+            total += got[at];
         }
         assert!(
             (total - w_total).abs() <= 1e-12 * w_total,
             "{total} vs {w_total}"
         );
-        let nearest: f64 = Nodes::values(&nodes.nearest, fixed).iter().sum();
+        let nearest: f64 = values(&nodes.nearest, fixed).iter().sum();
         assert!((nearest - w_total).abs() <= 1e-12 * w_total);
     }
 
