@@ -560,6 +560,10 @@ impl crate::wind::split::Exchange for Ranks {
         use std::io::Write as _;
         eprintln!("error: rank {}: {message}", self.rank());
         let _ = std::io::stderr().flush();
+        // The message sits in the pipe to the launcher's proxy; MPI_Abort makes the launcher
+        // kill every process, and a proxy killed before it forwarded the pipe loses the only
+        // line saying why (seen with Hydra, 2 runs in 5). Give it a moment to forward.
+        std::thread::sleep(std::time::Duration::from_millis(500));
         self.world.abort(2)
     }
 
