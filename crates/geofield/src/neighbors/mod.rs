@@ -55,6 +55,7 @@
 
 mod answer;
 mod auto;
+pub mod ball;
 pub(crate) mod brute;
 mod cpu;
 pub(crate) mod cuda;
@@ -62,6 +63,7 @@ pub(crate) mod dynamic;
 #[cfg(feature = "io")]
 pub mod io;
 pub(crate) mod kbest;
+pub mod ripley;
 pub(crate) mod uniform;
 
 use std::fmt::Debug;

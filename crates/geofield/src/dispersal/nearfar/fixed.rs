@@ -39,7 +39,12 @@ impl Fixed {
     /// every node sum within 2^124 (a margin of 8 below the i128 range, for the roundings).
     pub fn new(order: usize, w_total: f64) -> Self {
         let (_, lam) = lagrange_constants(order);
-        let most = lam * lam * w_total;
+        Self::for_bound(lam * lam * w_total)
+    }
+
+    /// The scale for sums of at most `most` in absolute value: within 2^124 (a margin of 8
+    /// below the i128 range, for the roundings).
+    pub fn for_bound(most: f64) -> Self {
         let f = if most > 0.0 && most.is_finite() {
             124 - most.log2().ceil() as i32
         } else {
