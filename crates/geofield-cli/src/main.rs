@@ -8,6 +8,7 @@ mod cmd_forest;
 mod cmd_info;
 mod cmd_knn;
 mod cmd_krige;
+mod cmd_pairs;
 mod cmd_synth;
 mod cmd_variogram;
 mod cmd_wind;
@@ -58,6 +59,9 @@ enum Command {
     Forest(Box<cmd_forest::ForestArgs>),
     /// Exact k nearest neighbours of query points among a point set (2-D or 3-D).
     Knn(cmd_knn::KnnArgs),
+    /// Ripley's K and Besag's L of a point pattern (a stem map) in its plot, with spatstat's
+    /// edge corrections (border, translate, isotropic): clustering or regularity by distance.
+    Pairs(cmd_pairs::PairsArgs),
     /// OpenSteer's boids flock on exact neighbour searches: state, frames, GIF, statistics.
     Flock(Box<cmd_flock::FlockArgs>),
     /// Kriging of one or many surfaces from scattered samples onto a grid, with variance and
@@ -163,6 +167,7 @@ fn main() -> ExitCode {
         Command::Disperse(a) => cmd_disperse::run(&a, &ctx),
         Command::Forest(a) => cmd_forest::run(&a, &ctx),
         Command::Knn(a) => cmd_knn::run(&a, &ctx),
+        Command::Pairs(a) => cmd_pairs::run(&a, &ctx),
         Command::Flock(a) => cmd_flock::run(&a, &ctx),
         Command::Krige(a) => cmd_krige::run(&a, &ctx),
         Command::Variogram(a) => cmd_variogram::run(&a, &ctx),

@@ -51,6 +51,7 @@ mod inputs;
 mod knn;
 mod krige;
 mod outputs;
+mod pairs;
 mod refusals;
 mod smoke;
 mod tour;

@@ -119,3 +119,90 @@ pub fn write_distances(path: &Path, nb: &Neighbors) -> Result<(), InputError> {
     let d: Vec<f64> = nb.dist2.iter().map(|&d2| d2.sqrt()).collect();
     Ok(geofield_io::write_npy_f64(path, &[nb.queries(), nb.k], &d)?)
 }
+
+/// Write Ripley's K as CSV: `r`, `theo` (πr²), then per correction asked for its K (spatstat's
+/// column names `un`, `border`, `trans`, `iso`) and its L = √(K/π) (`L_un`, ...). Undefined
+/// values (beyond a correction's range) are written as `NaN`, which pandas, R and QGIS read as
+/// missing.
+pub fn write_k_csv(path: &Path, k: &super::ripley::KFunction) -> Result<(), InputError> {
+    use std::fmt::Write as _;
+    let cols = k.columns();
+    let ls: Vec<Vec<f64>> = cols.iter().map(|(_, v)| super::ripley::l_of(v)).collect();
+    let mut s = String::from("r,theo");
+    for (c, _) in &cols {
+        let _ = write!(s, ",{}", c.name());
+    }
+    for (c, _) in &cols {
+        let _ = write!(s, ",L_{}", c.name());
+    }
+    s.push('\n');
+    let num = |s: &mut String, v: f64| {
+        if v.is_finite() {
+            let _ = write!(s, ",{v}");
+        } else {
+            s.push_str(",NaN");
+        }
+    };
+    for i in 0..k.r.len() {
+        let _ = write!(s, "{}", k.r[i]);
+        num(&mut s, k.theo[i]);
+        for (_, v) in &cols {
+            num(&mut s, v[i]);
+        }
+        for l in &ls {
+            num(&mut s, l[i]);
+        }
+        s.push('\n');
+    }
+    Ok(geofield_io::write_atomic(path, |w| {
+        w.write_all(s.as_bytes())
+    })?)
+}
+
+/// Draw L(r) = √(K(r)/π) of each correction asked for against r, with the value under
+/// complete spatial randomness (L = r, dashed), as a PNG chart: above the line, clustering at
+/// that scale; below it, regularity.
+pub fn write_l_png(
+    path: &Path,
+    k: &super::ripley::KFunction,
+    title: &str,
+) -> Result<(), InputError> {
+    use geofield_io::render::{ChartSeries, LineStyle, blend_hue, write_xy_chart_series_png};
+    let mut series: Vec<ChartSeries> = k
+        .columns()
+        .iter()
+        .enumerate()
+        .map(|(i, (c, v))| {
+            let l = super::ripley::l_of(v);
+            ChartSeries {
+                markers: false,
+                ..ChartSeries::new(
+                    format!("L {}", c.name()),
+                    blend_hue(i),
+                    k.r.iter().copied().zip(l).collect(),
+                )
+            }
+        })
+        .collect();
+    series.push(ChartSeries {
+        line: LineStyle::Dashed,
+        markers: false,
+        ..ChartSeries::new(
+            "random (L = r)",
+            [90, 90, 90],
+            k.r.iter().map(|&r| (r, r)).collect(),
+        )
+    });
+    let chart = geofield_io::XyChart {
+        title: title.into(),
+        subtitle: format!(
+            "{} points, intensity {:.4e} per unit area; above the dashed line: clustered",
+            k.n,
+            k.n as f64 / k.area
+        ),
+        x_label: "r".into(),
+        y_label: "L(r)".into(),
+        ..geofield_io::XyChart::default()
+    };
+    Ok(write_xy_chart_series_png(path, &chart, &series)?)
+}

@@ -1,0 +1,104 @@
+//! `geofield pairs`: Ripley's K of a stem map into CSV (and a chart), the values those of a
+//! direct count; bad input exits 2 with nothing written.
+
+use super::*;
+
+/// The CSV's columns by name.
+fn columns(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let t = std::fs::read_to_string(path).unwrap();
+    let mut lines = t.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let mut cols = vec![Vec::new(); head.len()];
+    for l in lines {
+        for (c, v) in cols.iter_mut().zip(l.split(',')) {
+            c.push(v.parse::<f64>().unwrap());
+        }
+    }
+    (head, cols)
+}
+
+#[test]
+fn pairs_writes_k_and_l_of_a_stem_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A 4 × 3 lattice of spacing 2 in the plot [0, 6] × [0, 4], with a stem map's other columns.
+    let mut csv = String::from("x_m,y_m,dbh_cm,species\n");
+    for j in 0..3 {
+        for i in 0..4 {
+            csv.push_str(&format!("{},{},30,ABLA\n", 2 * i, 2 * j));
+        }
+    }
+    let stems = d.join("stems.csv");
+    std::fs::write(&stems, csv).unwrap();
+    let (out, png, json) = (d.join("k.csv"), d.join("l.png"), d.join("k.json"));
+    let o = geofield(&[
+        "--json",
+        s(&json),
+        "pairs",
+        "--points",
+        s(&stems),
+        "--window",
+        "0,0,6,4",
+        "--radii",
+        "0,1.5,2,2.5,3",
+        "--correction",
+        "none,border",
+        "--out",
+        s(&out),
+        "--png",
+        s(&png),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (head, cols) = columns(&out);
+    assert_eq!(head, ["r", "theo", "un", "border", "L_un", "L_border"]);
+    assert_eq!(cols[0], [0.0, 1.5, 2.0, 2.5, 3.0]);
+    // Ordered pairs at distance 2: 2·(3 rows × 3 + 4 columns × 2) = 34; none nearer, none
+    // between 2 and 2√2, where the 2 · 12 diagonal pairs join. K_un = area / (n(n − 1)) ·
+    // count.
+    let k2 = 24.0 / 132.0 * 34.0;
+    assert_eq!(cols[2], [0.0, 0.0, k2, k2, 24.0 / 132.0 * 58.0]);
+    // Border at r = 2: centres at least 2 inside [0,6]×[0,4]: (2,2) and (4,2), 4 neighbours
+    // each at distance 2; K = 8 / (λ · 2), λ = 12/24.
+    assert_eq!(cols[3][2], 8.0 / (0.5 * 2.0));
+    // No point is 2.5 inside: undefined.
+    assert!(cols[3][3].is_nan());
+    assert!((cols[4][2] - (k2 / std::f64::consts::PI).sqrt()).abs() < 1e-12);
+    assert!(png.exists());
+    let j = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        j.contains("\"point_count\": 12") && j.contains("\"window_from\": \"--window\""),
+        "{j}"
+    );
+}
+
+#[test]
+fn pairs_bad_input_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.csv");
+    let p = dir.path().join("p.csv");
+    std::fs::write(&p, "x,y\n0,0\n1,1\n5,2\n").unwrap();
+    let check = |args: &[&str], needle: &str| {
+        let mut v = vec!["pairs", "--points", s(&p), "--out", s(&out)];
+        v.extend_from_slice(args);
+        let o = geofield(&v);
+        let m = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{m}");
+        assert!(m.contains(needle), "expected {needle:?} in {m}");
+        assert!(!out.exists(), "partial output left behind");
+    };
+    check(
+        &["--window", "0,0,4,4"],
+        "point 2 (5, 2) is outside the window",
+    );
+    check(&["--window", "0,0,4"], "XMIN,YMIN,XMAX,YMAX");
+    check(&["--window", "0,0,-1,4"], "window");
+    check(&["--radii", "1,0.5"], "non-decreasing");
+    check(&["--radii=-1,2"], "radii");
+    check(&["--r-max", "0"], "--r-max");
+    std::fs::write(&p, "x,y\n0,0\n").unwrap();
+    check(&[], "at least 2 points");
+    std::fs::write(&p, "x,y\n0,0\n1,0\n2,0\n").unwrap();
+    check(&[], "no area");
+    std::fs::write(&p, "x,y\n0,0\n1,x\n").unwrap();
+    check(&[], "p.csv:3");
+}
