@@ -6,6 +6,7 @@
 //! [`interrupt::run_interruptible`]: Ctrl-C interrupts them, and `progress` draws a bar.
 
 mod backend;
+mod ball;
 mod crs;
 mod dispersal;
 mod errors;
@@ -27,6 +28,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dispersal::species_names, m)?)?;
     m.add_function(wrap_pyfunction!(crs::crs_attrs, m)?)?;
     m.add_function(wrap_pyfunction!(knn::knn, m)?)?;
+    m.add_function(wrap_pyfunction!(ball::ball_within, m)?)?;
+    m.add_function(wrap_pyfunction!(ball::ball_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(ball::ball_count, m)?)?;
+    m.add_function(wrap_pyfunction!(ball::ball_knn, m)?)?;
+    m.add_function(wrap_pyfunction!(ball::ripley_k, m)?)?;
     m.add_function(wrap_pyfunction!(knn::check_points, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;

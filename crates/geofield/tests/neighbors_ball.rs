@@ -534,3 +534,90 @@ fn ripley_k_matches_its_definition_and_csr() {
         }
     }
 }
+
+#[test]
+fn knn_in_any_space_matches_exact_oracle() {
+    for (dim, periodic) in [(2usize, false), (2, true), (3, true), (3, false)] {
+        let pts = lattice_points(1500, dim, 50, 21 + dim as u64);
+        let qs = lattice_points(60, dim, 50, 23);
+        let period = vec![if periodic { 50 } else { 0 }; dim];
+        let fp: Vec<f64> = pts.iter().map(|&v| v as f64).collect();
+        let fq: Vec<f64> = qs.iter().map(|&v| v as f64).collect();
+        for m in METRICS {
+            let space = Space {
+                metric: m,
+                boxsize: periodic.then(|| vec![50.0; dim]),
+            };
+            for (k, cap) in [
+                (1usize, None),
+                (7, None),
+                (200, Some(9.0)),
+                (1024, None),
+                (1600, None),
+            ] {
+                let nb = ball::knn_in(
+                    &Backend::Cpu,
+                    &fp,
+                    Some(&fq),
+                    dim,
+                    k,
+                    &space,
+                    false,
+                    cap,
+                    -7,
+                )
+                .unwrap();
+                for qi in 0..60 {
+                    let q = &qs[qi * dim..(qi + 1) * dim];
+                    let mut all: Vec<(i64, usize)> = (0..1500)
+                        .map(|j| (int_value(m, &period, q, &pts[j * dim..(j + 1) * dim]), j))
+                        .filter(|&(v, _)| cap.is_none_or(|c| v <= int_threshold(m, c as i64)))
+                        .collect();
+                    all.sort();
+                    all.truncate(k);
+                    let row = &nb.indices[qi * k..(qi + 1) * k];
+                    let drow = &nb.dist[qi * k..(qi + 1) * k];
+                    for s in 0..k {
+                        match all.get(s) {
+                            Some(&(v, j)) => {
+                                assert_eq!(row[s], j as i64, "{dim} {periodic} {m:?} k {k} q {qi}");
+                                let d = if m == Metric::Euclidean {
+                                    (v as f64).sqrt()
+                                } else {
+                                    v as f64
+                                };
+                                assert_eq!(drow[s], d);
+                            }
+                            None => assert_eq!((row[s], drow[s]), (-7, f64::INFINITY)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Euclidean, open axes, f64: the same bits as the k-NN search's distance rows.
+    let mut rng = Pcg64::seed_from_u64(8);
+    let pts: Vec<f64> = (0..3 * 4000).map(|_| rng.random::<f64>() * 10.0).collect();
+    let a = ball::knn_in(
+        &Backend::Cpu,
+        &pts,
+        None,
+        3,
+        9,
+        &Space::default(),
+        true,
+        None,
+        -1,
+    )
+    .unwrap();
+    let b = geofield::neighbors::knn_distances(
+        &Backend::Cpu,
+        &pts,
+        None,
+        3,
+        &geofield::neighbors::KnnParams::new(9),
+        -1,
+    )
+    .unwrap();
+    assert_eq!(a, b);
+}

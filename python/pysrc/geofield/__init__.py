@@ -7,7 +7,8 @@ The same library as the ``geofield`` command line, from numpy, pandas and xarray
   growth, mortality) from a stem map and a species file, or a SORTIE-ND parameter file.
 - :func:`krige`, :func:`krige_points`, :func:`variogram`, :func:`cross_validate`: kriging;
   :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging``.
-- :class:`NeighborIndex`: exact k-nearest neighbours, a drop-in for scipy's ``cKDTree.query``.
+- :class:`NeighborIndex`: exact neighbour searches, a drop-in for scipy's ``cKDTree`` (k-NN,
+  radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K.
 - :class:`Flock`: OpenSteer's boids, state resident on the GPU between steps.
 - :func:`wind`: a mass-consistent 3-D wind field over terrain from stations.
 
@@ -26,7 +27,7 @@ from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, Geofi
 from .dispersal import disperse
 from .flocking import Flock
 from .kriging import cross_validate, krige, krige_points, variogram
-from .neighbors import NeighborIndex
+from .neighbors import NeighborIndex, ripley_k
 from .wind import wind
 from . import forest, pykrige
 
@@ -48,6 +49,7 @@ __all__ = [
     "wind",
     "info",
     "pykrige",
+    "ripley_k",
 ]
 
 

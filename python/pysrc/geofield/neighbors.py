@@ -1,4 +1,6 @@
-"""Exact k-nearest neighbours: :class:`NeighborIndex`, a drop-in for scipy's ``cKDTree`` k-NN."""
+"""Exact neighbour searches: :class:`NeighborIndex`, a drop-in for scipy's ``cKDTree`` (k-NN,
+radius queries, pairs, pair counts; Minkowski p = 1, 2, inf; periodic boxes), and
+:func:`ripley_k`, Ripley's K with spatstat's edge corrections."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from . import _arrays, _native, _progress
 from ._errors import GeofieldValueError
 
 K_MAX = 64
+# k-NN in any space (p, periodic boxes) answers up to this many neighbours per query.
+K_MAX_SPACE = 65536
 
 
 class NeighborIndex:
@@ -30,9 +34,18 @@ class NeighborIndex:
     backend : {"auto", "cpu", "cuda", "cuda:N"}
     cell_size : float, optional
         Cell size of the uniform grid (default: from the point density).
+    boxsize : float or array_like, optional
+        A periodic box (scipy's ``boxsize``): one length for every axis or one per axis, 0 for
+        an open axis; the points must lie in [0, L). Queries are wrapped into the box.
+
+    Besides :meth:`query`, the scipy methods :meth:`query_ball_point`, :meth:`query_ball_tree`,
+    :meth:`query_pairs` and :meth:`count_neighbors` take scipy's arguments and return its
+    shapes; :meth:`within` returns every neighbour within r as CSR arrays. Membership is
+    inclusive (d <= r) as scipy's. The radius methods, and k-NN with ``p`` other than 2, a
+    periodic box or k above 64, run on the CPU (every core).
     """
 
-    def __init__(self, points, index="auto", backend="auto", cell_size=None):
+    def __init__(self, points, index="auto", backend="auto", cell_size=None, boxsize=None):
         # Finiteness by the library's parallel check (numpy's isfinite would cost more than
         # the GPU search of a million points).
         self.data = _arrays.floats("points", points, ndim=2, dtypes=(np.float64, np.float32),
@@ -46,6 +59,30 @@ class NeighborIndex:
         self.backend = backend
         self.cell_size = None if cell_size is None else float(cell_size)
         self.last_backend = None
+        self.boxsize = None
+        if boxsize is not None:
+            b = np.broadcast_to(np.asarray(boxsize, dtype=np.float64), (self.m,))
+            if not np.isfinite(b).all() or (b < 0).any():
+                raise GeofieldValueError(f"boxsize: {boxsize!r} must be finite lengths >= 0")
+            if (b > 0).any():
+                self.boxsize = [float(v) for v in b]
+        self._f64 = None
+
+    def _data64(self):
+        """The points as float64 (the radius searches run in float64), converted once."""
+        if self._f64 is None:
+            self._f64 = np.ascontiguousarray(self.data, dtype=np.float64)
+        return self._f64
+
+    def _queries64(self, x):
+        xa = np.asarray(x, dtype=np.float64)
+        if xa.shape[-1:] != (self.m,):
+            raise GeofieldValueError(f"x: the last dimension must be {self.m} (the points' "
+                                     f"dimension), got shape {xa.shape}")
+        q = np.ascontiguousarray(xa.reshape(-1, self.m))
+        if q.shape[0]:
+            _native.check_points(q, "x")
+        return xa.shape[:-1], q
 
     def query(self, x, k=1, eps=0, p=2, distance_upper_bound=math.inf, workers=1,
               progress=False):
@@ -59,8 +96,7 @@ class NeighborIndex:
         """
         if eps != 0:
             raise GeofieldValueError("eps: only exact search (eps=0) is supported")
-        if p != 2:
-            raise GeofieldValueError("p: only the Euclidean distance (p=2) is supported")
+        p = _check_p(p)
         del workers
         ranks = None
         if np.ndim(k) == 0:
@@ -72,9 +108,11 @@ class NeighborIndex:
             if ranks.size == 0 or ranks.min() < 1:
                 raise GeofieldValueError(f"k: ranks {list(ranks)} must be positive integers")
             kk = int(ranks.max())
-        if kk > K_MAX:
-            raise GeofieldValueError(f"k: {kk} is more than the {K_MAX} neighbours geofield "
+        if kk > K_MAX_SPACE:
+            raise GeofieldValueError(f"k: {kk} is more than the {K_MAX_SPACE} neighbours geofield "
                                      f"returns per query")
+        if p != 2 or self.boxsize is not None or kk > K_MAX:
+            return self._query_space(x, k, kk, ranks, p, distance_upper_bound)
         xa = np.asarray(x)
         if xa.shape[-1:] != (self.m,):
             raise GeofieldValueError(f"x: the last dimension must be {self.m} (the points' "
@@ -115,6 +153,138 @@ class NeighborIndex:
             return (d.reshape(lead), i.reshape(lead)) if lead else (d[0], i[0])
         return d.reshape(lead + (kk,)), i.reshape(lead + (kk,))
 
+    def _query_space(self, x, k, kk, ranks, p, distance_upper_bound):
+        """:meth:`query` for p = 1 or inf, a periodic box, or k above 64 (CPU)."""
+        lead, q = self._queries64(x)
+        bound = float(distance_upper_bound)
+        if math.isnan(bound) or bound < 0:
+            raise GeofieldValueError(f"distance_upper_bound: {distance_upper_bound!r} must be >= 0")
+        if q.shape[0] == 0:
+            d, i = np.empty((0, kk)), np.empty((0, kk), dtype=np.int64)
+        else:
+            d, i = _native.ball_knn(self._data64(), q, kk, p, self.boxsize, False,
+                                    None if math.isinf(bound) else bound, self.n)
+            self.last_backend = "cpu"
+            if not math.isinf(bound):
+                far = d >= bound  # scipy keeps neighbours strictly closer than the bound
+                d[far] = math.inf
+                i[far] = self.n
+        if ranks is not None:
+            d, i = d[:, ranks - 1], i[:, ranks - 1]
+            return d.reshape(lead + (ranks.size,)), i.reshape(lead + (ranks.size,))
+        if np.ndim(k) == 0 and kk == 1:
+            d, i = d[:, 0], i[:, 0]
+            return (d.reshape(lead), i.reshape(lead)) if lead else (d[0], i[0])
+        return d.reshape(lead + (kk,)), i.reshape(lead + (kk,))
+
+    def within(self, x=None, r=1.0, p=2, sort="distance", exclude_self=False):
+        """Every point within ``r`` (inclusive) of each row of ``x`` (default: of every point),
+        as CSR arrays ``(offsets, indices, distances)``: query i's neighbours are
+        ``indices[offsets[i]:offsets[i+1]]``, sorted by (distance, index) (``sort="distance"``),
+        by index (``"index"``) or in the index's own order (``"none"``). ``exclude_self`` leaves
+        each point out of its own row when ``x`` is None. kiddo's ``within`` with the rows
+        packed."""
+        p = _check_p(p)
+        q = None
+        if x is not None:
+            _, q = self._queries64(x)
+        return _native.ball_within(self._data64(), q, float(r), p, self.boxsize, sort,
+                                   bool(exclude_self))
+
+    def query_ball_point(self, x, r, p=2.0, eps=0, workers=1, return_sorted=None,
+                         return_length=False):
+        """scipy's ``cKDTree.query_ball_point``: the indices of the points within ``r``
+        (inclusive) of each row of ``x``; a list for one point, else an object array of lists
+        of shape ``x.shape[:-1]``. ``r`` may be an array broadcast against ``x.shape[:-1]``.
+        ``return_sorted`` None sorts the lists of several points, not of one (scipy's rule);
+        ``return_length`` returns the counts instead."""
+        if eps != 0:
+            raise GeofieldValueError("eps: only exact search (eps=0) is supported")
+        del workers
+        p = _check_p(p)
+        lead, q = self._queries64(x)
+        rr = np.broadcast_to(np.asarray(r, dtype=np.float64), lead).ravel()
+        if np.isnan(rr).any():
+            raise GeofieldValueError("r: must be numbers")
+        single = len(lead) == 0
+        sort = (not single) if return_sorted is None else bool(return_sorted)
+        order = "index" if sort else "none"
+        counts = np.zeros(q.shape[0], dtype=np.intp)
+        lists = [None] * q.shape[0]
+        for rv in np.unique(rr):
+            sel = np.flatnonzero(rr == rv)
+            qs = np.ascontiguousarray(q[sel])
+            if rv < 0:
+                off, idx = np.zeros(sel.size + 1, dtype=np.uint64), np.empty(0, dtype=np.int64)
+            else:
+                off, idx, _ = _native.ball_within(self._data64(), qs, float(rv), p, self.boxsize,
+                                                  order, False)
+            counts[sel] = np.diff(off.astype(np.int64))
+            if not return_length:
+                parts = np.split(idx, off[1:-1].astype(np.int64))
+                for j, s in enumerate(sel):
+                    lists[s] = parts[j].tolist()
+        if return_length:
+            return counts.reshape(lead) if lead else counts[0]
+        if single:
+            return lists[0]
+        out = np.empty(len(lists), dtype=object)
+        out[:] = lists
+        return out.reshape(lead)
+
+    def query_ball_tree(self, other, r, p=2.0, eps=0):
+        """scipy's ``query_ball_tree``: for each point of this index, the list of the indices
+        of ``other``'s points within ``r``."""
+        if eps != 0:
+            raise GeofieldValueError("eps: only exact search (eps=0) is supported")
+        p = _check_p(p)
+        off, idx, _ = _native.ball_within(_other64(other, self.m), self._data64(), float(r), p,
+                                          self.boxsize, "index", False)
+        return [part.tolist() for part in np.split(idx, off[1:-1].astype(np.int64))]
+
+    def query_pairs(self, r, p=2.0, eps=0, output_type="set"):
+        """scipy's ``query_pairs``: the pairs (i, j), i < j, within ``r`` (inclusive), as a set
+        of tuples or, with ``output_type="ndarray"``, an (npairs, 2) array in ascending
+        order."""
+        if eps != 0:
+            raise GeofieldValueError("eps: only exact search (eps=0) is supported")
+        p = _check_p(p)
+        if output_type not in ("set", "ndarray"):
+            raise GeofieldValueError(f"output_type: {output_type!r} is not 'set' or 'ndarray'")
+        pairs = _native.ball_pairs(self._data64(), float(r), p, self.boxsize)
+        if output_type == "ndarray":
+            return pairs.astype(np.intp, copy=False)
+        return set(map(tuple, pairs.tolist()))
+
+    def count_neighbors(self, other, r, p=2.0, weights=None, cumulative=True):
+        """scipy's ``count_neighbors``: the number of pairs (x1 from this index, x2 from
+        ``other``) with distance <= r, for a scalar or array ``r`` (with ``cumulative=False``
+        the counts between consecutive radii, which must be non-decreasing). ``weights``: one
+        array (only when ``other`` is this index) or a tuple ``(self_weights, other_weights)``
+        with None for ones; weighted counts are floats."""
+        p = _check_p(p)
+        same = other is self
+        o = None if same else _other64(other, self.m)
+        rr = np.asarray(r, dtype=np.float64)
+        w1 = w2 = None
+        if weights is not None:
+            if isinstance(weights, tuple):
+                w1, w2 = weights
+            elif same:
+                w1 = w2 = weights
+            else:
+                raise GeofieldValueError("weights: a single array is valid only when other is "
+                                         "self; pass (self_weights, other_weights)")
+            w1 = None if w1 is None else _arrays.floats("weights", w1)
+            w2 = None if w2 is None else _arrays.floats("weights", w2)
+            if w1 is None and w2 is None:
+                w1 = np.ones(self.n)
+        res = _native.ball_count(self._data64(), o, np.ascontiguousarray(rr.ravel()), p,
+                                 self.boxsize, w1, w2, bool(cumulative))
+        if w1 is None and w2 is None:
+            res = res.astype(np.intp)
+        return res.reshape(rr.shape) if rr.ndim else res[0]
+
     def neighbors(self, k, radius=None, progress=False):
         """The ``k`` nearest *other* points of every point, geofield's own convention:
         ``(distance, index)`` arrays of shape (n, k) in ascending (distance, index) order, with
@@ -125,3 +295,56 @@ class NeighborIndex:
                 self.data, None, int(k), None if radius is None else float(radius), True,
                 self.index, self.cell_size, self.backend, -1, progress=bar)
         return d, i
+
+
+def _check_p(p):
+    p = float(p)
+    if p not in (1.0, 2.0, math.inf):
+        raise GeofieldValueError(f"p: {p} is not supported (1, 2 or inf: Manhattan, Euclidean, "
+                                 f"Chebyshev)")
+    return p
+
+
+def _other64(other, m):
+    data = other._data64() if isinstance(other, NeighborIndex) else getattr(other, "data", other)
+    a = _arrays.floats("other", data, ndim=2)
+    if a.shape[1] != m:
+        raise GeofieldValueError(f"other: points of dimension {a.shape[1]}, expected {m}")
+    return a
+
+
+def ripley_k(points, window=None, r=None, correction=("border", "translate", "isotropic")):
+    """Ripley's K and Besag's L of a 2-D point pattern (a stem map) in a rectangular window,
+    with spatstat's ``Kest`` edge corrections.
+
+    Parameters
+    ----------
+    points : array_like, shape (n, 2)
+    window : (x0, y0, x1, y1), optional
+        The plot. Default: the points' bounding box (smaller than the plot: biases K up).
+    r : array_like, optional
+        Non-decreasing radii >= 0. Default: spatstat's, 513 from 0 to
+        min(shorter side / 4, sqrt(1000 / (pi * intensity))).
+    correction : str or sequence of str
+        Any of "none", "border", "translate", "isotropic" (or spatstat's "un", "trans", "iso").
+
+    Returns
+    -------
+    dict of numpy arrays: ``r``, ``theo`` (pi r^2), one K per correction under spatstat's
+    column names (``un``, ``border``, ``trans``, ``iso``; NaN where a correction is
+    undefined), ``L_<name>`` = sqrt(K / pi) for each, and ``n``, ``area``, ``window``.
+    """
+    pts = _arrays.floats("points", points, ndim=2)
+    if pts.shape[1] != 2:
+        raise GeofieldValueError(f"points: expected shape (n, 2), got {pts.shape}")
+    if isinstance(correction, str):
+        correction = [correction]
+    w = None if window is None else [float(v) for v in window]
+    if w is not None and len(w) != 4:
+        raise GeofieldValueError(f"window: expected (x0, y0, x1, y1), got {window!r}")
+    rr = None if r is None else _arrays.floats("r", r)
+    out = dict(_native.ripley_k(pts, w, rr, list(correction)))
+    for name in ("un", "border", "trans", "iso"):
+        if name in out:
+            out["L_" + name] = np.sqrt(np.maximum(out[name], 0.0) / math.pi)
+    return out

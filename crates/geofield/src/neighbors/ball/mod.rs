@@ -27,10 +27,12 @@
 
 pub(crate) mod cells;
 mod count;
+mod knn;
 
 use rayon::prelude::*;
 
 pub use count::{count_pairs, count_pairs_weighted};
+pub use knn::{K_MAX_SPACE, knn_in};
 
 use super::{Coord, check_finite};
 use crate::{Backend, GeofieldError};
