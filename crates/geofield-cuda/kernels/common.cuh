@@ -227,6 +227,19 @@ GF_RN_OP(gf_sub_rn, "sub")
 GF_RN_OP(gf_mul_rn, "mul")
 GF_RN_OP(gf_div_rn, "div")
 
+// A whole number of units (|d| < 2^126, integral) added to the 128-bit two's-complement sum
+// at acc[0] (low half), acc[1] (high half): the low halves' carries go to the high half, so the
+// sum is exact, and the same whatever order the threads add in.
+__device__ __forceinline__ void gf_add_i128(unsigned long long* acc, double d) {
+    const double two64 = 18446744073709551616.0;
+    const double hi = floor(d / two64);          // exact: a power-of-two division, then floor
+    const double lo = d - hi * two64;            // exact: d's bits below 2^64, in [0, 2^64)
+    const unsigned long long l = (unsigned long long)lo;
+    const unsigned long long old = atomicAdd(&acc[0], l);
+    const unsigned long long carry = (old + l < old) ? 1ull : 0ull;
+    atomicAdd(&acc[1], (unsigned long long)(long long)hi + carry);
+}
+
 // An explicit fused multiply-add, as inline PTX: the module's PTX brackets it with "begin inline
 // asm" / "end inline asm" comments, so a test tells it from an FMA the compiler contracted.
 __device__ __forceinline__ double gf_fma_rn(double a, double b, double c) {

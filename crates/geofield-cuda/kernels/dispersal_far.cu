@@ -77,19 +77,6 @@ __device__ __forceinline__ double gf_far_kernel(const DispersalFarParams& p, dou
     return k * tn * acc;
 }
 
-// A whole number of units (|d| < 2^126, integral) added to the 128-bit two's-complement sum
-// at acc[0] (low half), acc[1] (high half): the low halves' carries go to the high half, so the
-// sum is exact, and the same whatever order the threads add in.
-__device__ __forceinline__ void gf_add_i128(unsigned long long* acc, double d) {
-    const double two64 = 18446744073709551616.0;
-    const double hi = floor(d / two64);          // exact: a power-of-two division, then floor
-    const double lo = d - hi * two64;            // exact: d's bits below 2^64, in [0, 2^64)
-    const unsigned long long l = (unsigned long long)lo;
-    const unsigned long long old = atomicAdd(&acc[0], l);
-    const unsigned long long carry = (old + l < old) ? 1ull : 0ull;
-    atomicAdd(&acc[1], (unsigned long long)(long long)hi + carry);
-}
-
 // One thread per tree; N = the stencil's points per axis (the blend's order), fixed at compile
 // time so the stencil stays in registers. Each term w·l_i·l_j is rounded once to units of
 // 2^-F (`scale` = 2^F, geofield::dispersal::nearfar::Fixed) and summed exactly in 128 bits.

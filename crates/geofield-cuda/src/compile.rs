@@ -51,6 +51,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ),
     ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
+    ("ball", include_str!("../kernels/ball.cu")),
     (
         "forest",
         concat!(

@@ -621,3 +621,117 @@ fn knn_in_any_space_matches_exact_oracle() {
     .unwrap();
     assert_eq!(a, b);
 }
+
+/// The CUDA path against the CPU's (skips with a notice without a GPU; fails under
+/// `GEOFIELD_REQUIRE_GPU=1`): rows in every order, pairs, counts and fixed-point sums bit for
+/// bit; Ripley's K bit for bit but for the isotropic estimate, whose weights use the device's
+/// acos (within 1 ulp of the host's: the sums agree to a few ulps, 1e-13 relative bounds it).
+#[test]
+fn cuda_matches_cpu() {
+    let Some(g) = geofield_cuda::test_gpu() else {
+        return;
+    };
+    let gpu = Backend::Cuda(g);
+    let mut rng = Pcg64::seed_from_u64(77);
+    for (dim, periodic) in [(2usize, false), (2, true), (3, false), (3, true)] {
+        let n = 40_000;
+        let pts: Vec<f64> = (0..n * dim).map(|_| rng.random::<f64>() * 100.0).collect();
+        let qs: Vec<f64> = (0..5000 * dim)
+            .map(|_| rng.random::<f64>() * 120.0 - 10.0)
+            .collect();
+        let lat: Vec<f64> = lattice_points(20_000, dim, 100, 3)
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
+        for m in METRICS {
+            let space = Space {
+                metric: m,
+                boxsize: periodic.then(|| vec![100.0; dim]),
+            };
+            for order in [Order::Distance, Order::Index, Order::Unsorted] {
+                for (p, q, ex) in [
+                    (&pts, Some(&qs), false),
+                    (&pts, None, true),
+                    (&lat, None, false),
+                ] {
+                    let params = BallParams {
+                        radius: 3.0,
+                        space: space.clone(),
+                        order,
+                        exclude_self: ex,
+                    };
+                    let a = within(&Backend::Cpu, p, q.map(|v| &v[..]), dim, &params).unwrap();
+                    let b = within(&gpu, p, q.map(|v| &v[..]), dim, &params).unwrap();
+                    assert_eq!(a, b, "within {dim} {periodic} {m:?} {order:?}");
+                }
+            }
+            let a = pairs(&Backend::Cpu, &lat, dim, 4.0, &space).unwrap();
+            assert_eq!(a, pairs(&gpu, &lat, dim, 4.0, &space).unwrap());
+            let radii = [0.0, 1.0, 2.5, 4.0, 6.0];
+            for others in [None, Some(&pts[..3000 * dim])] {
+                let a =
+                    count_pairs(&Backend::Cpu, &lat, others, dim, &radii, &space, true).unwrap();
+                let b = count_pairs(&gpu, &lat, others, dim, &radii, &space, true).unwrap();
+                assert_eq!(a, b);
+                let w1: Vec<f64> = (0..20_000).map(|i| 1.0 + (i % 13) as f64 * 0.37).collect();
+                let w2: Vec<f64> = (0..others.map_or(20_000, |o| o.len() / dim))
+                    .map(|i| 0.3 + (i % 7) as f64 * 0.91)
+                    .collect();
+                let args = |be: &Backend| {
+                    count_pairs_weighted(
+                        be,
+                        &lat,
+                        others,
+                        dim,
+                        &radii,
+                        &space,
+                        (Some(&w1), Some(&w2)),
+                        false,
+                    )
+                    .unwrap()
+                };
+                assert_eq!(args(&Backend::Cpu), args(&gpu));
+            }
+        }
+    }
+    // Bins beyond the device's shared memory (global atomics).
+    let many: Vec<f64> = (0..3000).map(|i| i as f64 * 0.002).collect();
+    let pts: Vec<f64> = (0..2 * 30_000)
+        .map(|_| rng.random::<f64>() * 100.0)
+        .collect();
+    let a = count_pairs(&Backend::Cpu, &pts, None, 2, &many, &Space::default(), true).unwrap();
+    assert_eq!(
+        a,
+        count_pairs(&gpu, &pts, None, 2, &many, &Space::default(), true).unwrap()
+    );
+
+    let w = Window {
+        x0: 0.0,
+        y0: 0.0,
+        x1: 100.0,
+        y1: 100.0,
+    };
+    let all = [
+        Correction::None,
+        Correction::Border,
+        Correction::Translate,
+        Correction::Isotropic,
+    ];
+    let p2: Vec<f64> = (0..60_000).map(|_| rng.random::<f64>() * 100.0).collect();
+    for radii in [
+        ripley::default_radii(30_000, &w),
+        (0..800).map(|i| i as f64 * 0.01).collect(),
+    ] {
+        let a = ripley::ripley_k(&Backend::Cpu, &p2, &w, &radii, &all).unwrap();
+        let b = ripley::ripley_k(&gpu, &p2, &w, &radii, &all).unwrap();
+        assert_eq!(a.none, b.none);
+        assert_eq!(a.border, b.border);
+        assert_eq!(a.translate, b.translate);
+        for (x, y) in a.isotropic.unwrap().iter().zip(b.isotropic.unwrap()) {
+            assert!(
+                (x - y).abs() <= 1e-13 * x.abs() || (x.is_nan() && y.is_nan()),
+                "{x} vs {y}"
+            );
+        }
+    }
+}

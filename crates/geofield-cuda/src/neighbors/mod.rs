@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
+pub mod ball;
 mod device;
 mod host_knn;
 pub use device::{BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, uniform_cells};

@@ -250,6 +250,61 @@ impl Sums {
     }
 }
 
+/// The sums of [`ripley_k`] on the CPU's threads (per pair as the module docs say).
+#[allow(clippy::too_many_arguments)]
+fn cpu_sums(
+    list: &CellList<2>,
+    pts: &[[f64; 2]],
+    window: &Window,
+    radii: &[f64],
+    t: &[f64],
+    fixed: &Fixed,
+    do_trans: bool,
+    do_iso: bool,
+) -> Sums {
+    let (n, nr) = (pts.len(), radii.len());
+    let (r_max, t_max) = (radii[nr - 1], t[nr - 1]);
+    (0..n)
+        .into_par_iter()
+        .with_min_len(64)
+        .fold(
+            || Sums::new(nr),
+            |mut s, i| {
+                let q = &pts[i];
+                // Radii 0..deep have r ≤ b: point i is a border centre for them.
+                let b = depth_of(window, q);
+                let deep = radii.partition_point(|&r| r <= b);
+                list.visit(q, r_max, |ps, ids| {
+                    for (p, &j) in ps.iter().zip(ids) {
+                        if j as usize == i {
+                            continue;
+                        }
+                        let v = value(Metric::Euclidean, &[0.0, 0.0], q, p);
+                        if v > t_max {
+                            continue;
+                        }
+                        let m = t.partition_point(|&x| x < v);
+                        s.none[m] += 1;
+                        if m < deep {
+                            s.border[m] += 1;
+                            s.border[deep] -= 1;
+                        }
+                        if do_trans {
+                            let w = translate_weight(window, p[0] - q[0], p[1] - q[1]);
+                            s.trans[m] += fixed.to_int(w);
+                        }
+                        if do_iso {
+                            let w = isotropic_weight(window, q[0], q[1], v.sqrt());
+                            s.iso[m] += fixed.to_int(w);
+                        }
+                    }
+                });
+                s
+            },
+        )
+        .reduce(|| Sums::new(nr), Sums::add)
+}
+
 /// Check the radii of [`ripley_k`]: at least one, finite, ≥ 0, non-decreasing.
 fn check_radii(radii: &[f64]) -> Result<(), GeofieldError> {
     if radii.is_empty() {
@@ -292,7 +347,6 @@ pub fn ripley_k<T: Coord>(
     radii: &[f64],
     corrections: &[Correction],
 ) -> Result<KFunction, GeofieldError> {
-    let _ = backend;
     window.validate()?;
     if !points.len().is_multiple_of(2) {
         return Err(GeofieldError::Invalid(format!(
@@ -327,45 +381,35 @@ pub fn ripley_k<T: Coord>(
     let want = |c| corrections.contains(&c);
     let (do_trans, do_iso) = (want(Correction::Translate), want(Correction::Isotropic));
     let list = CellList::build(&pts, [0.0, 0.0], r_max)?;
-    let sums = (0..n)
-        .into_par_iter()
-        .with_min_len(64)
-        .fold(
-            || Sums::new(nr),
-            |mut s, i| {
-                let q = &pts[i];
-                // Radii 0..deep have r ≤ b: point i is a border centre for them.
-                let b = depth_of(window, q);
-                let deep = radii.partition_point(|&r| r <= b);
-                list.visit(q, r_max, |ps, ids| {
-                    for (p, &j) in ps.iter().zip(ids) {
-                        if j as usize == i {
-                            continue;
-                        }
-                        let v = value(Metric::Euclidean, &[0.0, 0.0], q, p);
-                        if v > t_max {
-                            continue;
-                        }
-                        let m = t.partition_point(|&x| x < v);
-                        s.none[m] += 1;
-                        if m < deep {
-                            s.border[m] += 1;
-                            s.border[deep] -= 1;
-                        }
-                        if do_trans {
-                            let w = translate_weight(window, p[0] - q[0], p[1] - q[1]);
-                            s.trans[m] += fixed.to_int(w);
-                        }
-                        if do_iso {
-                            let w = isotropic_weight(window, q[0], q[1], v.sqrt());
-                            s.iso[m] += fixed.to_int(w);
-                        }
-                    }
-                });
-                s
-            },
-        )
-        .reduce(|| Sums::new(nr), Sums::add);
+    let sums = if let Backend::Cuda(g) = backend {
+        let flat = super::ball::gpu::Flat::of(&list)?;
+        let q: Vec<f64> = pts.iter().flatten().copied().collect();
+        let reach = geofield_cuda::neighbors::ball::Reach {
+            metric: 0,
+            r: r_max,
+            thr: t_max,
+        };
+        let flags = u32::from(do_trans) | (u32::from(do_iso) << 1);
+        let s = geofield_cuda::neighbors::ball::ball_ripley(
+            g,
+            &flat.cells(&list),
+            &q,
+            reach,
+            &t,
+            radii,
+            [window.x0, window.y0, window.x1, window.y1],
+            flags,
+            fixed.scale,
+        )?;
+        Sums {
+            none: s.none,
+            border: s.border,
+            trans: s.trans,
+            iso: s.iso,
+        }
+    } else {
+        cpu_sums(&list, &pts, window, radii, &t, &fixed, do_trans, do_iso)
+    };
     let area = window.area();
     let pair_scale = area / (n as f64 * (n - 1) as f64);
     let running = |v: &[i128]| -> Vec<f64> {

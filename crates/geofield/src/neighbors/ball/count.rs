@@ -114,13 +114,12 @@ pub fn count_pairs<T: Coord>(
     space: &Space,
     cumulative: bool,
 ) -> Result<Vec<u64>, GeofieldError> {
-    let _ = backend;
     check_shape(points, others, dim, space)?;
     let bins = Bins::new(radii, space.metric, cumulative)?;
     let per_bin = if dim == 2 {
-        binned::<T, 2, u64>(points, others, &bins, space, &|_, _| 1)?
+        binned::<T, 2, u64>(backend, points, others, &bins, space, None, &|_, _| 1)?
     } else {
-        binned::<T, 3, u64>(points, others, &bins, space, &|_, _| 1)?
+        binned::<T, 3, u64>(backend, points, others, &bins, space, None, &|_, _| 1)?
     };
     Ok(bins.answer(&per_bin, cumulative))
 }
@@ -140,7 +139,6 @@ pub fn count_pairs_weighted<T: Coord>(
     weights: (Option<&[f64]>, Option<&[f64]>),
     cumulative: bool,
 ) -> Result<Vec<f64>, GeofieldError> {
-    let _ = backend;
     check_shape(points, others, dim, space)?;
     let bins = Bins::new(radii, space.metric, cumulative)?;
     let n1 = points.len() / dim;
@@ -173,10 +171,11 @@ pub fn count_pairs_weighted<T: Coord>(
         let b = w2.map_or(1.0, |w| w[j as usize]);
         fixed.to_int(a * b)
     };
+    let gpu_w = Some((w1, w2, fixed.scale));
     let per_bin = if dim == 2 {
-        binned::<T, 2, i128>(points, others, &bins, space, &term)?
+        binned::<T, 2, i128>(backend, points, others, &bins, space, gpu_w, &term)?
     } else {
-        binned::<T, 3, i128>(points, others, &bins, space, &term)?
+        binned::<T, 3, i128>(backend, points, others, &bins, space, gpu_w, &term)?
     };
     Ok(bins
         .answer(&per_bin, cumulative)
@@ -188,16 +187,22 @@ pub fn count_pairs_weighted<T: Coord>(
 /// Queries per parallel task.
 const TASK: usize = 256;
 
-/// Per bin, the sum of `term(i, j)` over the pairs (point i, other j) in that bin.
+use geofield_cuda::neighbors::ball::Weights as GpuWeights;
+
+/// Per bin, the sum of `term(i, j)` over the pairs (point i, other j) in that bin (on CUDA the
+/// device's sums: of 1, or of the weights given as `gpu_w`, the same as `term`'s).
+#[allow(clippy::too_many_arguments)]
 fn binned<T: Coord, const D: usize, S>(
+    backend: &Backend,
     points: &[T],
     others: Option<&[T]>,
     bins: &Bins,
     space: &Space,
+    gpu_w: GpuWeights<'_>,
     term: &(dyn Fn(usize, u32) -> S + Sync),
 ) -> Result<Vec<S>, GeofieldError>
 where
-    S: Copy + Default + Send + Sync + std::ops::AddAssign,
+    S: Copy + Default + Send + Sync + std::ops::AddAssign + TryFrom<i128>,
 {
     let period = period_of::<D>(space);
     let qs = stored_points::<T, D>(points, &period, "point")?;
@@ -209,6 +214,30 @@ where
     let nb = bins.thresholds.len();
     let t_max = *bins.thresholds.last().unwrap_or(&-1.0);
     let metric = space.metric;
+    if let Backend::Cuda(g) = backend {
+        let flat = super::gpu::Flat::of(&list)?;
+        let q: Vec<f64> = qs.iter().flatten().copied().collect();
+        let reach = geofield_cuda::neighbors::ball::Reach {
+            metric: super::gpu::metric_code(metric),
+            r: bins.r_max,
+            thr: t_max,
+        };
+        let v = geofield_cuda::neighbors::ball::ball_bins(
+            g,
+            &flat.cells(&list),
+            &q,
+            reach,
+            &bins.thresholds,
+            gpu_w,
+        )?;
+        return v
+            .into_iter()
+            .map(|x| {
+                S::try_from(x)
+                    .map_err(|_| GeofieldError::Invalid("a pair count out of range".into()))
+            })
+            .collect();
+    }
     Ok((0..qs.len())
         .into_par_iter()
         .with_min_len(TASK)

@@ -27,6 +27,7 @@
 
 pub(crate) mod cells;
 mod count;
+pub(crate) mod gpu;
 mod knn;
 
 use rayon::prelude::*;
@@ -424,15 +425,15 @@ pub fn within<T: Coord>(
 ) -> Result<Ball, GeofieldError> {
     check_shape(points, queries, dim, &params.space)?;
     check_radius(params.radius)?;
-    let _ = backend;
     if dim == 2 {
-        within_d::<T, 2>(points, queries, params)
+        within_d::<T, 2>(backend, points, queries, params)
     } else {
-        within_d::<T, 3>(points, queries, params)
+        within_d::<T, 3>(backend, points, queries, params)
     }
 }
 
 fn within_d<T: Coord, const D: usize>(
+    backend: &Backend,
     points: &[T],
     queries: Option<&[T]>,
     params: &BallParams,
@@ -445,6 +446,18 @@ fn within_d<T: Coord, const D: usize>(
     };
     let list = CellList::build(&pts, period, params.radius)?;
     let skip_self = qs.is_none() && params.exclude_self;
+    if let Backend::Cuda(g) = backend {
+        use geofield_cuda::neighbors::ball::Keep;
+        return gpu::rows(
+            g,
+            &list,
+            qs.as_deref().unwrap_or(&pts),
+            params.space.metric,
+            params.radius,
+            params.order,
+            if skip_self { Keep::NotSelf } else { Keep::All },
+        );
+    }
     let keep = move |qi: usize, id: u32| !(skip_self && qi == id as usize);
     rows(
         &list,
@@ -477,11 +490,10 @@ pub fn pairs<T: Coord>(
 ) -> Result<Vec<[u32; 2]>, GeofieldError> {
     check_shape(points, None, dim, space)?;
     check_radius(r)?;
-    let _ = backend;
     let b = if dim == 2 {
-        pairs_d::<T, 2>(points, r, space)?
+        pairs_d::<T, 2>(backend, points, r, space)?
     } else {
-        pairs_d::<T, 3>(points, r, space)?
+        pairs_d::<T, 3>(backend, points, r, space)?
     };
     let mut out = Vec::new();
     out.try_reserve_exact(b.indices.len())
@@ -493,6 +505,7 @@ pub fn pairs<T: Coord>(
 }
 
 fn pairs_d<T: Coord, const D: usize>(
+    backend: &Backend,
     points: &[T],
     r: f64,
     space: &Space,
@@ -500,6 +513,10 @@ fn pairs_d<T: Coord, const D: usize>(
     let period = period_of::<D>(space);
     let pts = stored_points::<T, D>(points, &period, "point")?;
     let list = CellList::build(&pts, period, r)?;
+    if let Backend::Cuda(g) = backend {
+        use geofield_cuda::neighbors::ball::Keep;
+        return gpu::rows(g, &list, &pts, space.metric, r, Order::Index, Keep::Above);
+    }
     rows(&list, &pts, space.metric, r, Order::Index, &|qi, id| {
         id as usize > qi
     })
