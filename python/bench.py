@@ -6,6 +6,9 @@ one machine (results go to docs/benchmarks.md):
   scipy's ``cKDTree(p).query(p, k=8, workers=-1)`` (tree build included in both).
 - ``geofield.pykrige.OrdinaryKriging(...).execute("grid", ...)`` with its variance on 1e6 grid
   nodes from 500 samples against PyKrige's fastest backend ("vectorized" and "C", both timed).
+- Radius queries, pairs, pair counts and Ripley's K on 1e6 uniform 2-D points (``--only
+  radius``) against scipy's ``cKDTree`` (``query_ball_point`` lists and counts, ``query_pairs``,
+  ``count_neighbors``; spatstat's K has no Python peer: scipy's counts give its uncorrected K).
 - The Python overhead: each call's wall time minus the time of the library call inside it
   (``_native`` timed directly with the same arrays).
 
@@ -66,6 +69,55 @@ def knn_rows(n, repeat, backends, dim=3, scipy=True):
     return rows
 
 
+def radius_rows(n, repeat, backends, scipy=True):
+    """Radius queries, pairs, pair counts and Ripley's K on n uniform 2-D points at unit
+    density (r = 3: ~28 neighbours each), geofield's backends against scipy's cKDTree."""
+    rng = np.random.default_rng(3)
+    side = float(np.sqrt(n))
+    p = rng.uniform(0, side, (n, 2))
+    radii = np.linspace(0, 10, 51)
+    k_radii = np.linspace(0, min(side / 4, np.sqrt(1000 / np.pi)), 513)
+    w = (0.0, 0.0, side, side)
+    rows = []
+
+    def row(case, who, fn, **extra):
+        rows.append({"case": f"{case} n={n}", "who": who, "seconds": median_time(fn, repeat),
+                     **extra})
+
+    for be in backends:
+        idx = geofield.NeighborIndex(p, backend=be)
+        row("ball r=3 CSR (within)", f"geofield {be}", lambda: idx.within(r=3.0, sort="none"))
+        row("ball r=3 lists (query_ball_point)", f"geofield {be}",
+            lambda: idx.query_ball_point(p, 3.0))
+        row("ball r=3 counts", f"geofield {be}",
+            lambda: idx.query_ball_point(p, 3.0, return_length=True))
+        row("pairs r=3 ndarray", f"geofield {be}",
+            lambda: idx.query_pairs(3.0, output_type="ndarray"))
+        row("count_neighbors 51 radii <= 10", f"geofield {be}",
+            lambda: idx.count_neighbors(idx, radii))
+        row("Ripley K 513 radii, none", f"geofield {be}",
+            lambda: geofield.ripley_k(p, w, k_radii, "none", backend=be))
+        row("Ripley K 513 radii, border+trans+iso", f"geofield {be}",
+            lambda: geofield.ripley_k(p, w, k_radii, backend=be))
+    if not scipy:
+        return rows
+    try:
+        from scipy.spatial import cKDTree
+    except ImportError:
+        return rows
+    t = cKDTree(p)
+    who = "scipy cKDTree workers=-1"
+    row("ball r=3 lists (query_ball_point)", who,
+        lambda: t.query_ball_point(p, 3.0, workers=-1, return_sorted=False))
+    row("ball r=3 counts", who,
+        lambda: t.query_ball_point(p, 3.0, workers=-1, return_length=True))
+    row("pairs r=3 ndarray", "scipy cKDTree", lambda: t.query_pairs(3.0, output_type="ndarray"))
+    row("count_neighbors 51 radii <= 10", "scipy cKDTree", lambda: t.count_neighbors(t, radii))
+    row("Ripley K 513 radii, none", "scipy count_neighbors (K_un only)",
+        lambda: t.count_neighbors(t, k_radii))
+    return rows
+
+
 def krige_rows(nodes_side, samples, repeat, backends, pykrige_backends):
     rng = np.random.default_rng(2)
     x, y = rng.uniform(0, 1000, (2, samples))
@@ -107,7 +159,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
     ap.add_argument("--pykrige-backends", default="vectorized,C")
-    ap.add_argument("--only", choices=["knn", "kriging"], help="run one of the two cases")
+    ap.add_argument("--only", choices=["knn", "kriging", "radius"], help="run one case")
     ap.add_argument("--knn-dims", default="3",
                     help="point dimensions of the k-NN case, e.g. 2,3 (default 3)")
     ap.add_argument("--backends", help="comma-separated backends (default: cpu and, when "
@@ -123,6 +175,8 @@ def main():
     if a.only in (None, "knn"):
         for dim in (int(d) for d in a.knn_dims.split(",")):
             rows += knn_rows(n, a.repeat, backends, dim, not a.no_scipy)
+    if a.only in (None, "radius"):
+        rows += radius_rows(n, a.repeat, backends, not a.no_scipy)
     if a.only in (None, "kriging"):
         rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
     out = {"machine": platform.node(), "python": sys.version.split()[0], "geofield": info,
@@ -131,7 +185,7 @@ def main():
         extra = ""
         if "library_seconds" in r:
             extra = f"  (library {r['library_seconds']:.4f} s, Python overhead {100 * r['python_overhead']:.1f} %)"
-        print(f"{r['case']:<48} {r['who']:<28} {r['seconds']:9.4f} s{extra}")
+        print(f"{r['case']:<52} {r['who']:<34} {r['seconds']:9.4f} s{extra}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

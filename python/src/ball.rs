@@ -8,6 +8,7 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUnty
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::backend::open;
 use crate::errors;
 
 fn space(p: f64, boxsize: Option<Vec<f64>>) -> PyResult<Space> {
@@ -24,7 +25,7 @@ fn flat<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(&'a [f64], usize)> {
 /// Every point within `r` of each query (or each point) as CSR: `(offsets (m + 1,) uint64,
 /// indices int64, distances float64)`; `order` "distance", "index" or "none".
 #[pyfunction]
-#[pyo3(signature = (points, queries, r, p, boxsize, order, exclude_self))]
+#[pyo3(signature = (points, queries, r, p, boxsize, order, exclude_self, backend))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn ball_within<'py>(
     py: Python<'py>,
@@ -35,7 +36,9 @@ pub fn ball_within<'py>(
     boxsize: Option<Vec<f64>>,
     order: &str,
     exclude_self: bool,
+    backend: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let be = open(backend)?.backend;
     let order = match order {
         "distance" => Order::Distance,
         "index" => Order::Index,
@@ -56,7 +59,7 @@ pub fn ball_within<'py>(
     let (pts, dim) = flat(&points)?;
     let qs = queries.as_ref().map(|q| q.as_slice()).transpose()?;
     let b = py
-        .detach(|| ball::within(&Backend::Cpu, pts, qs, dim, &params))
+        .detach(|| ball::within(&be, pts, qs, dim, &params))
         .map_err(errors::lib)?;
     let idx: Vec<i64> = b.indices.iter().map(|&i| i64::from(i)).collect();
     Ok((
@@ -74,11 +77,13 @@ pub fn ball_pairs<'py>(
     r: f64,
     p: f64,
     boxsize: Option<Vec<f64>>,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let be = open(backend)?.backend;
     let sp = space(p, boxsize)?;
     let (pts, dim) = flat(&points)?;
     let pairs = py
-        .detach(|| ball::pairs(&Backend::Cpu, pts, dim, r, &sp))
+        .detach(|| ball::pairs(&be, pts, dim, r, &sp))
         .map_err(errors::lib)?;
     let n = pairs.len();
     let v: Vec<i64> = pairs
@@ -90,7 +95,7 @@ pub fn ball_pairs<'py>(
 
 /// Pair counts at each radius (uint64), or weighted sums (float64) when weights are given.
 #[pyfunction]
-#[pyo3(signature = (points, others, radii, p, boxsize, w_points, w_others, cumulative))]
+#[pyo3(signature = (points, others, radii, p, boxsize, w_points, w_others, cumulative, backend))]
 #[allow(clippy::too_many_arguments)]
 pub fn ball_count<'py>(
     py: Python<'py>,
@@ -102,32 +107,23 @@ pub fn ball_count<'py>(
     w_points: Option<PyReadonlyArray1<'py, f64>>,
     w_others: Option<PyReadonlyArray1<'py, f64>>,
     cumulative: bool,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let be = open(backend)?.backend;
     let sp = space(p, boxsize)?;
     let (pts, dim) = flat(&points)?;
     let oth = others.as_ref().map(|o| o.as_slice()).transpose()?;
     let radii = radii.as_slice()?;
     if w_points.is_none() && w_others.is_none() {
         let c = py
-            .detach(|| ball::count_pairs(&Backend::Cpu, pts, oth, dim, radii, &sp, cumulative))
+            .detach(|| ball::count_pairs(&be, pts, oth, dim, radii, &sp, cumulative))
             .map_err(errors::lib)?;
         return Ok(PyArray1::from_vec(py, c).into_any());
     }
     let w1 = w_points.as_ref().map(|w| w.as_slice()).transpose()?;
     let w2 = w_others.as_ref().map(|w| w.as_slice()).transpose()?;
     let c = py
-        .detach(|| {
-            ball::count_pairs_weighted(
-                &Backend::Cpu,
-                pts,
-                oth,
-                dim,
-                radii,
-                &sp,
-                (w1, w2),
-                cumulative,
-            )
-        })
+        .detach(|| ball::count_pairs_weighted(&be, pts, oth, dim, radii, &sp, (w1, w2), cumulative))
         .map_err(errors::lib)?;
     Ok(PyArray1::from_vec(py, c).into_any())
 }
@@ -184,7 +180,9 @@ pub fn ripley_k<'py>(
     window: Option<[f64; 4]>,
     radii: Option<PyReadonlyArray1<'py, f64>>,
     corrections: Vec<String>,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let be = open(backend)?.backend;
     let (pts, dim) = flat(&points)?;
     if dim != 2 {
         return Err(errors::arg(
@@ -222,7 +220,7 @@ pub fn ripley_k<'py>(
         None => ripley::default_radii(pts.len() / 2, &window),
     };
     let k = py
-        .detach(|| ripley::ripley_k(&Backend::Cpu, pts, &window, &radii, &cs))
+        .detach(|| ripley::ripley_k(&be, pts, &window, &radii, &cs))
         .map_err(errors::lib)?;
     let d = PyDict::new(py);
     d.set_item("r", PyArray1::from_vec(py, k.r.clone()))?;
@@ -233,5 +231,6 @@ pub fn ripley_k<'py>(
     d.set_item("n", k.n)?;
     d.set_item("area", k.area)?;
     d.set_item("window", (window.x0, window.y0, window.x1, window.y1))?;
+    d.set_item("backend", be.label())?;
     Ok(d)
 }

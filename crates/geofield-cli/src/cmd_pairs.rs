@@ -72,7 +72,8 @@ struct Summary {
     radii: usize,
     r_max: f64,
     corrections: Vec<&'static str>,
-    backend: &'static str,
+    backend: String,
+    device: String,
     seconds: f64,
     outputs: Vec<String>,
 }
@@ -175,19 +176,20 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
             window.x0, window.x1, window.y0, window.y1
         );
     }
+    let be = ctx.open_backend()?.backend;
     let start = Instant::now();
-    // Pairs are counted on the CPU's threads (the radius search has no GPU path yet).
-    let k = ripley::ripley_k(&geofield::Backend::Cpu, &xy, &window, &radii, &corrections)
+    let k = ripley::ripley_k(&be, &xy, &window, &radii, &corrections)
         .with_context(|| format!("Ripley's K of {}", a.points.display()))?;
     let secs = start.elapsed().as_secs_f64();
     let r_max = radii.last().copied().unwrap_or(0.0);
     println!(
-        "K(r) of {n} points in [{}, {}] x [{}, {}] at {} radii up to {r_max}: {:.3} s",
+        "K(r) of {n} points in [{}, {}] x [{}, {}] at {} radii up to {r_max} on {}: {:.3} s",
         window.x0,
         window.x1,
         window.y0,
         window.y1,
         radii.len(),
+        be.label(),
         secs
     );
     for (c, v) in k.columns() {
@@ -225,7 +227,8 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
             radii: radii.len(),
             r_max,
             corrections: corrections.iter().map(|c| c.name()).collect(),
-            backend: "cpu",
+            backend: be.label(),
+            device: be.device_name(),
             seconds: secs,
             outputs: written.iter().map(|p| p.display().to_string()).collect(),
         };

@@ -80,13 +80,19 @@ __device__ __forceinline__ void ball_range(const BallKernelParams& p, int a, dou
     }
 }
 
-// Calls f(stored position s) for every stored point in the query's cells, in the CPU's order.
+// Calls f(stored position s) for every stored point in the query's cells, in the CPU's order:
+// each row of cells along axis 0 is contiguous in storage, one span (two where it wraps).
 template <int D, typename F>
 __device__ __forceinline__ void ball_visit(const BallKernelParams& p, const double* q,
                                            const u32* __restrict__ starts, F f) {
     long long first[3] = {0, 0, 0}, count[3] = {1, 1, 1};
 #pragma unroll
     for (int a = 0; a < D; ++a) ball_range(p, a, q[a], &first[a], &count[a]);
+    const long long n0 = (long long)p.dims[0];
+    long long f0 = first[0] % n0;
+    if (f0 < 0) f0 += n0;
+    const long long e0 = f0 + count[0];
+    const long long a0 = f0, b0 = e0 <= n0 ? e0 : n0, a1 = 0, b1 = e0 <= n0 ? 0 : e0 - n0;
     for (long long s2 = 0; s2 < (D == 3 ? count[2] : 1); ++s2) {
         long long c2 = 0;
         if (D == 3) {
@@ -96,13 +102,14 @@ __device__ __forceinline__ void ball_visit(const BallKernelParams& p, const doub
         for (long long s1 = 0; s1 < count[1]; ++s1) {
             long long c1 = (first[1] + s1) % (long long)p.dims[1];
             if (c1 < 0) c1 += p.dims[1];
-            for (long long s0 = 0; s0 < count[0]; ++s0) {
-                long long c0 = (first[0] + s0) % (long long)p.dims[0];
-                if (c0 < 0) c0 += p.dims[0];
-                const unsigned long long id =
-                    ((unsigned long long)c2 * p.dims[1] + (unsigned long long)c1) * p.dims[0] +
-                    (unsigned long long)c0;
-                const u32 s = starts[id], e = starts[id + 1];
+            const unsigned long long row =
+                ((unsigned long long)c2 * p.dims[1] + (unsigned long long)c1) * p.dims[0];
+            if (a0 < b0) {
+                const u32 s = starts[row + a0], e = starts[row + b0];
+                for (u32 k = s; k < e; ++k) f(k);
+            }
+            if (a1 < b1) {
+                const u32 s = starts[row + a1], e = starts[row + b1];
                 for (u32 k = s; k < e; ++k) f(k);
             }
         }

@@ -174,36 +174,52 @@ impl<const D: usize> CellList<D> {
     }
 
     /// Call `f` with the stored points and ids of every cell a query at `q` with radius `r`
-    /// must visit, in a fixed order (axis 0 fastest, each axis from its first cell on).
+    /// must visit, in a fixed order (axis 0 fastest, each axis from its first cell on). The
+    /// cells of one row along axis 0 are contiguous in storage: each row's run comes as one
+    /// slice (two where it wraps around a periodic axis), in the same order.
     #[inline]
     pub(crate) fn visit(&self, q: &[f64; D], r: f64, mut f: impl FnMut(&[[f64; D]], &[u32])) {
         if self.pts.is_empty() {
             return;
         }
         let ranges: [AxisRange; D] = std::array::from_fn(|a| self.axis_range(a, q[a], r));
+        let n0 = self.dims[0] as i64;
+        // Axis 0's run as one or two spans of cells [a, b).
+        let first0 = ranges[0].first.rem_euclid(n0);
+        let end0 = first0 + ranges[0].count as i64;
+        let spans: [(usize, usize); 2] = if end0 <= n0 {
+            [(first0 as usize, end0 as usize), (0, 0)]
+        } else {
+            [(first0 as usize, n0 as usize), (0, (end0 - n0) as usize)]
+        };
         let mut step = [0usize; D];
         loop {
-            let mut id = 0usize;
-            for a in (0..D).rev() {
+            let mut row = 0usize;
+            for a in (1..D).rev() {
                 let n = self.dims[a] as i64;
                 let c = (ranges[a].first + step[a] as i64).rem_euclid(n) as usize;
-                id = id * self.dims[a] + c;
+                row = row * self.dims[a] + c;
             }
-            let (s, e) = (self.starts[id] as usize, self.starts[id + 1] as usize);
-            if s < e {
-                f(&self.pts[s..e], &self.ids[s..e]);
+            row *= self.dims[0];
+            for &(a, b) in &spans {
+                if a < b {
+                    let (s, e) = (self.starts[row + a] as usize, self.starts[row + b] as usize);
+                    if s < e {
+                        f(&self.pts[s..e], &self.ids[s..e]);
+                    }
+                }
             }
-            let mut a = 0;
+            let mut a = 1;
             loop {
+                if a == D {
+                    return;
+                }
                 step[a] += 1;
                 if step[a] < ranges[a].count {
                     break;
                 }
                 step[a] = 0;
                 a += 1;
-                if a == D {
-                    return;
-                }
             }
         }
     }
