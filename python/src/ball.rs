@@ -69,6 +69,33 @@ pub fn ball_within<'py>(
     ))
 }
 
+/// The number of points within `r` of each query (uint64).
+#[pyfunction]
+#[pyo3(signature = (points, queries, r, p, boxsize, backend))]
+pub fn ball_counts<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'py, f64>,
+    queries: Option<PyReadonlyArray2<'py, f64>>,
+    r: f64,
+    p: f64,
+    boxsize: Option<Vec<f64>>,
+    backend: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let be = open(backend)?.backend;
+    let params = BallParams {
+        radius: r,
+        space: space(p, boxsize)?,
+        order: Order::Unsorted,
+        exclude_self: false,
+    };
+    let (pts, dim) = flat(&points)?;
+    let qs = queries.as_ref().map(|q| q.as_slice()).transpose()?;
+    let c = py
+        .detach(|| ball::within_counts(&be, pts, qs, dim, &params))
+        .map_err(errors::lib)?;
+    Ok(PyArray1::from_vec(py, c).into_any())
+}
+
 /// Pairs (i < j) within `r`, as an (npairs, 2) int64 array in ascending order.
 #[pyfunction]
 pub fn ball_pairs<'py>(

@@ -30,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(knn::knn, m)?)?;
     m.add_function(wrap_pyfunction!(ball::ball_within, m)?)?;
     m.add_function(wrap_pyfunction!(ball::ball_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(ball::ball_counts, m)?)?;
     m.add_function(wrap_pyfunction!(ball::ball_count, m)?)?;
     m.add_function(wrap_pyfunction!(ball::ball_knn, m)?)?;
     m.add_function(wrap_pyfunction!(ball::ripley_k, m)?)?;

@@ -145,6 +145,13 @@ fn orders_self_exclusion_and_threads() {
     )
     .unwrap();
     assert_eq!(by_dist.offsets, by_index.offsets);
+    let counts = ball::within_counts(&Backend::Cpu, &pts, None, 2, &base).unwrap();
+    assert!(
+        counts
+            .iter()
+            .zip(by_dist.offsets.windows(2))
+            .all(|(&c, w)| c == w[1] - w[0])
+    );
     for i in 0..3000 {
         let (a, da) = by_dist.row(i);
         let (b, _) = by_index.row(i);
@@ -663,6 +670,12 @@ fn cuda_matches_cpu() {
                     let a = within(&Backend::Cpu, p, q.map(|v| &v[..]), dim, &params).unwrap();
                     let b = within(&gpu, p, q.map(|v| &v[..]), dim, &params).unwrap();
                     assert_eq!(a, b, "within {dim} {periodic} {m:?} {order:?}");
+                    let c = ball::within_counts(&gpu, p, q.map(|v| &v[..]), dim, &params).unwrap();
+                    assert!(
+                        c.iter()
+                            .zip(a.offsets.windows(2))
+                            .all(|(&c, w)| c == w[1] - w[0])
+                    );
                 }
             }
             let a = pairs(&Backend::Cpu, &lat, dim, 4.0, &space).unwrap();

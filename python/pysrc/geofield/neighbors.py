@@ -213,17 +213,23 @@ class NeighborIndex:
         lists = [None] * q.shape[0]
         for rv in np.unique(rr):
             sel = np.flatnonzero(rr == rv)
-            qs = np.ascontiguousarray(q[sel])
+            qs = q if sel.size == q.shape[0] else np.ascontiguousarray(q[sel])
             if rv < 0:
-                off, idx = np.zeros(sel.size + 1, dtype=np.uint64), np.empty(0, dtype=np.int64)
-            else:
-                off, idx, _ = _native.ball_within(self._data64(), qs, float(rv), p, self.boxsize,
-                                                  order, False, self.backend)
-            counts[sel] = np.diff(off.astype(np.int64))
-            if not return_length:
-                parts = np.split(idx, off[1:-1].astype(np.int64))
-                for j, s in enumerate(sel):
-                    lists[s] = parts[j].tolist()
+                if not return_length:
+                    for s in sel:
+                        lists[s] = []
+                continue
+            if return_length:
+                counts[sel] = _native.ball_counts(self._data64(), qs, float(rv), p, self.boxsize,
+                                                  self.backend)
+                continue
+            off, idx, _ = _native.ball_within(self._data64(), qs, float(rv), p, self.boxsize,
+                                              order, False, self.backend)
+            # One list of Python ints, sliced per row (C-speed slicing).
+            flat = idx.tolist()
+            bounds = off.tolist()
+            for j, s in enumerate(sel):
+                lists[s] = flat[bounds[j]:bounds[j + 1]]
         if return_length:
             return counts.reshape(lead) if lead else counts[0]
         if single:

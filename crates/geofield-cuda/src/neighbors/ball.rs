@@ -196,6 +196,50 @@ pub fn ball_rows(
     Ok((offsets, idx, dist))
 }
 
+/// The row lengths of [`ball_rows`] (its count pass alone).
+pub fn ball_counts(
+    gpu: &Gpu,
+    cells: &Cells<'_>,
+    queries: &[f64],
+    reach: Reach,
+    keep: Keep,
+) -> Result<Vec<u32>, CudaError> {
+    let nq = queries.len() / cells.dim.max(1);
+    let mut p = cells.params(nq, reach)?;
+    p.keep = keep as u32;
+    p.mode = 0;
+    let name = format!("ball_rows_{}", cells.dim);
+    let f = gpu.function(MODULE, &name)?;
+    let _held = gpu.hold();
+    let dp = gpu.upload(cells.pts, "the points")?;
+    let di = gpu.upload(cells.ids, "the point ids")?;
+    let ds = gpu.upload(cells.starts, "the cell starts")?;
+    let dq = gpu.upload(queries, "the queries")?;
+    let mut counts = gpu.zeros::<u32>(nq, "the row counts")?;
+    let offsets_d = gpu.zeros::<u64>(1, "the row offsets")?;
+    let mut oi = gpu.zeros::<u32>(1, "the neighbour indices")?;
+    let mut od = gpu.zeros::<f64>(1, "the neighbour distances")?;
+    if nq == 0 {
+        return Ok(Vec::new());
+    }
+    {
+        let mut b = gpu.stream().launch_builder(&f);
+        b.arg(&p)
+            .arg(&dp)
+            .arg(&di)
+            .arg(&ds)
+            .arg(&dq)
+            .arg(&mut counts)
+            .arg(&offsets_d)
+            .arg(&mut oi)
+            .arg(&mut od);
+        // SAFETY: as ball_rows' count pass: reads the checked cell list, writes counts[qi] for
+        // qi < nq only.
+        unsafe { b.launch(cfg(nq, 0)) }.map_err(launch_err(name.clone()))?;
+    }
+    gpu.download(&counts, nq, "the row counts")
+}
+
 /// Per-bin sums over the pairs (query i, stored point j) within reach, binned by the first of
 /// the sorted `thresholds` ≥ the pair's value: counts, or with `weights` = (w of the queries,
 /// w of the stored points by original index, 2^F) the 128-bit sums of rint(w_i·w_j·2^F).

@@ -104,3 +104,23 @@ pub(crate) fn rows<const D: usize>(
         dist,
     })
 }
+
+/// [`super::count_rows`] on the device.
+pub(crate) fn counts<const D: usize>(
+    gpu: &Arc<Gpu>,
+    list: &CellList<D>,
+    queries: &[[f64; D]],
+    metric: Metric,
+    r: f64,
+    keep: geofield_cuda::neighbors::ball::Keep,
+) -> Result<Vec<u64>, GeofieldError> {
+    let flat = Flat::of(list)?;
+    let q: Vec<f64> = queries.iter().flatten().copied().collect();
+    let reach = Reach {
+        metric: metric_code(metric),
+        r,
+        thr: metric.threshold(r),
+    };
+    let c = geofield_cuda::neighbors::ball::ball_counts(gpu, &flat.cells(list), &q, reach, keep)?;
+    Ok(c.into_iter().map(u64::from).collect())
+}

@@ -316,15 +316,7 @@ pub(crate) fn rows<const D: usize>(
             }
         });
     };
-    let counts: Vec<u64> = (0..queries.len())
-        .into_par_iter()
-        .with_min_len(TASK)
-        .map(|qi| {
-            let mut c = 0u64;
-            scan(qi, &mut |_, _| c += 1);
-            c
-        })
-        .collect();
+    let counts = count_rows(list, queries, metric, r, keep);
     let mut offsets = Vec::with_capacity(queries.len() + 1);
     offsets.push(0u64);
     let mut total = 0u64;
@@ -371,6 +363,34 @@ pub(crate) fn rows<const D: usize>(
         indices,
         dist,
     })
+}
+
+/// The length of each row of [`rows`] (its first pass).
+pub(crate) fn count_rows<const D: usize>(
+    list: &CellList<D>,
+    queries: &[[f64; D]],
+    metric: Metric,
+    r: f64,
+    keep: &(dyn Fn(usize, u32) -> bool + Sync),
+) -> Vec<u64> {
+    let t = metric.threshold(r);
+    let period = list.period;
+    (0..queries.len())
+        .into_par_iter()
+        .with_min_len(TASK)
+        .map(|qi| {
+            let q = &queries[qi];
+            let mut c = 0u64;
+            list.visit(q, r, |pts, ids| {
+                for (p, &id) in pts.iter().zip(ids) {
+                    if value(metric, &period, q, p) <= t && keep(qi, id) {
+                        c += 1;
+                    }
+                }
+            });
+            c
+        })
+        .collect()
 }
 
 fn too_many(total: u64) -> GeofieldError {
@@ -467,6 +487,60 @@ fn within_d<T: Coord, const D: usize>(
         params.order,
         &keep,
     )
+}
+
+/// The number of points within `params.radius` of each query (the row lengths of [`within`],
+/// without the rows: scipy's `return_length=True`).
+pub fn within_counts<T: Coord>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    dim: usize,
+    params: &BallParams,
+) -> Result<Vec<u64>, GeofieldError> {
+    check_shape(points, queries, dim, &params.space)?;
+    check_radius(params.radius)?;
+    if dim == 2 {
+        counts_d::<T, 2>(backend, points, queries, params)
+    } else {
+        counts_d::<T, 3>(backend, points, queries, params)
+    }
+}
+
+fn counts_d<T: Coord, const D: usize>(
+    backend: &Backend,
+    points: &[T],
+    queries: Option<&[T]>,
+    params: &BallParams,
+) -> Result<Vec<u64>, GeofieldError> {
+    let period = period_of::<D>(&params.space);
+    let pts = stored_points::<T, D>(points, &period, "point")?;
+    let qs = match queries {
+        Some(q) => Some(query_points::<T, D>(q, &period)?),
+        None => None,
+    };
+    let list = CellList::build(&pts, period, params.radius)?;
+    let skip_self = qs.is_none() && params.exclude_self;
+    let qref = qs.as_deref().unwrap_or(&pts);
+    if let Backend::Cuda(g) = backend {
+        use geofield_cuda::neighbors::ball::Keep;
+        return gpu::counts(
+            g,
+            &list,
+            qref,
+            params.space.metric,
+            params.radius,
+            if skip_self { Keep::NotSelf } else { Keep::All },
+        );
+    }
+    let keep = move |qi: usize, id: u32| !(skip_self && qi == id as usize);
+    Ok(count_rows(
+        &list,
+        qref,
+        params.space.metric,
+        params.radius,
+        &keep,
+    ))
 }
 
 /// Every pair (i, j), i < j, of points within `r` of each other (scipy's `query_pairs`), in
