@@ -2,7 +2,7 @@
 //! by the host (geofield's `neighbors::ball`, the CPU's own, so both visit the same cells in the
 //! same order) and handed over as plain arrays ([`Cells`]).
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::launch_err;
 use crate::context::Gpu;
@@ -118,6 +118,88 @@ pub type Rows = (Vec<u64>, Vec<u32>, Vec<f64>);
 /// Weights of the pair sums: (of the queries, of the stored points by original index, 2^F).
 pub type Weights<'a> = Option<(Option<&'a [f64]>, Option<&'a [f64]>, f64)>;
 
+/// The cell list and the queries on the device.
+struct Staged {
+    pts: CudaSlice<f64>,
+    ids: CudaSlice<u32>,
+    starts: CudaSlice<u32>,
+    queries: CudaSlice<f64>,
+}
+
+impl Staged {
+    fn new(gpu: &Gpu, cells: &Cells<'_>, queries: &[f64]) -> Result<Self, CudaError> {
+        Ok(Staged {
+            pts: gpu.upload(cells.pts, "the points")?,
+            ids: gpu.upload(cells.ids, "the point ids")?,
+            starts: gpu.upload(cells.starts, "the cell starts")?,
+            queries: gpu.upload(queries, "the queries")?,
+        })
+    }
+}
+
+/// The row buffers of `ball_rows_D`: counts (nq), offsets (nq + 1), indices, distances.
+struct RowBufs {
+    counts: CudaSlice<u32>,
+    offsets: CudaSlice<u64>,
+    idx: CudaSlice<u32>,
+    dist: CudaSlice<f64>,
+}
+
+/// One pass of `ball_rows_D` (`p.mode` 0: count, 1: write at the offsets).
+fn rows_pass(
+    gpu: &Gpu,
+    name: &str,
+    p: &BallKernelParams,
+    st: &Staged,
+    out: &mut RowBufs,
+) -> Result<(), CudaError> {
+    let f = gpu.function(MODULE, name)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(p)
+        .arg(&st.pts)
+        .arg(&st.ids)
+        .arg(&st.starts)
+        .arg(&st.queries)
+        .arg(&mut out.counts)
+        .arg(&out.offsets)
+        .arg(&mut out.idx)
+        .arg(&mut out.dist);
+    // SAFETY: ball_rows_D(params, pts (n·D), ids (n), starts (cells + 1), qs (nq·D), counts
+    // (nq), offsets, out_idx, out_d): reads the cell list within its bounds (params() checked
+    // that the arrays agree); mode 0 writes counts[qi] for qi < nq only; mode 1 writes query
+    // qi's row at offsets[qi] .. offsets[qi + 1], the points the count pass counted (same
+    // visit, same tests), inside out_idx and out_d, sized to the counts' total.
+    unsafe { b.launch(cfg(p.n_queries as usize, 0)) }.map_err(launch_err(name.to_string()))?;
+    Ok(())
+}
+
+/// The count pass of [`ball_rows`]: the device buffers and each row's length.
+fn count_pass(
+    gpu: &Gpu,
+    cells: &Cells<'_>,
+    queries: &[f64],
+    reach: Reach,
+    keep: Keep,
+) -> Result<(BallKernelParams, Staged, RowBufs, Vec<u32>), CudaError> {
+    let nq = queries.len() / cells.dim.max(1);
+    let mut p = cells.params(nq, reach)?;
+    p.keep = keep as u32;
+    p.mode = 0;
+    let st = Staged::new(gpu, cells, queries)?;
+    let mut out = RowBufs {
+        counts: gpu.zeros::<u32>(nq, "the row counts")?,
+        offsets: gpu.zeros::<u64>(1, "the row offsets")?,
+        idx: gpu.zeros::<u32>(1, "the neighbour indices")?,
+        dist: gpu.zeros::<f64>(1, "the neighbour distances")?,
+    };
+    if nq == 0 {
+        return Ok((p, st, out, Vec::new()));
+    }
+    rows_pass(gpu, &format!("ball_rows_{}", cells.dim), &p, &st, &mut out)?;
+    let c = gpu.download(&out.counts, nq, "the row counts")?;
+    Ok((p, st, out, c))
+}
+
 /// Every stored point within reach of each query (`queries`: `dim` coordinates each), as CSR
 /// rows in the cell list's order: (offsets, indices, distances), the CPU's rows bit for bit.
 pub fn ball_rows(
@@ -127,72 +209,27 @@ pub fn ball_rows(
     reach: Reach,
     keep: Keep,
 ) -> Result<Rows, CudaError> {
-    let nq = queries.len() / cells.dim.max(1);
-    let mut p = cells.params(nq, reach)?;
-    p.keep = keep as u32;
-    let name = format!("ball_rows_{}", cells.dim);
-    let f = gpu.function(MODULE, &name)?;
     let _held = gpu.hold();
-    let dp = gpu.upload(cells.pts, "the points")?;
-    let di = gpu.upload(cells.ids, "the point ids")?;
-    let ds = gpu.upload(cells.starts, "the cell starts")?;
-    let dq = gpu.upload(queries, "the queries")?;
-    let mut counts = gpu.zeros::<u32>(nq, "the row counts")?;
-    let mut offsets_d = gpu.zeros::<u64>(1, "the row offsets")?;
-    let mut oi = gpu.zeros::<u32>(1, "the neighbour indices")?;
-    let mut od = gpu.zeros::<f64>(1, "the neighbour distances")?;
-    if nq == 0 {
-        return Ok((vec![0], Vec::new(), Vec::new()));
-    }
-    p.mode = 0;
-    {
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(&p)
-            .arg(&dp)
-            .arg(&di)
-            .arg(&ds)
-            .arg(&dq)
-            .arg(&mut counts)
-            .arg(&offsets_d)
-            .arg(&mut oi)
-            .arg(&mut od);
-        // SAFETY: ball_rows_D(params, pts (n·D), ids (n), starts (cells + 1), qs (nq·D),
-        // counts (nq), offsets, out_idx, out_d): mode 0 reads the cell list within its checked
-        // bounds (params() checked the arrays agree) and writes counts[qi] for qi < nq only.
-        unsafe { b.launch(cfg(nq, 0)) }.map_err(launch_err(name.clone()))?;
-    }
-    let c = gpu.download(&counts, nq, "the row counts")?;
-    let mut offsets = Vec::with_capacity(nq + 1);
+    let (mut p, st, mut out, c) = count_pass(gpu, cells, queries, reach, keep)?;
+    let mut offsets = Vec::with_capacity(c.len() + 1);
     let mut total = 0u64;
     offsets.push(0);
     for &x in &c {
         total += u64::from(x);
         offsets.push(total);
     }
-    let total = usize::try_from(total).map_err(|_| invalid("ball_rows", "too many neighbours"))?;
-    gpu.ensure_free("the neighbour rows", (total * 12 + nq * 8) as u64)?;
-    offsets_d = gpu.upload(&offsets, "the row offsets")?;
-    oi = gpu.zeros::<u32>(total, "the neighbour indices")?;
-    od = gpu.zeros::<f64>(total, "the neighbour distances")?;
-    p.mode = 1;
-    {
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(&p)
-            .arg(&dp)
-            .arg(&di)
-            .arg(&ds)
-            .arg(&dq)
-            .arg(&mut counts)
-            .arg(&offsets_d)
-            .arg(&mut oi)
-            .arg(&mut od);
-        // SAFETY: as above; mode 1 writes query qi's rows at offsets[qi] .. offsets[qi + 1],
-        // the same points the count pass counted (same visit, same tests), inside out_idx and
-        // out_d of `total` entries.
-        unsafe { b.launch(cfg(nq, 0)) }.map_err(launch_err(name.clone()))?;
+    if c.is_empty() {
+        return Ok((offsets, Vec::new(), Vec::new()));
     }
-    let idx = gpu.download(&oi, total, "the neighbour indices")?;
-    let dist = gpu.download(&od, total, "the neighbour distances")?;
+    let total = usize::try_from(total).map_err(|_| invalid("ball_rows", "too many neighbours"))?;
+    gpu.ensure_free("the neighbour rows", (total * 12 + c.len() * 8) as u64)?;
+    out.offsets = gpu.upload(&offsets, "the row offsets")?;
+    out.idx = gpu.zeros::<u32>(total, "the neighbour indices")?;
+    out.dist = gpu.zeros::<f64>(total, "the neighbour distances")?;
+    p.mode = 1;
+    rows_pass(gpu, &format!("ball_rows_{}", cells.dim), &p, &st, &mut out)?;
+    let idx = gpu.download(&out.idx, total, "the neighbour indices")?;
+    let dist = gpu.download(&out.dist, total, "the neighbour distances")?;
     Ok((offsets, idx, dist))
 }
 
@@ -204,40 +241,8 @@ pub fn ball_counts(
     reach: Reach,
     keep: Keep,
 ) -> Result<Vec<u32>, CudaError> {
-    let nq = queries.len() / cells.dim.max(1);
-    let mut p = cells.params(nq, reach)?;
-    p.keep = keep as u32;
-    p.mode = 0;
-    let name = format!("ball_rows_{}", cells.dim);
-    let f = gpu.function(MODULE, &name)?;
     let _held = gpu.hold();
-    let dp = gpu.upload(cells.pts, "the points")?;
-    let di = gpu.upload(cells.ids, "the point ids")?;
-    let ds = gpu.upload(cells.starts, "the cell starts")?;
-    let dq = gpu.upload(queries, "the queries")?;
-    let mut counts = gpu.zeros::<u32>(nq, "the row counts")?;
-    let offsets_d = gpu.zeros::<u64>(1, "the row offsets")?;
-    let mut oi = gpu.zeros::<u32>(1, "the neighbour indices")?;
-    let mut od = gpu.zeros::<f64>(1, "the neighbour distances")?;
-    if nq == 0 {
-        return Ok(Vec::new());
-    }
-    {
-        let mut b = gpu.stream().launch_builder(&f);
-        b.arg(&p)
-            .arg(&dp)
-            .arg(&di)
-            .arg(&ds)
-            .arg(&dq)
-            .arg(&mut counts)
-            .arg(&offsets_d)
-            .arg(&mut oi)
-            .arg(&mut od);
-        // SAFETY: as ball_rows' count pass: reads the checked cell list, writes counts[qi] for
-        // qi < nq only.
-        unsafe { b.launch(cfg(nq, 0)) }.map_err(launch_err(name.clone()))?;
-    }
-    gpu.download(&counts, nq, "the row counts")
+    Ok(count_pass(gpu, cells, queries, reach, keep)?.3)
 }
 
 /// Per-bin sums over the pairs (query i, stored point j) within reach, binned by the first of
@@ -267,10 +272,7 @@ pub fn ball_bins(
     let name = format!("ball_bins_{}", cells.dim);
     let f = gpu.function(MODULE, &name)?;
     let _held = gpu.hold();
-    let dp = gpu.upload(cells.pts, "the points")?;
-    let di = gpu.upload(cells.ids, "the point ids")?;
-    let ds = gpu.upload(cells.starts, "the cell starts")?;
-    let dq = gpu.upload(queries, "the queries")?;
+    let st = Staged::new(gpu, cells, queries)?;
     let dt = gpu.upload(thresholds, "the radii")?;
     let dw1 = gpu.upload(w1.unwrap_or(&[]), "the weights")?;
     let dw2 = gpu.upload(w2.unwrap_or(&[]), "the weights")?;
@@ -279,10 +281,10 @@ pub fn ball_bins(
         let shared = if nb <= SHARED_BINS { words * 8 } else { 0 };
         let mut b = gpu.stream().launch_builder(&f);
         b.arg(&p)
-            .arg(&dp)
-            .arg(&di)
-            .arg(&ds)
-            .arg(&dq)
+            .arg(&st.pts)
+            .arg(&st.ids)
+            .arg(&st.starts)
+            .arg(&st.queries)
             .arg(&dt)
             .arg(&dw1)
             .arg(&dw2)
@@ -342,10 +344,7 @@ pub fn ball_ripley(
     let words = 6 * nb + 1;
     let f = gpu.function(MODULE, "ball_ripley")?;
     let _held = gpu.hold();
-    let dp = gpu.upload(cells.pts, "the points")?;
-    let di = gpu.upload(cells.ids, "the point ids")?;
-    let ds = gpu.upload(cells.starts, "the cell starts")?;
-    let dq = gpu.upload(points, "the points")?;
+    let st = Staged::new(gpu, cells, points)?;
     let dt = gpu.upload(thresholds, "the radii")?;
     let dr = gpu.upload(radii, "the radii")?;
     let mut out = gpu.zeros::<u64>(words, "the sums")?;
@@ -353,10 +352,10 @@ pub fn ball_ripley(
         let shared = if nb <= SHARED_BINS / 2 { words * 8 } else { 0 };
         let mut b = gpu.stream().launch_builder(&f);
         b.arg(&p)
-            .arg(&dp)
-            .arg(&di)
-            .arg(&ds)
-            .arg(&dq)
+            .arg(&st.pts)
+            .arg(&st.ids)
+            .arg(&st.starts)
+            .arg(&st.queries)
             .arg(&dt)
             .arg(&dr)
             .arg(&mut out);

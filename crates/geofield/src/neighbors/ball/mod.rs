@@ -452,19 +452,32 @@ pub fn within<T: Coord>(
     }
 }
 
+/// The stored points, the queries (wrapped; None: the points are the queries) and the cell
+/// list for radius `r`.
+#[allow(clippy::type_complexity)]
+fn prepare<T: Coord, const D: usize>(
+    points: &[T],
+    queries: Option<&[T]>,
+    space: &Space,
+    r: f64,
+) -> Result<(Vec<[f64; D]>, Option<Vec<[f64; D]>>, CellList<D>), GeofieldError> {
+    let period = period_of::<D>(space);
+    let pts = stored_points::<T, D>(points, &period, "point")?;
+    let qs = match queries {
+        Some(q) => Some(query_points::<T, D>(q, &period)?),
+        None => None,
+    };
+    let list = CellList::build(&pts, period, r)?;
+    Ok((pts, qs, list))
+}
+
 fn within_d<T: Coord, const D: usize>(
     backend: &Backend,
     points: &[T],
     queries: Option<&[T]>,
     params: &BallParams,
 ) -> Result<Ball, GeofieldError> {
-    let period = period_of::<D>(&params.space);
-    let pts = stored_points::<T, D>(points, &period, "point")?;
-    let qs = match queries {
-        Some(q) => Some(query_points::<T, D>(q, &period)?),
-        None => None,
-    };
-    let list = CellList::build(&pts, period, params.radius)?;
+    let (pts, qs, list) = prepare::<T, D>(points, queries, &params.space, params.radius)?;
     let skip_self = qs.is_none() && params.exclude_self;
     if let Backend::Cuda(g) = backend {
         use geofield_cuda::neighbors::ball::Keep;
@@ -513,13 +526,7 @@ fn counts_d<T: Coord, const D: usize>(
     queries: Option<&[T]>,
     params: &BallParams,
 ) -> Result<Vec<u64>, GeofieldError> {
-    let period = period_of::<D>(&params.space);
-    let pts = stored_points::<T, D>(points, &period, "point")?;
-    let qs = match queries {
-        Some(q) => Some(query_points::<T, D>(q, &period)?),
-        None => None,
-    };
-    let list = CellList::build(&pts, period, params.radius)?;
+    let (pts, qs, list) = prepare::<T, D>(points, queries, &params.space, params.radius)?;
     let skip_self = qs.is_none() && params.exclude_self;
     let qref = qs.as_deref().unwrap_or(&pts);
     if let Backend::Cuda(g) = backend {
