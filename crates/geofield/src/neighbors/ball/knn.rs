@@ -21,7 +21,9 @@ pub const K_MAX_SPACE: usize = 1 << 16;
 /// The k nearest points of each query (of each point, without `queries`, then leaving each
 /// point out of its own row when `exclude_self`) in `space`, keeping only points within
 /// `radius` (inclusive) when given. Rows as [`NeighborDistances`]: ascending (distance, index),
-/// missing entries `missing_index` and +inf.
+/// missing entries `missing_index` and +inf. Runs on the CPU's threads whatever `backend`
+/// says (this search has no GPU path yet; [`crate::neighbors::knn_distances`] has one for
+/// Euclidean open axes and k ≤ 64).
 #[allow(clippy::too_many_arguments)]
 pub fn knn_in<T: Coord>(
     backend: &Backend,
