@@ -176,3 +176,29 @@ def test_ripley_k_matches_its_definition(rng):
         geofield.ripley_k(pts, window=(0, 0, 10, 10))
     with pytest.raises(ValueError, match="correction"):
         geofield.ripley_k(pts, window=w, correction="best")
+
+
+def test_geofield_pairs_csv_reads_back_as_ripley_k(rng, tmp_path):
+    """The command line's k.csv, read by numpy (an independent CSV reader), holds what
+    geofield.ripley_k returns for the same stems: the same library call, every column."""
+    import os
+    import shutil
+    import subprocess
+
+    exe = os.environ.get("GEOFIELD_BIN") or shutil.which("geofield")
+    if not exe:
+        pytest.skip("no geofield binary (set GEOFIELD_BIN)")
+    pts = np.column_stack([rng.uniform(0, 80, 300), rng.uniform(0, 50, 300)])
+    stems = tmp_path / "stems.csv"
+    np.savetxt(stems, pts, delimiter=",", header="x_m,y_m", comments="", fmt="%.17g")
+    out = tmp_path / "k.csv"
+    subprocess.run([exe, "--backend", "cpu", "-q", "pairs", "--points", str(stems), "--window",
+                    "0,0,80,50", "--correction", "all", "--out", str(out)], check=True)
+    got = np.genfromtxt(out, delimiter=",", names=True)
+    want = geofield.ripley_k(pts, window=(0, 0, 80, 50),
+                             correction=["none", "border", "translate", "isotropic"],
+                             backend="cpu")
+    assert got.dtype.names == ("r", "theo", "un", "border", "trans", "iso", "L_un", "L_border",
+                               "L_trans", "L_iso")
+    for name in got.dtype.names:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
