@@ -52,6 +52,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("grid", include_str!("../kernels/grid.cu")),
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     ("ball", include_str!("../kernels/ball.cu")),
+    ("sim", include_str!("../kernels/sim.cu")),
     (
         "forest",
         concat!(

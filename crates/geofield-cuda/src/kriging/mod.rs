@@ -64,6 +64,7 @@ mod dual;
 mod local;
 mod paper;
 pub mod params;
+pub mod sim;
 mod variance;
 
 pub use cov::{

@@ -22,6 +22,7 @@
 //!   covariance with the exactness rule.
 //! - [`samples`]: sample sets, missing values, merging of duplicates.
 //! - [`empirical`](mod@empirical), [`variogram`]: empirical variograms, weighted least-squares fits, models.
+//! - [`simulate`]: conditional Gaussian simulation (N realisations honouring the samples).
 //! - [`strata`]: crossings of stratum surfaces, voxel models.
 //! - `paper`: the paper's per-node Gaussian elimination, for the benchmark
 //!   ([`crate::bench::kriging`]).
@@ -48,6 +49,7 @@ pub(crate) mod local;
 pub(crate) mod paper;
 pub mod params;
 pub mod samples;
+pub mod simulate;
 pub(crate) mod space;
 #[cfg(feature = "mpi")]
 mod split;
@@ -66,6 +68,7 @@ pub use params::{
     Precision, Target,
 };
 pub use samples::{SampleSet, Surface};
+pub use simulate::{SimParams, Simulated, simulate, simulate_with_progress};
 #[cfg(feature = "mpi")]
 pub use split::krige_split;
 pub use systems::GroupReport;
