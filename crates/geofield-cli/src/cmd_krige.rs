@@ -15,7 +15,7 @@ use geofield::kriging::{self, KrigeParams, SampleSet, SurfaceFit, io::read_sampl
 use crate::ctx::Ctx;
 use crate::krige_in::{DriftArg, KindArg, PrecisionArg};
 use crate::outputs::Outputs;
-use crate::{inputs, krige_in, krige_out, output, progress};
+use crate::{inputs, krige_in, krige_out, krige_sim, output, progress};
 
 #[derive(Args, Debug)]
 pub struct KrigeArgs {
@@ -139,6 +139,18 @@ pub struct KrigeArgs {
     /// square); default "m" with --strata, else "unknown".
     #[arg(long)]
     pub units: Option<String>,
+    /// Conditional Gaussian simulation: draw N realisations that honour the samples and
+    /// reproduce the variogram, instead of the kriging prediction. --out receives them: a
+    /// GeoTIFF band, an .asc file or a .npy slice per realisation, or a NetCDF (.nc) with a
+    /// `realization` dimension. Exponential, gaussian, matern and stable structures.
+    #[arg(long, value_name = "N", conflicts_with_all = ["variance", "cv", "sd_png", "strata"])]
+    pub simulate: Option<usize>,
+    /// Seed of the simulation (the same seed, the same realisations on any backend).
+    #[arg(long, requires = "simulate")]
+    pub seed: Option<u64>,
+    /// Modes per variogram structure of the unconditional fields (GSTools' mode_no).
+    #[arg(long, requires = "simulate")]
+    pub modes: Option<usize>,
 }
 
 /// What every rank has before the kriging: the backend, the samples, the parameters with their
@@ -155,6 +167,9 @@ struct Prepared {
 fn prepare(a: &KrigeArgs, ctx: &Ctx, root: bool) -> Result<Prepared> {
     let crs = ctx.crs_epsg()?;
     krige_in::check_flags(a)?;
+    if a.simulate.is_some() && ctx.rank_count() > 1 {
+        anyhow::bail!("--simulate runs in one process: start it without mpiexec");
+    }
     let outs = root.then(|| krige_out::plan(a, ctx)).transpose()?;
     let extent = inputs::parse_extent(&a.extent)?;
     let sel = ctx.open_backend()?;
@@ -210,6 +225,18 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     let be = &sel.backend;
     if rank == 0 {
         krige_out::print_fits(&fits);
+    }
+    if let Some(n) = a.simulate {
+        let Some(outs) = outs else { return Ok(()) };
+        let job = krige_sim::Job {
+            sel: &sel,
+            set: &set,
+            params: &params,
+            fits,
+            crs,
+            start,
+        };
+        return krige_sim::run(a, ctx, n, job, outs);
     }
     let pb = progress::bar(1000, ctx.quiet(), "kriging");
     // Ctrl-C ends the process (the staged outputs are not renamed): no token is cancelled, but

@@ -56,6 +56,19 @@ pub(crate) fn check_flags(a: &KrigeArgs) -> Result<()> {
             }
         }
     }
+    if let Some(n) = a.simulate
+        && !(1..=geofield::kriging::simulate::MAX_REALISATIONS).contains(&n)
+    {
+        bail!(
+            "--simulate {n}: draw 1 to {} realisations",
+            geofield::kriging::simulate::MAX_REALISATIONS
+        );
+    }
+    if let Some(m) = a.modes
+        && !(1..=geofield::kriging::simulate::MAX_MODES).contains(&m)
+    {
+        bail!("--modes {m}: 1 to {} modes per structure", geofield::kriging::simulate::MAX_MODES);
+    }
     if a.png.is_none() && a.colormap != "viridis" {
         bail!("--colormap styles --png: give --png");
     }

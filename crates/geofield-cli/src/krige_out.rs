@@ -55,7 +55,13 @@ pub(crate) struct Summary {
 pub(crate) fn plan(a: &KrigeArgs, ctx: &Ctx) -> Result<Outputs> {
     let mut outs = Outputs::new();
     outs.input("--samples", &a.samples);
-    outs.plan("--out", &a.out, Kind::Raster)?;
+    let nc = a.out.extension().is_some_and(|e| e.eq_ignore_ascii_case("nc"));
+    let out_kind = if a.simulate.is_some() && nc {
+        Kind::File
+    } else {
+        Kind::Raster
+    };
+    outs.plan("--out", &a.out, out_kind)?;
     outs.plan_opt("--variance", a.variance.as_deref(), Kind::Raster)?;
     for (flag, p) in [
         ("--png", &a.png),
@@ -270,7 +276,7 @@ pub(crate) fn summary(
 }
 
 /// The method and its parameters, for the outputs' provenance.
-fn provenance(a: &KrigeArgs, vgs: &[Variogram]) -> Vec<(&'static str, String)> {
+pub(crate) fn provenance(a: &KrigeArgs, vgs: &[Variogram]) -> Vec<(&'static str, String)> {
     let mut m = vec![
         ("method", format!("{:?} kriging", a.kind).to_lowercase()),
         (

@@ -23,6 +23,7 @@ mod forest_report;
 mod inputs;
 mod krige_in;
 mod krige_out;
+mod krige_sim;
 mod output;
 mod outputs;
 mod progress;

@@ -109,7 +109,7 @@ extern "C" __global__ void sim_tables(const SimKernelParams p, const double* __r
 // Z of one 64 x 64 tile of realisation blockIdx.z: 16 x 16 threads, 4 x 4 nodes each (rows
 // ty + 16 i, cols tx + 16 k), the modes in chunks of 16 through shared memory, each node's sum
 // over j ascending: z = z + (A.re B.cos - A.im B.sin), the CPU's order.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 2)
     sim_field(const SimKernelParams p, const double2* __restrict__ a,
               const double2* __restrict__ b, double* __restrict__ z) {
     __shared__ double2 sa[SIM_TILE][SIM_KC + 1];
@@ -141,17 +141,17 @@ extern "C" __global__ void __launch_bounds__(256)
         }
         __syncthreads();
         for (u32 jj = 0; jj < kc; ++jj) {
-            double2 av[4], bv[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) av[i] = sa[ty + 16 * i][jj];
+            double2 bv[4];
 #pragma unroll
             for (int k = 0; k < 4; ++k) bv[k] = sb[jj][tx + 16 * k];
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < 4; ++i) {
+                const double2 av = sa[ty + 16 * i][jj];
 #pragma unroll
                 for (int k = 0; k < 4; ++k)
-                    acc[i][k] = gf_add_rn(acc[i][k], gf_sub_rn(gf_mul_rn(av[i].x, bv[k].x),
-                                                               gf_mul_rn(av[i].y, bv[k].y)));
+                    acc[i][k] = gf_add_rn(acc[i][k], gf_sub_rn(gf_mul_rn(av.x, bv[k].x),
+                                                               gf_mul_rn(av.y, bv[k].y)));
+            }
         }
         __syncthreads();
     }

@@ -14,7 +14,10 @@ use std::path::Path;
 use super::{SampleSet, Surface};
 use crate::input_error::InputError;
 
+mod sim_nc;
 mod write;
+
+pub use sim_nc::write_simulations_nc;
 
 pub use write::{write_cv, write_map, write_section, write_variogram_png, write_voxels};
 
