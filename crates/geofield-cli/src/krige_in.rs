@@ -67,7 +67,10 @@ pub(crate) fn check_flags(a: &KrigeArgs) -> Result<()> {
     if let Some(m) = a.modes
         && !(1..=geofield::kriging::simulate::MAX_MODES).contains(&m)
     {
-        bail!("--modes {m}: 1 to {} modes per structure", geofield::kriging::simulate::MAX_MODES);
+        bail!(
+            "--modes {m}: 1 to {} modes per structure",
+            geofield::kriging::simulate::MAX_MODES
+        );
     }
     if a.png.is_none() && a.colormap != "viridis" {
         bail!("--colormap styles --png: give --png");

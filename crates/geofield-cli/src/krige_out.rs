@@ -55,7 +55,10 @@ pub(crate) struct Summary {
 pub(crate) fn plan(a: &KrigeArgs, ctx: &Ctx) -> Result<Outputs> {
     let mut outs = Outputs::new();
     outs.input("--samples", &a.samples);
-    let nc = a.out.extension().is_some_and(|e| e.eq_ignore_ascii_case("nc"));
+    let nc = a
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("nc"));
     let out_kind = if a.simulate.is_some() && nc {
         Kind::File
     } else {

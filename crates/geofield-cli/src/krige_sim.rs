@@ -56,7 +56,13 @@ struct Summary {
     outputs: Vec<String>,
 }
 
-pub(crate) fn run(a: &KrigeArgs, ctx: &Ctx, n: usize, job: Job<'_>, mut outs: Outputs) -> Result<()> {
+pub(crate) fn run(
+    a: &KrigeArgs,
+    ctx: &Ctx,
+    n: usize,
+    job: Job<'_>,
+    mut outs: Outputs,
+) -> Result<()> {
     let Job {
         sel,
         set,
@@ -80,11 +86,14 @@ pub(crate) fn run(a: &KrigeArgs, ctx: &Ctx, n: usize, job: Job<'_>, mut outs: Ou
     let pb = progress::bar(1000, ctx.quiet(), "simulating");
     let began = Instant::now();
     let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
-    let s = kriging::simulate_with_progress(be, set, params, &sim, &progress, &geofield::Cancel::new());
+    let s =
+        kriging::simulate_with_progress(be, set, params, &sim, &progress, &geofield::Cancel::new());
     pb.finish_and_clear();
     let s = s.map_err(|e| krige_in::krige_error(e, a))?;
     let done = Instant::now();
-    let grid = s.grid.ok_or_else(|| anyhow::anyhow!("the simulation has no grid"))?;
+    let grid = s
+        .grid
+        .ok_or_else(|| anyhow::anyhow!("the simulation has no grid"))?;
     println!(
         "{} realisations of {} x {} = {} nodes of {} m from {} samples; backend {} ({}), {}; \
          unconditional fields {:.3} s, conditioning (kriging) {:.3} s",
@@ -104,7 +113,8 @@ pub(crate) fn run(a: &KrigeArgs, ctx: &Ctx, n: usize, job: Job<'_>, mut outs: Ou
     let variable = set.surfaces[0].name.clone();
     let method = krige_out::provenance(a, &params.variograms);
     let compression = ctx.compression()?;
-    let mut written = ctx.with_all_cores(|| write(a, &mut outs, &s, set, &units, crs, compression, &method))?;
+    let mut written =
+        ctx.with_all_cores(|| write(a, &mut outs, &s, set, &units, crs, compression, &method))?;
     if let Some(p) = ctx.json() {
         let summary = Summary {
             command: "krige --simulate",
@@ -151,7 +161,10 @@ fn write(
     method: &[(&str, String)],
 ) -> Result<Vec<PathBuf>> {
     let local = a.neighbors.is_some();
-    let nc = a.out.extension().is_some_and(|e| e.eq_ignore_ascii_case("nc"));
+    let nc = a
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("nc"));
     let mut written = if nc {
         let prov = output::provenance(method);
         let variable = &set.surfaces[0].name;
@@ -175,7 +188,10 @@ fn write(
     if let (Some(p), Some(first), Some(grid)) = (&a.png, s.values.first(), s.grid) {
         let cmap = Colormap::from_name(&a.colormap).unwrap_or(Colormap::Viridis);
         let r = Raster::new(grid, vec!["sim_1".into()], RasterData::F64(first.clone()))?;
-        let title = format!("conditional simulation 1 of {} (wells marked)", s.values.len());
+        let title = format!(
+            "conditional simulation 1 of {} (wells marked)",
+            s.values.len()
+        );
         written.push(outs.write_one(p, |f| Ok(write_map(f, &r, &title, units, set, cmap)?))?);
     }
     Ok(written)

@@ -55,7 +55,10 @@ fn unconditional_fields_equal_the_cpu_bit_for_bit() {
     })
     .unwrap();
     for i in 0..reals as usize {
-        let same = cpu[i].iter().zip(&gpu[i]).filter(|(a, b)| a.to_bits() == b.to_bits());
+        let same = cpu[i]
+            .iter()
+            .zip(&gpu[i])
+            .filter(|(a, b)| a.to_bits() == b.to_bits());
         assert_eq!(same.count(), cpu[i].len(), "realisation {i}");
     }
 }
@@ -69,7 +72,10 @@ fn simulations_match_across_backends() {
     let n = 60;
     let xs: Vec<f64> = (0..n).map(|_| 4.2e5 + r.random::<f64>() * 3000.0).collect();
     let ys: Vec<f64> = (0..n).map(|_| 5.1e6 + r.random::<f64>() * 2000.0).collect();
-    let zs: Vec<f64> = xs.iter().map(|x| 10.0 + ((x - 4.2e5) / 400.0).sin()).collect();
+    let zs: Vec<f64> = xs
+        .iter()
+        .map(|x| 10.0 + ((x - 4.2e5) / 400.0).sin())
+        .collect();
     let set = SampleSet::new(xs, ys, vec![zs]);
     let grid =
         GridSpec::from_extent(Extent::new(4.2e5, 5.1e6, 4.23e5, 5.102e6).unwrap(), 20.0).unwrap();
@@ -82,7 +88,11 @@ fn simulations_match_across_backends() {
     let c = simulate(&Backend::Cpu, &set, &p, &sim).unwrap();
     let d = simulate(&Backend::Cuda(g), &set, &p, &sim).unwrap();
     assert!(d.evaluated.starts_with("cuda"), "{}", d.evaluated);
-    let scale = c.values.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = c
+        .values
+        .iter()
+        .flatten()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
     for (a, b) in c.values.iter().flatten().zip(d.values.iter().flatten()) {
         assert!((a - b).abs() <= 1e-9 * scale, "{a} vs {b}");
     }

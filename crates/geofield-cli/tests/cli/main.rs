@@ -50,6 +50,7 @@ mod forest;
 mod inputs;
 mod knn;
 mod krige;
+mod krige_sim;
 mod outputs;
 mod pairs;
 mod refusals;

@@ -25,7 +25,13 @@ use crate::kriging::Simulated;
 fn nc_name(name: &str) -> String {
     let s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     match s.chars().next() {
         None => "z".into(),
@@ -57,9 +63,16 @@ pub fn write_simulations_nc(
         .grid
         .ok_or_else(|| invalid("the realisations are at points, not on a grid".into()))?;
     let (rows, cols, d) = (grid.rows, grid.cols, grid.cell_size_m);
-    let x: Vec<f64> = (0..cols).map(|i| grid.x_min_m + (i as f64 + 0.5) * d).collect();
+    let x: Vec<f64> = (0..cols)
+        .map(|i| grid.x_min_m + (i as f64 + 0.5) * d)
+        .collect();
     let x_bnds: Vec<f64> = (0..cols)
-        .flat_map(|i| [grid.x_min_m + i as f64 * d, grid.x_min_m + (i + 1) as f64 * d])
+        .flat_map(|i| {
+            [
+                grid.x_min_m + i as f64 * d,
+                grid.x_min_m + (i + 1) as f64 * d,
+            ]
+        })
         .collect();
     // South to north: output row j is grid row rows − 1 − j.
     let y: Vec<f64> = (0..rows)
@@ -72,7 +85,9 @@ pub fn write_simulations_nc(
         })
         .collect();
     let flipped = sim.values.iter().flat_map(|v| {
-        (0..rows).rev().flat_map(move |r| v[r * cols..(r + 1) * cols].iter().copied())
+        (0..rows)
+            .rev()
+            .flat_map(move |r| v[r * cols..(r + 1) * cols].iter().copied())
     });
     let (f32s, f64s): (Vec<f32>, Vec<f64>) = match sim.precision {
         crate::kriging::Precision::F32 => (flipped.map(|v| v as f32).collect(), vec![]),
@@ -90,8 +105,17 @@ pub fn write_simulations_nc(
     let p = &sim.params;
     let mut global = attrs(&[
         ("Conventions", text("CF-1.8")),
-        ("title", text(&format!("conditional simulation of {variable}: {} realisations", members.len()))),
-        ("source", text(&format!("geofield {}", env!("CARGO_PKG_VERSION")))),
+        (
+            "title",
+            text(&format!(
+                "conditional simulation of {variable}: {} realisations",
+                members.len()
+            )),
+        ),
+        (
+            "source",
+            text(&format!("geofield {}", env!("CARGO_PKG_VERSION"))),
+        ),
         (
             "comment",
             text(&format!(
@@ -122,7 +146,10 @@ pub fn write_simulations_nc(
     }];
     vars.extend(xy_coordinates(&x, &x_bnds, &y, &y_bnds));
     let mut field = attrs(&[
-        ("long_name", text(&format!("{variable}: conditional simulation"))),
+        (
+            "long_name",
+            text(&format!("{variable}: conditional simulation")),
+        ),
         ("units", text(units)),
         ("_FillValue", fill),
     ]);
