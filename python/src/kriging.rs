@@ -17,7 +17,7 @@ use crate::interrupt::run_interruptible;
 /// The variogram `(model, sill, range, nugget)` in geofield's practical-range convention.
 pub type VariogramArg = (String, f64, f64, f64);
 
-fn variogram(v: &VariogramArg) -> PyResult<Variogram> {
+pub(crate) fn variogram(v: &VariogramArg) -> PyResult<Variogram> {
     let model = Model::parse(&v.0).map_err(|e| errors::arg("model", shown(&e)))?;
     Variogram::new(model, v.1, v.2, v.3).map_err(errors::lib)
 }
@@ -40,7 +40,7 @@ pub struct Setup(
 );
 
 /// Kriging options from the Python arguments.
-fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> {
+pub(crate) fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> {
     let Setup(kind, mean, drift, anisotropy, neighbors, radius, measurement_error) = setup;
     let (kind, mean, drift, anisotropy, neighbors, radius, measurement_error) = (
         kind.as_str(),
@@ -114,7 +114,7 @@ fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> {
     })
 }
 
-fn samples(
+pub(crate) fn samples(
     xs: &PyReadonlyArray1<'_, f64>,
     ys: &PyReadonlyArray1<'_, f64>,
     values: &[PyReadonlyArray1<'_, f64>],
@@ -136,6 +136,33 @@ fn samples(
     }
     set.source = Some("the samples".into());
     Ok(set)
+}
+
+/// The kriging target from Python's `points` = (xp, yp) or `grid` = (x_min, y_max, cell size,
+/// rows, cols).
+pub(crate) fn target(
+    points: Option<(PyReadonlyArray1<'_, f64>, PyReadonlyArray1<'_, f64>)>,
+    grid: Option<(f64, f64, f64, usize, usize)>,
+) -> PyResult<Target> {
+    Ok(match (points, grid) {
+        (Some((px, py_)), None) => Target::Points {
+            xs: px.as_slice()?.to_vec(),
+            ys: py_.as_slice()?.to_vec(),
+        },
+        (None, Some((x_min_m, y_max_m, cell_size_m, rows, cols))) => {
+            let extent = geofield_core::Extent::new(
+                x_min_m,
+                y_max_m - rows as f64 * cell_size_m,
+                x_min_m + cols as f64 * cell_size_m,
+                y_max_m,
+            )
+            .map_err(|e| errors::arg("grid", e))?;
+            Target::Grid(
+                GridSpec::from_extent(extent, cell_size_m).map_err(|e| errors::arg("grid", e))?,
+            )
+        }
+        _ => return Err(errors::arg("target", "give either points or a grid")),
+    })
 }
 
 /// Predictions (and variances) of one or more surfaces at points or on a grid. Returns
@@ -167,25 +194,7 @@ pub fn krige<'py>(
     String,
 )> {
     let set = samples(&xs, &ys, &values, names)?;
-    let target = match (points, grid) {
-        (Some((px, py_)), None) => Target::Points {
-            xs: px.as_slice()?.to_vec(),
-            ys: py_.as_slice()?.to_vec(),
-        },
-        (None, Some((x_min_m, y_max_m, cell_size_m, rows, cols))) => {
-            let extent = geofield_core::Extent::new(
-                x_min_m,
-                y_max_m - rows as f64 * cell_size_m,
-                x_min_m + cols as f64 * cell_size_m,
-                y_max_m,
-            )
-            .map_err(|e| errors::arg("grid", e))?;
-            Target::Grid(
-                GridSpec::from_extent(extent, cell_size_m).map_err(|e| errors::arg("grid", e))?,
-            )
-        }
-        _ => return Err(errors::arg("target", "give either points or a grid")),
-    };
+    let target = target(points, grid)?;
     let params = KrigeParams {
         variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
         options: options(&setup, precision)?,

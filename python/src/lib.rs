@@ -16,6 +16,7 @@ mod grid;
 mod interrupt;
 mod knn;
 mod kriging;
+mod simulate;
 mod wind;
 
 use pyo3::prelude::*;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ball::ripley_k, m)?)?;
     m.add_function(wrap_pyfunction!(knn::check_points, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::cross_validate, m)?)?;
     m.add_class::<flock::Flock>()?;
