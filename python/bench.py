@@ -9,6 +9,8 @@ one machine (results go to docs/benchmarks.md):
 - Radius queries, pairs, pair counts and Ripley's K on 1e6 uniform 2-D points (``--only
   radius``) against scipy's ``cKDTree`` (``query_ball_point`` lists and counts, ``query_pairs``,
   ``count_neighbors``; spatstat's K has no Python peer: scipy's counts give its uncorrected K).
+- ``geofield.simulate``: 100 conditional realisations of 1e6 grid nodes from 500 samples
+  (``--only simulate``) against GSTools' ``CondSRF`` on the same CPU.
 - The Python overhead: each call's wall time minus the time of the library call inside it
   (``_native`` timed directly with the same arrays).
 
@@ -164,17 +166,81 @@ def krige_rows(nodes_side, samples, repeat, backends, pykrige_backends):
     return rows
 
 
+def simulate_rows(side, samples, reals, repeat, backends, gstools_reals):
+    """``reals`` conditional realisations on a side x side grid from ``samples`` wells
+    (exponential, range 300 m over 1 km), each backend, then GSTools' ``CondSRF`` (its kriging
+    once, then ``gstools_reals`` fields, each timed)."""
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(0, 1000, (2, samples))
+    z = np.sin(x / 150) + np.cos(y / 200) + 0.05 * rng.normal(size=samples)
+    h = 1000.0 / side
+    case = f"simulate {reals} x {side}x{side} from {samples}"
+    rows = []
+    for be in backends:
+        holder = {}
+
+        def call():
+            holder["s"] = geofield.simulate(x, y, z, "exponential", 1.0, 300.0, 0.0, n=reals,
+                                            seed=1, extent=(0, 0, 1000, 1000), cell_size=h,
+                                            backend=be)
+            return holder["s"]
+        t = median_time(call, repeat)
+        a = holder.pop("s").attrs
+        row = {"case": case, "who": f"geofield.simulate {be}", "seconds": t,
+               "unconditional_seconds": a["seconds_unconditional"],
+               "conditioning_seconds": a["seconds_conditioning"],
+               "device_seconds": a.get("device_seconds")}
+        print(row, flush=True)
+        rows.append(row)
+    if gstools_reals:
+        try:
+            import gstools as gs
+        except ImportError:
+            return rows
+        gx = (np.arange(side) + 0.5) * h
+        model = gs.Exponential(dim=2, var=1.0, len_scale=100.0)
+        krig = gs.krige.Ordinary(model, cond_pos=[x, y], cond_val=z, exact=True)
+        srf = gs.CondSRF(krig)
+        srf.set_pos((gx, gx), "structured")
+        t0 = time.perf_counter()
+        srf(seed=0)  # the kriging (kept for the next fields) and the first field
+        first = time.perf_counter() - t0
+        ts = []
+        for i in builtins_range(1, gstools_reals):
+            t = time.perf_counter()
+            srf(seed=i)
+            ts.append(time.perf_counter() - t)
+        per = statistics.median(ts) if ts else first
+        measured = gstools_reals >= reals
+        total = first + (sum(ts) if measured else per * (reals - 1))
+        row = {"case": case, "who": f"GSTools {gs.__version__} CondSRF", "seconds": total,
+               "first_field_seconds": first, "per_field_seconds": per,
+               "fields_timed": gstools_reals,
+               "note": "all fields timed" if measured else
+                       f"first field (with the kriging) + {reals - 1} x the median of "
+                       f"{len(ts)} more fields"}
+        print(row, flush=True)
+        rows.append(row)
+    return rows
+
+
+builtins_range = range
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
     ap.add_argument("--pykrige-backends", default="vectorized,C")
-    ap.add_argument("--only", choices=["knn", "kriging", "radius"], help="run one case")
+    ap.add_argument("--only", choices=["knn", "kriging", "radius", "simulate"], help="run one case")
     ap.add_argument("--knn-dims", default="3",
                     help="point dimensions of the k-NN case, e.g. 2,3 (default 3)")
     ap.add_argument("--backends", help="comma-separated backends (default: cpu and, when "
                     "available, cuda)")
+    ap.add_argument("--sim-reals", type=int, default=100, help="realisations of the simulate case")
+    ap.add_argument("--gstools-reals", type=int, default=10,
+                    help="GSTools CondSRF fields timed (0: none)")
     ap.add_argument("--no-scipy", action="store_true", help="skip the cKDTree row")
     a = ap.parse_args()
     info = geofield.info()
@@ -190,6 +256,8 @@ def main():
         rows += radius_rows(n, a.repeat, backends, not a.no_scipy)
     if a.only in (None, "kriging"):
         rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
+    if a.only == "simulate":
+        rows += simulate_rows(side, 500, a.sim_reals, a.repeat, backends, a.gstools_reals)
     out = {"machine": platform.node(), "python": sys.version.split()[0], "geofield": info,
            "rows": rows}
     for r in rows:

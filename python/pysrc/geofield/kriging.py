@@ -320,7 +320,11 @@ def simulate(x, y, values, model, sill=None, range=None, nugget=0.0, *, n=1, see
     }
     attrs = {"long_name": f"conditional simulation of {names[0]}", "backend": used,
              "kind": kind, "variograms": "; ".join(info["variograms"]),
-             "evaluated": info["evaluated"], "seed": int(seed), "modes": int(modes)}
+             "evaluated": info["evaluated"], "seed": int(seed), "modes": int(modes),
+             "seconds_unconditional": info["seconds_unconditional"],
+             "seconds_conditioning": info["seconds_conditioning"]}
+    if info["device_seconds"] is not None:
+        attrs["device_seconds"] = info["device_seconds"]
     if ref:
         coords["spatial_ref"] = ((), np.int32(0), ref)
         attrs["grid_mapping"] = "spatial_ref"
