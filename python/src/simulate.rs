@@ -5,7 +5,6 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use crate::backend::open;
-use crate::errors;
 use crate::grid::{Grid, grid_tuple};
 use crate::interrupt::run_interruptible;
 use crate::kriging::{Setup, VariogramArg, options, samples, target, variogram};
@@ -63,13 +62,10 @@ pub fn simulate<'py>(
         "variograms": params.variograms.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
     })
     .to_string();
-    let nodes = out.values.first().map_or(0, Vec::len);
-    let mut flat = Vec::new();
-    flat.try_reserve_exact(n * nodes)
-        .map_err(|_| errors::arg("n", "the realisations do not fit in memory"))?;
-    for v in out.values {
-        flat.extend_from_slice(&v);
-    }
-    let arr = PyArray1::from_vec(py, flat).reshape([n, nodes])?.into_any();
+    // The library's realisation-major array becomes numpy's without a copy.
+    let nodes = out.nodes;
+    let arr = PyArray1::from_vec(py, out.values)
+        .reshape([n, nodes])?
+        .into_any();
     Ok((arr, grid_out, info, be.label()))
 }

@@ -185,9 +185,10 @@ fn write(
             )
         })?
     };
-    if let (Some(p), Some(first), Some(grid)) = (&a.png, s.values.first(), s.grid) {
+    if let (Some(p), Some(grid)) = (&a.png, s.grid) {
+        let first = s.realisation(0).to_vec();
         let cmap = Colormap::from_name(&a.colormap).unwrap_or(Colormap::Viridis);
-        let r = Raster::new(grid, vec!["sim_1".into()], RasterData::F64(first.clone()))?;
+        let r = Raster::new(grid, vec!["sim_1".into()], RasterData::F64(first))?;
         let title = format!(
             "conditional simulation 1 of {} (wells marked)",
             s.values.len()

@@ -93,7 +93,7 @@ fn simulations_match_across_backends() {
         .iter()
         .flatten()
         .fold(0.0f64, |m, v| m.max(v.abs()));
-    for (a, b) in c.values.iter().flatten().zip(d.values.iter().flatten()) {
+    for (a, b) in c.values.iter().zip(&d.values) {
         assert!((a - b).abs() <= 1e-9 * scale, "{a} vs {b}");
     }
 }

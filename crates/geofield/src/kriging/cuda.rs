@@ -66,9 +66,18 @@ pub fn device_covariance(cov: &Covariance) -> gk::Covariance {
 /// Surface-major device output (`surfaces` blocks of equal length) as one f64 vector per
 /// surface, in one pass.
 fn per_surface<T: KrigeFloat>(v: &[T], surfaces: usize) -> Vec<Vec<f64>> {
+    use rayon::prelude::*;
     let n = v.len() / surfaces.max(1);
+    // In parallel: fresh output pages fault on every core (100 surfaces of 1e6 nodes: 0.8 GB).
     (0..surfaces)
-        .map(|h| v[h * n..(h + 1) * n].iter().map(|x| x.widen()).collect())
+        .into_par_iter()
+        .map(|h| {
+            v[h * n..(h + 1) * n]
+                .par_iter()
+                .with_min_len(1 << 16)
+                .map(|x| x.widen())
+                .collect()
+        })
         .collect()
 }
 

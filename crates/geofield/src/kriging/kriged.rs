@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use rayon::prelude::*;
+
 use geofield_core::{GridSpec, Raster, RasterData};
 
 use super::cv::{SurfaceCv, cross_validate_groups};
@@ -47,7 +49,7 @@ impl Prediction {
             .iter()
             .flat_map(|v| v.iter().enumerate().map(|(h, b)| ("variance", h, b)));
         for (what, h, band) in predictions.chain(variances) {
-            if let Some(node) = band.iter().position(|&v| bad(v)) {
+            if let Some(node) = band.par_iter().position_first(|&v| bad(v)) {
                 let surface = set.surfaces.get(h);
                 let largest = surface
                     .map(|s| s.values.iter().fold(0.0f64, |m, v| m.max(v.abs())))

@@ -84,7 +84,7 @@ pub fn write_simulations_nc(
             [grid.y_max_m - (k + 1.0) * d, grid.y_max_m - k * d]
         })
         .collect();
-    let flipped = sim.values.iter().flat_map(|v| {
+    let flipped = sim.values.chunks(rows * cols).flat_map(|v| {
         (0..rows)
             .rev()
             .flat_map(move |r| v[r * cols..(r + 1) * cols].iter().copied())
@@ -98,7 +98,7 @@ pub fn write_simulations_nc(
     } else {
         (NcData::F64(&f64s), NcAttr::F64(vec![f64::NAN]))
     };
-    let members: Vec<i32> = (1..=sim.values.len())
+    let members: Vec<i32> = (1..=sim.len())
         .map(|i| i32::try_from(i).unwrap_or(i32::MAX))
         .collect();
     let grid_mapping = crs_epsg.and_then(geofield_io::crs::cf_grid_mapping);

@@ -80,8 +80,11 @@ impl Default for SimParams {
 /// N realisations at the target's nodes.
 #[derive(Clone, Debug)]
 pub struct Simulated {
-    /// `values[i][node]`: realisation i (row-major over a grid, or per target point).
-    pub values: Vec<Vec<f64>>,
+    /// Realisation-major: realisation i's node j (row-major over a grid, or target point j)
+    /// at `values[i·nodes + j]`; see [`Simulated::realisation`].
+    pub values: Vec<f64>,
+    /// Nodes per realisation.
+    pub nodes: usize,
     /// The grid (a grid target).
     pub grid: Option<GridSpec>,
     /// `sim_1` … `sim_N`.
@@ -99,15 +102,28 @@ pub struct Simulated {
 }
 
 impl Simulated {
+    /// Realisation `i` (0-based).
+    pub fn realisation(&self, i: usize) -> &[f64] {
+        &self.values[i * self.nodes..(i + 1) * self.nodes]
+    }
+
+    /// The number of realisations.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
     /// The realisations as one raster of N bands (a grid target), in the kriging's precision.
     pub fn to_raster(&self) -> Result<Raster, GeofieldError> {
         let grid = self.grid.ok_or_else(|| {
             GeofieldError::Invalid("the simulation was at points, not on a grid".into())
         })?;
-        let values = self.values.iter().flatten().copied();
         let data = match self.precision {
-            Precision::F64 => RasterData::F64(values.collect()),
-            Precision::F32 => RasterData::F32(values.map(|v| v as f32).collect()),
+            Precision::F64 => RasterData::F64(self.values.clone()),
+            Precision::F32 => RasterData::F32(self.values.par_iter().map(|&v| v as f32).collect()),
         };
         Ok(Raster::new(grid, self.names.clone(), data)?)
     }
@@ -259,12 +275,25 @@ pub fn simulate_with_progress(
     let seconds_conditioning = t1.elapsed().as_secs_f64();
     let mut device_seconds = kriged.prediction.device_seconds;
     let evaluated = kriged.prediction.evaluated.clone();
-    let mut values = kriged.prediction.values;
+    let mut kriged = kriged.prediction.values;
     cancel.check()?;
 
-    // The unconditional fields at the nodes, added to the kriged residuals.
+    // The unconditional fields at the nodes plus the kriged residuals, into one realisation-
+    // major array (each kriged band freed as it is used).
     let t2 = Instant::now();
+    let mut values: Vec<f64> = Vec::new();
+    values.try_reserve_exact(total).map_err(|_| {
+        GeofieldError::Invalid(format!(
+            "{n_real} realisations of {nodes} nodes do not fit in memory"
+        ))
+    })?;
+    values.resize(total, 0.0);
     let modes: Vec<&[spectral::Mode]> = drawn.iter().map(|d| d.modes.as_slice()).collect();
+    let stride = nodes.max(1);
+    let mut combine = |i: usize, z: &[f64]| {
+        let k = std::mem::take(&mut kriged[i]);
+        sum_into(&mut values[i * nodes..(i + 1) * nodes], &k, z);
+    };
     match &params.target {
         Target::Grid(g) => {
             let map = frame.node_grid(g);
@@ -275,13 +304,13 @@ pub fn simulate_with_progress(
                     &map,
                     &flat,
                     n_real,
-                    &mut |i, z| add(&mut values[i], z),
+                    &mut combine,
                 )?;
                 *device_seconds.get_or_insert(0.0) += secs;
             } else {
-                for (i, v) in values.iter_mut().enumerate() {
+                for (i, m) in modes.iter().enumerate() {
                     cancel.check()?;
-                    add(v, &spectral::field_grid(&map, modes[i]));
+                    combine(i, &spectral::field_grid(&map, m));
                     progress(0.5 + 0.5 * (i + 1) as f64 / n_real as f64);
                 }
             }
@@ -289,9 +318,9 @@ pub fn simulate_with_progress(
         Target::Points { xs, ys } => {
             let (px, py): (Vec<f64>, Vec<f64>) =
                 xs.iter().zip(ys).map(|(&x, &y)| frame.apply(x, y)).unzip();
-            for (i, v) in values.iter_mut().enumerate() {
+            for (i, m) in modes.iter().enumerate() {
                 cancel.check()?;
-                add(v, &spectral::field_points(&px, &py, modes[i]));
+                combine(i, &spectral::field_points(&px, &py, m));
                 progress(0.5 + 0.5 * (i + 1) as f64 / n_real as f64);
             }
         }
@@ -300,7 +329,7 @@ pub fn simulate_with_progress(
         let at = coincident(samples, &params.target);
         let sd = c0.sqrt();
         values
-            .par_iter_mut()
+            .par_chunks_mut(stride)
             .zip(drawn.into_par_iter())
             .for_each(|(v, mut d)| {
                 for (node, z) in v.iter_mut().enumerate() {
@@ -310,19 +339,18 @@ pub fn simulate_with_progress(
                 }
             });
     }
-    for (i, v) in values.iter().enumerate() {
-        if let Some(node) = v.iter().position(|z| z.is_infinite()) {
-            return Err(GeofieldError::NonFinite {
-                what: format!("realisation {} at node {node}", i + 1),
-                cause: "the sample values are too large for the sums: rescale them".into(),
-            });
-        }
+    if let Some(at) = values.par_iter().position_first(|z| z.is_infinite()) {
+        return Err(GeofieldError::NonFinite {
+            what: format!("realisation {} at node {}", at / stride + 1, at % stride),
+            cause: "the sample values are too large for the sums: rescale them".into(),
+        });
     }
     let seconds_unconditional = secs_samples + t2.elapsed().as_secs_f64();
     progress(1.0);
     Ok(Simulated {
         names: (1..=n_real).map(|i| format!("sim_{i}")).collect(),
         values,
+        nodes,
         grid: match &params.target {
             Target::Grid(g) => Some(*g),
             Target::Points { .. } => None,
@@ -360,11 +388,17 @@ fn stream(seed: u64, id: u128) -> Pcg64 {
     )
 }
 
-/// dst += src, element by element.
-fn add(dst: &mut [f64], src: &[f64]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d += s;
-    }
+/// out = k + z, element by element, in parallel (the output's pages fault on every core).
+fn sum_into(out: &mut [f64], k: &[f64], z: &[f64]) {
+    const CHUNK: usize = 1 << 16;
+    out.par_chunks_mut(CHUNK)
+        .zip(k.par_chunks(CHUNK))
+        .zip(z.par_chunks(CHUNK))
+        .for_each(|((o, k), z)| {
+            for ((o, &k), &z) in o.iter_mut().zip(k).zip(z) {
+                *o = k + z;
+            }
+        });
 }
 
 /// Target nodes at a sample's location (with a value): node → sample. A grid node counts when
