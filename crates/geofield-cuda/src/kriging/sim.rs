@@ -47,7 +47,7 @@ pub fn field_grid(
     if map.row0 != 0 {
         return Err(invalid(K, "the node grid must be a whole grid (row0 = 0)"));
     }
-    if reals == 0 || modes.len() % (4 * reals) != 0 || modes.is_empty() {
+    if reals == 0 || !modes.len().is_multiple_of(4 * reals) || modes.is_empty() {
         return Err(invalid(K, "the modes must be realisations x M x 4 values"));
     }
     if modes.iter().any(|v| !v.is_finite()) {

@@ -287,12 +287,15 @@ pub fn simulate_with_progress(
             "{n_real} realisations of {nodes} nodes do not fit in memory"
         ))
     })?;
-    values.resize(total, 0.0);
+    // Zeroed in parallel: 0.8 GB of fresh pages fault on every core, not on one.
+    values.par_extend(rayon::iter::repeat_n(0.0, total));
     let modes: Vec<&[spectral::Mode]> = drawn.iter().map(|d| d.modes.as_slice()).collect();
     let stride = nodes.max(1);
     let mut combine = |i: usize, z: &[f64]| {
         let k = std::mem::take(&mut kriged[i]);
         sum_into(&mut values[i * nodes..(i + 1) * nodes], &k, z);
+        // Unmapping a band takes a millisecond: off the critical path.
+        rayon::spawn(move || drop(k));
     };
     match &params.target {
         Target::Grid(g) => {
