@@ -170,7 +170,7 @@ pub(crate) fn target(
 /// backend label)`; on a grid the nodes are row-major from the north-west corner. Interruptible
 /// (Ctrl-C); `progress` is called with the fraction of the nodes done.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None, indicator = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige<'py>(
     py: Python<'py>,
@@ -186,6 +186,7 @@ pub fn krige<'py>(
     precision: &str,
     backend: &str,
     progress: Option<Bound<'py, PyAny>>,
+    indicator: Option<(Vec<f64>, String)>,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Option<Bound<'py, PyAny>>,
@@ -193,7 +194,18 @@ pub fn krige<'py>(
     String,
     String,
 )> {
-    let set = samples(&xs, &ys, &values, names)?;
+    let mut set = samples(&xs, &ys, &values, names)?;
+    // Indicator kriging: the thresholds' indicators kriged, then the order correction.
+    let correction = match &indicator {
+        Some((t, c)) => {
+            let c = kriging::OrderCorrection::parse(c)
+                .map_err(|e| errors::arg("correction", shown(&e)))?;
+            set = kriging::indicator_set(&set, t)
+                .map_err(|e| errors::arg("thresholds", shown(&e)))?;
+            Some(c)
+        }
+        None => None,
+    };
     let target = target(points, grid)?;
     let params = KrigeParams {
         variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
@@ -204,9 +216,12 @@ pub fn krige<'py>(
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();
-    let out = run_interruptible(py, progress.as_ref(), |cancel, sink| {
+    let mut out = run_interruptible(py, progress.as_ref(), |cancel, sink| {
         kriging::krige_with_progress(&be, &set, &params, &|f| sink.set(f), cancel)
     })?;
+    if let Some(c) = correction {
+        c.apply(&mut out.prediction.values);
+    }
     let grid_out = match &params.target {
         Target::Grid(g) => Some(grid_tuple(g)),
         Target::Points { .. } => None,

@@ -120,3 +120,32 @@ def test_cli_netcdf_reads_back_in_xarray(tmp_path):
     for x, y, v in [(15, 85, 10.0), (75, 75, 12.5), (25, 25, 9.0), (85, 15, 11.0)]:
         np.testing.assert_allclose(z.sel(x=x, y=y).values, v, atol=1e-9)
     assert "crs" in ds.variables and z.attrs.get("grid_mapping") == "crs"
+
+
+def test_indicator_kriging_against_pykrige_and_as_distributions():
+    t = [9.5, 10.5, 11.2]
+    ds = geofield.indicator_krige(X, Y, Z, t, "exponential", 0.25, 60.0, 0.0,
+                                  extent=(0, 0, 100, 100), cell_size=10, correction="none",
+                                  variance=True, backend="cpu")
+    assert ds["probability"].dims == ("threshold", "y", "x")
+    np.testing.assert_allclose(ds["threshold"].values, t)
+    pk = pytest.importorskip("pykrige.ok")
+    gx = np.arange(5.0, 100, 10)
+    gy = np.arange(5.0, 100, 10)
+    for k, th in enumerate(t):
+        ind = (Z <= th).astype(float)
+        # PyKrige's exponential range is the practical range (1 - exp(-3 d / r)).
+        ok = pk.OrdinaryKriging(X, Y, ind, variogram_model="exponential",
+                                variogram_parameters={"psill": 0.25, "range": 60.0,
+                                                      "nugget": 0.0})
+        zz, ss = ok.execute("grid", gx, gy)
+        # PyKrige's rows go south to north; ours north to south. Same system: 1e-9.
+        np.testing.assert_allclose(ds["probability"].values[k][::-1], zz, atol=1e-9)
+        np.testing.assert_allclose(ds["variance"].values[k][::-1], ss, atol=1e-9)
+    c = geofield.indicator_krige(X, Y, Z, t, "exponential", 0.25, 60.0, 0.0,
+                                 extent=(0, 0, 100, 100), cell_size=10, backend="cpu")
+    p = c["probability"].values
+    assert p.min() >= 0 and p.max() <= 1 and np.all(np.diff(p, axis=0) >= 0)
+    with pytest.raises(geofield.GeofieldValueError):
+        geofield.indicator_krige(X, Y, Z, [2.0, 1.0], "exponential", 0.25, 60.0,
+                                 extent=(0, 0, 100, 100), cell_size=10)

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use geofield::BackendSelection;
 use geofield::kriging::{self, KrigeParams, SampleSet, SurfaceFit, io::read_samples};
@@ -145,6 +145,15 @@ pub struct KrigeArgs {
     /// `realization` dimension. Exponential, gaussian, matern and stable structures.
     #[arg(long, value_name = "N", conflicts_with_all = ["variance", "cv", "sd_png", "strata"])]
     pub simulate: Option<usize>,
+    /// Indicator kriging: thresholds T1,T2,... (increasing) of the one value column; --out gets
+    /// P(value <= T) per threshold (each indicator kriged with the variogram given or fitted
+    /// per threshold), corrected by --order-correction.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, conflicts_with_all = ["simulate", "strata"])]
+    pub indicator: Option<Vec<f64>>,
+    /// How indicator estimates become a distribution function at each node: `cdf` (clip to
+    /// [0, 1], then GSLIB's upward/downward average: non-decreasing), `clip` or `none`.
+    #[arg(long, requires = "indicator", default_value = "cdf")]
+    pub order_correction: String,
     /// Seed of the simulation (the same seed, the same realisations on any backend).
     #[arg(long, requires = "simulate")]
     pub seed: Option<u64>,
@@ -174,7 +183,11 @@ fn prepare(a: &KrigeArgs, ctx: &Ctx, root: bool) -> Result<Prepared> {
     let extent = inputs::parse_extent(&a.extent)?;
     let sel = ctx.open_backend()?;
     let mut params = krige_in::params(a, sel.backend.is_cuda(), extent)?;
-    let set = read_samples(&a.samples, &a.x, &a.y, &a.values)?;
+    let mut set = read_samples(&a.samples, &a.x, &a.y, &a.values)?;
+    if let Some(t) = &a.indicator {
+        kriging::OrderCorrection::parse(&a.order_correction)?;
+        set = kriging::indicator_set(&set, t).context("--indicator")?;
+    }
     let fits = krige_in::variograms(a, &set, &mut params)?;
     Ok(Prepared {
         sel,
@@ -263,9 +276,13 @@ pub fn run(a: &KrigeArgs, ctx: &Ctx) -> Result<()> {
     let kriged = kriging::krige_with_progress(be, &set, &params, &progress, &never).map(Some);
     pb.finish_and_clear();
     let kriged_at = Instant::now();
-    let (Some(k), Some(mut outs)) = (kriged.map_err(|e| krige_in::krige_error(e, a))?, outs) else {
+    let (Some(mut k), Some(mut outs)) = (kriged.map_err(|e| krige_in::krige_error(e, a))?, outs)
+    else {
         return Ok(());
     };
+    if a.indicator.is_some() {
+        kriging::OrderCorrection::parse(&a.order_correction)?.apply(&mut k.prediction.values);
+    }
     for w in k.warnings() {
         eprintln!("warning: {w}");
     }

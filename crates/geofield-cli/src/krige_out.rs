@@ -88,10 +88,16 @@ pub(crate) fn write_outputs(
     params: &KrigeParams,
     crs: (Option<u16>, geofield_io::geotiff::Compression),
 ) -> Result<(Vec<PathBuf>, Vec<CvSummary>)> {
-    let units = a
-        .units
-        .clone()
-        .unwrap_or_else(|| if a.strata { "m" } else { "unknown" }.to_string());
+    let units = a.units.clone().unwrap_or_else(|| {
+        if a.strata {
+            "m"
+        } else if a.indicator.is_some() {
+            "1"
+        } else {
+            "unknown"
+        }
+        .to_string()
+    });
     let var_units = if units.chars().all(|c| c.is_ascii_alphabetic()) {
         format!("{units}2")
     } else {
@@ -101,8 +107,13 @@ pub(crate) fn write_outputs(
     // Local kriging leaves NaN where a node has no sample within --radius.
     let local = a.neighbors.is_some();
     let est = k.to_raster(Band::Prediction)?;
+    let what = if a.indicator.is_some() {
+        "probability of not exceeding the threshold (indicator kriging)"
+    } else {
+        "kriging prediction"
+    };
     let mut written = outs.write(&a.out, |p| {
-        output::write_raster_with(p, &est, &units, "kriging prediction", crs, &method, local)
+        output::write_raster_with(p, &est, &units, what, crs, &method, local)
     })?;
     if let Some(p) = &a.variance {
         let r = k.to_raster(Band::Variance)?;

@@ -6,7 +6,7 @@ The same library as the ``geofield`` command line, from numpy, pandas and xarray
 - :func:`forest.simulate`: the forest year by year (seed production, dispersal, establishment,
   growth, mortality) from a stem map and a species file, or a SORTIE-ND parameter file.
 - :func:`krige`, :func:`krige_points`, :func:`variogram`, :func:`cross_validate`: kriging;
-  :func:`simulate`: conditional Gaussian simulation (realisations honouring the samples);
+  :func:`indicator_krige`: probability maps; :func:`simulate`: conditional Gaussian simulation (realisations honouring the samples);
   :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging``.
 - :class:`NeighborIndex`: exact neighbour searches, a drop-in for scipy's ``cKDTree`` (k-NN,
   radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K.
@@ -27,7 +27,7 @@ from . import _native
 from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, GeofieldValueError
 from .dispersal import disperse
 from .flocking import Flock
-from .kriging import cross_validate, krige, krige_points, simulate, variogram
+from .kriging import cross_validate, indicator_krige, krige, krige_points, simulate, variogram
 from .neighbors import NeighborIndex, ripley_k
 from .wind import wind
 from . import forest, pykrige
@@ -44,6 +44,7 @@ __all__ = [
     "cross_validate",
     "disperse",
     "forest",
+    "indicator_krige",
     "krige",
     "simulate",
     "krige_points",

@@ -50,6 +50,7 @@ mod forest;
 mod inputs;
 mod knn;
 mod krige;
+mod krige_indicator;
 mod krige_sim;
 mod outputs;
 mod pairs;

@@ -22,6 +22,7 @@
 //!   covariance with the exactness rule.
 //! - [`samples`]: sample sets, missing values, merging of duplicates.
 //! - [`empirical`](mod@empirical), [`variogram`]: empirical variograms, weighted least-squares fits, models.
+//! - [`indicator`]: indicator kriging (probability maps) and order-relation corrections.
 //! - [`simulate`]: conditional Gaussian simulation (N realisations honouring the samples).
 //! - [`strata`]: crossings of stratum surfaces, voxel models.
 //! - `paper`: the paper's per-node Gaussian elimination, for the benchmark
@@ -42,6 +43,7 @@ pub mod empirical;
 pub(crate) mod eval;
 mod fitting;
 pub(crate) mod global;
+pub mod indicator;
 #[cfg(feature = "io")]
 pub mod io;
 mod kriged;
@@ -62,6 +64,7 @@ use std::time::Instant;
 pub use cv::{CvSummary, SurfaceCv};
 pub use empirical::{Estimator, Fit, LagBin, LagSpec, empirical, fit, pool, surface_bins};
 pub use fitting::{SurfaceFit, fit_surfaces};
+pub use indicator::{OrderCorrection, indicator_set};
 pub use kriged::{Band, Kriged, Prediction};
 pub use params::{
     Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, MergeRule, Neighbourhood, NuggetMode,
