@@ -38,9 +38,12 @@
 //! [`Flock`] steps a flock on a backend; [`run`] takes a whole run in timed chunks, with
 //! snapshots (statistics, a progress callback and, with feature `io`, frames) between them.
 
+pub mod avoid;
 mod cpu;
 #[cfg(feature = "io")]
 pub mod io;
+pub(crate) mod predator;
+pub mod scene;
 mod simulation;
 pub(crate) mod steer;
 
@@ -50,6 +53,8 @@ use serde::Serialize;
 
 use crate::neighbors::K_MAX;
 use crate::{Backend, Cancel, GeofieldError};
+pub use geofield_cuda::flock::FlockObstacle;
+pub use scene::{Avoidance, Evasion, Obstacle, Predator, Scene, SeenFrom};
 pub use simulation::{FlockRun, FlockSample, RunOptions, Snapshot, run};
 pub use steer::Agent;
 
@@ -428,12 +433,44 @@ impl Flock {
         params: FlockParams,
         state: FlockState,
     ) -> Result<Self, GeofieldError> {
+        Self::with_scene(backend, params, &Scene::default(), state)
+    }
+
+    /// Start a flock from `state` on `backend` among the obstacles and predators of `scene`
+    /// (see [`scene`]; the predators start as [`Scene::predator_state`] gives them).
+    ///
+    /// ```
+    /// use geofield::Backend;
+    /// use geofield::flock::{self, Flock, FlockParams, FlockState, Obstacle, Scene, SeenFrom, Start};
+    ///
+    /// let world = 60.0;
+    /// let scene = Scene {
+    ///     obstacles: vec![Obstacle::Sphere {
+    ///         centre: [0.0, 0.0, 0.0], radius: 50.0, seen_from: SeenFrom::Inside }],
+    ///     ..Scene::default()
+    /// };
+    /// let mut fl = Flock::with_scene(&Backend::Cpu, FlockParams::new(world), &scene,
+    ///     FlockState::init(64, Start::Dense, world, 1))?;
+    /// fl.step(10)?;
+    /// assert_eq!(scene.collisions(&fl.state()?), 0);
+    /// # Ok::<(), geofield::GeofieldError>(())
+    /// ```
+    pub fn with_scene(
+        backend: &Backend,
+        params: FlockParams,
+        scene: &Scene,
+        state: FlockState,
+    ) -> Result<Self, GeofieldError> {
         params.validate()?;
         state.check()?;
+        let compiled = scene.compile()?;
+        let preds = scene.predator_state();
         let engine = match backend {
-            Backend::Cpu => Engine::Cpu(Box::new(cpu::CpuFlock::new(params, state))),
+            Backend::Cpu => {
+                Engine::Cpu(Box::new(cpu::CpuFlock::new(params, state, compiled, preds)))
+            }
             Backend::Cuda(gpu) => Engine::Cuda(Box::new(cuda_flock::CudaFlockEngine::new(
-                gpu, params, &state,
+                gpu, params, &state, &compiled, &preds,
             )?)),
         };
         Ok(Flock {
@@ -525,6 +562,14 @@ impl Flock {
         match &self.engine {
             Engine::Cpu(_) => Ok(()),
             Engine::Cuda(e) => e.synchronize(),
+        }
+    }
+
+    /// The predators' current state, in scene order (empty without predators).
+    pub fn predators(&self) -> Result<FlockState, GeofieldError> {
+        match &self.engine {
+            Engine::Cpu(e) => Ok(e.predators()),
+            Engine::Cuda(e) => e.predators(),
         }
     }
 
