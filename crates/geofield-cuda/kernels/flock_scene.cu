@@ -56,7 +56,8 @@ __device__ __forceinline__ bool fl_sphere_hit(const FlObstacle& o, float body, V
         h->outside = outside;
         return true;
     }
-    const float r = fl_add(o.radius, body);
+    const bool grow = o.seen_from == FL_SEEN_OUTSIDE || (o.seen_from != FL_SEEN_INSIDE && outside);
+    const float r = grow ? fl_add(o.radius, body) : fl_sub(o.radius, body);
     const float t = v_dot(lc, f);
     const float disc = fl_sub(fl_mul(t, t), fl_sub(v_dot(lc, lc), fl_mul(r, r)));
     if (fl_lt(disc, 0.0f)) return false;

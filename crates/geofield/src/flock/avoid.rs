@@ -39,7 +39,7 @@ fn neg(a: V3) -> V3 {
 }
 
 /// A sphere (`SphereObstacle::findIntersectionWithVehiclePath`): the path against the sphere
-/// grown by the body radius.
+/// grown by the body radius (shrunk by it for an agent inside a container or shell).
 pub(crate) fn sphere_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<Hit> {
     // The centre relative to the agent, and its coordinate along the path.
     let lc = sub(o.centre, p);
@@ -53,7 +53,14 @@ pub(crate) fn sphere_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<H
             outside,
         });
     }
-    let r = o.radius + body;
+    // The surface the agent's centre must not cross: grown by the body radius seen from
+    // outside (OpenSteer), shrunk by it seen from inside (OpenSteer grows it there too, which
+    // lets the body poke out of a container by twice its radius).
+    let r = if o.seen_from == SEEN_FROM_OUTSIDE || (o.seen_from != SEEN_FROM_INSIDE && outside) {
+        o.radius + body
+    } else {
+        o.radius - body
+    };
     let t = dot(lc, f);
     let disc = t * t - (dot(lc, lc) - r * r);
     if disc < 0.0 {

@@ -30,9 +30,12 @@ use serde::{Deserialize, Serialize};
 mod compile;
 #[path = "scene_measure.rs"]
 mod measure;
+#[path = "scene_presets.rs"]
+mod presets;
 
 pub(crate) use compile::Compiled;
 pub use measure::outline;
+pub use presets::PRESETS;
 
 /// Which side of an obstacle agents are kept on (OpenSteer's `seenFrom`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

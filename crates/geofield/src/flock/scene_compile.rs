@@ -120,7 +120,6 @@ impl Scene {
     }
 
     /// The obstacle records and predator limits (validating the scene).
-    /// The obstacle records and predator limits (validating the scene).
     pub(crate) fn compile(&self) -> Result<Compiled, GeofieldError> {
         let mut out = Compiled::default();
         for (i, o) in self.obstacles.iter().enumerate() {
