@@ -30,9 +30,7 @@ fn scene_from(
     match (scene_path, scene_json) {
         (Some(p), _) => match p.strip_prefix("opensteer:") {
             Some(name) => Scene::opensteer(name, world_radius).map_err(errors::lib),
-            None => {
-                geofield::flock::io::read_scene(std::path::Path::new(p)).map_err(errors::input)
-            }
+            None => geofield::flock::io::read_scene(std::path::Path::new(p)).map_err(errors::input),
         },
         (None, Some(j)) => {
             let s: Scene = serde_json::from_str(j)

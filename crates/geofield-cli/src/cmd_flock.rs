@@ -145,7 +145,9 @@ fn check_flags(a: &FlockArgs) -> Result<()> {
     }
     let scene = a.scene.is_some() || a.predators.is_some();
     if a.every.is_some() && a.frames.is_none() && a.gif.is_none() && !scene {
-        bail!("--every sets the steps between frames or snapshots: give --frames, --gif or --scene");
+        bail!(
+            "--every sets the steps between frames or snapshots: give --frames, --gif or --scene"
+        );
     }
     if a.init.is_some() {
         for (given, flag) in [

@@ -48,7 +48,8 @@ __device__ __forceinline__ bool fl_sphere_hit(const FlObstacle& o, float body, V
                                               FlHit* h) {
     const V3 c = v_load3(o.centre);
     const V3 lc = v_sub(c, p);
-    const bool outside = fl_gt(v_length(lc), o.radius);
+    const float dl = v_length(lc);
+    const bool outside = fl_gt(dl, o.radius);
     if (outside && o.seen_from == FL_SEEN_INSIDE) {
         h->distance = 0.0f;
         h->hint = v_unit(lc);
@@ -58,6 +59,14 @@ __device__ __forceinline__ bool fl_sphere_hit(const FlObstacle& o, float body, V
     }
     const bool grow = o.seen_from == FL_SEEN_OUTSIDE || (o.seen_from != FL_SEEN_INSIDE && outside);
     const float r = grow ? fl_add(o.radius, body) : fl_sub(o.radius, body);
+    if (!outside && o.seen_from != FL_SEEN_OUTSIDE && fl_gt(dl, r)) {
+        // Inside a container but within a body radius of its wall: steer back at once.
+        h->distance = 0.0f;
+        h->hint = v_unit(lc);
+        h->surface = p;
+        h->outside = outside;
+        return true;
+    }
     const float t = v_dot(lc, f);
     const float disc = fl_sub(fl_mul(t, t), fl_sub(v_dot(lc, lc), fl_mul(r, r)));
     if (fl_lt(disc, 0.0f)) return false;
@@ -108,8 +117,13 @@ __device__ __forceinline__ bool fl_planar_hit(const FlObstacle& o, float body, V
     if ((o.seen_from == FL_SEEN_OUTSIDE && fl_lt(lz, 0.0f)) ||
         (o.seen_from == FL_SEEN_INSIDE && fl_gt(lz, 0.0f)))
         return false;
-    const float ix = fl_sub(lx, fl_div(fl_mul(dx, lz), dz));
-    const float iy = fl_sub(ly, fl_div(fl_mul(dy, lz), dz));
+    const bool outside = fl_gt(lz, 0.0f);
+    // The plane moved towards the agent by the body radius (0 when already within it).
+    const float reach = fl_sub(fl_abs(lz), body);
+    float lze = 0.0f;
+    if (fl_gt(reach, 0.0f)) lze = fl_gt(lz, 0.0f) ? reach : fl_neg(reach);
+    const float ix = fl_sub(lx, fl_div(fl_mul(dx, lze), dz));
+    const float iy = fl_sub(ly, fl_div(fl_mul(dy, lze), dz));
     if (o.kind != FL_OBS_PLANE) {
         const float w = fl_add(body, o.half_w);
         const float hh = fl_add(body, o.half_h);
@@ -118,15 +132,16 @@ __device__ __forceinline__ bool fl_planar_hit(const FlObstacle& o, float body, V
     }
     const V3 radial_local = v_unit(v3(ix, iy, 0.0f));
     const V3 radial = v_add(v_scale(side, radial_local.x), v_scale(up, radial_local.y));
-    const float sign = fl_gt(lz, 0.0f) ? 1.0f : -1.0f;
+    const float sign = outside ? 1.0f : -1.0f;
     const V3 opposing = v_scale(nrm, sign);
-    const float distance = v_length(v3(fl_sub(lx, ix), fl_sub(ly, iy), lz));
+    const float distance = v_length(v3(fl_sub(lx, ix), fl_sub(ly, iy), lze));
     const V3 surface = v_add(c, v_add(v_scale(side, ix), v_scale(up, iy)));
-    const bool outside = fl_gt(lz, 0.0f);
     V3 hint;
     if (o.kind == FL_OBS_BOX_FACE) {
         const V3 away = v_unit(v_sub(surface, v_load3(o.origin)));
         hint = outside ? away : v_neg(away);
+    } else if (o.kind == FL_OBS_PLANE) {
+        hint = opposing;
     } else {
         hint = v_add(opposing, radial);
     }

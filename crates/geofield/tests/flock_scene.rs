@@ -41,14 +41,29 @@ fn lone_boid(p: [f32; 3]) -> FlockState {
     FlockState::from_rows(&[p[0], p[1], p[2], 9.0, 0.0, 0.0]).unwrap()
 }
 
-/// Steps `steps` steps and returns the most boids inside a solid of `judge` at any step.
-fn worst_collisions(fl: &mut Flock, judge: &Scene, steps: usize) -> usize {
-    let mut worst = judge.collisions(&fl.state().unwrap());
-    for _ in 0..steps {
-        fl.step(1).unwrap();
-        worst = worst.max(judge.collisions(&fl.state().unwrap()));
+/// Steps `steps` steps and returns the most boids inside a solid of `judge` at any step, and
+/// the first such boid seen (step, position, heading, speed) for the failure message.
+fn worst_collisions(fl: &mut Flock, judge: &Scene, steps: usize) -> (usize, String) {
+    let mut worst = 0;
+    let mut first = String::new();
+    for step in 0..=steps {
+        if step > 0 {
+            fl.step(1).unwrap();
+        }
+        let s = fl.state().unwrap();
+        let c = judge.collisions(&s);
+        if c > 0 && first.is_empty() {
+            let i = (0..s.len())
+                .find(|&i| judge.inside_solid(s.pos[i].map(f64::from)))
+                .unwrap();
+            first = format!(
+                "step {step}: agent {i} at {:?} heading {:?} speed {}",
+                s.pos[i], s.fwd[i], s.speed[i]
+            );
+        }
+        worst = worst.max(c);
     }
-    worst
+    (worst, first)
 }
 
 /// A lone boid flying straight at a solid sphere (head-on, and slightly off-axis) turns away and
@@ -60,12 +75,13 @@ fn a_boid_heading_at_a_sphere_turns_away() {
         for y in [0.0f32, 0.3, 4.0] {
             let p = FlockParams::new(200.0);
             let mut fl = Flock::with_scene(be, p, &ball, lone_boid([-40.0, y, 0.0])).unwrap();
-            assert_eq!(worst_collisions(&mut fl, &ball, 600), 0, "y = {y}");
+            let (worst, first) = worst_collisions(&mut fl, &ball, 600);
+            assert_eq!(worst, 0, "y = {y}: {first}");
             // It went round: it is now past or beside the sphere, not stuck in front of it.
             let s = fl.state().unwrap();
             assert!(s.speed[0] > 8.0, "y = {y}: speed {}", s.speed[0]);
             let mut free = Flock::new(be, p, lone_boid([-40.0, y, 0.0])).unwrap();
-            assert!(worst_collisions(&mut free, &ball, 600) > 0, "y = {y}");
+            assert!(worst_collisions(&mut free, &ball, 600).0 > 0, "y = {y}");
         }
     });
 }
@@ -79,10 +95,11 @@ fn containers_and_solids_hold() {
         let p = FlockParams::new(world);
         let s0 = FlockState::init(300, Start::Dense, world, 3);
         let mut fl = Flock::with_scene(be, p, &inside, s0.clone()).unwrap();
-        assert_eq!(worst_collisions(&mut fl, &inside, 900), 0);
+        let (worst, first) = worst_collisions(&mut fl, &inside, 900);
+        assert_eq!(worst, 0, "{first}");
         // Without the container the same flock leaves that sphere.
         let mut free = Flock::new(be, p, s0.clone()).unwrap();
-        assert!(worst_collisions(&mut free, &inside, 900) > 0);
+        assert!(worst_collisions(&mut free, &inside, 900).0 > 0);
 
         let solids = scene(vec![
             Obstacle::Box {
@@ -114,7 +131,8 @@ fn containers_and_solids_hold() {
             acc: keep.iter().map(|&i| s.acc[i]).collect(),
         };
         let mut fl = Flock::with_scene(be, p, &solids, s).unwrap();
-        assert_eq!(worst_collisions(&mut fl, &solids, 600), 0);
+        let (worst, first) = worst_collisions(&mut fl, &solids, 600);
+        assert_eq!(worst, 0, "{first}");
     });
 }
 
@@ -164,13 +182,18 @@ fn the_predator_catches_up_with_its_nearest_boid() {
             let mut d: Vec<f32> = s
                 .pos
                 .iter()
-                .map(|p| ((p[0] - m[0]).powi(2) + (p[1] - m[1]).powi(2) + (p[2] - m[2]).powi(2)).sqrt())
+                .map(|p| {
+                    ((p[0] - m[0]).powi(2) + (p[1] - m[1]).powi(2) + (p[2] - m[2]).powi(2)).sqrt()
+                })
                 .collect();
             d.sort_by(f32::total_cmp);
             d[..20].iter().sum::<f32>() / 20.0
         };
         let (fleeing, still) = (spread(&sc), spread(&calm));
-        assert!(fleeing > still, "20 nearest boids: {fleeing} with evasion, {still} without");
+        assert!(
+            fleeing > still,
+            "20 nearest boids: {fleeing} with evasion, {still} without"
+        );
     });
 }
 
@@ -183,7 +206,10 @@ fn scene_runs_do_not_depend_on_the_thread_count() {
         sphere([0.0; 3], 38.0, SeenFrom::Inside),
     ];
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| {
             let s0 = FlockState::init(1500, Start::Uniform, 30.0, 11);
             let mut f = Flock::with_scene(&Backend::Cpu, FlockParams::new(40.0), &sc, s0).unwrap();

@@ -183,7 +183,11 @@ fn flock_scene_reports_collisions_and_draws_obstacles() {
         o
     };
     let o = run(&["--scene", s(&scene), "--json", s(&json)], &frames);
-    assert!(text(&o).contains("2 obstacles, 1 predators"), "{}", text(&o));
+    assert!(
+        text(&o).contains("2 obstacles, 1 predators"),
+        "{}",
+        text(&o)
+    );
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let sc = &j["scene"];
     assert_eq!(sc["obstacles"].as_array().unwrap().len(), 2);
@@ -251,7 +255,10 @@ fn flock_bad_scene_fails_cleanly() {
         assert_eq!(o.status.code(), Some(2), "{m}");
         assert!(m.contains("scene.json"), "the file is named: {m}");
         assert!(m.contains(needle), "expected {needle:?} in {m}");
-        assert!(!out.exists() && !json.exists(), "partial output left behind");
+        assert!(
+            !out.exists() && !json.exists(),
+            "partial output left behind"
+        );
     };
     check(
         r#"{"obstacles":[{"sphere":{"centre":[0,0,0],"radius":-3}}]}"#,

@@ -6,6 +6,16 @@
 //! nearest, no FMA), so both backends steer the same bits. The obstacle records
 //! ([`FlockObstacle`]) are built once on the host by [`super::Scene`].
 //!
+//! geofield departs from OpenSteer where OpenSteer lets an agent into an obstacle: (1) a hint
+//! parallel to the heading (a head-on approach) turns towards [`any_perpendicular`] instead of
+//! not at all; (2) seen from inside, a sphere shrinks by the body radius (OpenSteer grows it
+//! there too, so bodies poke out of containers), and an agent already within that margin of
+//! the wall steers back at once (distance 0), as one outside does in OpenSteer; (3) flat
+//! surfaces move towards the agent by the body radius, as spheres grow by it, and an agent
+//! within that margin avoids at once (OpenSteer: no margin, so grazing agents cross planes);
+//! (4) an infinite plane's hint is its normal alone (OpenSteer adds the direction from the
+//! plane's reference point to the crossing, a "towards the edge" term a plane has no use for).
+//!
 //! The agent's path is the ray p + t·f (t ≥ 0, f its unit heading). Each obstacle gives at most
 //! one [`Hit`]: the distance t of the first point where the path meets it, the surface point
 //! and OpenSteer's steering hint. The nearest hit over all records (the first one on equal
@@ -43,7 +53,8 @@ fn neg(a: V3) -> V3 {
 pub(crate) fn sphere_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<Hit> {
     // The centre relative to the agent, and its coordinate along the path.
     let lc = sub(o.centre, p);
-    let outside = length(lc) > o.radius;
+    let dl = length(lc);
+    let outside = dl > o.radius;
     if outside && o.seen_from == SEEN_FROM_INSIDE {
         // Outside a container: steer back towards its centre at once.
         return Some(Hit {
@@ -61,6 +72,15 @@ pub(crate) fn sphere_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<H
     } else {
         o.radius - body
     };
+    if !outside && o.seen_from != SEEN_FROM_OUTSIDE && dl > r {
+        // Inside a container but within a body radius of its wall: steer back at once.
+        return Some(Hit {
+            distance: 0.0,
+            hint: unit(lc),
+            surface: p,
+            outside,
+        });
+    }
     let t = dot(lc, f);
     let disc = t * t - (dot(lc, lc) - r * r);
     if disc < 0.0 {
@@ -99,10 +119,12 @@ pub(crate) fn sphere_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<H
 }
 
 /// A plane, rectangle or box face (`PlaneObstacle::findIntersectionWithVehiclePath`, with
-/// `RectangleObstacle::xyPointInsideShape` for the bounded ones).
+/// `RectangleObstacle::xyPointInsideShape` for the bounded ones), moved towards the agent by
+/// the body radius.
 pub(crate) fn planar_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<Hit> {
     let d = sub(p, o.centre);
     let (lx, ly, lz) = (dot(d, o.side), dot(d, o.up), dot(d, o.normal));
+    let outside = lz > 0.0;
     let (dx, dy, dz) = (dot(f, o.side), dot(f, o.up), dot(f, o.normal));
     // Parallel to the plane, heading away from it, or on a side it is not seen from.
     if dz == 0.0 || (lz > 0.0 && dz > 0.0) || (lz < 0.0 && dz < 0.0) {
@@ -113,6 +135,14 @@ pub(crate) fn planar_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<H
     {
         return None;
     }
+    // The surface the agent's centre must not cross: the plane moved towards the agent by the
+    // body radius (0 when the agent is already within it).
+    let reach = lz.abs() - body;
+    let lz = if reach > 0.0 {
+        if lz > 0.0 { reach } else { -reach }
+    } else {
+        0.0
+    };
     let ix = lx - dx * lz / dz;
     let iy = ly - dy * lz / dz;
     if o.kind != OBSTACLE_PLANE {
@@ -124,15 +154,17 @@ pub(crate) fn planar_hit(o: &FlockObstacle, body: f32, p: V3, f: V3) -> Option<H
     }
     let radial_local = unit([ix, iy, 0.0]);
     let radial = add(scale(o.side, radial_local[0]), scale(o.up, radial_local[1]));
-    let sign = if lz > 0.0 { 1.0 } else { -1.0 };
+    let sign = if outside { 1.0 } else { -1.0 };
     let opposing = scale(o.normal, sign);
     let distance = length([lx - ix, ly - iy, lz]);
     let surface = add(o.centre, add(scale(o.side, ix), scale(o.up, iy)));
-    let outside = lz > 0.0;
     let hint = if o.kind == OBSTACLE_BOX_FACE {
         // BoxObstacle: away from the box's centre, towards it from inside.
         let away = unit(sub(surface, o.origin));
         if outside { away } else { neg(away) }
+    } else if o.kind == OBSTACLE_PLANE {
+        // An infinite plane has no edge to steer towards.
+        opposing
     } else {
         add(opposing, radial)
     };

@@ -98,7 +98,6 @@ pub(crate) fn flee(a: &Agent, m: &Agent, evade_time: f32) -> V3 {
 
 /// The scene's part of the steering, in priority order: obstacle avoidance, else the flocking
 /// force plus the evasion of the predators within reach.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn boid_force(
     scene: &super::scene::Compiled,
     c: &BoidsConstants,

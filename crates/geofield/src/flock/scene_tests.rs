@@ -82,6 +82,10 @@ fn ray_sphere_from_inside_and_both() {
     let h = nearest_hit(&obs, body, [1.0, 42.0, 3.0], [1.0, 0.0, 0.0]).unwrap();
     assert_eq!(h.distance, 0.0);
     assert!(h.hint[1] < -0.999 && h.outside);
+    // Within a body radius of the wall, inside: distance 0, hint to the centre.
+    let h = nearest_hit(&obs, body, [30.7, 2.0, 3.0], [0.0, 1.0, 0.0]).unwrap();
+    assert_eq!(h.distance, 0.0);
+    assert!(h.hint[0] < -0.999 && !h.outside);
     // A shell seen from both sides: from inside, the far wall ahead, hint inwards.
     let obs = sphere(30.0, SeenFrom::Both);
     let h = nearest_hit(&obs, body, [11.0, 2.0, 3.0], [1.0, 0.0, 0.0]).unwrap();
@@ -100,8 +104,9 @@ fn ray_plane_distance_is_analytic() {
         normal: [0.0, 2.0, 0.0],
         seen_from: SeenFrom::Outside,
     });
-    // Straight down from height 15 above the plane, and obliquely at 45° and 60°.
-    for (deg, want) in [(0.0f64, 15.0f64), (45.0, 15.0 * 2f64.sqrt()), (60.0, 30.0)] {
+    // Straight down from height 15 above the plane (14.5 above the surface moved up by the
+    // body radius), and obliquely at 45° and 60°.
+    for (deg, want) in [(0.0f64, 14.5f64), (45.0, 14.5 * 2f64.sqrt()), (60.0, 29.0)] {
         let a = deg.to_radians();
         let f = [a.sin() as f32, -a.cos() as f32, 0.0];
         let h = nearest_hit(&obs, 0.5, [3.0, 10.0, -2.0], f).expect("hits");
@@ -111,6 +116,8 @@ fn ray_plane_distance_is_analytic() {
             h.distance
         );
         assert!((f64::from(h.surface[1]) + 5.0).abs() <= plain_tol());
+        // An infinite plane's hint is its normal.
+        assert_eq!(h.hint, [0.0, 1.0, 0.0]);
     }
     // Heading away, parallel, or below a plane seen from outside: no hit.
     assert!(nearest_hit(&obs, 0.5, [3.0, 10.0, -2.0], [0.0, 1.0, 0.0]).is_none());
@@ -129,20 +136,21 @@ fn ray_box_distance_is_analytic() {
         seen_from: SeenFrom::Outside,
     });
     assert_eq!(obs.len(), 6);
-    // Along x towards the face x = −5: distance 15 while |z| ≤ 3 + body, |y| ≤ 2 + body.
+    // Along x towards the face x = −5 (moved out to −5.5 by the body radius): distance 14.5
+    // while |z| ≤ 3 + body, |y| ≤ 2 + body.
     for (z, hits) in [(0.0f32, true), (3.4, true), (3.6, false)] {
         let h = nearest_hit(&obs, body, [-20.0, 1.0, z], [1.0, 0.0, 0.0]);
         assert_eq!(h.is_some(), hits, "z = {z}");
         if let Some(h) = h {
-            assert!((f64::from(h.distance) - 15.0).abs() <= plain_tol());
+            assert!((f64::from(h.distance) - 14.5).abs() <= plain_tol());
             // BoxObstacle's hint: away from the box centre.
             let want = unit([-5.0, 1.0, z]);
             assert!(length(super::super::steer::sub(h.hint, want)) < 1e-5);
         }
     }
     // A box turned 45° about y: its depth axis along (1, 0, 1)/√2, so the face at +depth/2 is
-    // 3 from the centre along that axis; a ray from the centre + 20·axis heading back hits it
-    // after 17.
+    // 3 (+ 0.5) from the centre along that axis; a ray from the centre + 20·axis heading back
+    // hits it after 16.5.
     let s = std::f32::consts::FRAC_1_SQRT_2;
     let obs = records(Obstacle::Box {
         centre: [1.0, 1.0, 1.0],
@@ -153,8 +161,8 @@ fn ray_box_distance_is_analytic() {
     });
     let p = [1.0 + 20.0 * s, 1.0, 1.0 + 20.0 * s];
     let h = nearest_hit(&obs, body, p, [-s, 0.0, -s]).unwrap();
-    assert!((f64::from(h.distance) - 17.0).abs() <= 2.0 * plain_tol());
-    // A container box: from inside heading +x, the wall at x = 5 is 5 − 1 = 4 ahead.
+    assert!((f64::from(h.distance) - 16.5).abs() <= 2.0 * plain_tol());
+    // A container box: from inside heading +x, the wall at x = 5 (4.5 for the body) is 3.5 ahead.
     let obs = records(Obstacle::Box {
         centre: [0.0, 0.0, 0.0],
         size: [10.0, 4.0, 6.0],
@@ -163,7 +171,7 @@ fn ray_box_distance_is_analytic() {
         seen_from: SeenFrom::Inside,
     });
     let h = nearest_hit(&obs, body, [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]).unwrap();
-    assert!((f64::from(h.distance) - 4.0).abs() <= plain_tol());
+    assert!((f64::from(h.distance) - 3.5).abs() <= plain_tol());
     assert!(h.hint[0] < 0.0 && !h.outside);
 }
 
@@ -178,7 +186,9 @@ fn rectangle_bounds_grow_by_the_body_radius() {
     });
     let f = [0.0, 0.0, 1.0];
     let h = hit(&obs[0], 0.5, [4.4, 0.0, 0.0], f).unwrap();
-    assert!((f64::from(h.distance) - 10.0).abs() <= plain_tol());
+    assert!((f64::from(h.distance) - 9.5).abs() <= plain_tol());
+    // Within the body radius of it: distance 0.
+    assert_eq!(hit(&obs[0], 0.5, [0.0, 0.0, 9.7], f).unwrap().distance, 0.0);
     assert!(hit(&obs[0], 0.5, [4.6, 0.0, 0.0], f).is_none());
     assert!(hit(&obs[0], 0.5, [0.0, 1.4, 0.0], f).is_some());
     assert!(hit(&obs[0], 0.5, [0.0, 1.6, 0.0], f).is_none());
@@ -196,7 +206,10 @@ fn avoidance_is_lateral_at_max_force_and_only_when_near() {
     assert_eq!(far, [0.0; 3]);
     assert!((length(near) - 27.0).abs() < 1e-4);
     assert!(dot(near, f).abs() < 1e-5);
-    assert!(near[1] > 26.9, "turns away from the centre (+y side): {near:?}");
+    assert!(
+        near[1] > 26.9,
+        "turns away from the centre (+y side): {near:?}"
+    );
     // Head-on: OpenSteer's lateral part is zero; geofield turns along any_perpendicular.
     let head_on = steer_to_avoid(&obs, 0.5, 1.0, 27.0, [-19.0, 2.0, 3.0], f, 30.0);
     let perp = any_perpendicular(f);

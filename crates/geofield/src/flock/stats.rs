@@ -83,4 +83,3 @@ pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
         mean_radius_fraction: sr / nf / f64::from(world_radius),
     }
 }
-

@@ -7,7 +7,7 @@ use super::draw::{Camera, V3, add};
 const OUTLINE: V3 = [0.55, 0.62, 0.75];
 const OUTLINE_INTENSITY: f32 = 0.9;
 /// Predators: a saturated red disc with a white core, `MARKER_PX` pixels in radius.
-const PREDATOR: V3 = [1.0, 0.04, 0.02];
+const PREDATOR: V3 = [1.0, 0.0, 0.0];
 const PREDATOR_INTENSITY: f32 = 6.0;
 const MARKER_PX: f32 = 4.0;
 /// Longest outline segment drawn, in pixel steps (a segment through the camera is clipped).
@@ -37,7 +37,15 @@ pub(super) fn draw_segments(acc: &mut [f32], w: usize, h: usize, cam: &Camera, s
         let steps = (len.ceil() as usize).clamp(1, MAX_SEGMENT_STEPS);
         for s in 0..=steps {
             let t = s as f32 / steps as f32;
-            add(acc, w, h, ax + t * dx, ay + t * dy, OUTLINE, OUTLINE_INTENSITY);
+            add(
+                acc,
+                w,
+                h,
+                ax + t * dx,
+                ay + t * dy,
+                OUTLINE,
+                OUTLINE_INTENSITY,
+            );
         }
     }
 }
@@ -55,7 +63,15 @@ pub(super) fn draw_predators(acc: &mut [f32], w: usize, h: usize, cam: &Camera, 
                 let d2 = (i * i + j * j) as f32;
                 if d2 <= r * r {
                     let core = if d2 <= 1.0 { 0.5 } else { 0.0 };
-                    add(acc, w, h, x + i as f32, y + j as f32, PREDATOR, PREDATOR_INTENSITY);
+                    add(
+                        acc,
+                        w,
+                        h,
+                        x + i as f32,
+                        y + j as f32,
+                        PREDATOR,
+                        PREDATOR_INTENSITY,
+                    );
                     add(acc, w, h, x + i as f32, y + j as f32, [1.0; 3], core);
                 }
             }
