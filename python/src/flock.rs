@@ -1,8 +1,6 @@
 //! `geofield.Flock`: OpenSteer's boids; on the GPU the state stays resident between steps.
 
-use geofield::flock::{
-    self, Flock as Sim, FlockIndex, FlockParams, FlockState, NeighborMode, Scene, Start,
-};
+use geofield::flock::{self, Flock as Sim, FlockIndex, FlockParams, NeighborMode, Scene, Start};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -107,7 +105,9 @@ impl Flock {
         let mut params = FlockParams::new(world_radius);
         params.mode = mode(mode_name)?;
         params.index = index;
-        let state = FlockState::new(n, start, world_radius, seed).map_err(errors::lib)?;
+        let state = scene
+            .start_state(n, start, world_radius, seed)
+            .map_err(errors::lib)?;
         let sel = open(backend)?;
         let be = sel.backend.clone();
         let sim = py

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::flock::io::{self as fio, Frames};
-use geofield::flock::{self, FlockIndex, FlockParams, FlockState, NeighborMode, RunOptions, Start};
+use geofield::flock::{self, FlockIndex, FlockParams, NeighborMode, RunOptions, Start};
 
 use crate::ctx::{Ctx, Global};
 use crate::flock_report;
@@ -183,23 +183,14 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     outs.plan_opt("--gif", a.gif.as_deref(), Kind::File)?;
     outs.plan_opt("--frames", a.frames.as_deref(), Kind::Folder)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
-    let state = match &a.init {
-        Some(p) => fio::read_state(p)?,
-        None => {
-            let agents = a.agents.unwrap_or(DEFAULT_AGENTS);
-            if agents == 0 {
-                bail!("--agents must be at least 1");
-            }
-            let world = a
-                .world_radius
-                .unwrap_or_else(|| flock::default_world_radius(agents));
-            let start = a.start.unwrap_or(StartArg::Dense).into();
-            FlockState::new(agents, start, world, a.seed.unwrap_or(1)).context("--agents")?
-        }
+    let init = a.init.as_deref().map(fio::read_state).transpose()?;
+    let n = match &init {
+        Some(s) if s.is_empty() => bail!("the flock has no agents"),
+        Some(s) => s.len(),
+        None => a.agents.unwrap_or(DEFAULT_AGENTS),
     };
-    let n = state.len();
     if n == 0 {
-        bail!("the flock has no agents");
+        bail!("--agents must be at least 1");
     }
     let world = a
         .world_radius
@@ -214,6 +205,16 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     if let Some(k) = a.predators {
         scene.add_predators(k, world);
     }
+    // A generated start keeps clear of the scene's solids.
+    let state = match init {
+        Some(s) => s,
+        None => {
+            let start = a.start.unwrap_or(StartArg::Dense).into();
+            scene
+                .start_state(n, start, world, a.seed.unwrap_or(1))
+                .context("--agents")?
+        }
+    };
     let params = params_from(a, n)?;
     let frames_dir = a.frames.as_deref().map(|d| outs.folder(d)).transpose()?;
     let be = ctx.open_backend()?.backend;

@@ -17,6 +17,12 @@
 //! a body radius of 0.5 (OpenSteer's boids): spheres are grown by it and rectangles widened by
 //! it. See [`super::avoid`] for the steering and [`super::predator`] for the predators.
 //!
+//! # Presets and starts
+//!
+//! [`Scene::opensteer`] gives the boids demo's worlds (F4 in OpenSteerDemo), scaled to the
+//! world radius; [`Scene::add_predators`] places predators on a circle; [`Scene::start_state`]
+//! draws a start whose agents keep clear of the solids.
+//!
 //! # Collisions
 //!
 //! [`Scene::collisions`] counts the agents inside a solid: inside a sphere or box seen from

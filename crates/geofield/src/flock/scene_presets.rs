@@ -2,8 +2,15 @@
 //! key) as ready scenes, scaled from OpenSteer's world radius 50 to the flock's, and evenly
 //! placed predators.
 
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+use super::super::{FlockState, Start};
 use super::{Obstacle, Predator, Scene, SeenFrom};
 use crate::GeofieldError;
+
+/// Tries per agent to find it a free spot, in the start ball then in the world ball.
+const PLACE_TRIES: usize = 256;
 
 /// The preset names [`Scene::opensteer`] knows, in OpenSteer's F4 order.
 pub const PRESETS: &[&str] = &[
@@ -93,6 +100,55 @@ impl Scene {
         };
         scene.validate()?;
         Ok(scene)
+    }
+
+    /// [`FlockState::new`] with every agent that would start inside a solid obstacle (see
+    /// [`Scene::collisions`]) moved to a free spot: drawn again, uniform in the start's ball,
+    /// then in the world ball, from a generator seeded by `seed` (reproducible). Agents for
+    /// which no free spot turns up (a world all solid) stay where they were.
+    ///
+    /// ```
+    /// use geofield::flock::{Scene, Start};
+    /// let scene = Scene::opensteer("outside-sphere", 50.0)?; // a solid ball of radius 25
+    /// let s = scene.start_state(500, Start::Dense, 50.0, 1)?;  // OpenSteer's ball of radius 20
+    /// assert_eq!(scene.collisions(&s), 0);
+    /// # Ok::<(), geofield::GeofieldError>(())
+    /// ```
+    pub fn start_state(
+        &self,
+        n: usize,
+        start: Start,
+        world_radius: f32,
+        seed: u64,
+    ) -> Result<FlockState, GeofieldError> {
+        let mut s = FlockState::new(n, start, world_radius, seed)?;
+        if self.obstacles.is_empty() {
+            return Ok(s);
+        }
+        let ball = match start {
+            Start::Dense => 20.0f32.min(world_radius),
+            Start::Uniform => world_radius,
+        };
+        let mut rng = Pcg64::seed_from_u64(seed ^ 0x5CE4_E5EE_D000_0001);
+        let blocked = |p: [f32; 3]| self.inside_solid(p.map(f64::from));
+        for p in s.pos.iter_mut() {
+            if !blocked(*p) {
+                continue;
+            }
+            for t in 0..2 * PLACE_TRIES {
+                let r = if t < PLACE_TRIES { ball } else { world_radius };
+                let v: [f32; 3] = std::array::from_fn(|_| rng.random::<f32>() * 2.0 - 1.0);
+                if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > 1.0 {
+                    continue;
+                }
+                let q = v.map(|c| c * r);
+                if !blocked(q) {
+                    *p = q;
+                    break;
+                }
+            }
+        }
+        Ok(s)
     }
 
     /// Add `n` predators with the default limits, evenly spaced on a horizontal circle of
