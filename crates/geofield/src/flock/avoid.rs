@@ -237,7 +237,8 @@ pub fn steer_to_avoid(
     let Some(h) = nearest_hit(obstacles, body, p, f) else {
         return [0.0; 3];
     };
-    if !(h.distance < avoid_time * speed) {
+    // Not nearer than avoid_time · speed (a NaN is not nearer either).
+    if h.distance.partial_cmp(&(avoid_time * speed)) != Some(std::cmp::Ordering::Less) {
         return [0.0; 3];
     }
     let lateral = sub(h.hint, scale(f, dot(h.hint, f)));

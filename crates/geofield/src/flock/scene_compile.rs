@@ -45,19 +45,18 @@ pub(super) fn f32v(a: [f64; 3]) -> [f32; 3] {
 }
 
 /// An orthonormal frame (side, up, forward) from a forward axis and an optional up hint
-/// (default +y, or +z when forward is within ~25° of y). Errors name `what`.
+/// (default +y, or +z when forward is within ~25° of y). Errors name `what`.`axis` (the
+/// forward axis) or `what`.up.
 pub(super) fn frame(
     what: &str,
+    axis: &str,
     forward: [f32; 3],
     up: Option<[f32; 3]>,
 ) -> Result<[[f64; 3]; 3], GeofieldError> {
     let f = f64v(forward);
-    if !(dot64(f, f) > 0.0) {
-        return Err(bad(
-            format!("{what}.forward/normal"),
-            forward,
-            "a non-zero vector",
-        ));
+    let ff = dot64(f, f);
+    if ff.is_nan() || ff <= 0.0 {
+        return Err(bad(format!("{what}.{axis}"), forward, "a non-zero vector"));
     }
     let f = unit64(f);
     let hint = match up {
@@ -71,11 +70,12 @@ pub(super) fn frame(
         hint[1] - along * f[1],
         hint[2] - along * f[2],
     ];
-    if !(dot64(u, u) > 1e-12 * dot64(hint, hint).max(1e-300)) {
+    let uu = dot64(u, u);
+    if uu.is_nan() || uu <= 1e-12 * dot64(hint, hint).max(1e-300) {
         return Err(bad(
             format!("{what}.up"),
             up,
-            "a vector not parallel to the forward/normal axis",
+            &format!("a vector not parallel to {axis}"),
         ));
     }
     let u = unit64(u);
@@ -147,7 +147,7 @@ impl Scene {
                 } => {
                     check_point(format!("{}.point", at("plane")), point)?;
                     check_point(format!("{}.normal", at("plane")), normal)?;
-                    let [s, u, n] = frame(&at("plane"), normal, None)?;
+                    let [s, u, n] = frame(&at("plane"), "normal", normal, None)?;
                     out.obstacles.push(FlockObstacle {
                         kind: OBSTACLE_PLANE,
                         seen_from: seen(seen_from),
@@ -174,7 +174,7 @@ impl Scene {
                     if let Some(u) = up {
                         check_point(format!("{w}.up"), u)?;
                     }
-                    let [s, u, n] = frame(&w, normal, up)?;
+                    let [s, u, n] = frame(&w, "normal", normal, up)?;
                     out.obstacles.push(FlockObstacle {
                         kind: OBSTACLE_RECTANGLE,
                         seen_from: seen(seen_from),
@@ -204,7 +204,7 @@ impl Scene {
                             check_point(format!("{w}.{name}"), v)?;
                         }
                     }
-                    let [s, u, f] = frame(&w, forward.unwrap_or([0.0, 0.0, 1.0]), up)?;
+                    let [s, u, f] = frame(&w, "forward", forward.unwrap_or([0.0, 0.0, 1.0]), up)?;
                     out.obstacles
                         .extend(box_faces(centre, size, [s, u, f], seen(seen_from)));
                 }
@@ -243,7 +243,8 @@ impl Scene {
             check_point(at("start"), p.start)?;
             check_point(at("heading"), p.heading)?;
             let h = f64v(p.heading);
-            if !(dot64(h, h) > 0.0) {
+            let hh = dot64(h, h);
+            if hh.is_nan() || hh <= 0.0 {
                 return Err(bad(at("heading"), p.heading, "a non-zero vector"));
             }
             check_positive(at("max_speed"), p.max_speed)?;

@@ -90,7 +90,7 @@ fn inside_solid(o: &Obstacle, p: [f64; 3]) -> bool {
             up,
             seen_from,
         } => {
-            let Ok(axes) = frame("box", forward.unwrap_or([0.0, 0.0, 1.0]), up) else {
+            let Ok(axes) = frame("box", "forward", forward.unwrap_or([0.0, 0.0, 1.0]), up) else {
                 return false;
             };
             let d = sub(p, centre);

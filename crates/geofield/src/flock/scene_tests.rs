@@ -257,7 +257,7 @@ fn validation_names_the_field() {
             }],
             ..Scene::default()
         },
-        "obstacles[0].plane.forward/normal",
+        "obstacles[0].plane.normal",
     );
     let json = r#"{"predators":[{"start":[0,0,0],"max_speed":-2}]}"#;
     let s: Scene = serde_json::from_str(json).unwrap();
