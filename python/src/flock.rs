@@ -1,8 +1,6 @@
 //! `geofield.Flock`: OpenSteer's boids; on the GPU the state stays resident between steps.
 
-use geofield::flock::{
-    self, Flock as Sim, FlockIndex, FlockParams, FlockState, NeighborMode, Start,
-};
+use geofield::flock::{self, Flock as Sim, FlockIndex, FlockParams, NeighborMode, Scene, Start};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -17,6 +15,29 @@ pub struct Flock {
     sim: Sim,
     world_radius: f32,
     backend: String,
+    scene: Scene,
+}
+
+/// The scene from a file or an OpenSteer preset (`scene_path`: `opensteer:NAME`) or JSON text
+/// (`scene_json`, the file's format).
+fn scene_from(
+    scene_path: Option<&str>,
+    scene_json: Option<&str>,
+    world_radius: f32,
+) -> PyResult<Scene> {
+    match (scene_path, scene_json) {
+        (Some(p), _) => match p.strip_prefix("opensteer:") {
+            Some(name) => Scene::opensteer(name, world_radius).map_err(errors::lib),
+            None => geofield::flock::io::read_scene(std::path::Path::new(p)).map_err(errors::input),
+        },
+        (None, Some(j)) => {
+            let s: Scene = serde_json::from_str(j)
+                .map_err(|e| errors::arg("scene", format!("not a valid scene: {e}")))?;
+            s.validate().map_err(errors::lib)?;
+            Ok(s)
+        }
+        (None, None) => Ok(Scene::default()),
+    }
 }
 
 fn mode(s: &str) -> PyResult<NeighborMode> {
@@ -43,7 +64,7 @@ fn mode(s: &str) -> PyResult<NeighborMode> {
 impl Flock {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (n, mode_name, start, seed, backend, world_radius, index))]
+    #[pyo3(signature = (n, mode_name, start, seed, backend, world_radius, index, scene_path = None, scene_json = None, n_predators = 0))]
     fn new(
         py: Python<'_>,
         n: usize,
@@ -53,6 +74,9 @@ impl Flock {
         backend: &str,
         world_radius: Option<f32>,
         index: &str,
+        scene_path: Option<&str>,
+        scene_json: Option<&str>,
+        n_predators: usize,
     ) -> PyResult<Self> {
         let start = match start {
             "dense" => Start::Dense,
@@ -76,19 +100,24 @@ impl Flock {
             }
         };
         let world_radius = world_radius.unwrap_or_else(|| flock::default_world_radius(n));
+        let mut scene = scene_from(scene_path, scene_json, world_radius)?;
+        scene.add_predators(n_predators, world_radius);
         let mut params = FlockParams::new(world_radius);
         params.mode = mode(mode_name)?;
         params.index = index;
-        let state = FlockState::new(n, start, world_radius, seed).map_err(errors::lib)?;
+        let state = scene
+            .start_state(n, start, world_radius, seed)
+            .map_err(errors::lib)?;
         let sel = open(backend)?;
         let be = sel.backend.clone();
         let sim = py
-            .detach(|| Sim::new(&be, params, state))
+            .detach(|| Sim::with_scene(&be, params, &scene, state))
             .map_err(errors::lib)?;
         Ok(Self {
             sim,
             world_radius,
             backend: be.label(),
+            scene,
         })
     }
 
@@ -122,6 +151,29 @@ impl Flock {
             }
         }
         Ok(PyArray1::from_vec(py, rows).reshape([n, 6])?.into_any())
+    }
+
+    /// The predators as an (m, 6) float32 array: position x, y, z and velocity.
+    #[getter]
+    fn predators<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.sim.predators().map_err(errors::lib)?;
+        let rows = s.to_rows();
+        Ok(PyArray1::from_vec(py, rows)
+            .reshape([s.len(), 6])?
+            .into_any())
+    }
+
+    /// Agents now inside a solid obstacle (0 without obstacles).
+    fn collisions(&self) -> PyResult<usize> {
+        let s = self.sim.state().map_err(errors::lib)?;
+        Ok(self.scene.collisions(&s))
+    }
+
+    /// Each predator's distance to its nearest agent, m.
+    fn predator_distances(&self) -> PyResult<Vec<f64>> {
+        let s = self.sim.state().map_err(errors::lib)?;
+        let p = self.sim.predators().map_err(errors::lib)?;
+        Ok(Scene::predator_distances(&s, &p))
     }
 
     /// Steps taken so far.

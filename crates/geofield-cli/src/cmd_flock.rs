@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::flock::io::{self as fio, Frames};
-use geofield::flock::{self, FlockIndex, FlockParams, FlockState, NeighborMode, RunOptions, Start};
+use geofield::flock::{self, FlockIndex, FlockParams, NeighborMode, RunOptions, Start};
 
 use crate::ctx::{Ctx, Global};
 use crate::flock_report;
@@ -82,6 +82,16 @@ pub struct FlockArgs {
     /// Frame size in pixels (square).
     #[arg(long, default_value_t = 640)]
     pub frame_size: u32,
+    /// Obstacles and predators: a JSON scene file (spheres, boxes, rectangles, planes;
+    /// predators that pursue the nearest boid), or one of OpenSteer's boids worlds
+    /// `opensteer:NAME` (inside-sphere, outside-sphere, outside-spheres, outside-spheres-no-big,
+    /// rectangle, rectangle-no-big, outside-box, inside-box). Frames outline the obstacles and
+    /// show the predators in red; snapshots count collisions.
+    #[arg(long)]
+    pub scene: Option<PathBuf>,
+    /// Add this many predators (default limits) on a circle of 0.8 × the world radius.
+    #[arg(long)]
+    pub predators: Option<usize>,
 }
 
 impl From<IndexArg> for FlockIndex {
@@ -133,8 +143,11 @@ fn check_flags(a: &FlockArgs) -> Result<()> {
     if a.every == Some(0) {
         bail!("--every must be at least 1");
     }
-    if a.every.is_some() && a.frames.is_none() && a.gif.is_none() {
-        bail!("--every sets the steps between frames: give --frames and/or --gif");
+    let scene = a.scene.is_some() || a.predators.is_some();
+    if a.every.is_some() && a.frames.is_none() && a.gif.is_none() && !scene {
+        bail!(
+            "--every sets the steps between frames or snapshots: give --frames, --gif or --scene"
+        );
     }
     if a.init.is_some() {
         for (given, flag) in [
@@ -150,6 +163,11 @@ fn check_flags(a: &FlockArgs) -> Result<()> {
     Ok(())
 }
 
+/// The OpenSteer preset a `--scene` value names (`opensteer:NAME`), if it does.
+fn preset(p: &std::path::Path) -> Option<&str> {
+    p.to_str().and_then(|s| s.strip_prefix("opensteer:"))
+}
+
 pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     ctx.refuse_unused(&[Global::Crs, Global::Compress])?;
     let quiet = ctx.quiet();
@@ -158,45 +176,64 @@ pub fn run(a: &FlockArgs, ctx: &Ctx) -> Result<()> {
     if let Some(p) = &a.init {
         outs.input("--init", p);
     }
+    if let Some(p) = a.scene.as_deref().filter(|p| preset(p).is_none()) {
+        outs.input("--scene", p);
+    }
     outs.plan_opt("--out", a.out.as_deref(), Kind::File)?;
     outs.plan_opt("--gif", a.gif.as_deref(), Kind::File)?;
     outs.plan_opt("--frames", a.frames.as_deref(), Kind::Folder)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
-    let state = match &a.init {
-        Some(p) => fio::read_state(p)?,
+    let init = a.init.as_deref().map(fio::read_state).transpose()?;
+    let n = match &init {
+        Some(s) if s.is_empty() => bail!("the flock has no agents"),
+        Some(s) => s.len(),
+        None => a.agents.unwrap_or(DEFAULT_AGENTS),
+    };
+    if n == 0 {
+        bail!("--agents must be at least 1");
+    }
+    let world = a
+        .world_radius
+        .unwrap_or_else(|| flock::default_world_radius(n));
+    let mut scene = match a.scene.as_deref() {
+        Some(p) => match preset(p) {
+            Some(name) => flock::Scene::opensteer(name, world).context("--scene")?,
+            None => fio::read_scene(p)?,
+        },
+        None => flock::Scene::default(),
+    };
+    if let Some(k) = a.predators {
+        scene.add_predators(k, world);
+    }
+    // A generated start keeps clear of the scene's solids.
+    let state = match init {
+        Some(s) => s,
         None => {
-            let agents = a.agents.unwrap_or(DEFAULT_AGENTS);
-            if agents == 0 {
-                bail!("--agents must be at least 1");
-            }
-            let world = a
-                .world_radius
-                .unwrap_or_else(|| flock::default_world_radius(agents));
             let start = a.start.unwrap_or(StartArg::Dense).into();
-            FlockState::new(agents, start, world, a.seed.unwrap_or(1)).context("--agents")?
+            scene
+                .start_state(n, start, world, a.seed.unwrap_or(1))
+                .context("--agents")?
         }
     };
-    let n = state.len();
-    if n == 0 {
-        bail!("the flock has no agents");
-    }
     let params = params_from(a, n)?;
     let frames_dir = a.frames.as_deref().map(|d| outs.folder(d)).transpose()?;
     let be = ctx.open_backend()?.backend;
     let want_frames = a.frames.is_some() || a.gif.is_some();
     let view = fio::view(a.frame_size, params.constants.world_radius, n);
+    let snapshots = want_frames || !scene.is_empty();
     let opts = RunOptions {
         steps: a.steps,
-        every: want_frames.then(|| a.every.unwrap_or((a.steps / 100).max(1))),
+        every: snapshots.then(|| a.every.unwrap_or((a.steps / 100).max(1))),
         frames: want_frames.then(|| Frames::new(view, params.dt, frames_dir, a.gif.is_some())),
+        scene,
     };
     if !quiet {
-        flock_report::print_header(&params, n, &be);
+        flock_report::print_header(&params, n, &be, &opts.scene);
     }
     let run = flock::run(&be, state, &params, &opts, &mut |s| {
         if !quiet {
             flock_report::print_snapshot(s);
         }
     })?;
-    flock_report::finish(a, ctx, &be, params, &run, outs)
+    flock_report::finish(a, ctx, &be, params, &opts.scene, &run, outs)
 }

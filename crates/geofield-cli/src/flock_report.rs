@@ -4,7 +4,9 @@
 use anyhow::Result;
 use geofield::Backend;
 use geofield::flock::io as fio;
-use geofield::flock::{FlockParams, FlockRun, FlockSample, FlockStats, NeighborMode, Snapshot};
+use geofield::flock::{
+    FlockParams, FlockRun, FlockSample, FlockStats, NeighborMode, Scene, Snapshot,
+};
 use serde::Serialize;
 
 use crate::cmd_flock::{FlockArgs, StartArg};
@@ -29,10 +31,34 @@ struct Report<'a> {
     r#final: FlockStats,
     samples: &'a [FlockSample],
     frames: Vec<String>,
+    /// The scene file's obstacles and predators, and what they did (with --scene).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scene: Option<SceneReport<'a>>,
+}
+
+/// The `scene` entry of the report.
+#[derive(Serialize)]
+struct SceneReport<'a> {
+    /// The --scene value (a file or `opensteer:NAME`), if any.
+    file: Option<String>,
+    /// The scene as read, defaults filled in.
+    obstacles: &'a [geofield::flock::Obstacle],
+    predators: &'a [geofield::flock::Predator],
+    evasion: geofield::flock::Evasion,
+    avoidance: geofield::flock::Avoidance,
+    /// Most agents inside a solid obstacle at any snapshot (per snapshot: `samples`).
+    max_collisions: Option<usize>,
+    /// Collisions at the last snapshot.
+    final_collisions: Option<usize>,
+    /// Smallest distance from a predator to its nearest boid at any snapshot, m.
+    min_predator_distance_m: Option<f64>,
+    /// The predators' final positions and speeds.
+    predator_final_positions: Vec<[f32; 3]>,
+    predator_final_speeds: Vec<f32>,
 }
 
 /// The line before the steps: the flock, its neighbours and the backend.
-pub(crate) fn print_header(params: &FlockParams, n: usize, be: &Backend) {
+pub(crate) fn print_header(params: &FlockParams, n: usize, be: &Backend, scene: &Scene) {
     let within = match params.mode {
         NeighborMode::Nearest { k } => format!("{k} nearest"),
         NeighborMode::Radius => "all".to_string(),
@@ -44,6 +70,15 @@ pub(crate) fn print_header(params: &FlockParams, n: usize, be: &Backend) {
         params.radius,
         be.label()
     );
+    if !scene.is_empty() {
+        println!(
+            "scene: {} obstacles, {} predators (evade within {} m, weight {})",
+            scene.obstacles.len(),
+            scene.predators.len(),
+            scene.evasion.radius,
+            scene.evasion.weight
+        );
+    }
 }
 
 /// The line of one snapshot.
@@ -53,8 +88,15 @@ pub(crate) fn print_snapshot(s: &Snapshot<'_>) {
     } else {
         String::new()
     };
+    let mut scene = String::new();
+    if let Some(c) = s.sample.collisions {
+        scene.push_str(&format!(", {c} in obstacles"));
+    }
+    if let Some(d) = s.sample.predator_distance_m {
+        scene.push_str(&format!(", predator {d:.2} m from a boid"));
+    }
     println!(
-        "step {:>6}: polarisation {:.3}, mean nearest-neighbour distance {:.3}, mean speed {:.2}{rate}",
+        "step {:>6}: polarisation {:.3}, mean nearest-neighbour distance {:.3}, mean speed {:.2}{scene}{rate}",
         s.step, s.stats.polarisation, s.stats.mean_nn_distance, s.stats.mean_speed
     );
 }
@@ -66,6 +108,7 @@ pub(crate) fn finish(
     ctx: &Ctx,
     be: &Backend,
     params: FlockParams,
+    scene: &Scene,
     run: &FlockRun,
     mut outs: Outputs,
 ) -> Result<()> {
@@ -120,6 +163,7 @@ pub(crate) fn finish(
             r#final: fin,
             samples: &run.samples,
             frames: frame_files.clone(),
+            scene: (!scene.is_empty()).then(|| scene_report(a.scene.as_deref(), scene, run)),
         };
         written.push(outs.write_json(p, &r)?);
     }
@@ -131,4 +175,30 @@ pub(crate) fn finish(
         println!("wrote {} frames into {}", frame_files.len(), d.display());
     }
     Ok(())
+}
+
+/// What the report says about the scene.
+fn scene_report<'a>(
+    path: Option<&std::path::Path>,
+    scene: &'a Scene,
+    run: &FlockRun,
+) -> SceneReport<'a> {
+    let coll: Vec<usize> = run.samples.iter().filter_map(|s| s.collisions).collect();
+    let dist = run
+        .samples
+        .iter()
+        .filter_map(|s| s.predator_distance_m)
+        .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.min(d))));
+    SceneReport {
+        file: path.map(|p| p.display().to_string()),
+        obstacles: &scene.obstacles,
+        predators: &scene.predators,
+        evasion: scene.evasion,
+        avoidance: scene.avoidance,
+        max_collisions: coll.iter().copied().max(),
+        final_collisions: coll.last().copied(),
+        min_predator_distance_m: dist,
+        predator_final_positions: run.predators.pos.clone(),
+        predator_final_speeds: run.predators.speed.clone(),
+    }
 }

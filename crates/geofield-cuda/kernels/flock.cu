@@ -1,6 +1,6 @@
 // flock.cu: OpenSteer's boids flock (crates/geofield/src/flock) with the whole step on the device.
-// The "flock" module is this file followed by flock_grid.cu, flock_search.cu and flock_step.cu,
-// concatenated (geofield_cuda::MODULES).
+// The "flock" module is this file followed by flock_grid.cu, flock_search.cu, flock_scene.cu
+// and flock_step.cu, concatenated (geofield_cuda::MODULES).
 //
 // State (per agent, storage order, ping-pong between two buffer sets): pos4 = (x, y, z, id bits),
 // vel4 = (forward x, y, z, speed), acc4 = (smoothed acceleration x, y, z, 0). `id` is the agent's
@@ -80,8 +80,17 @@ struct FlockParams {
     u32 tile_cap;  // scan tiles allocated
     u32 tree;      // dynamic grid: Morton-ordered cells searched as an implicit octree
     u32 max_leaf;  // tree: a node of at most this many agents is scanned as a leaf
+    // The scene (flock_scene.cu): obstacle records and predators; 0 and 0: plain flocking.
+    u32 n_obstacles;
+    u32 n_predators;
+    float body_radius;   // agents' body radius: spheres grow and rectangles widen by it
+    float avoid_time;    // OpenSteer's minTimeToCollision (s)
+    float evade_r2;      // boids evade the predators with d2 <= evade_r2
+    float evade_weight;  // weight of the unit evasion term added to the flocking force
+    float evade_time;    // longest prediction of a predator's position (s)
+    u32 pad;
 };
-GF_CHECK_SIZE(FlockParams, 96);
+GF_CHECK_SIZE(FlockParams, 128);
 
 // Written by the last block of flock_bounds, read by every later kernel of the step.
 struct FlockPlan {

@@ -1,6 +1,7 @@
 #line 2 "flock_step.cu"
 // Step kernels and entry points. Part of the "flock" module: flock.cu, flock_grid.cu,
-// flock_search.cu and flock_step.cu are concatenated in that order (geofield_cuda::MODULES).
+// flock_search.cu, flock_scene.cu and flock_step.cu are concatenated in that order
+// (geofield_cuda::MODULES).
 
 // ---- step kernels ------------------------------------------------------------------------------
 struct FlDetail {
@@ -9,12 +10,21 @@ struct FlDetail {
     float* force;
 };
 
+// The scene the steps read: obstacle records and the predators' state t.
+struct FlScene {
+    const FlObstacle* obs;
+    const float4* ppos;
+    const float4* pvel;
+};
+
 // Steering from the sums, integration, output at slot i and the detail rows.
 __device__ __forceinline__ void fl_finish(const FlockParams& P, u32 i, u32 me, const FlAgent& a,
                                           const FlSums& sums, u32 count, float4* __restrict__ opos,
                                           float4* __restrict__ ovel, float4* __restrict__ oacc,
-                                          const FlDetail& D) {
-    const V3 force = fl_force(P.c, sums, a.pos, a.fwd);
+                                          const FlDetail& D, const FlScene& S) {
+    V3 force = fl_force(P.c, sums, a.pos, a.fwd);
+    if (P.n_obstacles > 0u || P.n_predators > 0u)
+        force = fl_scene_force(P, S.obs, S.ppos, S.pvel, a, force);
     const FlAgent b = fl_integrate(P.c, a, force, P.dt, P.rate);
     opos[i] = make_float4(b.pos.x, b.pos.y, b.pos.z, __uint_as_float(me));
     ovel[i] = make_float4(b.fwd.x, b.fwd.y, b.fwd.z, b.speed);
@@ -74,7 +84,8 @@ __device__ __forceinline__ void fl_step_grid(const FlockParams& P,
                                              const float4* __restrict__ acc,
                                              const u32* __restrict__ slot_of,
                                              float4* __restrict__ opos, float4* __restrict__ ovel,
-                                             float4* __restrict__ oacc, const FlDetail& D) {
+                                             float4* __restrict__ oacc, const FlDetail& D,
+                                             const FlScene& S) {
     const u32 i = blockIdx.x * FL_THREADS + threadIdx.x;
     if (i >= P.n) return;
     const FlockPlan G = *plan;
@@ -102,7 +113,7 @@ __device__ __forceinline__ void fl_step_grid(const FlockParams& P,
         count = fl_accumulate_best<Best, FlBestFor<K>::SLOTS>(P, best, sent, a, me, pos, vel,
                                                               slot_of, sums, D);
     }
-    fl_finish(P, i, me, a, sums, count, opos, ovel, oacc, D);
+    fl_finish(P, i, me, a, sums, count, opos, ovel, oacc, D, S);
 }
 
 // Brute force: every agent a candidate, tiled through shared memory; storage order = id order.
@@ -111,7 +122,8 @@ __device__ __forceinline__ void fl_step_brute(const FlockParams& P, const float4
                                               const float4* __restrict__ vel,
                                               const float4* __restrict__ acc,
                                               float4* __restrict__ opos, float4* __restrict__ ovel,
-                                              float4* __restrict__ oacc, const FlDetail& D) {
+                                              float4* __restrict__ oacc, const FlDetail& D,
+                                              const FlScene& S) {
     __shared__ float4 tp[FL_THREADS];
     __shared__ float4 tv[FL_THREADS];
     const u32 i = blockIdx.x * FL_THREADS + threadIdx.x;
@@ -165,17 +177,19 @@ __device__ __forceinline__ void fl_step_brute(const FlockParams& P, const float4
         count = fl_accumulate_best<Best, FlBestFor<K>::SLOTS>(P, best, sent, a, me, pos, vel,
                                                               nullptr, sums, D);
     }
-    fl_finish(P, i, me, a, sums, count, opos, ovel, oacc, D);
+    fl_finish(P, i, me, a, sums, count, opos, ovel, oacc, D, S);
 }
 
 // ---- entry points ------------------------------------------------------------------------------
 #define FL_GRID_ENTRY(SUF, K)                                                                    \
     GF_KERNEL_IF(flock_step_grid_##SUF)(extern "C" __global__ void __launch_bounds__(FL_THREADS, 4) flock_step_grid_##SUF( \
         FlockParams P, const FlockPlan* plan, const u32* starts, const float4* pos,              \
-        const float4* vel, const float4* acc, const u32* slot_of, float4* opos, float4* ovel,    \
-        float4* oacc, u32* det_nb, u32* det_cnt, float* det_force) {                             \
+        const float4* vel, const float4* acc, const u32* slot_of, const FlObstacle* obs,         \
+        const float4* ppos, const float4* pvel, float4* opos, float4* ovel, float4* oacc,        \
+        u32* det_nb, u32* det_cnt, float* det_force) {                                           \
         const FlDetail D = {det_nb, det_cnt, det_force};                                         \
-        fl_step_grid<K>(P, plan, starts, pos, vel, acc, slot_of, opos, ovel, oacc, D);           \
+        const FlScene S = {obs, ppos, pvel};                                                     \
+        fl_step_grid<K>(P, plan, starts, pos, vel, acc, slot_of, opos, ovel, oacc, D, S);        \
     })
 FL_GRID_ENTRY(r, 0)
 FL_GRID_ENTRY(k8, 8)
@@ -184,10 +198,12 @@ FL_GRID_ENTRY(k64, 64)
 
 #define FL_BRUTE_ENTRY(SUF, K)                                                                   \
     GF_KERNEL_IF(flock_step_brute_##SUF)(extern "C" __global__ void __launch_bounds__(FL_THREADS, 4) flock_step_brute_##SUF( \
-        FlockParams P, const float4* pos, const float4* vel, const float4* acc, float4* opos,    \
+        FlockParams P, const float4* pos, const float4* vel, const float4* acc,                  \
+        const FlObstacle* obs, const float4* ppos, const float4* pvel, float4* opos,             \
         float4* ovel, float4* oacc, u32* det_nb, u32* det_cnt, float* det_force) {               \
         const FlDetail D = {det_nb, det_cnt, det_force};                                         \
-        fl_step_brute<K>(P, pos, vel, acc, opos, ovel, oacc, D);                                 \
+        const FlScene S = {obs, ppos, pvel};                                                     \
+        fl_step_brute<K>(P, pos, vel, acc, opos, ovel, oacc, D, S);                              \
     })
 FL_BRUTE_ENTRY(r, 0)
 FL_BRUTE_ENTRY(k8, 8)

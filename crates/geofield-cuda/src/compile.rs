@@ -67,6 +67,7 @@ pub const MODULES: &[(&str, &str)] = &[
             include_str!("../kernels/flock.cu"),
             include_str!("../kernels/flock_grid.cu"),
             include_str!("../kernels/flock_search.cu"),
+            include_str!("../kernels/flock_scene.cu"),
             include_str!("../kernels/flock_step.cu")
         ),
     ),

@@ -41,6 +41,10 @@ fn flock_ptx_has_no_inexact_f32_instruction() {
     }
     let src = module_source("flock").unwrap();
     let ptx = compile_check("flock", src, "sm_90").unwrap();
+    assert!(
+        ptx.contains(".entry flock_predators"),
+        "the scene's predator kernel"
+    );
     let bad: Vec<&str> = ptx
         .lines()
         .map(str::trim)

@@ -49,8 +49,8 @@ pub use npz_in::read_npz;
 pub use raster_in::read_raster;
 pub use raster_out::{RasterFormat, RasterMeta, write_raster};
 pub use render::{
-    Colormap, FlockFrame, FlockView, Layout, RenderOptions, Scale, Section, SectionWell, WindMap,
-    XyChart, render_flock, render_png, write_frame_png, write_gif, write_section_png,
-    write_wind_png, write_xy_chart_png,
+    Colormap, FlockFrame, FlockOverlay, FlockView, Layout, RenderOptions, Scale, Section,
+    SectionWell, WindMap, XyChart, render_flock, render_flock_scene, render_png, write_frame_png,
+    write_gif, write_section_png, write_wind_png, write_xy_chart_png,
 };
 pub use vtk::{VtkArray, VtkImage, write_vti};

@@ -15,7 +15,7 @@ use anyhow::Result;
 use clap::Args;
 use geofield::Backend;
 use geofield::bench::flock::profile_step;
-use geofield::flock::{self, Flock, FlockParams, FlockState};
+use geofield::flock::{self, Flock, FlockParams, FlockState, Scene};
 
 use super::{BenchEnv, JsonRows, Stats};
 use crate::cmd_flock::{IndexArg, ModeArg, StartArg};
@@ -41,10 +41,31 @@ pub struct BenchArgs {
     pub repeats: usize,
     #[arg(long, default_value_t = 3)]
     pub warmup_steps: usize,
+    /// Scenes to time: `none`, `opensteer:NAME` (OpenSteer's boids worlds scaled to each world
+    /// radius) or a scene file; starts keep clear of the solids.
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["none".to_string()])]
+    pub scenes: Vec<String>,
+    /// Predators added to every scene but `none`.
+    #[arg(long, default_value_t = 0)]
+    pub predators: usize,
+}
+
+/// The scene `spec` names for a world of radius `world` (see [`BenchArgs::scenes`]).
+fn scene_of(spec: &str, world: f32, predators: usize) -> Result<Scene> {
+    if spec == "none" {
+        return Ok(Scene::default());
+    }
+    let mut s = match spec.strip_prefix("opensteer:") {
+        Some(name) => Scene::opensteer(name, world)?,
+        None => geofield::flock::io::read_scene(std::path::Path::new(spec))?,
+    };
+    s.add_predators(predators, world);
+    Ok(s)
 }
 
 #[derive(serde::Serialize)]
 struct Row {
+    scene: String,
     start: String,
     agents: usize,
     world_radius: f32,
@@ -71,8 +92,14 @@ struct Head<'a> {
 /// Steps per sample, per-step stats and the phases of one profiled step.
 type Measured = (usize, Stats, Vec<(String, f64)>);
 
-fn one(be: &Backend, params: FlockParams, state: FlockState, a: &BenchArgs) -> Result<Measured> {
-    let mut fl = Flock::new(be, params, state)?;
+fn one(
+    be: &Backend,
+    params: FlockParams,
+    scene: &Scene,
+    state: FlockState,
+    a: &BenchArgs,
+) -> Result<Measured> {
+    let mut fl = Flock::with_scene(be, params, scene, state)?;
     fl.step(a.warmup_steps)?;
     fl.synchronize()?;
     let t = Instant::now();
@@ -136,72 +163,86 @@ pub fn run(a: &BenchArgs, ctx: &Ctx) -> Result<()> {
         "start", "agents", "index", "mode", "ms/step", "steps/s", "agent-st/s", "BW share"
     );
     let mut rows = Vec::new();
-    for &start in &a.starts {
-        for &n in &agents {
-            for &mode in &a.modes {
-                for &index in &a.indexes {
-                    let brute_max =
-                        a.brute_max
-                            .unwrap_or(if be.is_cuda() { 65_536 } else { 16_384 });
-                    if index == IndexArg::Brute && n > brute_max {
-                        continue;
-                    }
-                    let world = flock::default_world_radius(n);
-                    let mut params = FlockParams::new(world);
-                    params.mode = mode.mode(7);
-                    params.index = index.into();
-                    let state = FlockState::init(n, start.into(), world, 1);
-                    let (chunk, step, phases) = match one(&be, params, state, a) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            println!(
-                                "{:<8} {:>8} {:<8} {:<9} skipped: {e:#}",
-                                format!("{start:?}").to_lowercase(),
-                                n,
-                                format!("{index:?}").to_lowercase(),
-                                format!("{mode:?}").to_lowercase()
-                            );
+    for spec in &a.scenes {
+        if spec != "none" {
+            println!(
+                "scene {spec}{}",
+                if a.predators > 0 {
+                    format!(" + {} predators", a.predators)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for &start in &a.starts {
+            for &n in &agents {
+                for &mode in &a.modes {
+                    for &index in &a.indexes {
+                        let brute_max =
+                            a.brute_max
+                                .unwrap_or(if be.is_cuda() { 65_536 } else { 16_384 });
+                        if index == IndexArg::Brute && n > brute_max {
                             continue;
                         }
-                    };
-                    let sps = 1.0 / step.median;
-                    let bw = be
-                        .is_cuda()
-                        .then(|| BYTES_PER_AGENT_STEP * n as f64 * sps / 1e9);
-                    let row = Row {
-                        start: format!("{start:?}").to_lowercase(),
-                        agents: n,
-                        world_radius: world,
-                        index: format!("{index:?}").to_lowercase(),
-                        mode: format!("{mode:?}").to_lowercase(),
-                        steps_per_sample: chunk,
-                        steps_per_s: sps,
-                        agent_steps_per_s: sps * n as f64,
-                        step,
-                        phases,
-                        effective_bandwidth_gb_s: bw,
-                        bandwidth_share: bw.zip(peak).map(|(b, p)| b * 1e9 / p),
-                    };
-                    println!(
-                        "{:<8} {:>8} {:<8} {:<9} {:>10.4} {:>10.1} {:>12.3e} {:>8}  {}",
-                        row.start,
-                        row.agents,
-                        row.index,
-                        row.mode,
-                        row.step.median * 1e3,
-                        row.steps_per_s,
-                        row.agent_steps_per_s,
-                        row.bandwidth_share
-                            .map(|s| format!("{:.1} %", s * 100.0))
-                            .unwrap_or_else(|| "-".into()),
-                        row.phases
-                            .iter()
-                            .map(|(n, ms)| format!("{n} {ms:.3}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    rows.push(row);
-                    json.sync(&rows)?;
+                        let world = flock::default_world_radius(n);
+                        let mut params = FlockParams::new(world);
+                        params.mode = mode.mode(7);
+                        params.index = index.into();
+                        let scene = scene_of(spec, world, a.predators)?;
+                        let state = scene.start_state(n, start.into(), world, 1)?;
+                        let (chunk, step, phases) = match one(&be, params, &scene, state, a) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                println!(
+                                    "{:<8} {:>8} {:<8} {:<9} skipped: {e:#}",
+                                    format!("{start:?}").to_lowercase(),
+                                    n,
+                                    format!("{index:?}").to_lowercase(),
+                                    format!("{mode:?}").to_lowercase()
+                                );
+                                continue;
+                            }
+                        };
+                        let sps = 1.0 / step.median;
+                        let bw = be
+                            .is_cuda()
+                            .then(|| BYTES_PER_AGENT_STEP * n as f64 * sps / 1e9);
+                        let row = Row {
+                            scene: spec.clone(),
+                            start: format!("{start:?}").to_lowercase(),
+                            agents: n,
+                            world_radius: world,
+                            index: format!("{index:?}").to_lowercase(),
+                            mode: format!("{mode:?}").to_lowercase(),
+                            steps_per_sample: chunk,
+                            steps_per_s: sps,
+                            agent_steps_per_s: sps * n as f64,
+                            step,
+                            phases,
+                            effective_bandwidth_gb_s: bw,
+                            bandwidth_share: bw.zip(peak).map(|(b, p)| b * 1e9 / p),
+                        };
+                        println!(
+                            "{:<8} {:>8} {:<8} {:<9} {:>10.4} {:>10.1} {:>12.3e} {:>8}  {}",
+                            row.start,
+                            row.agents,
+                            row.index,
+                            row.mode,
+                            row.step.median * 1e3,
+                            row.steps_per_s,
+                            row.agent_steps_per_s,
+                            row.bandwidth_share
+                                .map(|s| format!("{:.1} %", s * 100.0))
+                                .unwrap_or_else(|| "-".into()),
+                            row.phases
+                                .iter()
+                                .map(|(n, ms)| format!("{n} {ms:.3}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                        rows.push(row);
+                        json.sync(&rows)?;
+                    }
                 }
             }
         }

@@ -137,3 +137,158 @@ fn flock_bad_input_fails_cleanly() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("does not exist"), "{}", text(&o));
 }
+
+/// A scene file: obstacles are outlined in the frames, the predator drawn in red, and the JSON
+/// report names them and counts collisions per snapshot (none: the flock avoids them).
+#[test]
+fn flock_scene_reports_collisions_and_draws_obstacles() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scene, json, frames, plain) = (
+        dir.path().join("scene.json"),
+        dir.path().join("stats.json"),
+        dir.path().join("frames"),
+        dir.path().join("plain"),
+    );
+    std::fs::write(
+        &scene,
+        r#"{"obstacles": [
+             {"sphere": {"centre": [0, 0, 0], "radius": 35, "seen_from": "inside"}},
+             {"box": {"centre": [26, 0, 0], "size": [6, 6, 6]}}],
+            "predators": [{"start": [0, 28, 0], "max_speed": 12}]}"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str], frames: &std::path::Path| {
+        let mut v = vec![
+            "flock",
+            "--agents",
+            "300",
+            "--steps",
+            "120",
+            "--world-radius",
+            "45",
+            "--start",
+            "dense",
+            "--backend",
+            "cpu",
+            "--frames",
+            s(frames),
+            "--every",
+            "60",
+            "--frame-size",
+            "160",
+        ];
+        v.extend_from_slice(extra);
+        let o = geofield(&v);
+        assert!(o.status.success(), "{}", text(&o));
+        o
+    };
+    let o = run(&["--scene", s(&scene), "--json", s(&json)], &frames);
+    assert!(
+        text(&o).contains("2 obstacles, 1 predators"),
+        "{}",
+        text(&o)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let sc = &j["scene"];
+    assert_eq!(sc["obstacles"].as_array().unwrap().len(), 2);
+    assert_eq!(sc["predators"][0]["max_speed"], 12.0);
+    let samples = j["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 3);
+    for smp in samples {
+        assert_eq!(smp["collisions"], 0, "{smp}");
+        assert!(smp["predator_distance_m"].as_f64().unwrap() >= 0.0);
+    }
+    assert_eq!(sc["final_collisions"], 0);
+    // The frames differ from the same run without the scene's drawing: red predator pixels.
+    run(&[], &plain);
+    let read = |p: std::path::PathBuf| {
+        let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&p).unwrap()));
+        let mut r = dec.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
+    };
+    let with = read(frames.join("frame_000000.png"));
+    let without = read(plain.join("frame_000000.png"));
+    let red = |img: &(u32, u32, Vec<u8>)| {
+        img.2
+            .chunks_exact(3)
+            .filter(|p| p[0] >= 250 && p[1] <= 40 && p[2] <= 40)
+            .count()
+    };
+    // The predator's disc of radius 4 px: ~45 pixels of saturated red (agents seldom are).
+    assert!(
+        red(&with) >= red(&without) + 20,
+        "the predator is drawn: {} vs {} red pixels",
+        red(&with),
+        red(&without)
+    );
+    assert_ne!(with.2, without.2);
+}
+
+/// A bad scene file: exit code 2, the file and the field named, nothing written.
+#[test]
+fn flock_bad_scene_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("state.npy");
+    let json = dir.path().join("r.json");
+    let scene = dir.path().join("scene.json");
+    let check = |content: &str, needle: &str| {
+        std::fs::write(&scene, content).unwrap();
+        let o = geofield(&[
+            "flock",
+            "--agents",
+            "20",
+            "--steps",
+            "2",
+            "--backend",
+            "cpu",
+            "--scene",
+            s(&scene),
+            "--out",
+            s(&out),
+            "--json",
+            s(&json),
+        ]);
+        let m = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{m}");
+        assert!(m.contains("scene.json"), "the file is named: {m}");
+        assert!(m.contains(needle), "expected {needle:?} in {m}");
+        assert!(
+            !out.exists() && !json.exists(),
+            "partial output left behind"
+        );
+    };
+    check(
+        r#"{"obstacles":[{"sphere":{"centre":[0,0,0],"radius":-3}}]}"#,
+        "obstacles[0].sphere.radius",
+    );
+    check(
+        r#"{"obstacles":[{"box":{"centre":[0,0,0],"size":[1,2]}}]}"#,
+        "line 1",
+    );
+    check(r#"{"obstacles":[{"cube":{}}]}"#, "unknown variant `cube`");
+    check(r#"{"obstacle":[]}"#, "unknown field `obstacle`");
+    check(
+        r#"{"predators":[{"start":[0,0,0],"max_speed":0}]}"#,
+        "predators[0].max_speed",
+    );
+    check(
+        r#"{"obstacles":[{"plane":{"point":[0,0,0],"normal":[0,0,0]}}]}"#,
+        "normal",
+    );
+    check("{", "EOF");
+    let o = geofield(&[
+        "flock",
+        "--agents",
+        "20",
+        "--scene",
+        s(&dir.path().join("missing.json")),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("missing.json"), "{}", text(&o));
+    assert!(!out.exists());
+}

@@ -10,9 +10,21 @@ impl GpuFlock {
         cfg: FlockConfig,
         state: &FlockHostState,
     ) -> Result<Self, CudaError> {
+        Self::with_scene(gpu, cfg, state, &FlockSceneHost::default())
+    }
+
+    /// [`GpuFlock::new`] among the obstacles and predators of `scene`, uploaded once.
+    pub fn with_scene(
+        gpu: &Arc<Gpu>,
+        cfg: FlockConfig,
+        state: &FlockHostState,
+        scene: &FlockSceneHost,
+    ) -> Result<Self, CudaError> {
         const K: &str = "flock";
         cfg.validate()?;
         let n = state.check()?;
+        scene.check()?;
+        let n_pred = scene.predators.len();
         let grid = cfg.search != FlockSearch::Brute;
         let cells_cap = (4 * n).max(64);
         let tiles_cap = cells_cap / TILE + 1;
@@ -30,6 +42,9 @@ impl GpuFlock {
                     &step_name,
                 ],
             )?;
+            if n_pred > 0 {
+                gpu.prepare(MODULE, &["flock_predators"])?;
+            }
             Some(Kernels {
                 bounds: gpu.function(MODULE, "flock_bounds")?,
                 count: gpu.function(MODULE, "flock_count")?,
@@ -75,6 +90,56 @@ impl GpuFlock {
         };
         let second = set("second")?;
         let sync_init: [u32; 8] = [u32::MAX, u32::MAX, u32::MAX, 0, 0, 0, 0, 0];
+        let scene_bufs = {
+            let mut words: Vec<u32> = scene.obstacles.iter().flat_map(|o| o.words()).collect();
+            if words.is_empty() {
+                words.push(0);
+            }
+            let p = &scene.predators;
+            let mut pos = Vec::with_capacity(4 * n_pred.max(1));
+            let mut vel = Vec::with_capacity(4 * n_pred.max(1));
+            let mut acc = Vec::with_capacity(4 * n_pred.max(1));
+            let mut limits = Vec::with_capacity(4 * n_pred.max(1));
+            for i in 0..n_pred {
+                pos.extend_from_slice(&[p.pos[i][0], p.pos[i][1], p.pos[i][2], 0.0]);
+                vel.extend_from_slice(&[p.fwd[i][0], p.fwd[i][1], p.fwd[i][2], p.speed[i]]);
+                acc.extend_from_slice(&[p.acc[i][0], p.acc[i][1], p.acc[i][2], 0.0]);
+                let l = scene.predator_limits[i];
+                limits.extend_from_slice(&[l[0], l[1], l[2], 0.0]);
+            }
+            for v in [&mut pos, &mut vel, &mut acc, &mut limits] {
+                if v.is_empty() {
+                    v.extend_from_slice(&[0.0; 4]);
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            let m = pos.len();
+            let predators = if n_pred > 0 && n > 0 {
+                Some(gpu.function(MODULE, "flock_predators")?)
+            } else {
+                None
+            };
+            SceneBufs {
+                obstacles: gpu.upload(&words, "the obstacles")?,
+                preds: [
+                    StateBufs {
+                        pos: gpu.upload(&bits(&pos), "the predator positions")?,
+                        vel: gpu.upload(&bits(&vel), "the predator velocities")?,
+                        acc: gpu.upload(&bits(&acc), "the predator accelerations")?,
+                    },
+                    StateBufs {
+                        pos: gpu.zeros::<u32>(m, "the predator positions")?,
+                        vel: gpu.zeros::<u32>(m, "the predator velocities")?,
+                        acc: gpu.zeros::<u32>(m, "the predator accelerations")?,
+                    },
+                ],
+                limits: gpu.upload(&limits, "the predator limits")?,
+                constants: scene.constants,
+                n_obstacles: scene.obstacles.len(),
+                n_predators: n_pred,
+                predators,
+            }
+        };
         Ok(GpuFlock {
             gpu: Arc::clone(gpu),
             cfg,
@@ -96,6 +161,8 @@ impl GpuFlock {
             rank: gpu.zeros::<u32>(grid_len(n), "the in-cell ranks")?,
             slot_of: gpu.zeros::<u32>(grid_len(n), "the agent slots")?,
             detail: None,
+            scene: scene_bufs,
+            pcur: 0,
             dummy_nb: gpu.zeros::<u32>(1, "a placeholder")?,
             dummy_cnt: gpu.zeros::<u32>(1, "a placeholder")?,
             dummy_force: gpu.zeros::<f32>(1, "a placeholder")?,
@@ -210,6 +277,44 @@ impl GpuFlock {
             out.fwd[id] = f(v);
             out.speed[id] = f32::from_bits(v[3]);
             out.acc[id] = f(a);
+        }
+        Ok(out)
+    }
+
+    /// The predators' current state, in scene order (waits for the device).
+    pub fn predators(&self) -> Result<FlockHostState, CudaError> {
+        let np = self.scene.n_predators;
+        if np == 0 {
+            return Ok(FlockHostState::default());
+        }
+        let _held = self.gpu.hold();
+        let b = &self.scene.preds[self.pcur];
+        let pos = self
+            .gpu
+            .download(&b.pos, 4 * np, "the predator positions")?;
+        let vel = self
+            .gpu
+            .download(&b.vel, 4 * np, "the predator velocities")?;
+        let acc = self
+            .gpu
+            .download(&b.acc, 4 * np, "the predator accelerations")?;
+        let f = |w: &[u32]| {
+            [
+                f32::from_bits(w[0]),
+                f32::from_bits(w[1]),
+                f32::from_bits(w[2]),
+            ]
+        };
+        let mut out = FlockHostState::default();
+        for ((p, v), a) in pos
+            .chunks_exact(4)
+            .zip(vel.chunks_exact(4))
+            .zip(acc.chunks_exact(4))
+        {
+            out.pos.push(f(p));
+            out.fwd.push(f(v));
+            out.speed.push(f32::from_bits(v[3]));
+            out.acc.push(f(a));
         }
         Ok(out)
     }

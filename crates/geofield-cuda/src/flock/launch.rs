@@ -21,7 +21,62 @@ impl GpuFlock {
                 FlockSearch::Tree { max_leaf } => max_leaf,
                 _ => 0,
             },
+            n_obstacles: self.scene.n_obstacles as u32,
+            n_predators: self.scene.n_predators as u32,
+            body_radius: self.scene.constants.body_radius,
+            avoid_time: self.scene.constants.avoid_time,
+            evade_r2: self.scene.constants.evade_r2,
+            evade_weight: self.scene.constants.evade_weight,
+            evade_time: self.scene.constants.evade_time,
+            pad: 0,
         }
+    }
+
+    /// Enqueues the predators' step t -> t + 1 (one block per predator), reading the boids'
+    /// state t from `boids` and the predators' from the current set, writing the other set.
+    fn enqueue_predators(
+        scene: &mut SceneBufs,
+        pcur: &mut usize,
+        gpu: &Gpu,
+        params: &FlockKernelParams,
+        boids: &StateBufs,
+    ) -> Result<(), CudaError> {
+        let Some(f) = &scene.predators else {
+            return Ok(());
+        };
+        let (p0, p1) = scene.preds.split_at_mut(1);
+        let (cur, next) = if *pcur == 0 {
+            (&p0[0], &mut p1[0])
+        } else {
+            (&p1[0], &mut p0[0])
+        };
+        let stream = gpu.stream();
+        let mut b = stream.launch_builder(f);
+        b.arg(params)
+            .arg(&boids.pos)
+            .arg(&boids.vel)
+            .arg(&scene.obstacles)
+            .arg(&cur.pos)
+            .arg(&cur.vel)
+            .arg(&cur.acc)
+            .arg(&scene.limits)
+            .arg(&mut next.pos)
+            .arg(&mut next.vel)
+            .arg(&mut next.acc);
+        let cfg = LaunchConfig {
+            grid_dim: (scene.n_predators as u32, 1, 1),
+            block_dim: (AUX_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: flock_predators(FlockParams, const float4* pos, const float4* vel, const
+        // FlObstacle* obs, const float4* ppos, pvel, pacc, const float4* plim, float4* oppos,
+        // opvel, opacc) in order and type: the boid buffers hold 4·n words (slots < n read),
+        // obs holds n_obstacles records of 20 words, the predator sets and limits 4·n_predators
+        // words each; block b < n_predators reads predator b of the current set and writes
+        // predator b of the other (distinct) set.
+        unsafe { b.launch(cfg) }.map_err(launch_err("flock_predators"))?;
+        *pcur ^= 1;
+        Ok(())
     }
 
     /// Enqueues one step (the caller holds the device). With `marks`, records an event before
@@ -63,23 +118,30 @@ impl GpuFlock {
         mark(&mut marks)?;
         if self.cfg.search == FlockSearch::Brute {
             let mut b = stream.launch_builder(&kern.step);
+            let pset = &self.scene.preds[self.pcur];
             b.arg(&params)
                 .arg(&cur.pos)
                 .arg(&cur.vel)
                 .arg(&cur.acc)
+                .arg(&self.scene.obstacles)
+                .arg(&pset.pos)
+                .arg(&pset.vel)
                 .arg(&mut other.pos)
                 .arg(&mut other.vel)
                 .arg(&mut other.acc)
                 .arg(det_nb)
                 .arg(det_cnt)
                 .arg(det_force);
-            // SAFETY: flock_step_brute_*(FlockParams, const float4* pos, vel, acc, float4* opos,
-            // ovel, oacc, u32* det_nb, u32* det_cnt, float* det_force) in order and type. The
+            // SAFETY: flock_step_brute_*(FlockParams, const float4* pos, vel, acc, const
+            // FlObstacle* obs, const float4* ppos, pvel, float4* opos, ovel, oacc, u32* det_nb,
+            // u32* det_cnt, float* det_force) in order and type (obs: n_obstacles records of 20
+            // words, ppos/pvel: 4·n_predators words, or one placeholder record when empty). The
             // state buffers hold 4·n words each (n = params.n), the two sets are distinct; the
             // kernel reads slots < n and writes slot i < n of the other set; the detail buffers
             // (written only when params.detail = 1) hold n·k, n and 3n elements, indexed by the
             // stored ids, which are a permutation of 0..n.
             unsafe { b.launch(step_cfg) }.map_err(launch_err(&kern.step_name))?;
+            Self::enqueue_predators(&mut self.scene, &mut self.pcur, gpu, &params, cur)?;
             mark(&mut marks)?;
             self.cur ^= 1;
             return Ok(vec!["search+steer+integrate"]);
@@ -182,6 +244,7 @@ impl GpuFlock {
         };
         {
             let mut b = stream.launch_builder(&kern.step);
+            let pset = &self.scene.preds[self.pcur];
             b.arg(&params)
                 .arg(&self.plan)
                 .arg(&self.starts)
@@ -189,6 +252,9 @@ impl GpuFlock {
                 .arg(&input.vel)
                 .arg(&input.acc)
                 .arg(&self.slot_of)
+                .arg(&self.scene.obstacles)
+                .arg(&pset.pos)
+                .arg(&pset.vel)
                 .arg(&mut output.pos)
                 .arg(&mut output.vel)
                 .arg(&mut output.acc)
@@ -196,7 +262,8 @@ impl GpuFlock {
                 .arg(det_cnt)
                 .arg(det_force);
             // SAFETY: flock_step_grid_*(FlockParams, const FlockPlan*, const u32* starts, const
-            // float4* pos, vel, acc, const u32* slot_of, float4* opos, ovel, oacc, u32* det_nb,
+            // float4* pos, vel, acc, const u32* slot_of, const FlObstacle* obs, const float4*
+            // ppos, pvel (scene buffers as for the brute force), float4* opos, ovel, oacc, u32* det_nb,
             // u32* det_cnt, float* det_force) in order and type: cells visited are clamped into
             // the plan's dims, starts[c..=c+1] ≤ n index the input set (4·n words per buffer),
             // slot_of maps the stored ids (a permutation of 0..n) to slots < n; thread i < n
@@ -204,6 +271,7 @@ impl GpuFlock {
             // elements; only when params.detail = 1).
             unsafe { b.launch(step_cfg) }.map_err(launch_err(&kern.step_name))?;
         }
+        Self::enqueue_predators(&mut self.scene, &mut self.pcur, gpu, &params, input)?;
         mark(&mut marks)?;
         if radius {
             self.cur ^= 1;

@@ -275,6 +275,15 @@ pub struct FlockKernelParams {
     pub tile_cap: u32,
     pub tree: u32,
     pub max_leaf: u32,
+    /// Scene: obstacle records and predators (0 and 0: plain flocking).
+    pub n_obstacles: u32,
+    pub n_predators: u32,
+    pub body_radius: f32,
+    pub avoid_time: f32,
+    pub evade_r2: f32,
+    pub evade_weight: f32,
+    pub evade_time: f32,
+    pub pad: u32,
 }
 
 // SAFETY: #[repr(C)] plain-old-data (f32 and u32 fields only) whose layout matches the C mirror
@@ -284,7 +293,8 @@ unsafe impl DeviceRepr for FlockKernelParams {}
 /// (Rust name, C name, size in bytes) of the parameter structs.
 pub const PARAM_STRUCTS: &[(&str, &str, usize)] = &[
     ("FlockConstants", "FlockConstants", 56),
-    ("FlockKernelParams", "FlockParams", 96),
+    ("FlockKernelParams", "FlockParams", 128),
+    ("FlockObstacle", "FlObstacle", 80),
 ];
 
 /// One set of agent buffers, 4 words per agent: pos = (x, y, z, id), vel = (forward, speed),
@@ -299,6 +309,19 @@ struct DetailBufs {
     nb: CudaSlice<u32>,
     cnt: CudaSlice<u32>,
     force: CudaSlice<f32>,
+}
+
+/// The scene on the device: obstacle records, two predator state sets (4 words per predator
+/// each: pos = (x, y, z, 0), vel = (forward, speed), acc = (acceleration, 0)) and their limits
+/// (max speed, max force, max prediction, 0). Buffers of one element when empty.
+struct SceneBufs {
+    obstacles: CudaSlice<u32>,
+    preds: [StateBufs; 2],
+    limits: CudaSlice<f32>,
+    constants: FlockSceneConstants,
+    n_obstacles: usize,
+    n_predators: usize,
+    predators: Option<CudaFunction>,
 }
 
 struct Kernels {
@@ -331,6 +354,9 @@ pub struct GpuFlock {
     rank: CudaSlice<u32>,
     slot_of: CudaSlice<u32>,
     detail: Option<DetailBufs>,
+    scene: SceneBufs,
+    /// `scene.preds[pcur]` holds the predators' current state.
+    pcur: usize,
     dummy_nb: CudaSlice<u32>,
     dummy_cnt: CudaSlice<u32>,
     dummy_force: CudaSlice<f32>,
@@ -365,5 +391,10 @@ fn k_suffix(k: u32) -> &'static str {
 
 mod device;
 mod launch;
+mod scene;
+pub use scene::{
+    FlockObstacle, FlockSceneConstants, FlockSceneHost, OBSTACLE_BOX_FACE, OBSTACLE_PLANE,
+    OBSTACLE_RECTANGLE, OBSTACLE_SPHERE, SEEN_FROM_BOTH, SEEN_FROM_INSIDE, SEEN_FROM_OUTSIDE,
+};
 #[cfg(test)]
 mod tests;

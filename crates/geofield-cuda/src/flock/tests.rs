@@ -15,7 +15,8 @@ fn config() -> FlockConfig {
 #[test]
 fn param_sizes_match_the_kernel() {
     assert_eq!(std::mem::size_of::<FlockConstants>(), 56);
-    assert_eq!(std::mem::size_of::<FlockKernelParams>(), 96);
+    assert_eq!(std::mem::size_of::<FlockKernelParams>(), 128);
+    assert_eq!(std::mem::size_of::<FlockObstacle>(), 80);
     let src = crate::module_source("flock").unwrap_or("");
     for (_, c, size) in PARAM_STRUCTS {
         assert!(

@@ -64,7 +64,10 @@ use geofield_core::{Raster, RasterData};
 pub use chart::{XyChart, write_xy_chart_png, write_xy_chart_series_png};
 pub use chart_series::{ChartSeries, DASH_OFF_PX, DASH_ON_PX, LineStyle, SERIES_MARKER_PX};
 pub use colormap::{BLEND_HUES, Colormap, blend_hue};
-pub use flock::{FlockFrame, FlockView, render_flock, write_frame_png, write_gif};
+pub use flock::{
+    FlockFrame, FlockOverlay, FlockView, render_flock, render_flock_scene, write_frame_png,
+    write_gif,
+};
 pub use layout::{MARKER_FILL, MARKER_OUTLINE};
 pub use section::{Section, SectionWell, layer_colour, write_section_png};
 pub use text::{GLYPH_PX, text_pixels, text_width};

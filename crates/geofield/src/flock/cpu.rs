@@ -10,6 +10,7 @@
 
 use rayon::prelude::*;
 
+use super::scene::Compiled;
 use super::steer::{self, Agent, Sums};
 use super::{FlockIndex, FlockParams, FlockState, NeighborMode};
 use crate::bench::flock::StepDetail;
@@ -24,6 +25,10 @@ pub(super) const DYNAMIC_LEAF: usize = 16;
 
 pub(super) struct CpuFlock {
     params: FlockParams,
+    /// Obstacles and predator limits (empty: plain flocking).
+    scene: Compiled,
+    /// The predators' state.
+    preds: FlockState,
     /// The state in storage order.
     st: FlockState,
     /// Agent id of each storage slot.
@@ -44,10 +49,17 @@ fn gather<T: Copy + Send + Sync>(v: &[T], order: &[u32]) -> Vec<T> {
 type Detail = (Vec<u32>, Vec<u32>, Vec<[f32; 3]>);
 
 impl CpuFlock {
-    pub(super) fn new(params: FlockParams, state: FlockState) -> Self {
+    pub(super) fn new(
+        params: FlockParams,
+        state: FlockState,
+        scene: Compiled,
+        preds: FlockState,
+    ) -> Self {
         let n = state.len() as u32;
         CpuFlock {
             params,
+            scene,
+            preds,
             st: state,
             ids: (0..n).collect(),
         }
@@ -115,15 +127,40 @@ impl CpuFlock {
         out
     }
 
+    /// The predators' state.
+    pub(super) fn predators(&self) -> FlockState {
+        self.preds.clone()
+    }
+
     /// One step. With `detail`, also returns per slot the neighbour rows, counts and forces.
     fn advance(&mut self, detail: bool) -> Detail {
+        // The predators' step t -> t + 1 reads the boids at t; the boids read the predators at t.
+        let next_preds = (!self.preds.is_empty() && !self.st.is_empty()).then(|| {
+            super::predator::step_predators(
+                &self.scene,
+                &self.params.constants,
+                self.params.dt,
+                &self.st,
+                &self.ids,
+                &self.preds,
+            )
+        });
+        let d = self.advance_boids(detail);
+        if let Some(np) = next_preds {
+            self.preds = np;
+        }
+        d
+    }
+
+    fn advance_boids(&mut self, detail: bool) -> Detail {
         let p = self.params;
         let cap = cell_cap(&p);
+        let sc = Some((&self.scene, &self.preds)).filter(|_| !self.scene_is_empty());
         match p.index {
             FlockIndex::Brute => {
                 let mut b = Brute::new(&self.st.pos);
                 b.relabel(&self.ids);
-                let (st, d) = advance_with(&p, &self.st, &self.ids, &b, detail);
+                let (st, d) = advance_with(&p, sc, &self.st, &self.ids, &b, detail);
                 self.st = st;
                 d
             }
@@ -134,7 +171,7 @@ impl CpuFlock {
                 Err(_) => {
                     let mut b = Brute::new(&self.st.pos);
                     b.relabel(&self.ids);
-                    let (st, d) = advance_with(&p, &self.st, &self.ids, &b, detail);
+                    let (st, d) = advance_with(&p, sc, &self.st, &self.ids, &b, detail);
                     self.st = st;
                     d
                 }
@@ -144,6 +181,10 @@ impl CpuFlock {
                 self.sorted_step(g, detail)
             }
         }
+    }
+
+    fn scene_is_empty(&self) -> bool {
+        self.scene.obstacles.is_empty() && self.preds.is_empty()
     }
 
     /// Re-sort the state into the index's storage order, then step.
@@ -167,7 +208,8 @@ impl CpuFlock {
             };
             self.ids = order;
         }
-        let (st, d) = advance_with(&self.params, &self.st, &self.ids, &index, detail);
+        let sc = Some((&self.scene, &self.preds)).filter(|_| !self.scene_is_empty());
+        let (st, d) = advance_with(&self.params, sc, &self.st, &self.ids, &index, detail);
         self.st = st;
         d
     }
@@ -194,6 +236,7 @@ impl Relabel for DynamicGrid<f32, 3> {
 /// by agent id and holding the points in the same storage order).
 fn advance_with<S: Search<f32, 3>>(
     p: &FlockParams,
+    scene: Option<(&Compiled, &FlockState)>,
     st: &FlockState,
     ids: &[u32],
     index: &S,
@@ -243,7 +286,10 @@ fn advance_with<S: Search<f32, 3>>(
                 count = list.len() as u32;
             }
         }
-        let force = steer::force(&c, &sums, me.pos, me.fwd);
+        let mut force = steer::force(&c, &sums, me.pos, me.fwd);
+        if let Some((sc, preds)) = scene {
+            force = super::predator::boid_force(sc, &c, &me, force, preds);
+        }
         (steer::integrate(&c, &me, force, dt), force, count)
     };
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use geofield_cuda::Gpu;
-use geofield_cuda::flock::{FlockConfig, FlockHostState, FlockSearch, GpuFlock};
+use geofield_cuda::flock::{FlockConfig, FlockHostState, FlockSceneHost, FlockSearch, GpuFlock};
 
 use super::{FlockIndex, FlockParams, FlockState, NeighborMode};
 use crate::GeofieldError;
@@ -40,15 +40,37 @@ impl CudaFlockEngine {
         gpu: &Arc<Gpu>,
         params: FlockParams,
         state: &FlockState,
+        scene: &super::scene::Compiled,
+        preds: &FlockState,
     ) -> Result<Self, GeofieldError> {
-        let host = FlockHostState {
-            pos: state.pos.clone(),
-            fwd: state.fwd.clone(),
-            speed: state.speed.clone(),
-            acc: state.acc.clone(),
+        let host = |s: &FlockState| FlockHostState {
+            pos: s.pos.clone(),
+            fwd: s.fwd.clone(),
+            speed: s.speed.clone(),
+            acc: s.acc.clone(),
+        };
+        let scene = FlockSceneHost {
+            obstacles: scene.obstacles.clone(),
+            predators: host(preds),
+            predator_limits: scene
+                .limits
+                .iter()
+                .map(|l| [l.max_speed, l.max_force, l.max_prediction])
+                .collect(),
+            constants: scene.constants,
         };
         Ok(CudaFlockEngine {
-            flock: GpuFlock::new(gpu, config(&params)?, &host)?,
+            flock: GpuFlock::with_scene(gpu, config(&params)?, &host(state), &scene)?,
+        })
+    }
+
+    pub(super) fn predators(&self) -> Result<FlockState, GeofieldError> {
+        let s = self.flock.predators()?;
+        Ok(FlockState {
+            pos: s.pos,
+            fwd: s.fwd,
+            speed: s.speed,
+            acc: s.acc,
         })
     }
 

@@ -4,10 +4,37 @@
 
 use std::path::{Path, PathBuf};
 
-use super::FlockState;
+use super::{FlockState, Scene};
 use crate::input_error::InputError;
 
-pub use geofield_io::{FlockFrame, FlockView};
+pub use geofield_io::{FlockFrame, FlockOverlay, FlockView};
+
+/// Read a scene file: JSON as [`Scene`] describes it (unknown keys refused), e.g.
+///
+/// ```json
+/// {"obstacles": [{"sphere": {"centre": [0, 0, 0], "radius": 25, "seen_from": "outside"}},
+///                {"box": {"centre": [40, 0, 0], "size": [10, 20, 10]}},
+///                {"rectangle": {"centre": [0, 30, 0], "size": [40, 20], "normal": [0, 1, 0]}},
+///                {"plane": {"point": [0, -45, 0], "normal": [0, 1, 0]}}],
+///  "predators": [{"start": [60, 0, 0], "max_speed": 12}],
+///  "evasion": {"radius": 20, "weight": 30, "max_prediction_s": 1},
+///  "avoidance": {"min_time_to_collision_s": 1, "body_radius": 0.5}}
+/// ```
+///
+/// Errors name the file, and the line and column (syntax, unknown or missing keys) or the
+/// field (`obstacles[1].box.size[2] = 0.0: expected a finite number > 0`).
+pub fn read_scene(path: &Path) -> Result<Scene, InputError> {
+    let invalid = |reason: String| InputError::Invalid {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| invalid(format!("cannot read the scene file: {e}")))?;
+    let scene: Scene =
+        serde_json::from_str(&text).map_err(|e| invalid(format!("not a valid scene: {e}")))?;
+    scene.validate().map_err(|e| invalid(e.to_string()))?;
+    Ok(scene)
+}
 
 /// Hundredths of a second each GIF frame shows: 25 frames per second.
 pub const GIF_DELAY_CS: u16 = 4;
@@ -73,6 +100,22 @@ pub fn render_frame(
     geofield_io::render_flock(&state.pos, &state.fwd, view, &caption)
 }
 
+/// [`render_frame`] with the obstacles and predators of `overlay` drawn in.
+pub fn render_scene_frame(
+    state: &FlockState,
+    overlay: &FlockOverlay,
+    view: &FlockView,
+    step: u64,
+    dt: f32,
+    polarisation: f64,
+) -> FlockFrame {
+    let caption = format!(
+        "step {step}  t={:.1}s  polarisation {polarisation:.2}",
+        step as f64 * f64::from(dt)
+    );
+    geofield_io::render_flock_scene(&state.pos, &state.fwd, view, &caption, overlay)
+}
+
 /// The frames of a run: each snapshot drawn with one view, written as a PNG file
 /// (`frame_000040.png` after 40 steps) into a folder and/or kept for an animated GIF.
 #[derive(Debug, Clone)]
@@ -83,6 +126,8 @@ pub struct Frames {
     for_gif: bool,
     kept: Vec<FlockFrame>,
     names: Vec<String>,
+    /// Obstacle outlines drawn in every frame.
+    outline: Vec<([f32; 3], [f32; 3])>,
 }
 
 impl Frames {
@@ -96,7 +141,15 @@ impl Frames {
             for_gif,
             kept: Vec::new(),
             names: Vec::new(),
+            outline: Vec::new(),
         }
+    }
+
+    /// Draw the obstacles of `scene` (outlines; planes as squares of the world's diameter) in
+    /// every frame.
+    pub fn with_scene(mut self, scene: &Scene) -> Self {
+        self.outline = super::scene::outline(scene, self.view.world_radius);
+        self
     }
 
     /// Draw `state` after `step` steps ([`render_frame`]), write it into the folder and keep it
@@ -107,7 +160,22 @@ impl Frames {
         step: u64,
         polarisation: f64,
     ) -> Result<(), InputError> {
-        let frame = render_frame(state, &self.view, step, self.dt, polarisation);
+        self.record_with(state, &[], step, polarisation)
+    }
+
+    /// [`Frames::record`] with the predators at `predators` drawn in (red discs).
+    pub fn record_with(
+        &mut self,
+        state: &FlockState,
+        predators: &[[f32; 3]],
+        step: u64,
+        polarisation: f64,
+    ) -> Result<(), InputError> {
+        let overlay = FlockOverlay {
+            segments: self.outline.clone(),
+            predators: predators.to_vec(),
+        };
+        let frame = render_scene_frame(state, &overlay, &self.view, step, self.dt, polarisation);
         if let Some(dir) = &self.folder {
             let name = format!("frame_{step:06}.png");
             geofield_io::write_frame_png(&dir.join(&name), &frame)?;

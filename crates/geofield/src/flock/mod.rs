@@ -25,6 +25,19 @@
 //! radius mode sums in the GPU grid's (cell, id) order, deterministic but not bitwise equal to
 //! the CPU's.
 //!
+//! # Obstacles and predators ([`scene`], [`avoid`])
+//!
+//! A [`Scene`] (from a JSON file with [`io::read_scene`]) adds OpenSteer's obstacles (spheres
+//! seen from outside, inside or both; boxes; rectangles; planes) and predators. Each boid's
+//! force is then, in priority order: OpenSteer's `steerToAvoidObstacles(1 s)` (the nearest
+//! intersection of the heading ray within 1 s × speed; the hint's part perpendicular to the
+//! heading, at the maximum force) when it is non-zero, else the flocking force above plus
+//! 30 · u(Σ flee) over the predators within 20 m (`steerForEvasion`). Predators pursue their
+//! nearest boid (`steerForPursuit`, limits of their own), avoiding obstacles first. Predators
+//! read boid state t and boids read predator state t, so the split above holds and both
+//! backends give the same bits (see [`predator`] for the rules and the OpenSteer plug-ins
+//! they come from).
+//!
 //! # Start
 //!
 //! [`Start::Dense`] is OpenSteer's: positions uniform in a ball of radius 20, random unit
@@ -38,10 +51,14 @@
 //! [`Flock`] steps a flock on a backend; [`run`] takes a whole run in timed chunks, with
 //! snapshots (statistics, a progress callback and, with feature `io`, frames) between them.
 
+pub mod avoid;
 mod cpu;
 #[cfg(feature = "io")]
 pub mod io;
+pub mod predator;
+pub mod scene;
 mod simulation;
+mod stats;
 pub(crate) mod steer;
 
 use rand::{Rng, SeedableRng};
@@ -50,7 +67,10 @@ use serde::Serialize;
 
 use crate::neighbors::K_MAX;
 use crate::{Backend, Cancel, GeofieldError};
+pub use geofield_cuda::flock::FlockObstacle;
+pub use scene::{Avoidance, Evasion, Obstacle, Predator, Scene, SeenFrom};
 pub use simulation::{FlockRun, FlockSample, RunOptions, Snapshot, run};
+pub use stats::{FlockStats, stats};
 pub use steer::Agent;
 
 /// OpenSteer's boids constants and the world radius (`BoidsConstants::opensteer(r)`): the
@@ -313,85 +333,6 @@ impl FlockState {
     }
 }
 
-/// Model-level measures of a flock state.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct FlockStats {
-    pub agents: usize,
-    /// |Σ f_i| / N: about 1/√N for random headings, near 1 when all fly the same way.
-    pub polarisation: f64,
-    /// Mean over agents of f_i · u(Σ f_j) over its 7 nearest others: about 0 for random
-    /// headings, near 1 when neighbours fly together (even if separate flocks do not).
-    pub local_alignment: f64,
-    /// Mean distance to the nearest other agent (NaN below 2 agents).
-    pub mean_nn_distance: f64,
-    pub mean_speed: f64,
-    /// Mean |p| over the world radius.
-    pub mean_radius_fraction: f64,
-}
-
-/// Polarisation, local alignment, mean speed and the mean nearest-neighbour distance (exact, on
-/// the CPU).
-pub fn stats(state: &FlockState, world_radius: f32) -> FlockStats {
-    let n = state.len();
-    let mut sf = [0.0f64; 3];
-    let mut sp = 0.0f64;
-    let mut sr = 0.0f64;
-    for i in 0..n {
-        for (acc, v) in sf.iter_mut().zip(state.fwd[i]) {
-            *acc += f64::from(v);
-        }
-        sp += f64::from(state.speed[i]);
-        sr += f64::from(steer::length(state.pos[i]));
-    }
-    let nf = n.max(1) as f64;
-    let pol = (sf[0] * sf[0] + sf[1] * sf[1] + sf[2] * sf[2]).sqrt() / nf;
-    let (nn, local) = if n >= 2 {
-        let flat: Vec<f32> = state.pos.iter().flatten().copied().collect();
-        let q = crate::neighbors::KnnQuery {
-            k: 7,
-            radius: None,
-            exclude_self: true,
-        };
-        let index = crate::neighbors::IndexKind::Uniform { cell_size: None };
-        match crate::neighbors::knn_cpu(&flat, None, 3, &q, index) {
-            Ok(nb) => {
-                let mut snn = 0.0;
-                let mut sal = 0.0;
-                for i in 0..n {
-                    let (idx, d2) = nb.row(i);
-                    snn += d2[0].sqrt();
-                    let mut m = [0.0f64; 3];
-                    for &j in idx.iter().filter(|&&j| j >= 0) {
-                        for (acc, v) in m.iter_mut().zip(state.fwd[j as usize]) {
-                            *acc += f64::from(v);
-                        }
-                    }
-                    let l = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
-                    if l > 0.0 {
-                        let f = state.fwd[i];
-                        sal += (m[0] * f64::from(f[0])
-                            + m[1] * f64::from(f[1])
-                            + m[2] * f64::from(f[2]))
-                            / l;
-                    }
-                }
-                (snn / n as f64, sal / n as f64)
-            }
-            Err(_) => (f64::NAN, f64::NAN),
-        }
-    } else {
-        (f64::NAN, f64::NAN)
-    };
-    FlockStats {
-        agents: n,
-        polarisation: pol,
-        local_alignment: local,
-        mean_nn_distance: nn,
-        mean_speed: sp / nf,
-        mean_radius_fraction: sr / nf / f64::from(world_radius),
-    }
-}
-
 enum Engine {
     Cpu(Box<cpu::CpuFlock>),
     Cuda(Box<cuda_flock::CudaFlockEngine>),
@@ -428,12 +369,44 @@ impl Flock {
         params: FlockParams,
         state: FlockState,
     ) -> Result<Self, GeofieldError> {
+        Self::with_scene(backend, params, &Scene::default(), state)
+    }
+
+    /// Start a flock from `state` on `backend` among the obstacles and predators of `scene`
+    /// (see [`scene`]; the predators start as [`Scene::predator_state`] gives them).
+    ///
+    /// ```
+    /// use geofield::Backend;
+    /// use geofield::flock::{self, Flock, FlockParams, FlockState, Obstacle, Scene, SeenFrom, Start};
+    ///
+    /// let world = 60.0;
+    /// let scene = Scene {
+    ///     obstacles: vec![Obstacle::Sphere {
+    ///         centre: [0.0, 0.0, 0.0], radius: 50.0, seen_from: SeenFrom::Inside }],
+    ///     ..Scene::default()
+    /// };
+    /// let mut fl = Flock::with_scene(&Backend::Cpu, FlockParams::new(world), &scene,
+    ///     FlockState::init(64, Start::Dense, world, 1))?;
+    /// fl.step(10)?;
+    /// assert_eq!(scene.collisions(&fl.state()?), 0);
+    /// # Ok::<(), geofield::GeofieldError>(())
+    /// ```
+    pub fn with_scene(
+        backend: &Backend,
+        params: FlockParams,
+        scene: &Scene,
+        state: FlockState,
+    ) -> Result<Self, GeofieldError> {
         params.validate()?;
         state.check()?;
+        let compiled = scene.compile()?;
+        let preds = scene.predator_state();
         let engine = match backend {
-            Backend::Cpu => Engine::Cpu(Box::new(cpu::CpuFlock::new(params, state))),
+            Backend::Cpu => {
+                Engine::Cpu(Box::new(cpu::CpuFlock::new(params, state, compiled, preds)))
+            }
             Backend::Cuda(gpu) => Engine::Cuda(Box::new(cuda_flock::CudaFlockEngine::new(
-                gpu, params, &state,
+                gpu, params, &state, &compiled, &preds,
             )?)),
         };
         Ok(Flock {
@@ -525,6 +498,14 @@ impl Flock {
         match &self.engine {
             Engine::Cpu(_) => Ok(()),
             Engine::Cuda(e) => e.synchronize(),
+        }
+    }
+
+    /// The predators' current state, in scene order (empty without predators).
+    pub fn predators(&self) -> Result<FlockState, GeofieldError> {
+        match &self.engine {
+            Engine::Cpu(e) => Ok(e.predators()),
+            Engine::Cuda(e) => e.predators(),
         }
     }
 

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{Flock, FlockParams, FlockState, FlockStats, stats};
+use super::{Flock, FlockParams, FlockState, FlockStats, Scene, stats};
 use crate::{Backend, GeofieldError};
 
 /// How [`run`] steps a flock and what it records on the way.
@@ -17,10 +17,13 @@ pub struct RunOptions {
     /// shorter): the state is brought back, measured ([`FlockStats`]), reported to the progress
     /// callback and drawn into `frames`. `None`: no snapshots, the steps run as one chunk.
     pub every: Option<usize>,
-    /// Draw every snapshot into these frames (PNG files and/or kept for a GIF; feature `io`);
+    /// Draw every snapshot into these frames (PNG files and/or kept for a GIF; feature `io`),
+    /// with the scene's obstacles outlined and its predators as red discs;
     /// [`FlockRun::frames`] hands them back (nothing is drawn without `every`).
     #[cfg(feature = "io")]
     pub frames: Option<super::io::Frames>,
+    /// Obstacles and predators ([`super::scene`]); the default is empty.
+    pub scene: Scene,
 }
 
 /// The statistics of one snapshot.
@@ -30,6 +33,12 @@ pub struct FlockSample {
     pub step: u64,
     #[serde(flatten)]
     pub stats: FlockStats,
+    /// Agents inside a solid obstacle ([`Scene::collisions`]); None without obstacles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collisions: Option<usize>,
+    /// The smallest distance from a predator to its nearest agent, m; None without predators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predator_distance_m: Option<f64>,
 }
 
 /// One snapshot as the progress callback of [`run`] sees it.
@@ -43,6 +52,10 @@ pub struct Snapshot<'a> {
     pub state: &'a FlockState,
     /// Its statistics ([`stats`]).
     pub stats: &'a FlockStats,
+    /// The predators' state (empty without predators).
+    pub predators: &'a FlockState,
+    /// The sample recorded for this snapshot (collisions, predator distance).
+    pub sample: &'a FlockSample,
 }
 
 /// What [`run`] returns.
@@ -63,6 +76,8 @@ pub struct FlockRun {
     /// The frames of [`RunOptions::frames`], with every snapshot drawn.
     #[cfg(feature = "io")]
     pub frames: Option<super::io::Frames>,
+    /// The predators' final state (empty without predators).
+    pub predators: FlockState,
 }
 
 impl FlockRun {
@@ -107,29 +122,31 @@ pub fn run(
     }
     let world = params.constants.world_radius;
     let initial = stats(&state, world);
-    let mut fl = Flock::new(backend, *params, state)?;
+    let scene = &options.scene;
+    let mut fl = Flock::with_scene(backend, *params, scene, state)?;
     #[cfg(feature = "io")]
-    let mut frames = options.frames.clone();
+    let mut frames = options.frames.clone().map(|f| f.with_scene(scene));
     let mut samples = Vec::new();
     let mut last = None;
     let mut snapshot = |fl: &Flock, step: usize, step_seconds: f64| {
         let state = fl.state()?;
+        let preds = fl.predators()?;
         let s = stats(&state, world);
+        let sample = sample_of(scene, step as u64, s, &state, &preds);
         progress(&Snapshot {
             step: step as u64,
             step_seconds,
             state: &state,
             stats: &s,
+            predators: &preds,
+            sample: &sample,
         });
         #[cfg(feature = "io")]
         if let Some(f) = &mut frames {
-            f.record(&state, step as u64, s.polarisation)
+            f.record_with(&state, &preds.pos, step as u64, s.polarisation)
                 .map_err(|e| GeofieldError::Invalid(e.to_string()))?;
         }
-        samples.push(FlockSample {
-            step: step as u64,
-            stats: s,
-        });
+        samples.push(sample);
         last = Some((state, s));
         Ok::<(), GeofieldError>(())
     };
@@ -157,7 +174,9 @@ pub fn run(
             (st, s)
         }
     };
+    let predators = fl.predators()?;
     Ok(FlockRun {
+        predators,
         state,
         steps: options.steps,
         step_seconds,
@@ -167,4 +186,27 @@ pub fn run(
         #[cfg(feature = "io")]
         frames,
     })
+}
+
+/// The sample of one snapshot: statistics, collisions (with obstacles) and the predators'
+/// nearest-agent distance (with predators).
+fn sample_of(
+    scene: &Scene,
+    step: u64,
+    stats: FlockStats,
+    state: &FlockState,
+    preds: &FlockState,
+) -> FlockSample {
+    let collisions = (!scene.obstacles.is_empty()).then(|| scene.collisions(state));
+    let predator_distance_m = (!preds.is_empty()).then(|| {
+        Scene::predator_distances(state, preds)
+            .into_iter()
+            .fold(f64::INFINITY, f64::min)
+    });
+    FlockSample {
+        step,
+        stats,
+        collisions,
+        predator_distance_m,
+    }
 }

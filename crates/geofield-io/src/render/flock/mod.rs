@@ -30,11 +30,13 @@ use crate::atomic::write_atomic;
 
 mod draw;
 mod frame;
+mod overlay;
 #[cfg(test)]
 mod tests;
 
 use draw::*;
 use frame::*;
+pub use overlay::FlockOverlay;
 
 /// Sizes are clamped to at most this many pixels across and down.
 const MAX_SIDE: u32 = 16_384;
@@ -108,6 +110,18 @@ pub fn render_flock(
     view: &FlockView,
     caption: &str,
 ) -> FlockFrame {
+    render_flock_scene(pos, fwd, view, caption, &FlockOverlay::default())
+}
+
+/// [`render_flock`] with obstacle outlines drawn under the agents and predators drawn over
+/// them as red discs (`overlay`).
+pub fn render_flock_scene(
+    pos: &[[f32; 3]],
+    fwd: &[[f32; 3]],
+    view: &FlockView,
+    caption: &str,
+    overlay: &FlockOverlay,
+) -> FlockFrame {
     let width = view.width.clamp(1, MAX_SIDE);
     let height = view.height.clamp(1, MAX_SIDE);
     let (w, h) = (width as usize, height as usize);
@@ -116,11 +130,13 @@ pub fn render_flock(
 
     let mut acc = vec![0.0f32; w * h * 3];
     draw_world(&mut acc, w, h, &cam);
+    overlay::draw_segments(&mut acc, w, h, &cam, &overlay.segments);
     let n = pos.len().min(fwd.len());
     let style = cam.style(n);
     for (p, f) in pos.iter().zip(fwd) {
         draw_agent(&mut acc, w, h, &cam, *p, *f, style);
     }
+    overlay::draw_predators(&mut acc, w, h, &cam, &overlay.predators);
 
     let mut canvas = Canvas::new(w, h, BACKGROUND);
     for (out, light) in canvas.pixels.chunks_exact_mut(3).zip(acc.chunks_exact(3)) {

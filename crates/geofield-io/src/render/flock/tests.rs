@@ -225,3 +225,42 @@ fn png_round_trip() {
     assert_eq!((info.width, info.height), (50, 40));
     assert_eq!(&buf[..info.buffer_size()], f.rgb.as_slice());
 }
+
+/// Obstacle outlines light a line of pixels; a predator is a saturated red disc at its
+/// projected position; an empty overlay changes nothing.
+#[test]
+fn overlay_draws_outlines_and_predators() {
+    let v = view(200, 200);
+    let plain = render_flock(&[], &[], &v, "");
+    assert_eq!(
+        render_flock_scene(&[], &[], &v, "", &FlockOverlay::default()),
+        plain
+    );
+    let seg = FlockOverlay {
+        segments: vec![([-20.0, 0.0, 0.0], [20.0, 0.0, 0.0])],
+        predators: vec![],
+    };
+    let f = render_flock_scene(&[], &[], &v, "", &seg);
+    let changed = f
+        .rgb
+        .chunks_exact(3)
+        .zip(plain.rgb.chunks_exact(3))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(changed >= 50, "a 40 m segment spans many pixels: {changed}");
+    let pred = FlockOverlay {
+        segments: vec![],
+        predators: vec![[0.0, 0.0, 0.0]],
+    };
+    let f = render_flock_scene(&[], &[], &v, "", &pred);
+    let cam = Camera::new(&v, 200, 200, TextBlock::new(200, 200, None, "").height);
+    let (x, y, _) = cam.project([0.0, 0.0, 0.0]).unwrap();
+    let p = px(&f, x as usize + 2, y as usize);
+    assert!(p[0] >= 250 && p[1] <= 40 && p[2] <= 40, "{p:?}");
+    let red = f
+        .rgb
+        .chunks_exact(3)
+        .filter(|p| p[0] >= 250 && p[1] <= 40 && p[2] <= 40)
+        .count();
+    assert!((20..=81).contains(&red), "{red} red pixels");
+}
