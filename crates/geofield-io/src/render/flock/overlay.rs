@@ -5,7 +5,7 @@ use super::draw::{Camera, V3, add};
 
 /// Linear-light colour of obstacle outlines (a cool grey) and their intensity per pixel.
 const OUTLINE: V3 = [0.55, 0.62, 0.75];
-const OUTLINE_INTENSITY: f32 = 0.9;
+const OUTLINE_INTENSITY: f32 = 0.6;
 /// Predators: a saturated red disc with a white core, `MARKER_PX` pixels in radius.
 const PREDATOR: V3 = [1.0, 0.0, 0.0];
 const PREDATOR_INTENSITY: f32 = 6.0;
