@@ -44,7 +44,8 @@ use crate::GeofieldError;
 const PIO2_1: f64 = f64::from_bits(0x3FF9_21FB_5440_0000);
 const PIO2_2: f64 = f64::from_bits(0x3DD0_B461_1A60_0000);
 const PIO2_3: f64 = f64::from_bits(0x3BA3_198A_2E03_7073);
-const TWO_OVER_PI: f64 = 0.6366197723675814;
+/// 2/π (the same double as the kernels' literal 0.6366197723675814).
+const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
 
 /// (sin t, cos t) with our own arithmetic (mirrored by `sim_sincos` in `kernels/sim.cu`):
 /// t = n·π/2 + r, |r| ≤ π/4 (Cody–Waite with three parts of π/2), Taylor polynomials to r¹⁵
