@@ -101,6 +101,18 @@ def _common(x, y, values):
     return xs, ys, cols, names
 
 
+def _grid(extent, cell_size):
+    """(x_min, y_max, cell size, rows, cols) of the grid of ``extent`` and ``cell_size``."""
+    try:
+        x_min, y_min, x_max, y_max = (float(v) for v in extent)
+    except (TypeError, ValueError):
+        raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}") from None
+    h = float(cell_size)
+    if not (h > 0):
+        raise GeofieldValueError(f"cell_size: {cell_size!r} must be > 0")
+    return (x_min, y_max, h, round((y_max - y_min) / h), round((x_max - x_min) / h))
+
+
 def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cell_size,
           kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None, radius=None,
           variance=True, nugget_mode="exact", precision="float64", backend="auto", crs=None,
@@ -142,21 +154,13 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
     """
     _xr.require_xarray("geofield.krige")
     xs, ys, cols, names = _common(x, y, values)
-    try:
-        x_min, y_min, x_max, y_max = (float(v) for v in extent)
-    except (TypeError, ValueError):
-        raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}") from None
-    h = float(cell_size)
-    if not (h > 0):
-        raise GeofieldValueError(f"cell_size: {cell_size!r} must be > 0")
-    cols_n = round((x_max - x_min) / h)
-    rows_n = round((y_max - y_min) / h)
+    grid = _grid(extent, cell_size)
     kind, mean, drift = _kind(kind, mean, drift)
     with _progress.bar(progress, "kriging") as bar:
         z, var, grid, info, used = _native.krige(
             xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
             _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), None,
-            (x_min, y_max, h, rows_n, cols_n), bool(variance), precision, backend,
+            grid, bool(variance), precision, backend,
             progress=bar)
     rows, cols_ = grid[3], grid[4]
     bands = [z[i].reshape(rows, cols_) for i in builtins_range(len(names))]
@@ -289,14 +293,7 @@ def simulate(x, y, values, model, sill=None, range=None, nugget=0.0, *, n=1, see
         if extent is None or cell_size is None:
             raise GeofieldValueError("give extent and cell_size (a grid) or points")
         _xr.require_xarray("geofield.simulate")
-        try:
-            x_min, y_min, x_max, y_max = (float(v) for v in extent)
-        except (TypeError, ValueError):
-            raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}") from None
-        h = float(cell_size)
-        if not (h > 0):
-            raise GeofieldValueError(f"cell_size: {cell_size!r} must be > 0")
-        grid = (x_min, y_max, h, round((y_max - y_min) / h), round((x_max - x_min) / h))
+        grid = _grid(extent, cell_size)
     kind, mean, drift = _kind(kind, mean, drift)
     with _progress.bar(progress, "simulating") as bar:
         z, grid_out, info, used = _native.simulate(
@@ -352,14 +349,7 @@ def indicator_krige(x, y, values, thresholds, model, sill=None, range=None, nugg
         raise GeofieldValueError(f"values: indicator kriging takes one surface, got {len(cols)}")
     t = _arrays.floats("thresholds", np.atleast_1d(np.asarray(thresholds, dtype=float)))
     xr = _xr.require_xarray("geofield.indicator_krige")
-    try:
-        x_min, y_min, x_max, y_max = (float(v) for v in extent)
-    except (TypeError, ValueError):
-        raise GeofieldValueError(f"extent: expected (x_min, y_min, x_max, y_max), got {extent!r}") from None
-    h = float(cell_size)
-    if not (h > 0):
-        raise GeofieldValueError(f"cell_size: {cell_size!r} must be > 0")
-    grid = (x_min, y_max, h, round((y_max - y_min) / h), round((x_max - x_min) / h))
+    grid = _grid(extent, cell_size)
     kind, mean, _ = _kind(kind, mean, None)
     vgs = _indicator_variograms(model, sill, range, nugget, len(t))
     with _progress.bar(progress, "indicator kriging") as bar:
