@@ -120,6 +120,22 @@ def test_cli_netcdf_reads_back_in_xarray(tmp_path):
     for x, y, v in [(15, 85, 10.0), (75, 75, 12.5), (25, 25, 9.0), (85, 15, 11.0)]:
         np.testing.assert_allclose(z.sel(x=x, y=y).values, v, atol=1e-9)
     assert "crs" in ds.variables and z.attrs.get("grid_mapping") == "crs"
+    # The same realisations as a GeoTIFF of 3 bands, read by rasterio (GDAL).
+    rasterio = pytest.importorskip("rasterio")
+    tif = tmp_path / "s.tif"
+    r = subprocess.run([exe, "--backend", "cpu", "krige", "--samples", str(csv), "--values", "z",
+                        "--model", "exponential", "--sill", "2", "--range", "60",
+                        "--extent", "0,0,100,100", "--cell-size-m", "10", "--simulate", "3",
+                        "--seed", "4", "--out", str(tif), "--crs", "EPSG:32633",
+                        "--precision", "f64"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with rasterio.open(tif) as src:
+        assert src.count == 3 and src.crs.to_epsg() == 32633
+        bands = src.read()
+        rows, cols = src.index(15, 85)
+        np.testing.assert_allclose(bands[:, rows, cols], 10.0, atol=1e-9)
+    # Rows north first in the GeoTIFF, south first in the NetCDF: the same values.
+    np.testing.assert_allclose(bands, z.values[:, ::-1, :], atol=1e-12)
 
 
 def test_indicator_kriging_against_pykrige_and_as_distributions():
