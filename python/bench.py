@@ -11,6 +11,8 @@ one machine (results go to docs/benchmarks.md):
   ``count_neighbors``; spatstat's K has no Python peer: scipy's counts give its uncorrected K).
 - ``geofield.simulate``: 100 conditional realisations of 1e6 grid nodes from 500 samples
   (``--only simulate``) against GSTools' ``CondSRF`` on the same CPU.
+- Kriging with external drift against PyKrige, block kriging, a variogram map and a nested fit
+  (``--only peers``).
 - The Python overhead: each call's wall time minus the time of the library call inside it
   (``_native`` timed directly with the same arrays).
 
@@ -147,8 +149,9 @@ def krige_rows(nodes_side, samples, repeat, backends, pykrige_backends):
         whole = median_time(lambda: ok.execute("grid", gx, gy, device=be), repeat)
         model, sill, rng_, nug = ok._gf
         lib = median_time(lambda: _native.krige(
-            ok.X_ORIG, ok.Y_ORIG, [ok.Z], ["z"], [(model, sill, rng_, nug)],
-            ("ordinary", None, None, None, None, None, False), None, grid, True, "float64", be),
+            ok.X_ORIG, ok.Y_ORIG, [ok.Z], ["z"], [(model, [sill], [rng_], nug)],
+            ("ordinary", None, None, None, None, None, False, None), None, grid, True, "float64",
+            be),
             repeat)
         rows.append({"case": f"pykrige grid {nodes_side}x{nodes_side} from {samples} with variance",
                      "who": f"geofield.pykrige {be}", "seconds": whole, "library_seconds": lib,
@@ -227,13 +230,71 @@ def simulate_rows(side, samples, reals, repeat, backends, gstools_reals):
 builtins_range = range
 
 
+def peers_rows(side, samples, repeat, backends):
+    """Issue 20's kriging additions beside their peers: kriging with external drift (PyKrige's
+    ``external_Z``), block kriging (gstat's default 4 x 4 Gauss points; gstat itself is R and
+    not run here), a variogram map (numpy's vectorised pair loop, the reference) and a nested
+    fit."""
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(10, 990, (2, samples))
+    gx = 5.0 + 10.0 * np.arange(100)
+    dem = 100 + 0.3 * gx[None, :] - 0.1 * gx[:, None] + 20 * np.sin(gx[None, :] / 60)
+    z = np.sin(x / 150) + np.cos(y / 200) + 0.05 * rng.normal(size=samples)
+    px = np.linspace(10, 990, side)
+    kw = dict(variogram_model="exponential",
+              variogram_parameters={"sill": 1.05, "range": 300.0, "nugget": 0.05},
+              drift_terms=["external_Z"], external_drift=dem, external_drift_x=gx,
+              external_drift_y=gx)
+    rows = []
+    from geofield import pykrige as gk
+    case = f"external drift grid {side}x{side} from {samples}"
+    ours = gk.UniversalKriging(x, y, z, **kw)
+    for be in backends:
+        t = median_time(lambda: ours.execute("grid", px, px, device=be), repeat)
+        rows.append({"case": case, "who": f"geofield.pykrige {be}", "seconds": t})
+    try:
+        from pykrige.uk import UniversalKriging
+        pk = UniversalKriging(x, y, z, **kw)
+        t = median_time(lambda: pk.execute("grid", px, px), 1, warmup=False)
+        rows.append({"case": case, "who": "PyKrige 1.7 external_Z", "seconds": t})
+    except ImportError:
+        pass
+    for be in backends:
+        t = median_time(lambda: geofield.krige(
+            x, y, z, "exponential", sill=1.0, range=300.0, nugget=0.05,
+            extent=(0, 0, 1000, 1000), cell_size=1000 / side, block=1000 / side, backend=be),
+            repeat)
+        rows.append({"case": f"block kriging (4x4 Gauss) grid {side}x{side} from {samples}",
+                     "who": f"geofield {be}", "seconds": t})
+    t = median_time(lambda: geofield.variogram_map(x, y, z, cutoff=300.0, width=20.0), repeat)
+    rows.append({"case": f"variogram map 31x31 of {samples} samples", "who": "geofield cpu",
+                 "seconds": t})
+
+    def numpy_map():
+        dx = x[None, :] - x[:, None]
+        dy = y[None, :] - y[:, None]
+        kx, ky = np.round(dx / 20.0), np.round(dy / 20.0)
+        keep = (np.abs(kx) <= 15) & (np.abs(ky) <= 15) & ~np.eye(samples, dtype=bool)
+        cell = ((15 - ky) * 31 + kx + 15)[keep].astype(np.int64)
+        d2 = 0.5 * (z[None, :] - z[:, None]) ** 2
+        return np.bincount(cell, d2[keep], 961) / np.maximum(np.bincount(cell, None, 961), 1)
+    t = median_time(numpy_map, repeat)
+    rows.append({"case": f"variogram map 31x31 of {samples} samples", "who": "numpy (vectorised)",
+                 "seconds": t})
+    t = median_time(lambda: geofield.variogram(x, y, z, lags=15,
+                                               model="spherical+exponential"), repeat)
+    rows.append({"case": f"nested fit spherical+exponential, {samples} samples",
+                 "who": "geofield cpu", "seconds": t})
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
     ap.add_argument("--pykrige-backends", default="vectorized,C")
-    ap.add_argument("--only", choices=["knn", "kriging", "radius", "simulate"], help="run one case")
+    ap.add_argument("--only", choices=["knn", "kriging", "radius", "simulate", "peers"], help="run one case")
     ap.add_argument("--knn-dims", default="3",
                     help="point dimensions of the k-NN case, e.g. 2,3 (default 3)")
     ap.add_argument("--backends", help="comma-separated backends (default: cpu and, when "
@@ -256,6 +317,8 @@ def main():
         rows += radius_rows(n, a.repeat, backends, not a.no_scipy)
     if a.only in (None, "kriging"):
         rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
+    if a.only == "peers":
+        rows += peers_rows(200 if a.quick else 400, 500, a.repeat, backends)
     if a.only == "simulate":
         rows += simulate_rows(side, 500, a.sim_reals, a.repeat, backends, a.gstools_reals)
     out = {"machine": platform.node(), "python": sys.version.split()[0], "geofield": info,

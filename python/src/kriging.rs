@@ -2,8 +2,8 @@
 //! the PyKrige drop-ins all end here.
 
 use geofield::kriging::{
-    self, Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, Model, Neighbourhood, NuggetMode,
-    Precision, SampleSet, Surface, Target, Variogram,
+    self, Anisotropy, Block, Discretisation, Drift, Kind, KrigeOptions, KrigeParams, Model,
+    Neighbourhood, NuggetMode, Precision, SampleSet, Surface, Target, Variogram,
 };
 use geofield_core::GridSpec;
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
@@ -14,12 +14,14 @@ use crate::errors;
 use crate::grid::{Grid, grid_tuple};
 use crate::interrupt::run_interruptible;
 
-/// The variogram `(model, sill, range, nugget)` in geofield's practical-range convention.
-pub type VariogramArg = (String, f64, f64, f64);
+/// The variogram `(model, sills, ranges, nugget)` in geofield's practical-range convention:
+/// `model` one structure or nested ones joined by `+`, one partial sill per structure, one
+/// range per structure or per bounded structure ([`Variogram::nested`]).
+pub type VariogramArg = (String, Vec<f64>, Vec<f64>, f64);
 
 pub(crate) fn variogram(v: &VariogramArg) -> PyResult<Variogram> {
-    let model = Model::parse(&v.0).map_err(|e| errors::arg("model", shown(&e)))?;
-    Variogram::new(model, v.1, v.2, v.3).map_err(errors::lib)
+    let models = Model::parse_nested(&v.0).map_err(|e| errors::arg("model", shown(&e)))?;
+    Variogram::nested(&models, &v.1, &v.2, v.3).map_err(errors::lib)
 }
 
 fn shown(e: &dyn std::error::Error) -> String {
@@ -27,7 +29,7 @@ fn shown(e: &dyn std::error::Error) -> String {
 }
 
 /// How to krige, as Python passes it: `(kind, mean, drift, anisotropy (azimuth_deg, ratio),
-/// neighbors, radius, measurement_error)`.
+/// neighbors, radius, measurement_error, block (size_x, size_y, "gauss" | "N"))`.
 #[derive(FromPyObject)]
 pub struct Setup(
     String,
@@ -37,11 +39,30 @@ pub struct Setup(
     Option<usize>,
     Option<f64>,
     bool,
+    Option<(f64, f64, String)>,
 );
 
 /// Kriging options from the Python arguments.
 pub(crate) fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> {
-    let Setup(kind, mean, drift, anisotropy, neighbors, radius, measurement_error) = setup;
+    let Setup(kind, mean, drift, anisotropy, neighbors, radius, measurement_error, block) = setup;
+    let block = match block {
+        None => None,
+        Some((sx, sy, rule)) => Some(Block {
+            size_x_m: *sx,
+            size_y_m: *sy,
+            discretisation: match rule.as_str() {
+                "gauss" => Discretisation::Gauss,
+                n => Discretisation::Regular {
+                    n: n.parse().map_err(|_| {
+                        errors::arg(
+                            "block_discretisation",
+                            format!("{n:?} is not 'gauss' or a number of points a side"),
+                        )
+                    })?,
+                },
+            },
+        }),
+    };
     let (kind, mean, drift, anisotropy, neighbors, radius, measurement_error) = (
         kind.as_str(),
         *mean,
@@ -61,10 +82,16 @@ pub(crate) fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> 
         ("universal", None, Some("quadratic")) => Kind::Universal {
             drift: Drift::Quadratic,
         },
+        ("universal", None, Some("external")) => Kind::Universal {
+            drift: Drift::External,
+        },
+        ("universal", None, Some("linear-external")) => Kind::Universal {
+            drift: Drift::LinearExternal,
+        },
         ("universal", None, Some(d)) => {
             return Err(errors::arg(
                 "drift",
-                format!("{d:?} is not 'linear' or 'quadratic'"),
+                format!("{d:?} is not 'linear', 'quadratic', 'external' or 'linear-external'"),
             ));
         }
         ("ordinary" | "universal", Some(_), _) => {
@@ -110,6 +137,7 @@ pub(crate) fn options(setup: &Setup, precision: &str) -> PyResult<KrigeOptions> 
             NuggetMode::Exact
         },
         precision,
+        block,
         ..KrigeOptions::default()
     })
 }
@@ -170,7 +198,7 @@ pub(crate) fn target(
 /// backend label)`; on a grid the nodes are row-major from the north-west corner. Interruptible
 /// (Ctrl-C); `progress` is called with the fraction of the nodes done.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None, indicator = None))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None, indicator = None, external_drift = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige<'py>(
     py: Python<'py>,
@@ -187,6 +215,7 @@ pub fn krige<'py>(
     backend: &str,
     progress: Option<Bound<'py, PyAny>>,
     indicator: Option<(Vec<f64>, String)>,
+    external_drift: Option<(PyReadonlyArray1<'py, f64>, Grid)>,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Option<Bound<'py, PyAny>>,
@@ -213,6 +242,18 @@ pub fn krige<'py>(
         target,
         variance,
         resolve_crossings: false,
+        external_drift: match external_drift {
+            None => None,
+            Some((v, g)) => {
+                let Target::Grid(grid) = target(None, Some(g))? else {
+                    return Err(errors::arg("external_drift", "expected a grid"));
+                };
+                Some(std::sync::Arc::new(
+                    kriging::ExternalDrift::new(grid, v.as_slice()?.to_vec(), "external_drift")
+                        .map_err(|e| errors::arg("external_drift", shown(&e)))?,
+                ))
+            }
+        },
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();
@@ -255,8 +296,8 @@ pub fn krige<'py>(
 }
 
 /// The empirical variogram of one surface and, with `model`, its weighted least-squares fit.
-/// Returns `(lo, hi, distance, gamma, pairs, fit)` with `fit = (model, sill, range, nugget,
-/// wrss, warnings)` or None.
+/// Returns `(lo, hi, distance, gamma, pairs, fit)` with `fit = (model, sills, ranges, nugget,
+/// wrss, warnings)` (one sill and range per structure) or None.
 #[pyfunction]
 #[pyo3(signature = (xs, ys, values, lags, max_lag, direction, estimator, model, fit_nugget))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -277,20 +318,11 @@ pub fn variogram_bins<'py>(
     Vec<f64>,
     Vec<f64>,
     Vec<u64>,
-    Option<(String, f64, f64, f64, f64, Vec<String>)>,
+    Option<(String, Vec<f64>, Vec<f64>, f64, f64, Vec<String>)>,
 )> {
-    let estimator = match estimator {
-        "matheron" => kriging::Estimator::Matheron,
-        "cressie-hawkins" | "cressie" => kriging::Estimator::CressieHawkins,
-        e => {
-            return Err(errors::arg(
-                "estimator",
-                format!("{e:?} is not 'matheron' or 'cressie-hawkins'"),
-            ));
-        }
-    };
+    let estimator = estimator_arg(estimator)?;
     let model = match model {
-        Some(m) => Some(Model::parse(m).map_err(|e| errors::arg("model", shown(&e)))?),
+        Some(m) => Some(Model::parse_nested(m).map_err(|e| errors::arg("model", shown(&e)))?),
         None => None,
     };
     let spec = kriging::LagSpec {
@@ -307,14 +339,14 @@ pub fn variogram_bins<'py>(
         .unwrap_or_default();
     let fit = match model {
         Some(m) => {
-            let f = kriging::fit(m, &bins, fit_nugget).map_err(errors::lib)?;
+            let f = kriging::fit_models(&m, &bins, fit_nugget).map_err(errors::lib)?;
             let warnings = f.warnings(&bins);
-            let s = f.variogram.structures.first().copied();
+            let v = &f.variogram;
             Some((
-                s.map_or_else(String::new, |s| s.model.name().to_string()),
-                s.map_or(0.0, |s| s.sill),
-                s.map_or(0.0, |s| s.range),
-                f.variogram.nugget,
+                v.models_name(),
+                v.structures.iter().map(|s| s.sill).collect(),
+                v.structures.iter().map(|s| s.range).collect(),
+                v.nugget,
                 f.wrss,
                 warnings,
             ))
@@ -329,6 +361,38 @@ pub fn variogram_bins<'py>(
         bins.iter().map(|b| b.pairs).collect(),
         fit,
     ))
+}
+
+fn estimator_arg(estimator: &str) -> PyResult<kriging::Estimator> {
+    match estimator {
+        "matheron" => Ok(kriging::Estimator::Matheron),
+        "cressie-hawkins" | "cressie" => Ok(kriging::Estimator::CressieHawkins),
+        e => Err(errors::arg(
+            "estimator",
+            format!("{e:?} is not 'matheron' or 'cressie-hawkins'"),
+        )),
+    }
+}
+
+/// The variogram map of one surface ([`kriging::variogram_map`]): `(lags, gamma, pairs)`, the
+/// (2·lags + 1)² cells row-major, row 0 at the largest +dy.
+#[pyfunction]
+#[pyo3(signature = (xs, ys, values, cutoff, width, estimator))]
+pub fn variogram_map<'py>(
+    py: Python<'py>,
+    xs: PyReadonlyArray1<'py, f64>,
+    ys: PyReadonlyArray1<'py, f64>,
+    values: PyReadonlyArray1<'py, f64>,
+    cutoff: f64,
+    width: f64,
+    estimator: &str,
+) -> PyResult<(usize, Vec<f64>, Vec<u64>)> {
+    let estimator = estimator_arg(estimator)?;
+    let (xs, ys, values) = (xs.as_slice()?, ys.as_slice()?, values.as_slice()?);
+    let m = py
+        .detach(|| kriging::variogram_map(xs, ys, values, cutoff, width, estimator))
+        .map_err(errors::lib)?;
+    Ok((m.lags, m.gamma, m.pairs))
 }
 
 /// Leave-one-out cross-validation of each surface: `[(name, locations, error, variance, rmse,
@@ -357,6 +421,7 @@ pub fn cross_validate<'py>(
         },
         variance: true,
         resolve_crossings: false,
+        external_drift: None,
     };
     let cv = run_interruptible(py, progress.as_ref(), |cancel, sink| {
         kriging::cross_validate_with_progress(

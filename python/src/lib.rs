@@ -39,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;
+    m.add_function(wrap_pyfunction!(kriging::variogram_map, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::cross_validate, m)?)?;
     m.add_class::<flock::Flock>()?;
     m.add_function(wrap_pyfunction!(forest::forest, m)?)?;

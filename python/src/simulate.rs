@@ -39,6 +39,7 @@ pub fn simulate<'py>(
         target: target(points, grid)?,
         variance: false,
         resolve_crossings: false,
+        external_drift: None,
     };
     let sim = SimParams {
         realisations: n,

@@ -33,19 +33,22 @@ pub struct KrigeArgs {
     #[arg(long, value_delimiter = ',', required = true)]
     pub values: Vec<String>,
     /// Variogram model: exponential, gaussian, spherical, cubic, stable:ALPHA, matern:NU,
-    /// power:EXPONENT, linear (practical-range convention; see `geofield variogram`).
+    /// power:EXPONENT, linear (practical-range convention; see `geofield variogram`); nested
+    /// structures joined by `+` (spherical+exponential, gstat's `vgm(..., add.to=)`).
     #[arg(long)]
     pub model: Option<String>,
-    /// Partial sill (power: scale; linear: slope).
-    #[arg(long)]
-    pub sill: Option<f64>,
-    /// Practical range in metres (where an exponential or Gaussian reaches 95 % of the sill).
-    #[arg(long)]
-    pub range: Option<f64>,
+    /// Partial sill (power: scale; linear: slope); one per structure, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub sill: Vec<f64>,
+    /// Practical range in metres (where an exponential or Gaussian reaches 95 % of the sill);
+    /// one per structure, comma-separated (power and linear take none).
+    #[arg(long, value_delimiter = ',')]
+    pub range: Vec<f64>,
     /// Nugget.
     #[arg(long, default_value_t = 0.0)]
     pub nugget: f64,
-    /// Fit this model to each value column's empirical variogram instead of --model.
+    /// Fit this model (nested: joined by `+`) to each value column's empirical variogram
+    /// instead of --model.
     #[arg(long, conflicts_with = "model")]
     pub fit: Option<String>,
     /// With --fit: one model fitted to the pooled variogram of all columns, so that the
@@ -90,6 +93,19 @@ pub struct KrigeArgs {
     /// north, and the ratio of the shortest to the longest range (0 < ratio <= 1).
     #[arg(long, allow_hyphen_values = true)]
     pub anisotropy: Option<String>,
+    /// The external drift variable of --drift external|linear-external: a raster (.tif, .asc),
+    /// first band, sampled bilinearly between cell centres at the
+    /// samples and the nodes (PyKrige's rule); it must cover them all.
+    #[arg(long)]
+    pub drift_raster: Option<PathBuf>,
+    /// Block kriging (gstat `block=`): each cell's value is the mean over a block of SX[,SY]
+    /// metres centred on it (e.g. the cell size), with the block variance. Evaluated on the CPU.
+    #[arg(long, value_delimiter = ',', num_args = 1..=2)]
+    pub block: Vec<f64>,
+    /// With --block: `gauss` (4 x 4 Gauss-Legendre points, gstat's default) or N (N x N regular points,
+    /// gstat `nblockdiscr`).
+    #[arg(long, default_value = "gauss")]
+    pub block_discretisation: String,
     /// Treat the nugget as measurement error (smoothed at the samples) instead of honouring the
     /// data exactly.
     #[arg(long)]

@@ -31,7 +31,8 @@ pub struct VariogramArgs {
     #[arg(long)]
     pub values: String,
     /// Fit this model: exponential, gaussian, spherical, cubic, stable:ALPHA, matern:NU,
-    /// power:EXPONENT, linear (practical-range convention; see the README).
+    /// power:EXPONENT, linear (practical-range convention; see the README); nested structures
+    /// joined by `+` (spherical+exponential).
     #[arg(long)]
     pub model: Option<String>,
     /// Fit without a nugget.
@@ -53,6 +54,21 @@ pub struct VariogramArgs {
     /// the fit as JSON: the global --json.)
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Variogram map (gstat `map = TRUE`, GSLIB varmap): γ over separation vectors (dx, dy) in
+    /// square cells of this width, to see anisotropy. Written with --map and/or --map-png.
+    #[arg(long)]
+    pub map_width: Option<f64>,
+    /// The map's largest separation along x and y [default: --max-lag, else a third of the
+    /// samples' bounding-box diagonal].
+    #[arg(long, requires = "map_width")]
+    pub map_cutoff: Option<f64>,
+    /// The map as a raster (.tif, .npy, .asc): bands gamma and pairs, coordinates are the
+    /// separations in metres (cell centres at multiples of the width; no CRS).
+    #[arg(long, requires = "map_width")]
+    pub map: Option<PathBuf>,
+    /// The map as a picture (north up: +dy at the top).
+    #[arg(long, requires = "map_width")]
+    pub map_png: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -62,6 +78,22 @@ struct Report<'a> {
     estimator: Estimator,
     bins: &'a [kriging::LagBin],
     fit: Option<&'a kriging::Fit>,
+    map: Option<&'a kriging::VariogramMap>,
+}
+
+/// A third of the samples' bounding-box diagonal (the bins' default largest lag).
+fn third_diagonal(xs: &[f64], ys: &[f64]) -> f64 {
+    let (x0, x1) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let (y0, y1) = ys
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    (x1 - x0).hypot(y1 - y0) / 3.0
 }
 
 pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
@@ -70,7 +102,16 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
     outs.input("--samples", &a.samples);
     outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
-    let model = a.model.as_deref().map(Model::parse).transpose()?;
+    outs.plan_opt("--map", a.map.as_deref(), Kind::File)?;
+    outs.plan_opt("--map-png", a.map_png.as_deref(), Kind::File)?;
+    if a.map_width.is_some() && a.map.is_none() && a.map_png.is_none() {
+        bail!("--map-width makes a variogram map: write it with --map FILE and/or --map-png FILE");
+    }
+    let model = a
+        .model
+        .as_deref()
+        .map(|m| Model::parse_nested(m).with_context(|| format!("--model {m}")))
+        .transpose()?;
     let set = read_variable(&a.samples, &a.x, &a.y, &a.values)?;
     let (xs, ys, vs) = (&set.xs, &set.ys, &set.surfaces[0].values);
     let direction = match a.direction.as_deref() {
@@ -108,7 +149,7 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
         );
     }
     let fitted = model
-        .map(|m| kriging::fit(m, &bins, !a.no_nugget))
+        .map(|m| kriging::fit_models(&m, &bins, !a.no_nugget))
         .transpose()?;
     if let Some(f) = &fitted {
         println!("fit: {} (weighted RSS {:.4e})", f.variogram, f.wrss);
@@ -116,7 +157,54 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
             eprintln!("warning: {w}");
         }
     }
+    let map = match a.map_width {
+        Some(w) => {
+            let cutoff = a
+                .map_cutoff
+                .or(a.max_lag)
+                .unwrap_or_else(|| third_diagonal(xs, ys));
+            let m = kriging::variogram_map(xs, ys, vs, cutoff, w, estimator)
+                .with_context(|| format!("--map-width {w} --map-cutoff {cutoff}"))?;
+            println!(
+                "variogram map: {} x {} cells of {} m out to ±{} m",
+                m.side(),
+                m.side(),
+                w,
+                m.lags as f64 * w
+            );
+            Some(m)
+        }
+        None => None,
+    };
     let mut written = Vec::new();
+    if let Some(m) = &map {
+        let raster = m.to_raster()?;
+        if let Some(p) = &a.map {
+            let meta = geofield_io::RasterMeta {
+                description: Some(format!(
+                    "variogram map of {} from {} ({estimator:?}); x, y are separations in metres",
+                    a.values,
+                    a.samples.display()
+                )),
+                nodata: Some(f64::NAN),
+                ..Default::default()
+            };
+            written.extend(outs.write(p, |t| Ok(geofield_io::write_raster(t, &raster, &meta)?))?);
+        }
+        if let Some(p) = &a.map_png {
+            let gamma = geofield_core::Raster::new(
+                raster.grid,
+                vec!["gamma".into()],
+                geofield_core::RasterData::F64(m.gamma.clone()),
+            )?;
+            let opts = geofield_io::RenderOptions {
+                title: format!("variogram map of {} (dx east, dy north, m)", a.values),
+                units: "semivariance".into(),
+                ..Default::default()
+            };
+            written.push(outs.write_one(p, |t| Ok(geofield_io::render_png(t, &gamma, &opts)?))?);
+        }
+    }
     if let Some(p) = &a.png {
         let f = fitted.as_ref();
         written.push(outs.write_one(p, |s| Ok(write_variogram_png(s, &a.values, &bins, f)?))?);
@@ -128,6 +216,7 @@ pub fn run(a: &VariogramArgs, ctx: &Ctx) -> Result<()> {
             estimator,
             bins: &bins,
             fit: fitted.as_ref(),
+            map: map.as_ref(),
         };
         written.push(outs.write_json(p, &r)?);
     }

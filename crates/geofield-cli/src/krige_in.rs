@@ -5,8 +5,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::ValueEnum;
 use geofield::GeofieldError;
 use geofield::kriging::{
-    self, Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, LagSpec, MergeRule, Model,
-    Neighbourhood, NuggetMode, Precision, SampleSet, SurfaceFit, Target, Variogram,
+    self, Anisotropy, Block, Discretisation, Drift, Kind, KrigeOptions, KrigeParams, LagSpec,
+    MergeRule, Model, Neighbourhood, NuggetMode, Precision, SampleSet, SurfaceFit, Target,
+    Variogram,
 };
 use geofield_core::{Extent, GridSpec};
 
@@ -23,6 +24,10 @@ pub enum KindArg {
 pub enum DriftArg {
     Linear,
     Quadratic,
+    /// 1 and the --drift-raster variable (kriging with external drift, gstat `z ~ dem`).
+    External,
+    /// 1, x, y and the --drift-raster variable.
+    LinearExternal,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
@@ -84,13 +89,22 @@ pub(crate) fn params(a: &KrigeArgs, gpu: bool, extent: Extent) -> Result<KrigePa
     let options = options(a, gpu)?;
     let grid = GridSpec::from_extent(extent, a.cell_size_m)
         .context("the output grid of --extent at cell size --cell-size-m")?;
-    let params = KrigeParams {
+    let mut params = KrigeParams {
         variograms: vec![],
         options,
         target: Target::Grid(grid),
         variance: a.variance.is_some() || a.sd_png.is_some(),
         resolve_crossings: a.strata,
+        external_drift: None,
     };
+    match (params.options.kind.is_external(), &a.drift_raster) {
+        (true, Some(p)) => params.external_drift = Some(std::sync::Arc::new(drift_raster(p)?)),
+        (true, None) => bail!("--drift external needs --drift-raster (e.g. a DEM)"),
+        (false, Some(_)) => {
+            bail!("--drift-raster is the variable of --drift external|linear-external: give one")
+        }
+        (false, None) => {}
+    }
     params.check_memory(a.values.len()).context(
         "the output grid would not fit in this machine's available memory (MemAvailable)",
     )?;
@@ -105,6 +119,19 @@ pub(crate) fn params(a: &KrigeArgs, gpu: bool, extent: Extent) -> Result<KrigePa
     Ok(params)
 }
 
+/// The first band of `path` as an external drift variable (nodata cells missing).
+fn drift_raster(path: &std::path::Path) -> Result<kriging::ExternalDrift> {
+    // Nodata cells come back as NaN.
+    let (r, _) = geofield_io::read_raster(path)
+        .with_context(|| format!("--drift-raster {}", path.display()))?;
+    let v = r.band_f64(0);
+    Ok(kriging::ExternalDrift::new(
+        r.grid,
+        v,
+        &path.display().to_string(),
+    )?)
+}
+
 /// The variograms into `params`: the one given, or fitted per column (or pooled); the fits.
 pub(crate) fn variograms(
     a: &KrigeArgs,
@@ -112,16 +139,17 @@ pub(crate) fn variograms(
     params: &mut KrigeParams,
 ) -> Result<Vec<SurfaceFit>> {
     if let Some(m) = &a.model {
-        let model = Model::parse(m)?;
-        let sill = a
-            .sill
-            .with_context(|| format!("--model {m} needs --sill"))?;
-        let range = match a.range {
-            Some(r) => r,
-            None if !model.is_bounded() => 1.0,
-            None => bail!("--model {m} needs --range (the practical range in metres)"),
-        };
-        params.variograms = vec![Variogram::new(model, sill, range, a.nugget)?];
+        let models = Model::parse_nested(m).with_context(|| format!("--model {m}"))?;
+        if a.sill.is_empty() {
+            bail!("--model {m} needs --sill (one partial sill per structure, comma-separated)");
+        }
+        let bounded = models.iter().filter(|m| m.is_bounded()).count();
+        if a.range.is_empty() && bounded > 0 {
+            bail!("--model {m} needs --range (the practical range in metres, one per structure)");
+        }
+        let v = Variogram::nested(&models, &a.sill, &a.range, a.nugget)
+            .with_context(|| format!("--model {m} --sill --range --nugget"))?;
+        params.variograms = vec![v];
         return Ok(vec![]);
     }
     let Some(m) = &a.fit else {
@@ -132,7 +160,8 @@ pub(crate) fn variograms(
         max_lag: a.max_lag,
         direction: None,
     };
-    let fits = kriging::fit_surfaces(set, Model::parse(m)?, &spec, a.fit_pooled)?;
+    let models = Model::parse_nested(m).with_context(|| format!("--fit {m}"))?;
+    let fits = kriging::fit_surfaces(set, &models, &spec, a.fit_pooled)?;
     params.variograms = fits.iter().map(|f| f.variogram.clone()).collect();
     Ok(fits)
 }
@@ -174,6 +203,8 @@ pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
         KindArg::Ordinary | KindArg::Universal => Kind::Universal {
             drift: match a.drift {
                 Some(DriftArg::Quadratic) => Drift::Quadratic,
+                Some(DriftArg::External) => Drift::External,
+                Some(DriftArg::LinearExternal) => Drift::LinearExternal,
                 _ => Drift::Linear,
             },
         },
@@ -202,12 +233,45 @@ pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
             radius: a.radius,
         },
     };
+    let block = match a.block.as_slice() {
+        [] => {
+            if a.block_discretisation != "gauss" {
+                bail!("--block-discretisation sets how --block is discretised: give --block");
+            }
+            None
+        }
+        [sx, sy @ ..] => {
+            let rule = a.block_discretisation.trim().to_ascii_lowercase();
+            let discretisation = if rule == "gauss" {
+                Discretisation::Gauss
+            } else {
+                Discretisation::Regular {
+                    n: rule.parse().map_err(|_| {
+                        anyhow!(
+                            "--block-discretisation {:?}: `gauss` or a number of points a side",
+                            a.block_discretisation
+                        )
+                    })?,
+                }
+            };
+            Some(Block {
+                size_x_m: *sx,
+                size_y_m: *sy.first().unwrap_or(sx),
+                discretisation,
+            })
+        }
+    };
+    if block.is_some() && a.simulate.is_some() {
+        bail!("--block with --simulate: simulation draws point values (average the realisations)");
+    }
     let precision = match a.precision {
         PrecisionArg::F32 => Precision::F32,
         PrecisionArg::F64 => Precision::F64,
         // Local systems in f32 lose the drift's digits on near-collinear neighbour sets, and f64
         // costs little there (the solve, not the bandwidth, dominates).
-        PrecisionArg::Auto if gpu && neighbourhood == Neighbourhood::Global => Precision::F32,
+        PrecisionArg::Auto if gpu && neighbourhood == Neighbourhood::Global && block.is_none() => {
+            Precision::F32
+        }
         PrecisionArg::Auto => Precision::F64,
     };
     let o = KrigeOptions {
@@ -224,6 +288,7 @@ pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
             distance_m: a.merge_distance_m,
             tolerance: a.merge_tolerance,
         },
+        block,
     };
     o.validate()?;
     Ok(o)

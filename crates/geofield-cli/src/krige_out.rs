@@ -55,6 +55,9 @@ pub(crate) struct Summary {
 pub(crate) fn plan(a: &KrigeArgs, ctx: &Ctx) -> Result<Outputs> {
     let mut outs = Outputs::new();
     outs.input("--samples", &a.samples);
+    if let Some(d) = &a.drift_raster {
+        outs.input("--drift-raster", d);
+    }
     let nc = a
         .out
         .extension()

@@ -27,7 +27,8 @@ from . import _native
 from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, GeofieldValueError
 from .dispersal import disperse
 from .flocking import Flock
-from .kriging import cross_validate, indicator_krige, krige, krige_points, simulate, variogram
+from .kriging import (cross_validate, indicator_krige, krige, krige_points, simulate, variogram,
+                      variogram_map)
 from .neighbors import NeighborIndex, ripley_k
 from .wind import wind
 from . import forest, pykrige
@@ -49,6 +50,7 @@ __all__ = [
     "simulate",
     "krige_points",
     "variogram",
+    "variogram_map",
     "wind",
     "info",
     "pykrige",

@@ -3,8 +3,10 @@ their fits, and leave-one-out cross-validation.
 
 Variograms are in geofield's practical-range convention (see ``geofield variogram --help``):
 ``model`` one of ``exponential``, ``gaussian``, ``spherical``, ``cubic``, ``stable:ALPHA``,
-``matern:NU``, ``power:EXPONENT``, ``linear``; ``sill`` the partial sill (power: scale;
-linear: slope); ``range`` the practical range in metres; ``nugget``. For PyKrige's conventions
+``matern:NU``, ``power:EXPONENT``, ``linear``, or nested structures joined by ``+``
+(``"spherical+exponential"``, gstat's ``vgm(..., add.to=)``); ``sill`` the partial sill (power:
+scale; linear: slope), a list for nested structures; ``range`` the practical range in metres (a
+list: one per structure); ``nugget``. For PyKrige's conventions
 use :mod:`geofield.pykrige`.
 """
 
@@ -47,12 +49,20 @@ def _values(values, n):
     return out, names
 
 
+def _floats(v, what):
+    """A scalar or a sequence as a list of floats."""
+    a = np.atleast_1d(np.asarray(v, dtype=float))
+    if a.ndim != 1:
+        raise GeofieldValueError(f"{what}: expected a number or a list of numbers")
+    return [float(t) for t in a]
+
+
 def _variograms(model, sill, range, nugget, surfaces):
-    """[(model, sill, range, nugget)]: from the arguments, or from ``model`` given as a dict
-    (``geofield.variogram(...)["fit"]``) or a list of such, one per surface."""
+    """[(model, sills, ranges, nugget)]: from the arguments, or from ``model`` given as a dict
+    (``geofield.variogram(...)["fit"]``) or a list of such, one per surface. Nested models join
+    their structures with ``+`` and take one sill and one range per structure (lists)."""
     if isinstance(model, dict):
-        return [(model["model"], float(model["sill"]), float(model["range"]),
-                 float(model["nugget"]))]
+        return _variograms(model["model"], model["sill"], model["range"], model["nugget"], 1)
     if isinstance(model, (list, tuple)) and model and isinstance(model[0], dict):
         if len(model) != surfaces:
             raise GeofieldValueError(f"model: {len(model)} variograms for {surfaces} surfaces")
@@ -61,11 +71,11 @@ def _variograms(model, sill, range, nugget, surfaces):
         raise GeofieldValueError("model: expected a model name, or a fit from geofield.variogram")
     if sill is None:
         raise GeofieldValueError("sill: give the partial sill (power: scale; linear: slope)")
-    if range is None:
-        range = 1.0 if model.split(":")[0] in ("power", "linear") else None
-    if range is None:
+    bounded = [m for m in model.split("+") if m.strip().split(":")[0] not in ("power", "linear")]
+    if range is None and bounded:
         raise GeofieldValueError("range: give the practical range in metres")
-    return [(model, float(sill), float(range), float(nugget))]
+    ranges = [] if range is None else _floats(range, "range")
+    return [(model, _floats(sill, "sill"), ranges, float(nugget))]
 
 
 def _kind(kind, mean, drift):
@@ -84,13 +94,59 @@ def _aniso(anisotropy):
         raise GeofieldValueError("anisotropy: expected (azimuth_deg, ratio)") from None
 
 
-def _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode):
+def _block(block, discretisation):
+    """(size_x, size_y, "gauss" | "N") or None: ``block`` a size or (size_x, size_y)."""
+    if block is None:
+        return None
+    b = np.atleast_1d(np.asarray(block, dtype=float))
+    if b.ndim != 1 or len(b) not in (1, 2):
+        raise GeofieldValueError(f"block: expected a size or (size_x, size_y), got {block!r}")
+    return (float(b[0]), float(b[-1]), str(discretisation))
+
+
+def _external(external_drift):
+    """(flat float64 values, grid tuple) of ``external_drift`` = (values, extent) with values a
+    2-D array, row 0 north, covering extent = (x_min, y_min, x_max, y_max) in square cells; or an
+    xarray.DataArray with regularly spaced ``x`` and ``y`` cell-centre coordinates."""
+    if external_drift is None:
+        return None
+    if hasattr(external_drift, "coords") and hasattr(external_drift, "values"):
+        da = external_drift.squeeze()
+        x = np.asarray(da["x"].values, dtype=float)
+        y = np.asarray(da["y"].values, dtype=float)
+        v = np.asarray(da.transpose("y", "x").values, dtype=float)
+        if len(x) < 2 or len(y) < 2:
+            raise GeofieldValueError("external_drift: needs at least 2 x 2 cells")
+        if y[0] < y[-1]:
+            v, y = v[::-1], y[::-1]
+        h = float(x[1] - x[0])
+        extent = (x[0] - h / 2, y[-1] - h / 2, x[-1] + h / 2, y[0] + h / 2)
+    else:
+        try:
+            v, extent = external_drift
+        except (TypeError, ValueError):
+            raise GeofieldValueError("external_drift: expected (values, extent) or a "
+                                     "DataArray") from None
+        v = np.asarray(v, dtype=float)
+    if v.ndim != 2:
+        raise GeofieldValueError(f"external_drift: expected a 2-D array, got shape {v.shape}")
+    x_min, y_min, x_max, y_max = (float(t) for t in extent)
+    h = (x_max - x_min) / v.shape[1]
+    if not np.isclose((y_max - y_min) / v.shape[0], h, rtol=1e-9, atol=0):
+        raise GeofieldValueError("external_drift: the cells must be square (the same size "
+                                 "along x and y)")
+    return (np.ascontiguousarray(v, dtype=float).ravel(), (x_min, y_max, h) + v.shape)
+
+
+def _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode, block=None,
+           block_discretisation="gauss"):
     """The native ``setup`` tuple (see ``python/src/kriging.rs``)."""
     if nugget_mode not in ("exact", "measurement-error"):
         raise GeofieldValueError(f"nugget_mode: {nugget_mode!r} is not 'exact' or "
                                  f"'measurement-error'")
     return (kind, mean, drift, _aniso(anisotropy), neighbors,
-            None if radius is None else float(radius), nugget_mode == "measurement-error")
+            None if radius is None else float(radius), nugget_mode == "measurement-error",
+            _block(block, block_discretisation))
 
 
 def _common(x, y, values):
@@ -116,7 +172,7 @@ def _grid(extent, cell_size):
 def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cell_size,
           kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None, radius=None,
           variance=True, nugget_mode="exact", precision="float64", backend="auto", crs=None,
-          progress=False):
+          block=None, block_discretisation="gauss", external_drift=None, progress=False):
     """Kriged surfaces on a grid, as an ``xarray.Dataset``.
 
     Parameters
@@ -132,8 +188,14 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
         The grid's extent in metres, a whole number of cells.
     cell_size : float
     kind : {"ordinary", "simple", "universal"}
-        ``simple`` needs ``mean``; ``universal`` takes ``drift`` = "linear" (default) or
-        "quadratic".
+        ``simple`` needs ``mean``; ``universal`` takes ``drift`` = "linear" (default),
+        "quadratic", "external" (1 and ``external_drift``: kriging with external drift, gstat
+        ``z ~ dem``) or "linear-external" (1, x, y and ``external_drift``).
+    external_drift : (values, extent) or xarray.DataArray, optional
+        The external drift variable on a raster (2-D, row 0 north, square cells covering
+        extent = (x_min, y_min, x_max, y_max); or a DataArray with ``x``/``y`` cell centres),
+        sampled bilinearly between cell centres at the samples and the nodes (PyKrige's rule);
+        it must cover them. Evaluated on the CPU.
     anisotropy : (azimuth_deg, ratio), optional
         Longest range along the azimuth (degrees clockwise from north); ``ratio`` = minor/major.
     neighbors, radius : optional
@@ -147,6 +209,11 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
     crs : int, str or CRS, optional
         Written as the CF ``spatial_ref``: an EPSG code (``32633`` or ``"EPSG:32633"``), or a CRS
         without one (WKT, or a pyproj/rasterio CRS), carried as WKT.
+    block, block_discretisation : optional
+        Block kriging (gstat ``block=``): each value is the mean over a block of this size
+        (metres; or (size_x, size_y)) centred on the node, with the block variance;
+        ``block_discretisation`` "gauss" (4 x 4 Gauss-Legendre points, gstat's default) or n (n x n
+        regular points, gstat ``nblockdiscr``). Evaluated on the CPU.
     progress : bool
         Show a progress bar (tqdm if installed, else a text bar on stderr) of the nodes done.
 
@@ -159,9 +226,10 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
     with _progress.bar(progress, "kriging") as bar:
         z, var, grid, info, used = _native.krige(
             xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
-            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), None,
+            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode, block,
+                   block_discretisation), None,
             grid, bool(variance), precision, backend,
-            progress=bar)
+            progress=bar, external_drift=_external(external_drift))
     rows, cols_ = grid[3], grid[4]
     bands = [z[i].reshape(rows, cols_) for i in builtins_range(len(names))]
     band_names = list(names)
@@ -182,6 +250,7 @@ def krige(x, y, values, model, sill=None, range=None, nugget=0.0, *, extent, cel
 def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, points,
                  kind="ordinary", mean=None, drift=None, anisotropy=None, neighbors=None,
                  radius=None, variance=True, nugget_mode="exact", backend="auto",
+                 block=None, block_discretisation="gauss", external_drift=None,
                  progress=False):
     """Kriged values at arbitrary ``points`` = (xp, yp): returns ``(values, variance)`` arrays
     of shape (surfaces, n) (``variance`` None unless asked for). Arguments as :func:`krige`
@@ -198,8 +267,9 @@ def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, poin
     with _progress.bar(progress, "kriging") as bar:
         z, var, _, _, _ = _native.krige(
             xs, ys, cols, names, _variograms(model, sill, range, nugget, len(cols)),
-            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode), (xp, yp), None,
-            bool(variance), "float64", backend, progress=bar)
+            _setup(kind, mean, drift, anisotropy, neighbors, radius, nugget_mode, block,
+                   block_discretisation), (xp, yp), None,
+            bool(variance), "float64", backend, progress=bar, external_drift=_external(external_drift))
     return z, var
 
 
@@ -221,10 +291,34 @@ def variogram(x, y, values, lags=15, max_lag=None, direction=None, estimator="ma
     out = {"lo": np.array(lo), "hi": np.array(hi), "distance": np.array(dist),
            "gamma": np.array(gamma), "pairs": np.array(pairs, dtype=np.int64), "fit": None}
     if fit is not None:
-        m = model if ":" in model else fit[0]
-        out["fit"] = {"model": m, "sill": fit[1], "range": fit[2], "nugget": fit[3],
+        # One structure: numbers; nested: one sill and range per structure.
+        one = len(fit[1]) == 1
+        out["fit"] = {"model": fit[0], "sill": fit[1][0] if one else list(fit[1]),
+                      "range": fit[2][0] if one else list(fit[2]), "nugget": fit[3],
                       "wrss": fit[4], "warnings": list(fit[5])}
     return out
+
+
+def variogram_map(x, y, values, cutoff, width, estimator="matheron"):
+    """The variogram map of one surface (gstat ``variogram(..., map=TRUE)``, GSLIB ``varmap``):
+    the semivariance over separation vectors, in square cells of ``width`` centred on multiples
+    of it out to ``cutoff`` along each axis, to see anisotropy before fitting one.
+
+    Every ordered pair of samples counts in the cell of its separation (x_j - x_i, y_j - y_i),
+    so the map is symmetric through its centre. Returns a dict: ``gamma`` and ``pairs`` (2-D
+    arrays, row 0 at the largest dy, north up like a raster; NaN where a cell has no pair),
+    ``dx`` (increasing) and ``dy`` (decreasing) the cell centres.
+    """
+    xs, ys, cols, _ = _common(x, y, values)
+    if len(cols) != 1:
+        raise GeofieldValueError("values: variogram_map takes one surface")
+    lags, gamma, pairs = _native.variogram_map(xs, ys, cols[0], float(cutoff), float(width),
+                                               estimator)
+    side = 2 * lags + 1
+    k = np.arange(-lags, lags + 1) * float(width)
+    return {"gamma": np.array(gamma).reshape(side, side),
+            "pairs": np.array(pairs, dtype=np.int64).reshape(side, side),
+            "dx": k, "dy": k[::-1].copy()}
 
 
 def cross_validate(x, y, values, model, sill=None, range=None, nugget=0.0, *, kind="ordinary",

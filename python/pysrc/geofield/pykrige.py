@@ -11,7 +11,8 @@ GPU. The constructor takes PyKrige's arguments in PyKrige's conventions (practic
 ``exact_values``) and ``execute`` returns ``(z, ss)`` with PyKrige's shapes as masked arrays.
 Arguments geofield cannot honour exactly raise instead of computing something else:
 ``pseudo_inv=True``, custom variogram functions, the ``hole-effect`` model, geographic
-coordinates, and drifts other than ``regional_linear``.
+coordinates, and drifts other than ``regional_linear`` and ``external_Z`` (the latter on a
+regular grid of square cells).
 
 Without ``variogram_parameters`` the variogram is fitted as PyKrige fits it (its lag bins and
 ``scipy.optimize.least_squares`` with the soft-L1 loss, so scipy is needed for that case).
@@ -328,9 +329,11 @@ class _Kriging:
             aniso = (90.0 - self.anisotropy_angle, 1.0 / self.anisotropy_scaling)
         with _progress.bar(progress, "kriging") as bar:
             z, var, _, self.info, self.last_device = _native.krige(
-                self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, sill, rng, nugget)],
-                (self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values),
-                points, grid, True, "float64", device, progress=bar)
+                self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, [sill], [rng], nugget)],
+                (self._kind, None, self._drift(), aniso, neighbors, None, not self.exact_values,
+                 None),
+                points, grid, True, "float64", device, progress=bar,
+                external_drift=getattr(self, "_ext", None))
         return z[0], var[0]
 
     def _drift(self):
@@ -340,6 +343,35 @@ class _Kriging:
         raise _unsupported("print_statistics")
 
 
+def _external_grid(z, x, y):
+    """PyKrige's external drift (array on nodes ``x`` by ``y``) as geofield's raster: the nodes
+    are cell centres of square cells (regular spacing, the same along x and y, required)."""
+    if z is None or x is None or y is None:
+        raise ValueError("Must specify external Z drift terms.")
+    x = np.asarray(x, dtype=float).ravel()
+    y = np.asarray(y, dtype=float).ravel()
+    z = np.asarray(z, dtype=float)
+    if z.shape != (len(y), len(x)):
+        if z.shape == (len(x), len(y)):
+            z = z.T
+        else:
+            raise ValueError("External drift dimensions do not match provided x- and "
+                             "y-coordinate dimensions.")
+    if len(x) < 2 or len(y) < 2:
+        raise _unsupported("an external drift grid of fewer than 2 x 2 nodes")
+    if x[0] > x[-1]:
+        x, z = x[::-1], z[:, ::-1]
+    if y[0] < y[-1]:  # geofield's rows run north first
+        y, z = y[::-1], z[::-1]
+    hx = np.diff(x)
+    hy = -np.diff(y)
+    h = float(hx[0])
+    if not (np.allclose(hx, h, rtol=1e-9, atol=0) and np.allclose(hy, h, rtol=1e-9, atol=0)):
+        raise _unsupported("an external drift grid that is not regular with square cells")
+    grid = (float(x[0] - h / 2), float(y[0] + h / 2), h, len(y), len(x))
+    return np.ascontiguousarray(z).ravel(), grid
+
+
 class OrdinaryKriging(_Kriging):
     """PyKrige's ``OrdinaryKriging`` (same constructor and ``execute``), computed by geofield."""
 
@@ -347,8 +379,9 @@ class OrdinaryKriging(_Kriging):
 
 
 class UniversalKriging(_Kriging):
-    """PyKrige's ``UniversalKriging`` with ``drift_terms=["regional_linear"]`` (or no drift),
-    computed by geofield."""
+    """PyKrige's ``UniversalKriging`` with ``drift_terms`` ``["regional_linear"]``,
+    ``["external_Z"]`` (with ``external_drift``, ``external_drift_x``, ``external_drift_y``),
+    both, or none, computed by geofield."""
 
     _kind = "universal"
 
@@ -358,24 +391,29 @@ class UniversalKriging(_Kriging):
                  external_drift_x=None, external_drift_y=None, specified_drift=None,
                  functional_drift=None, verbose=False, enable_plotting=False,
                  exact_values=True, pseudo_inv=False, pseudo_inv_type="pinv"):
-        for name, v in (("point_drift", point_drift), ("external_drift", external_drift),
+        for name, v in (("point_drift", point_drift),
                         ("specified_drift", specified_drift),
                         ("functional_drift", functional_drift)):
             if v is not None:
                 raise _unsupported(name)
         terms = list(drift_terms or [])
         for t in terms:
-            if t != "regional_linear":
+            if t not in ("regional_linear", "external_Z"):
                 raise _unsupported(f"drift term {t!r}")
-        self._linear = bool(terms)
+        self._ext = None
+        if "external_Z" in terms:
+            self._ext = _external_grid(external_drift, external_drift_x, external_drift_y)
+        self._linear = "regional_linear" in terms
         super().__init__(x, y, z, variogram_model, variogram_parameters, variogram_function,
                          nlags, weight, anisotropy_scaling, anisotropy_angle, verbose,
                          enable_plotting, False, "euclidean", exact_values, pseudo_inv,
                          pseudo_inv_type)
-        if not self._linear:
+        if not self._linear and self._ext is None:
             self._kind = "ordinary"
 
     def _drift(self):
+        if self._ext is not None:
+            return "linear-external" if self._linear else "external"
         return "linear" if self._linear else None
 
     def execute(self, style, xpoints, ypoints, mask=None, backend="vectorized",

@@ -302,7 +302,7 @@ fn paper_rows(
 ) -> Result<()> {
     let s = paper_setup(zoom)?;
     let opts = KrigeOptions::default();
-    let (groups, reports) = build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
+    let (groups, reports) = build(&s.set, std::slice::from_ref(&s.variogram), &opts, None)?;
     let Some(System::Global(g)) = groups.first().map(|g| &g.system) else {
         bail!("the paper's case builds one global system");
     };
@@ -461,7 +461,7 @@ fn large_rows(
             grid = first_rows(&s.grid, (max_nodes / s.grid.cols as f64) as usize);
         }
         let nodes = grid.n_cells();
-        let (groups, reports) = build(&s.set, std::slice::from_ref(&s.variogram), &opts)?;
+        let (groups, reports) = build(&s.set, std::slice::from_ref(&s.variogram), &opts, None)?;
         // The reference: the same systems evaluated in f64 on the CPU (local rows against local).
         let check = 4096.min(nodes);
         let reference = reference(&groups, &grid, check)?;

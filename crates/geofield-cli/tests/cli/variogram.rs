@@ -132,3 +132,46 @@ fn variogram_bad_input_fails_cleanly() {
         "none.csv",
     );
 }
+
+/// `--map-width`: the variogram map as a two-band GeoTIFF over the separations (read back:
+/// symmetric extent, the centre cell at zero separation, pairs symmetric through the centre)
+/// and a PNG; a map with nowhere to go exits 2.
+#[test]
+fn variogram_map_writes_a_raster_and_a_picture() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = lattice_samples(dir.path());
+    let tif = dir.path().join("map.tif");
+    let png = dir.path().join("map.png");
+    let base = [
+        "variogram",
+        "--samples",
+        s(&csv),
+        "--x",
+        "x",
+        "--y",
+        "y",
+        "--values",
+        "top",
+        "--map-width",
+        "10",
+        "--map-cutoff",
+        "40",
+    ];
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--map", s(&tif), "--map-png", s(&png)]);
+    let o = geofield(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("9 x 9 cells"), "{}", text(&o));
+    let (r, _) = geofield_io::read_raster(&tif).unwrap();
+    assert_eq!((r.grid.rows, r.grid.cols, r.n_bands()), (9, 9, 2));
+    assert!((r.grid.x_min_m + 45.0).abs() < 1e-9 && (r.grid.y_max_m - 45.0).abs() < 1e-9);
+    let pairs = r.band_f64(1);
+    for c in 0..81 {
+        assert_eq!(pairs[c], pairs[80 - c], "cell {c}");
+    }
+    // On the 12 x 12 lattice of step 10, separation (10, 0) joins 11 x 12 ordered pairs each way.
+    assert_eq!(pairs[4 * 9 + 5], 132.0);
+    assert!(std::fs::metadata(&png).unwrap().len() > 0);
+    let o = geofield(&base);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -77,14 +77,31 @@ struct Acc {
     root: f64,
 }
 
-/// The empirical variogram of `values` at points (`xs`, `ys`); see the module docs.
-pub fn empirical(
-    xs: &[f64],
-    ys: &[f64],
-    values: &[f64],
-    spec: &LagSpec,
-    estimator: Estimator,
-) -> Result<Vec<LagBin>, GeofieldError> {
+impl Acc {
+    /// γ̂ of the pairs summed here (NaN with none); see the module docs.
+    fn gamma(&self, estimator: Estimator) -> f64 {
+        let nf = self.n as f64;
+        if self.n == 0 {
+            return f64::NAN;
+        }
+        match estimator {
+            Estimator::Matheron => self.sq / (2.0 * nf),
+            Estimator::CressieHawkins => {
+                (self.root / nf).powi(4) / (2.0 * (0.457 + 0.494 / nf + 0.045 / (nf * nf)))
+            }
+        }
+    }
+
+    fn add(&mut self, o: &Acc) {
+        self.n += o.n;
+        self.h += o.h;
+        self.sq += o.sq;
+        self.root += o.root;
+    }
+}
+
+/// Lengths equal, at least 2 samples, every coordinate and value finite.
+fn check_samples(xs: &[f64], ys: &[f64], values: &[f64]) -> Result<(), GeofieldError> {
     let n = xs.len();
     if ys.len() != n || values.len() != n {
         return Err(GeofieldError::Invalid(format!(
@@ -106,6 +123,64 @@ pub fn empirical(
             )));
         }
     }
+    Ok(())
+}
+
+/// Sums over every pair (i, j > i) of the bin `classify(xⱼ − xᵢ, yⱼ − yᵢ)` gives it (none:
+/// skipped), into `bins` accumulators. The sums are taken over fixed blocks of rows i (in
+/// parallel), then the blocks are added in order: the same bits on any thread count.
+fn pair_sums(
+    xs: &[f64],
+    ys: &[f64],
+    values: &[f64],
+    bins: usize,
+    classify: impl Fn(f64, f64) -> Option<usize> + Sync,
+) -> Vec<Acc> {
+    const ROWS_PER_BLOCK: usize = 32;
+    let n = xs.len();
+    let add_row = |acc: &mut Vec<Acc>, i: usize| {
+        for j in i + 1..n {
+            let (dx, dy) = (xs[j] - xs[i], ys[j] - ys[i]);
+            let Some(b) = classify(dx, dy) else {
+                continue;
+            };
+            let d = values[i] - values[j];
+            let e = &mut acc[b];
+            e.n += 1;
+            e.h += dx.hypot(dy);
+            e.sq += d * d;
+            e.root += d.abs().sqrt();
+        }
+    };
+    let blocks: Vec<Vec<Acc>> = (0..n.div_ceil(ROWS_PER_BLOCK))
+        .into_par_iter()
+        .map(|k| {
+            let mut acc = vec![Acc::default(); bins];
+            for i in k * ROWS_PER_BLOCK..((k + 1) * ROWS_PER_BLOCK).min(n) {
+                add_row(&mut acc, i);
+            }
+            acc
+        })
+        .collect();
+    blocks
+        .into_iter()
+        .fold(vec![Acc::default(); bins], |mut a, b| {
+            for (x, y) in a.iter_mut().zip(&b) {
+                x.add(y);
+            }
+            a
+        })
+}
+
+/// The empirical variogram of `values` at points (`xs`, `ys`); see the module docs.
+pub fn empirical(
+    xs: &[f64],
+    ys: &[f64],
+    values: &[f64],
+    spec: &LagSpec,
+    estimator: Estimator,
+) -> Result<Vec<LagBin>, GeofieldError> {
+    check_samples(xs, ys, values)?;
     if spec.lags == 0 {
         return Err(GeofieldError::Invalid("lags must be at least 1".into()));
     }
@@ -155,73 +230,32 @@ pub fn empirical(
     };
     let lags = spec.lags;
     let width = max_lag / lags as f64;
-    // Each pair (i, j > i) goes to its lag bin. The sums are taken over fixed blocks of rows
-    // i (in parallel), then the blocks are added in order: the same bits on any thread count.
-    const ROWS_PER_BLOCK: usize = 32;
-    let add_row = |acc: &mut Vec<Acc>, i: usize| {
-        for j in i + 1..n {
-            let (dx, dy) = (xs[j] - xs[i], ys[j] - ys[i]);
-            let h = dx.hypot(dy);
-            if h > max_lag {
-                continue;
-            }
-            if let Some((az, tol)) = dir {
-                if h == 0.0 {
-                    continue;
-                }
-                // Azimuth clockwise from north, undirected.
-                let a = dx.atan2(dy).to_degrees().rem_euclid(180.0);
-                let diff = (a - az).abs();
-                if diff.min(180.0 - diff) > tol {
-                    continue;
-                }
-            }
-            let b = ((h / width) as usize).min(lags - 1);
-            let d = values[i] - values[j];
-            let e = &mut acc[b];
-            e.n += 1;
-            e.h += h;
-            e.sq += d * d;
-            e.root += d.abs().sqrt();
+    // Each pair (i, j > i) goes to its lag bin.
+    let accs = pair_sums(xs, ys, values, lags, |dx, dy| {
+        let h = dx.hypot(dy);
+        if h > max_lag {
+            return None;
         }
-    };
-    let blocks: Vec<Vec<Acc>> = (0..n.div_ceil(ROWS_PER_BLOCK))
-        .into_par_iter()
-        .map(|k| {
-            let mut acc = vec![Acc::default(); lags];
-            for i in k * ROWS_PER_BLOCK..((k + 1) * ROWS_PER_BLOCK).min(n) {
-                add_row(&mut acc, i);
+        if let Some((az, tol)) = dir {
+            if h == 0.0 {
+                return None;
             }
-            acc
-        })
-        .collect();
-    let accs = blocks
-        .into_iter()
-        .fold(vec![Acc::default(); lags], |mut a, b| {
-            for (x, y) in a.iter_mut().zip(b) {
-                x.n += y.n;
-                x.h += y.h;
-                x.sq += y.sq;
-                x.root += y.root;
+            // Azimuth clockwise from north, undirected.
+            let a = dx.atan2(dy).to_degrees().rem_euclid(180.0);
+            let diff = (a - az).abs();
+            if diff.min(180.0 - diff) > tol {
+                return None;
             }
-            a
-        });
+        }
+        Some(((h / width) as usize).min(lags - 1))
+    });
     Ok(accs
         .iter()
         .enumerate()
         .map(|(k, a)| {
             let (lo, hi) = (k as f64 * width, (k + 1) as f64 * width);
             let nf = a.n as f64;
-            let gamma = if a.n == 0 {
-                f64::NAN
-            } else {
-                match estimator {
-                    Estimator::Matheron => a.sq / (2.0 * nf),
-                    Estimator::CressieHawkins => {
-                        (a.root / nf).powi(4) / (2.0 * (0.457 + 0.494 / nf + 0.045 / (nf * nf)))
-                    }
-                }
-            };
+            let gamma = a.gamma(estimator);
             LagBin {
                 lo,
                 hi,
@@ -327,9 +361,12 @@ pub fn pool(variograms: &[Vec<LagBin>]) -> Vec<LagBin> {
         .collect()
 }
 
-/// Weighted least-squares fit of `model` (one structure plus a nugget, or no nugget with
-/// `fit_nugget = false`) to the bins with pairs; see the module docs.
-pub fn fit(model: Model, bins: &[LagBin], fit_nugget: bool) -> Result<Fit, GeofieldError> {
+/// The bins a fit uses, as (distance, γ̂, weight): those with pairs, a finite γ̂ and a distance
+/// > 0, weighted by pairs / h² (gstat's `fit.method = 7`); an error with fewer than `need`.
+pub(super) fn fit_points(
+    bins: &[LagBin],
+    need: usize,
+) -> Result<Vec<(f64, f64, f64)>, GeofieldError> {
     let pts: Vec<(f64, f64, f64)> = bins
         .iter()
         .filter(|b| b.pairs > 0 && b.gamma.is_finite() && b.distance > 0.0)
@@ -341,13 +378,19 @@ pub fn fit(model: Model, bins: &[LagBin], fit_nugget: bool) -> Result<Fit, Geofi
             )
         })
         .collect();
-    let need = if fit_nugget { 3 } else { 2 };
     if pts.len() < need {
         return Err(GeofieldError::Invalid(format!(
             "{} lag bins with pairs: fitting needs at least {need}",
             pts.len()
         )));
     }
+    Ok(pts)
+}
+
+/// Weighted least-squares fit of `model` (one structure plus a nugget, or no nugget with
+/// `fit_nugget = false`) to the bins with pairs; see the module docs.
+pub fn fit(model: Model, bins: &[LagBin], fit_nugget: bool) -> Result<Fit, GeofieldError> {
+    let pts = fit_points(bins, if fit_nugget { 3 } else { 2 })?;
     let (hmin, hmax) = pts.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
         (a.min(p.0), b.max(p.0))
     });
@@ -461,6 +504,9 @@ pub fn fit(model: Model, bins: &[LagBin], fit_nugget: bool) -> Result<Fit, Geofi
     variogram.validate()?;
     Ok(Fit { variogram, wrss })
 }
+
+mod map;
+pub use map::{VariogramMap, variogram_map};
 
 #[cfg(test)]
 mod tests;

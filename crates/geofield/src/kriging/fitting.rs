@@ -1,7 +1,8 @@
 //! Variograms fitted to the samples' surfaces: one per surface, or one to the pooled empirical
 //! variogram of all of them (so that they share one kriging system, the paper's case).
 
-use super::empirical::{Estimator, LagSpec, fit, pool, surface_bins};
+use super::empirical::{Estimator, LagSpec, pool, surface_bins};
+use super::nested::fit_models;
 use super::samples::SampleSet;
 use super::variogram::{Model, Variogram};
 use crate::GeofieldError;
@@ -18,13 +19,13 @@ pub struct SurfaceFit {
     pub warnings: Vec<String>,
 }
 
-/// Fits `model` (with a nugget) to the Matheron variogram of every surface of `samples` on the
+/// Fits `models` (one, or nested structures, see [`fit_models`]; with a nugget) to the Matheron variogram of every surface of `samples` on the
 /// bins of `lags` (see [`surface_bins`]): one fit per surface, or with `pooled` one fit to the
 /// pooled bins of all surfaces. Errors name the surface ("variogram fit of top: ...") or say
 /// "pooled variogram fit".
 pub fn fit_surfaces(
     samples: &SampleSet,
-    model: Model,
+    models: &[Model],
     lags: &LagSpec,
     pooled: bool,
 ) -> Result<Vec<SurfaceFit>, GeofieldError> {
@@ -33,7 +34,7 @@ pub fn fit_surfaces(
         |what: String| move |e: GeofieldError| GeofieldError::Invalid(format!("{what}: {e}"));
     if pooled {
         let bins = pool(&all_bins);
-        let f = fit(model, &bins, true).map_err(context("pooled variogram fit".into()))?;
+        let f = fit_models(models, &bins, true).map_err(context("pooled variogram fit".into()))?;
         return Ok(vec![SurfaceFit {
             surfaces: samples.surfaces.iter().map(|s| s.name.clone()).collect(),
             warnings: f.warnings(&bins),
@@ -46,8 +47,8 @@ pub fn fit_surfaces(
         .iter()
         .zip(&all_bins)
         .map(|(s, bins)| {
-            let f =
-                fit(model, bins, true).map_err(context(format!("variogram fit of {}", s.name)))?;
+            let f = fit_models(models, bins, true)
+                .map_err(context(format!("variogram fit of {}", s.name)))?;
             Ok(SurfaceFit {
                 surfaces: vec![s.name.clone()],
                 warnings: f.warnings(bins),

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 use super::params::{Kind, KrigeOptions};
 use super::samples::{Merged, SampleSet, merge};
-use super::space::{Covariance, Frame, eps_for};
+use super::space::{Covariance, Frame, Support, eps_for};
 use super::variogram::Variogram;
 use crate::{Cancel, GeofieldError};
 
@@ -42,6 +42,8 @@ pub struct GlobalKriging {
     pub(crate) kind: Kind,
     pub(crate) frame: Frame,
     pub(crate) cov: Covariance,
+    /// Points or blocks ([`super::params::Block`]).
+    pub(crate) support: Support,
     /// Kriging-space coordinates of the (merged) samples.
     pub(crate) xs: Vec<f64>,
     pub(crate) ys: Vec<f64>,
@@ -113,7 +115,7 @@ impl GlobalKriging {
         opts.validate()?;
         let m = merge(set, subset, surfaces, &opts.merge)?;
         let frame = Frame::new(&m.xs, &m.ys, opts.anisotropy);
-        Self::from_merged(set, &m, frame, variogram, opts)
+        Self::from_merged(set, &m, frame, variogram, opts, None)
     }
 
     pub(crate) fn from_merged(
@@ -122,6 +124,7 @@ impl GlobalKriging {
         frame: Frame,
         variogram: &Variogram,
         opts: &KrigeOptions,
+        external: Option<&std::sync::Arc<super::drift::ExternalDrift>>,
     ) -> Result<Self, GeofieldError> {
         let kind = opts.kind;
         let n = m.xs.len();
@@ -183,10 +186,11 @@ impl GlobalKriging {
         };
         let l = llt.L().to_owned();
         let p_var = kind.drift_terms();
+        let support = Support::new(&frame, &cov, opts.block.as_ref(), external);
         // F (n × p), G = L⁻¹F.
         let mut gm = Mat::<f64>::from_fn(n, p_var, |i, c| {
             let mut f = [0.0; 6];
-            frame.drift(xs[i], ys[i], p_var, &mut f);
+            support.point_drift(&frame, xs[i], ys[i], p_var, &mut f);
             f[c]
         });
         faer::linalg::triangular_solve::solve_lower_triangular_in_place(
@@ -255,6 +259,7 @@ impl GlobalKriging {
         }
         Ok(GlobalKriging {
             kind,
+            support,
             frame,
             cov,
             xs,
@@ -328,11 +333,13 @@ impl GlobalKriging {
         let hc = self.surfaces;
         let mut d = [0.0; TILE];
         let mut c = [0.0; TILE];
-        let (d, c) = (&mut d[..m], &mut c[..m]);
+        let mut t = [0.0; TILE];
+        let (d, c, t) = (&mut d[..m], &mut c[..m], &mut t[..m]);
         pred[..hc * m].fill(0.0);
         let mut kmat = var.as_ref().map(|_| Mat::<f64>::zeros(n, m));
         for i in 0..n {
-            self.cov.row(self.xs[i], self.ys[i], nx, ny, d, c);
+            self.support
+                .row(&self.cov, self.xs[i], self.ys[i], nx, ny, d, t, c);
             let a = &self.alpha[i * hc..(i + 1) * hc];
             for (h, &ah) in a.iter().enumerate() {
                 let p = &mut pred[h * m..(h + 1) * m];
@@ -348,8 +355,13 @@ impl GlobalKriging {
         }
         let mut f = [0.0; 6];
         for j in 0..m {
-            self.frame
-                .drift(nx[j], ny[j], self.p_eval.max(self.p_var), &mut f);
+            self.support.drift(
+                &self.frame,
+                nx[j],
+                ny[j],
+                self.p_eval.max(self.p_var),
+                &mut f,
+            );
             for h in 0..hc {
                 let fb: f64 = (0..self.p_eval).map(|l| f[l] * self.beta[l * hc + h]).sum();
                 pred[h * m + j] += fb;
@@ -378,7 +390,7 @@ impl GlobalKriging {
             }
             let mut extra = 0.0;
             if p > 0 {
-                self.frame.drift(nx[j], ny[j], p, &mut f);
+                self.support.drift(&self.frame, nx[j], ny[j], p, &mut f);
                 let mut r = [0.0; 6];
                 for (c, rc) in r.iter_mut().enumerate().take(p) {
                     let mut s = 0.0;
@@ -390,7 +402,7 @@ impl GlobalKriging {
                 let t = lower_mul(&self.rinv, p, &r[..p]);
                 extra = t.iter().map(|v| v * v).sum();
             }
-            *v = (self.cov.c0 - ww + extra).max(0.0);
+            *v = (self.support.c0(&self.cov) - ww + extra).max(0.0);
         }
     }
 
@@ -528,18 +540,27 @@ fn singular(set: &SampleSet, m: &Merged) -> GeofieldError {
 }
 
 fn drift_error(kind: Kind, n: usize) -> GeofieldError {
+    use super::params::Drift;
     GeofieldError::Invalid(match kind {
         Kind::Universal { drift } => format!(
             "the {} drift cannot be estimated from these {n} sample locations: {}",
             match drift {
-                super::params::Drift::Linear => "linear",
-                super::params::Drift::Quadratic => "quadratic",
+                Drift::Linear => "linear",
+                Drift::Quadratic => "quadratic",
+                Drift::External => "external",
+                Drift::LinearExternal => "linear and external",
             },
             match drift {
-                super::params::Drift::Linear =>
+                Drift::Linear =>
                     "they lie (nearly) on one line; linear drift needs 3 samples not on a line",
-                super::params::Drift::Quadratic =>
+                Drift::Quadratic =>
                     "they lie (nearly) on one conic; quadratic drift needs 6 samples in general position",
+                Drift::External =>
+                    "the external variable is (nearly) the same at all of them; it must vary \
+                     between the samples",
+                Drift::LinearExternal =>
+                    "the external variable is (nearly) a plane in x and y over them, or they lie \
+                     on one line",
             }
         ),
         _ => format!("the mean cannot be estimated from these {n} sample locations"),

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use super::global::{invert_lower, lower_mul, small_cholesky};
 use super::params::{Kind, KrigeOptions};
 use super::samples::{Merged, SampleSet};
-use super::space::{Covariance, Frame, eps_for};
+use super::space::{Covariance, Frame, Support, eps_for};
 use super::variogram::Variogram;
 use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
 use crate::{Cancel, GeofieldError};
@@ -33,6 +33,8 @@ pub struct LocalKriging {
     pub(crate) kind: Kind,
     pub(crate) frame: Frame,
     pub(crate) cov: Covariance,
+    /// Points or blocks ([`super::params::Block`]).
+    pub(crate) support: Support,
     pub(crate) xs: Vec<f64>,
     pub(crate) ys: Vec<f64>,
     /// Values, sample-major (z[i·H + h]).
@@ -53,6 +55,7 @@ impl LocalKriging {
         opts: &KrigeOptions,
         k: usize,
         radius: Option<f64>,
+        external: Option<&std::sync::Arc<super::drift::ExternalDrift>>,
     ) -> Result<Self, GeofieldError> {
         let kind = opts.kind;
         let n = m.xs.len();
@@ -85,6 +88,7 @@ impl LocalKriging {
             }
         }
         Ok(LocalKriging {
+            support: Support::new(&frame, &cov, opts.block.as_ref(), external),
             kind,
             frame,
             cov,
@@ -252,7 +256,8 @@ impl LocalKriging {
         };
         let mut f = [0.0; 6];
         for (a, &i) in ids.iter().enumerate() {
-            self.frame.drift(self.xs[i], self.ys[i], p, &mut f);
+            self.support
+                .point_drift(&self.frame, self.xs[i], self.ys[i], p, &mut f);
             for q in 0..p {
                 sys.g[q * m + a] = f[q];
             }
@@ -340,11 +345,20 @@ impl LocalSystem {
         let m = self.ids.len();
         let mut d = [0.0; 64];
         let mut k = [0.0; 64];
-        lk.cov
-            .row(x, y, &self.xs, &self.ys, &mut d[..m], &mut k[..m]);
+        let mut t = [0.0; 64];
+        lk.support.row(
+            &lk.cov,
+            x,
+            y,
+            &self.xs,
+            &self.ys,
+            &mut d[..m],
+            &mut t[..m],
+            &mut k[..m],
+        );
         let p = self.p;
         let mut f = [0.0; 6];
-        lk.frame.drift(x, y, p.max(1), &mut f);
+        lk.support.drift(&lk.frame, x, y, p.max(1), &mut f);
         if p == 0 {
             f[0] = 1.0;
         }
@@ -375,7 +389,7 @@ impl LocalSystem {
             let t = lower_mul(&self.rinv, p, &r);
             extra = t.iter().map(|v| v * v).sum();
         }
-        (lk.cov.c0 - ww + extra).max(0.0)
+        (lk.support.c0(&lk.cov) - ww + extra).max(0.0)
     }
 }
 

@@ -21,7 +21,8 @@
 //! - `space`: centring, geometric anisotropy ([`Anisotropy`], gstat's convention), the
 //!   covariance with the exactness rule.
 //! - [`samples`]: sample sets, missing values, merging of duplicates.
-//! - [`empirical`](mod@empirical), [`variogram`]: empirical variograms, weighted least-squares fits, models.
+//! - [`empirical`](mod@empirical), [`variogram`]: empirical variograms, weighted least-squares fits, models;
+//!   [`fit_models`]: fits of nested models.
 //! - [`indicator`]: indicator kriging (probability maps) and order-relation corrections.
 //! - [`simulate`]: conditional Gaussian simulation (N realisations honouring the samples).
 //! - [`strata`]: crossings of stratum surfaces, voxel models.
@@ -39,6 +40,7 @@
 
 pub(crate) mod cuda;
 mod cv;
+pub mod drift;
 pub mod empirical;
 pub(crate) mod eval;
 mod fitting;
@@ -48,6 +50,7 @@ pub mod indicator;
 pub mod io;
 mod kriged;
 pub(crate) mod local;
+mod nested;
 pub(crate) mod paper;
 pub mod params;
 pub mod samples;
@@ -62,13 +65,18 @@ pub mod variogram;
 use std::time::Instant;
 
 pub use cv::{CvSummary, SurfaceCv};
-pub use empirical::{Estimator, Fit, LagBin, LagSpec, empirical, fit, pool, surface_bins};
+pub use drift::ExternalDrift;
+pub use empirical::{
+    Estimator, Fit, LagBin, LagSpec, VariogramMap, empirical, fit, pool, surface_bins,
+    variogram_map,
+};
 pub use fitting::{SurfaceFit, fit_surfaces};
 pub use indicator::{OrderCorrection, indicator_set};
 pub use kriged::{Band, Kriged, Prediction};
+pub use nested::fit_models;
 pub use params::{
-    Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, MergeRule, Neighbourhood, NuggetMode,
-    Precision, Target,
+    Anisotropy, Block, Discretisation, Drift, Kind, KrigeOptions, KrigeParams, MergeRule,
+    Neighbourhood, NuggetMode, Precision, Target,
 };
 pub use samples::{SampleSet, Surface};
 pub use simulate::{SimParams, Simulated, simulate, simulate_with_progress};
@@ -76,6 +84,8 @@ pub use simulate::{SimParams, Simulated, simulate, simulate_with_progress};
 pub use split::krige_split;
 pub use systems::GroupReport;
 pub use variogram::{Model, Structure, Variogram};
+
+use geofield_core::GridSpec;
 
 use crate::{Backend, Cancel, GeofieldError};
 
@@ -175,7 +185,18 @@ fn run_window(
     cancel.check()?;
     let opts = &params.options;
     let t0 = Instant::now();
-    let (groups, reports) = systems::build(samples, &params.variograms, opts)?;
+    let external = if opts.kind.is_external() {
+        params.external_drift.as_ref()
+    } else {
+        None
+    };
+    if let (Some(e), Target::Points { xs, ys }) = (external, &params.target) {
+        e.check_points(xs, ys, &|j| format!("point {j}"))?;
+    }
+    if let (Some(e), Target::Grid(grid)) = (external, &params.target) {
+        check_grid_drift(e, grid)?;
+    }
+    let (groups, reports) = systems::build(samples, &params.variograms, opts, external)?;
     cancel.check()?;
     let seconds_factor = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
@@ -231,6 +252,22 @@ fn run_window(
     })
 }
 
+/// Every cell centre of `grid` has an external drift value, or an error naming the first that
+/// has none.
+fn check_grid_drift(e: &drift::ExternalDrift, grid: &GridSpec) -> Result<(), GeofieldError> {
+    let cs = grid.cell_size_m;
+    for r in 0..grid.rows {
+        let y = grid.y_max_m - (r as f64 + 0.5) * cs;
+        let xs: Vec<f64> = (0..grid.cols)
+            .map(|c| grid.x_min_m + (c as f64 + 0.5) * cs)
+            .collect();
+        e.check_points(&xs, &vec![y; grid.cols], &|c| {
+            format!("the grid's cell (row {r}, column {c})")
+        })?;
+    }
+    Ok(())
+}
+
 /// The checks and the clipping of a whole prediction: an error unless every value is finite;
 /// the crossings resolved when asked.
 fn finish(
@@ -269,7 +306,11 @@ pub fn cross_validate_with_progress(
 ) -> Result<Vec<SurfaceCv>, GeofieldError> {
     let _ = backend;
     cancel.check()?;
-    let (groups, _) = systems::build(samples, &params.variograms, &params.options)?;
+    let external = params
+        .external_drift
+        .as_ref()
+        .filter(|_| params.options.kind.is_external());
+    let (groups, _) = systems::build(samples, &params.variograms, &params.options, external)?;
     cv::cross_validate_groups(samples, &groups, Some(progress), cancel)
 }
 

@@ -14,9 +14,12 @@
 //! ε counts as zero: C = C₀ there ([`NuggetMode::Exact`], exact at the samples) or C₀ − c₀
 //! ([`NuggetMode::MeasurementError`], the nugget is noise).
 
+use std::sync::Arc;
+
 use geofield_core::GridSpec;
 
-use super::params::{Anisotropy, NuggetMode};
+use super::drift::ExternalDrift;
+use super::params::{Anisotropy, Block, NuggetMode};
 use super::variogram::{Model, Variogram};
 use crate::dispersal::fastmath::exp_neg;
 
@@ -235,4 +238,154 @@ impl Covariance {
 /// A tolerance for "the same location": `scale` (a length) times 1e-12.
 pub fn eps_for(diagonal: f64) -> f64 {
     1e-12 * diagonal
+}
+
+/// The support of the predictions: points, or a block's discretisation in kriging space (see
+/// [`Block`]); and the drift basis, with the external variable when there is one (see
+/// [`super::drift`]). The point support's covariances, drift and C(0) are the plain ones, bit
+/// for bit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Support {
+    /// Kriging-space offsets of the discretisation points (empty: point support), and their
+    /// weights.
+    off: Vec<(f64, f64)>,
+    w: Vec<f64>,
+    /// C̄(B, B) (unused for points).
+    cbb: f64,
+    /// The external drift variable, and the map from kriging space back to the world
+    /// (centre, row-major 2 × 2 inverse of [`Frame::m`]).
+    ext: Option<(Arc<ExternalDrift>, (f64, f64), [f64; 4])>,
+}
+
+impl Support {
+    /// Point support, or the block's points mapped by `frame`'s rotation and scaling, with
+    /// C̄(B, B) from `cov` (a point with itself: C(0) as the exactness rule has it); `external`
+    /// the drift variable of an external drift.
+    pub fn new(
+        frame: &Frame,
+        cov: &Covariance,
+        block: Option<&Block>,
+        external: Option<&Arc<ExternalDrift>>,
+    ) -> Support {
+        let [a, b, c, d] = frame.m;
+        let det = a * d - b * c;
+        let ext = external.map(|e| {
+            (
+                Arc::clone(e),
+                frame.centre,
+                [d / det, -b / det, -c / det, a / det],
+            )
+        });
+        let Some(blk) = block else {
+            return Support {
+                off: vec![],
+                w: vec![],
+                cbb: cov.c0,
+                ext,
+            };
+        };
+        let pts = blk.points();
+        let w: Vec<f64> = pts.iter().map(|p| p.2).collect();
+        let off: Vec<(f64, f64)> = pts
+            .into_iter()
+            .map(|(x, y, _)| {
+                if frame.isotropic {
+                    (x, y)
+                } else {
+                    (a * x + b * y, c * x + d * y)
+                }
+            })
+            .collect();
+        // C̄(B, B) without the nugget (see [`Block`]).
+        let mut cbb = 0.0;
+        for (&(xa, ya), &wa) in off.iter().zip(&w) {
+            for (&(xb, yb), &wb) in off.iter().zip(&w) {
+                let h = (xa - xb).hypot(ya - yb);
+                let c = if h == 0.0 {
+                    cov.c0 - cov.variogram.nugget
+                } else {
+                    cov.at(h)
+                };
+                cbb += wa * wb * c;
+            }
+        }
+        Support { off, w, cbb, ext }
+    }
+
+    /// The first `p` drift terms at kriging-space (x, y), a point: the polynomial ones, then,
+    /// with an external drift, e at the point (NaN where it has none: the callers check the
+    /// samples and nodes first).
+    #[inline]
+    pub fn point_drift(&self, frame: &Frame, x: f64, y: f64, p: usize, out: &mut [f64]) {
+        match &self.ext {
+            Some((e, (cx, cy), inv)) if p >= 2 => {
+                frame.drift(x, y, p - 1, out);
+                let (wx, wy) = if frame.isotropic {
+                    (x + cx, y + cy)
+                } else {
+                    (inv[0] * x + inv[1] * y + cx, inv[2] * x + inv[3] * y + cy)
+                };
+                out[p - 1] = e.at(wx, wy).unwrap_or(f64::NAN);
+            }
+            _ => frame.drift(x, y, p, out),
+        }
+    }
+
+    /// C(0) of a prediction: the total sill (points) or C̄(B, B).
+    #[inline]
+    pub fn c0(&self, cov: &Covariance) -> f64 {
+        if self.off.is_empty() {
+            cov.c0
+        } else {
+            self.cbb
+        }
+    }
+
+    /// `out[j]` = the covariance between the point (x, y) and the prediction at target j
+    /// (`tx[j]`, `ty[j]`): [`Covariance::row`] for points, its weighted mean over the block's
+    /// points for a block (the discretisation is symmetric about the centre, so shifting the point by
+    /// −offset is shifting the target by +offset). `d`, `tmp`: scratch of the same length.
+    #[allow(clippy::too_many_arguments)]
+    pub fn row(
+        &self,
+        cov: &Covariance,
+        x: f64,
+        y: f64,
+        tx: &[f64],
+        ty: &[f64],
+        d: &mut [f64],
+        tmp: &mut [f64],
+        out: &mut [f64],
+    ) {
+        if self.off.is_empty() {
+            cov.row(x, y, tx, ty, d, out);
+            return;
+        }
+        let m = tx.len();
+        out[..m].fill(0.0);
+        for (&(ox, oy), &w) in self.off.iter().zip(&self.w) {
+            cov.row(x - ox, y - oy, tx, ty, d, tmp);
+            for j in 0..m {
+                out[j] += w * tmp[j];
+            }
+        }
+    }
+
+    /// The first `p` drift terms of the prediction at kriging-space (x, y): the point's, or
+    /// their weighted mean over the block's points.
+    #[inline]
+    pub fn drift(&self, frame: &Frame, x: f64, y: f64, p: usize, out: &mut [f64]) {
+        if self.off.is_empty() {
+            self.point_drift(frame, x, y, p, out);
+            return;
+        }
+        let mut f = [0.0; 6];
+        out[..p].fill(0.0);
+        for (&(ox, oy), &w) in self.off.iter().zip(&self.w) {
+            self.point_drift(frame, x + ox, y + oy, p, &mut f);
+            for q in 0..p {
+                out[q] += w * f[q];
+            }
+        }
+    }
 }

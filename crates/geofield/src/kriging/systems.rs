@@ -119,6 +119,7 @@ pub fn build(
     set: &SampleSet,
     variograms: &[Variogram],
     opts: &KrigeOptions,
+    external: Option<&std::sync::Arc<super::drift::ExternalDrift>>,
 ) -> Result<(Vec<Group>, Vec<GroupReport>), GeofieldError> {
     if opts.neighbourhood == Neighbourhood::Global {
         check_global_memory(set.len())?;
@@ -134,6 +135,15 @@ pub fn build(
     }
     for v in variograms {
         v.validate()?;
+    }
+    match (opts.kind.is_external(), external) {
+        (true, None) => {
+            return Err(GeofieldError::Invalid(
+                "an external drift needs the drift variable (a raster, e.g. --drift-raster)".into(),
+            ));
+        }
+        (true, Some(e)) => e.check_points(&set.xs, &set.ys, &|i| set.describe(i))?,
+        _ => {}
     }
     let mut keys: BTreeMap<(usize, Vec<usize>), Vec<usize>> = BTreeMap::new();
     for h in 0..hc {
@@ -160,12 +170,21 @@ pub fn build(
         };
         let system = match opts.neighbourhood {
             Neighbourhood::Global => System::Global(
-                GlobalKriging::from_merged(set, &m, frame, &variograms[vi], opts)
+                GlobalKriging::from_merged(set, &m, frame, &variograms[vi], opts, external)
                     .map_err(context)?,
             ),
             Neighbourhood::Local { k, radius } => System::Local(
-                LocalKriging::from_merged(set, &m, frame, &variograms[vi], opts, k, radius)
-                    .map_err(context)?,
+                LocalKriging::from_merged(
+                    set,
+                    &m,
+                    frame,
+                    &variograms[vi],
+                    opts,
+                    k,
+                    radius,
+                    external,
+                )
+                .map_err(context)?,
             ),
         };
         reports.push(GroupReport {

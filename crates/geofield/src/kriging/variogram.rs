@@ -139,6 +139,40 @@ impl Model {
         Ok(m)
     }
 
+    /// Parses nested models joined by `+` (`spherical+exponential`, `gau+matern:1.5`), each as
+    /// [`Model::parse`] reads it; at most [`MAX_STRUCTURES`].
+    pub fn parse_nested(s: &str) -> Result<Vec<Model>, GeofieldError> {
+        let models = s
+            .split('+')
+            .map(|t| {
+                if t.trim().is_empty() {
+                    Err(GeofieldError::Invalid(format!(
+                        "model `{s}`: an empty term between `+` signs"
+                    )))
+                } else {
+                    Model::parse(t)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if models.len() > MAX_STRUCTURES {
+            return Err(GeofieldError::Invalid(format!(
+                "model `{s}`: {} structures, at most {MAX_STRUCTURES} are nested",
+                models.len()
+            )));
+        }
+        Ok(models)
+    }
+
+    /// The name with its parameter, as [`Model::parse`] reads it (`stable:1.5`).
+    pub fn spec(&self) -> String {
+        match self {
+            Model::Stable { alpha } => format!("stable:{alpha}"),
+            Model::Matern { nu } => format!("matern:{nu}"),
+            Model::Power { exponent } => format!("power:{exponent}"),
+            m => m.name().to_string(),
+        }
+    }
+
     fn validate(&self) -> Result<(), GeofieldError> {
         let bad = |what: String| Err(GeofieldError::Invalid(what));
         match *self {
@@ -268,6 +302,72 @@ impl Variogram {
         Ok(v)
     }
 
+    /// A nugget and nested structures, validated: `models[i]` with partial sill `sills[i]` and
+    /// range `ranges[i]`. `ranges` has one entry per structure, or one per bounded structure
+    /// (power and linear have no range; they then take none).
+    ///
+    /// ```
+    /// use geofield::kriging::{Model, Variogram};
+    /// let models = Model::parse_nested("spherical+exponential")?;
+    /// let v = Variogram::nested(&models, &[1.0, 0.5], &[300.0, 2000.0], 0.1)?;
+    /// assert_eq!(v.structures.len(), 2);
+    /// assert!((v.sill() - 1.6).abs() < 1e-12);
+    /// # Ok::<(), geofield::GeofieldError>(())
+    /// ```
+    pub fn nested(
+        models: &[Model],
+        sills: &[f64],
+        ranges: &[f64],
+        nugget: f64,
+    ) -> Result<Self, GeofieldError> {
+        if models.is_empty() {
+            return Err(GeofieldError::Invalid(
+                "no variogram structure given".into(),
+            ));
+        }
+        if sills.len() != models.len() {
+            return Err(GeofieldError::Invalid(format!(
+                "{} sills for {} structures ({}): give one partial sill per structure",
+                sills.len(),
+                models.len(),
+                names(models)
+            )));
+        }
+        let bounded = models.iter().filter(|m| m.is_bounded()).count();
+        let per_structure = ranges.len() == models.len();
+        if !per_structure && ranges.len() != bounded {
+            return Err(GeofieldError::Invalid(format!(
+                "{} ranges for {} structures ({}): give one range per structure, or one per \
+                 bounded structure ({bounded}; power and linear have none)",
+                ranges.len(),
+                models.len(),
+                names(models)
+            )));
+        }
+        let mut next = ranges.iter();
+        let structures = models
+            .iter()
+            .zip(sills)
+            .map(|(&m, &c)| {
+                let r = if per_structure || m.is_bounded() {
+                    next.next().copied().unwrap_or(1.0)
+                } else {
+                    1.0
+                };
+                Structure::new(m, c, r)
+            })
+            .collect();
+        let v = Variogram { nugget, structures };
+        v.validate()?;
+        Ok(v)
+    }
+
+    /// The models of the structures joined by `+` (as [`Model::parse_nested`] reads them).
+    pub fn models_name(&self) -> String {
+        let models: Vec<Model> = self.structures.iter().map(|s| s.model).collect();
+        names(&models)
+    }
+
     /// Checks every parameter; the error names it.
     pub fn validate(&self) -> Result<(), GeofieldError> {
         if !(self.nugget.is_finite() && self.nugget >= 0.0) {
@@ -337,6 +437,13 @@ impl Variogram {
     pub fn covariance(&self, h: f64) -> Option<f64> {
         self.is_bounded().then(|| self.sill() - self.gamma(h))
     }
+}
+
+/// The most structures of a nested model (gstat's fits rarely go past three; four leaves room).
+pub const MAX_STRUCTURES: usize = 4;
+
+fn names(models: &[Model]) -> String {
+    models.iter().map(Model::spec).collect::<Vec<_>>().join("+")
 }
 
 /// `v` rounded to 5 significant digits, for display.

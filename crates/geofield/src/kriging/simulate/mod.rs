@@ -170,6 +170,13 @@ pub fn simulate_with_progress(
             sim.modes
         )));
     }
+    if params.options.block.is_some() {
+        return Err(GeofieldError::Invalid(
+            "simulation draws point values: block kriging (a block) is not simulated; average \
+             the realisations over blocks instead"
+                .into(),
+        ));
+    }
     let vg = params
         .variograms
         .first()
@@ -268,6 +275,7 @@ pub fn simulate_with_progress(
         target: params.target.clone(),
         variance: false,
         resolve_crossings: false,
+        external_drift: params.external_drift.clone(),
     };
     let half = |f: f64| progress(0.05 + 0.45 * f);
     let kriged = super::krige_with_progress(backend, &residuals, &kp, &half, cancel)?;
