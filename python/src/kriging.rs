@@ -193,6 +193,21 @@ pub(crate) fn target(
     })
 }
 
+/// The external drift raster Python passes: (values row-major, row 0 north; the grid).
+fn external(
+    ed: Option<(PyReadonlyArray1<'_, f64>, Grid)>,
+) -> PyResult<Option<std::sync::Arc<kriging::ExternalDrift>>> {
+    let Some((v, g)) = ed else {
+        return Ok(None);
+    };
+    let Target::Grid(grid) = target(None, Some(g))? else {
+        return Err(errors::arg("external_drift", "expected a grid"));
+    };
+    let e = kriging::ExternalDrift::new(grid, v.as_slice()?.to_vec(), "external_drift")
+        .map_err(|e| errors::arg("external_drift", shown(&e)))?;
+    Ok(Some(std::sync::Arc::new(e)))
+}
+
 /// Predictions (and variances) of one or more surfaces at points or on a grid. Returns
 /// `(values (surfaces, nodes), variance (surfaces, nodes) or None, grid or None, info JSON,
 /// backend label)`; on a grid the nodes are row-major from the north-west corner. Interruptible
@@ -235,6 +250,7 @@ pub fn krige<'py>(
         }
         None => None,
     };
+    let external_drift = external(external_drift)?;
     let target = target(points, grid)?;
     let params = KrigeParams {
         variograms: variograms.iter().map(variogram).collect::<PyResult<_>>()?,
@@ -242,18 +258,7 @@ pub fn krige<'py>(
         target,
         variance,
         resolve_crossings: false,
-        external_drift: match external_drift {
-            None => None,
-            Some((v, g)) => {
-                let Target::Grid(grid) = target(None, Some(g))? else {
-                    return Err(errors::arg("external_drift", "expected a grid"));
-                };
-                Some(std::sync::Arc::new(
-                    kriging::ExternalDrift::new(grid, v.as_slice()?.to_vec(), "external_drift")
-                        .map_err(|e| errors::arg("external_drift", shown(&e)))?,
-                ))
-            }
-        },
+        external_drift,
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();

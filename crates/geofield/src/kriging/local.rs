@@ -47,6 +47,7 @@ pub struct LocalKriging {
 }
 
 impl LocalKriging {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_merged(
         _set: &SampleSet,
         m: &Merged,

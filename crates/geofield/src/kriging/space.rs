@@ -254,8 +254,11 @@ pub struct Support {
     cbb: f64,
     /// The external drift variable, and the map from kriging space back to the world
     /// (centre, row-major 2 × 2 inverse of [`Frame::m`]).
-    ext: Option<(Arc<ExternalDrift>, (f64, f64), [f64; 4])>,
+    ext: Option<WorldMap>,
 }
+
+/// The external drift variable with the map from kriging space back to world coordinates.
+type WorldMap = (Arc<ExternalDrift>, (f64, f64), [f64; 4]);
 
 impl Support {
     /// Point support, or the block's points mapped by `frame`'s rotation and scaling, with
