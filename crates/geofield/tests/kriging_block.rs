@@ -5,6 +5,8 @@
 //! every sample is global kriging).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod kriging_common;
+
 use geofield::Backend;
 use geofield::kriging::{
     self, Block, Discretisation, KrigeOptions, KrigeParams, Model, Neighbourhood, SampleSet,
@@ -164,23 +166,7 @@ fn dense_block(set: &SampleSet, x0: f64, y0: f64, offs: &[(f64, f64, f64)]) -> (
     }
     a[n * w + m] = 1.0;
     let rhs: Vec<f64> = (0..m).map(|i| a[i * w + m]).collect();
-    for col in 0..m {
-        let p = (col..m)
-            .max_by(|&i, &j| a[i * w + col].abs().total_cmp(&a[j * w + col].abs()))
-            .unwrap();
-        for k in 0..w {
-            a.swap(col * w + k, p * w + k);
-        }
-        for r in 0..m {
-            if r != col {
-                let f = a[r * w + col] / a[col * w + col];
-                for k in 0..w {
-                    a[r * w + k] -= f * a[col * w + k];
-                }
-            }
-        }
-    }
-    let lam: Vec<f64> = (0..m).map(|i| a[i * w + m] / a[i * w + i]).collect();
+    let lam = kriging_common::solve_augmented(a, m);
     let pred = (0..n).map(|i| lam[i] * set.surfaces[0].values[i]).sum();
     // The block with itself: the nugget left out (gstat's convention).
     let mut cbb = 0.0;

@@ -4,6 +4,8 @@
 //! drift value.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod kriging_common;
+
 use std::sync::Arc;
 
 use geofield::Backend;
@@ -94,23 +96,7 @@ fn dense(set: &SampleSet, x0: f64, y0: f64, linear: bool) -> (f64, f64) {
         a[(n + q) * w + m] = f0[q];
     }
     let rhs: Vec<f64> = (0..m).map(|i| a[i * w + m]).collect();
-    for col in 0..m {
-        let piv = (col..m)
-            .max_by(|&i, &j| a[i * w + col].abs().total_cmp(&a[j * w + col].abs()))
-            .unwrap();
-        for k in 0..w {
-            a.swap(col * w + k, piv * w + k);
-        }
-        for r in 0..m {
-            if r != col {
-                let t = a[r * w + col] / a[col * w + col];
-                for k in 0..w {
-                    a[r * w + k] -= t * a[col * w + k];
-                }
-            }
-        }
-    }
-    let lam: Vec<f64> = (0..m).map(|i| a[i * w + m] / a[i * w + i]).collect();
+    let lam = kriging_common::solve_augmented(a, m);
     let pred = (0..n).map(|i| lam[i] * set.surfaces[0].values[i]).sum();
     (pred, 1.05 - (0..m).map(|i| lam[i] * rhs[i]).sum::<f64>())
 }

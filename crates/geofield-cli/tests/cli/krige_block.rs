@@ -4,35 +4,12 @@
 
 use geofield_io::{NpyData, read_npy};
 
-use super::{geofield, s, text};
-
-const WELLS: &str = "x,y,z\n15,85,10.0\n75,75,12.5\n25,25,9.0\n85,15,11.0\n55,45,10.5\n35,65,8.5\n";
+use super::{KRIGE_WELLS, geofield, krige_on_wells, s, text};
 
 fn run(dir: &std::path::Path, out: &str, extra: &[&str]) -> std::process::Output {
-    let csv = dir.join("wells.csv");
-    std::fs::write(&csv, WELLS).unwrap();
-    let out = dir.join(out);
-    let mut args = vec![
-        "krige",
-        "--samples",
-        s(&csv),
-        "--values",
-        "z",
-        "--extent",
-        "0,0,100,100",
-        "--cell-size-m",
-        "10",
-        "--out",
-        s(&out),
-        "--model",
-        "spherical",
-        "--sill",
-        "2",
-        "--range",
-        "80",
-    ];
+    let mut args = vec!["--model", "spherical", "--sill", "2", "--range", "80"];
     args.extend_from_slice(extra);
-    geofield(&args)
+    krige_on_wells(dir, KRIGE_WELLS, out, &args)
 }
 
 fn f64s(p: &std::path::Path) -> Vec<f64> {

@@ -10,7 +10,7 @@ use geofield::kriging::{SampleSet, Target, Variogram};
 use geofield_core::{Extent, GridSpec};
 use geofield_io::{NpyData, read_npy};
 
-use super::{geofield, s, text};
+use super::{krige_on_wells, s, text};
 
 const WELLS: [(f64, f64, f64); 7] = [
     (15.0, 85.0, 10.0),
@@ -58,21 +58,7 @@ fn run(
     for (x, y, z) in wells {
         t += &format!("{x},{y},{z}\n");
     }
-    let csv = dir.join("wells.csv");
-    std::fs::write(&csv, t).unwrap();
-    let out = dir.join(out);
     let mut args = vec![
-        "krige",
-        "--samples",
-        s(&csv),
-        "--values",
-        "z",
-        "--extent",
-        "0,0,100,100",
-        "--cell-size-m",
-        "10",
-        "--out",
-        s(&out),
         "--model",
         "exponential",
         "--sill",
@@ -83,7 +69,7 @@ fn run(
         "0.05",
     ];
     args.extend_from_slice(extra);
-    geofield(&args)
+    krige_on_wells(dir, &t, out, &args)
 }
 
 #[test]

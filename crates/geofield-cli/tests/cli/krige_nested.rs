@@ -5,7 +5,7 @@
 
 use geofield_io::{NpyData, read_npy};
 
-use super::{geofield, s, text};
+use super::{geofield, krige_on_wells, s, text};
 
 const WELLS: [(f64, f64, f64); 7] = [
     (15.0, 85.0, 10.0),
@@ -17,14 +17,13 @@ const WELLS: [(f64, f64, f64); 7] = [
     (62.0, 8.0, 9.7),
 ];
 
-fn wells_csv(dir: &std::path::Path) -> std::path::PathBuf {
+/// `WELLS` as CSV text.
+fn wells_text() -> String {
     let mut t = String::from("x,y,z\n");
     for (x, y, z) in WELLS {
         t += &format!("{x},{y},{z}\n");
     }
-    let p = dir.join("wells.csv");
-    std::fs::write(&p, t).unwrap();
-    p
+    t
 }
 
 /// C(h) of nugget 0.02 + spherical(0.3, 40 m) + exponential(0.1, 150 m), written from the
@@ -82,23 +81,7 @@ fn ordinary(x: f64, y: f64) -> f64 {
 }
 
 fn krige(dir: &std::path::Path, out: &str, variogram: &[&str]) -> std::process::Output {
-    let csv = wells_csv(dir);
-    let out = dir.join(out);
-    let mut args = vec![
-        "krige",
-        "--samples",
-        s(&csv),
-        "--values",
-        "z",
-        "--extent",
-        "0,0,100,100",
-        "--cell-size-m",
-        "10",
-        "--out",
-        s(&out),
-    ];
-    args.extend_from_slice(variogram);
-    geofield(&args)
+    krige_on_wells(dir, &wells_text(), out, variogram)
 }
 
 #[test]
@@ -141,42 +124,28 @@ fn nested_model_matches_an_independent_f64_solve() {
 
 /// 60 wells on a scrambled lattice, values from two scales of variation: enough pairs for a
 /// nested fit's bins.
-fn many_wells(dir: &std::path::Path) -> std::path::PathBuf {
+fn many_wells() -> String {
     let mut t = String::from("x,y,z\n");
     for k in 0..60u32 {
         let (x, y) = (f64::from((k * 37) % 100), f64::from((k * 61 + 13) % 100));
         let z = (x / 12.0).sin() + 0.5 * (y / 45.0).cos() + 0.1 * f64::from(k % 3);
         t += &format!("{x},{y},{z}\n");
     }
-    let p = dir.join("many.csv");
-    std::fs::write(&p, t).unwrap();
-    p
+    t
 }
 
 #[test]
 fn nested_fits_from_krige_and_variogram() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = many_wells(dir.path());
-    let out = dir.path().join("f.npy");
-    let o = geofield(&[
-        "krige",
-        "--samples",
-        s(&csv),
-        "--values",
-        "z",
-        "--extent",
-        "0,0,100,100",
-        "--cell-size-m",
-        "10",
-        "--out",
-        s(&out),
+    let fit = [
         "--fit",
         "spherical+exponential",
         "--lags",
         "10",
         "--max-lag",
         "70",
-    ]);
+    ];
+    let o = krige_on_wells(dir.path(), &many_wells(), "f.npy", &fit);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("spherical sill"), "{}", text(&o));
     assert!(text(&o).contains("exponential sill"), "{}", text(&o));
@@ -186,7 +155,7 @@ fn nested_fits_from_krige_and_variogram() {
         s(&json),
         "variogram",
         "--samples",
-        s(&csv),
+        s(&dir.path().join("wells.csv")),
         "--values",
         "z",
         "--lags",

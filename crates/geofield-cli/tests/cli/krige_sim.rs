@@ -6,32 +6,12 @@ use std::path::Path;
 
 use geofield_io::{NpyData, read_npy};
 
-use super::{geofield, s, text};
-
-/// Wells on cell centres of a 0..100 x 0..100 grid of 10 m cells.
-const WELLS: &str = "x,y,z\n15,85,10.0\n75,75,12.5\n25,25,9.0\n85,15,11.0\n55,45,10.5\n35,65,8.5\n";
+use super::{KRIGE_WELLS, krige_on_wells, s, text};
 
 fn run(dir: &Path, out: &str, extra: &[&str]) -> std::process::Output {
-    let csv = dir.join("wells.csv");
-    std::fs::write(&csv, WELLS).unwrap();
-    let out = dir.join(out);
-    let mut args = vec![
-        "krige",
-        "--samples",
-        s(&csv),
-        "--values",
-        "z",
-        "--extent",
-        "0,0,100,100",
-        "--cell-size-m",
-        "10",
-        "--out",
-        s(&out),
-        "--backend",
-        "cpu",
-    ];
+    let mut args = vec!["--backend", "cpu"];
     args.extend_from_slice(extra);
-    geofield(&args)
+    krige_on_wells(dir, KRIGE_WELLS, out, &args)
 }
 
 fn realisations(p: &Path) -> (Vec<usize>, Vec<f64>) {

@@ -44,6 +44,33 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Wells on cell centres of a 0..100 x 0..100 grid of 10 m cells (`x,y,z`).
+const KRIGE_WELLS: &str =
+    "x,y,z\n15,85,10.0\n75,75,12.5\n25,25,9.0\n85,15,11.0\n55,45,10.5\n35,65,8.5\n";
+
+/// `geofield krige` of the `z` column of `wells` (CSV text, written to `dir/wells.csv`) on the
+/// 0..100 x 0..100 grid of 10 m cells into `dir/out`, then `extra`.
+fn krige_on_wells(dir: &Path, wells: &str, out: &str, extra: &[&str]) -> Output {
+    let csv = dir.join("wells.csv");
+    std::fs::write(&csv, wells).unwrap();
+    let out = dir.join(out);
+    let mut args = vec![
+        "krige",
+        "--samples",
+        s(&csv),
+        "--values",
+        "z",
+        "--extent",
+        "0,0,100,100",
+        "--cell-size-m",
+        "10",
+        "--out",
+        s(&out),
+    ];
+    args.extend_from_slice(extra);
+    geofield(&args)
+}
+
 mod disperse;
 mod flock;
 mod forest;
