@@ -185,16 +185,20 @@ impl Kriged {
         Ok(Raster::new(*grid, self.names.clone(), data)?)
     }
 
-    /// A map title: the kind, the neighbourhood and the arithmetic, e.g. "ordinary kriging,
-    /// global (cpu f64)".
+    /// A map title: the kind, the neighbourhood, blocks and the arithmetic, e.g. "ordinary
+    /// kriging, global (cpu f64)", "ordinary kriging, global, 20 x 20 m blocks (cpu f64)".
     pub fn title(&self) -> String {
         format!(
-            "{} kriging, {} ({})",
+            "{} kriging, {}{} ({})",
             self.options.kind.name(),
             match self.options.neighbourhood {
                 Neighbourhood::Global => "global".to_string(),
                 Neighbourhood::Local { k, .. } => format!("{k} nearest"),
             },
+            self.options.block.map_or(String::new(), |b| format!(
+                ", {} x {} m blocks",
+                b.size_x_m, b.size_y_m
+            )),
             self.prediction.evaluated
         )
     }
