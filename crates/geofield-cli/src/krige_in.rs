@@ -161,7 +161,21 @@ pub(crate) fn variograms(
         direction: None,
     };
     let models = Model::parse_nested(m).with_context(|| format!("--fit {m}"))?;
-    let fits = kriging::fit_surfaces(set, &models, &spec, a.fit_pooled)?;
+    // With a drift, the variogram of the residuals from its least-squares fit (gstat's
+    // `variogram(z ~ drift)`): the trend would otherwise inflate the sill and range.
+    let kind = params.options.kind;
+    let fits = if matches!(kind, Kind::Universal { .. }) {
+        let r = kriging::drift_residuals(set, kind, params.external_drift.as_deref())
+            .context("--fit: the residuals of the drift")?;
+        println!(
+            "fitting the variograms of the residuals from a least-squares fit of the drift \
+             ({} kriging; gstat's variogram(z ~ drift))",
+            kind.name()
+        );
+        kriging::fit_surfaces(&r, &models, &spec, a.fit_pooled)?
+    } else {
+        kriging::fit_surfaces(set, &models, &spec, a.fit_pooled)?
+    };
     params.variograms = fits.iter().map(|f| f.variogram.clone()).collect();
     Ok(fits)
 }

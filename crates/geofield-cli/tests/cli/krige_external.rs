@@ -114,6 +114,48 @@ fn external_drift_from_the_command_line_equals_the_library() {
     }
 }
 
+/// `--fit` with an external drift fits the residuals' variogram (said on stdout) and krige with
+/// it.
+#[test]
+fn fit_with_an_external_drift_uses_the_residuals() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dem_path, _) = write_dem(dir.path());
+    let t = "x,y,z\n".to_string()
+        + &(0..30u32)
+            .map(|k| {
+                let (x, y) = (
+                    f64::from((k * 37) % 97) + 1.5,
+                    f64::from((k * 61 + 13) % 97) + 1.5,
+                );
+                format!("{x},{y},{}\n", 0.1 * dem(x, y) + (x / 17.0).sin())
+            })
+            .collect::<String>();
+    let o = super::krige_on_wells(
+        dir.path(),
+        &t,
+        "f.npy",
+        &[
+            "--fit",
+            "exponential",
+            "--lags",
+            "8",
+            "--max-lag",
+            "60",
+            "--drift",
+            "external",
+            "--drift-raster",
+            s(&dem_path),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("residuals from a least-squares fit"),
+        "{}",
+        text(&o)
+    );
+    assert!(dir.path().join("f.npy").exists());
+}
+
 #[test]
 fn bad_external_drift_requests_exit_2_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,8 @@
 
 use geofield_core::GridSpec;
 
+use super::params::Kind;
+use super::samples::SampleSet;
 use crate::GeofieldError;
 
 /// A secondary variable on a raster, for the drift.
@@ -101,6 +103,90 @@ impl ExternalDrift {
     }
 }
 
+/// The residuals of every surface of `set` from its ordinary-least-squares fit on the drift of
+/// `kind` (the polynomial terms in centred, scaled coordinates, and e from `external` for an
+/// external drift), over the samples where the surface is present (NaN elsewhere): the values
+/// whose variogram gstat bins for `variogram(z ~ x + y)` or `variogram(z ~ dem)`. Ordinary and
+/// simple kriging: the values less their mean.
+pub fn drift_residuals(
+    set: &SampleSet,
+    kind: Kind,
+    external: Option<&ExternalDrift>,
+) -> Result<SampleSet, GeofieldError> {
+    let (poly, ext) = match kind {
+        Kind::Universal { drift } => (drift.polynomial_terms(), drift.is_external()),
+        _ => (1, false),
+    };
+    let e = match (ext, external) {
+        (true, Some(e)) => Some(e),
+        (true, None) => {
+            return Err(GeofieldError::Invalid(
+                "an external drift needs the drift variable (a raster)".into(),
+            ));
+        }
+        (false, _) => None,
+    };
+    if let Some(e) = e {
+        e.check_points(&set.xs, &set.ys, &|i| set.describe(i))?;
+    }
+    let n = set.len().max(1) as f64;
+    let (cx, cy) = (
+        set.xs.iter().sum::<f64>() / n,
+        set.ys.iter().sum::<f64>() / n,
+    );
+    let scale = set
+        .xs
+        .iter()
+        .zip(&set.ys)
+        .fold(0.0f64, |m, (&x, &y)| {
+            m.max((x - cx).abs()).max((y - cy).abs())
+        })
+        .max(f64::MIN_POSITIVE);
+    let p = poly + usize::from(ext);
+    let basis = |i: usize| -> [f64; 7] {
+        let mut f = [0.0; 7];
+        super::space::drift_basis(
+            (set.xs[i] - cx) / scale,
+            (set.ys[i] - cy) / scale,
+            poly,
+            &mut f,
+        );
+        if let Some(e) = e {
+            f[poly] = e.at(set.xs[i], set.ys[i]).unwrap_or(f64::NAN);
+        }
+        f
+    };
+    let mut out = set.clone();
+    for (h, s) in set.surfaces.iter().enumerate() {
+        let rows: Vec<usize> = (0..set.len()).filter(|&i| !s.values[i].is_nan()).collect();
+        // Normal equations (FᵀF) c = Fᵀz.
+        let mut g = vec![0.0; p * (p + 1)];
+        for &i in &rows {
+            let f = basis(i);
+            for a in 0..p {
+                for b in 0..p {
+                    g[a * (p + 1) + b] += f[a] * f[b];
+                }
+                g[a * (p + 1) + p] += f[a] * s.values[i];
+            }
+        }
+        let c = super::nested::solve_augmented(&mut g, p).ok_or_else(|| {
+            GeofieldError::Invalid(format!(
+                "{}: the drift ({} terms) cannot be fitted to its {} samples (too few, or the \
+                 drift's terms are dependent over them)",
+                s.name,
+                p,
+                rows.len()
+            ))
+        })?;
+        for &i in &rows {
+            let f = basis(i);
+            out.surfaces[h].values[i] = s.values[i] - (0..p).map(|a| c[a] * f[a]).sum::<f64>();
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +224,49 @@ mod tests {
             d.check_points(&[5.0, 50.0], &[5.0, 5.0], &|i| format!("sample {i}"))
                 .is_err()
         );
+        Ok(())
+    }
+
+    // Values that are exactly the drift leave residuals of zero (to rounding); noisy values
+    // leave residuals orthogonal to every drift column (the normal equations).
+    #[test]
+    fn residuals_are_orthogonal_to_the_drift() -> Result<(), GeofieldError> {
+        use crate::kriging::Drift;
+        let d = plane()?;
+        let (mut xs, mut ys) = (vec![], vec![]);
+        for k in 0..20u32 {
+            xs.push(2.0 + f64::from((k * 7) % 36));
+            ys.push(3.0 + f64::from((k * 11) % 25));
+        }
+        let exact: Vec<f64> = xs
+            .iter()
+            .zip(&ys)
+            .map(|(&x, &y)| 4.0 - 0.5 * d.at(x, y).unwrap_or(f64::NAN))
+            .collect();
+        let noisy: Vec<f64> = exact
+            .iter()
+            .enumerate()
+            .map(|(k, v)| v + (k as f64 * 1.7).sin())
+            .collect();
+        let set = SampleSet::new(xs.clone(), ys.clone(), vec![exact, noisy]);
+        let kind = Kind::Universal {
+            drift: Drift::External,
+        };
+        let r = drift_residuals(&set, kind, Some(&d))?;
+        // |values| ~ 100: rounding of the normal equations leaves ~1e-12.
+        assert!(r.surfaces[0].values.iter().all(|v| v.abs() < 1e-9));
+        let res = &r.surfaces[1].values;
+        let dot_one: f64 = res.iter().sum();
+        let dot_e: f64 = res
+            .iter()
+            .zip(xs.iter().zip(&ys))
+            .map(|(r, (&x, &y))| r * d.at(x, y).unwrap_or(f64::NAN))
+            .sum();
+        assert!(
+            dot_one.abs() < 1e-9 && dot_e.abs() < 1e-7,
+            "{dot_one} {dot_e}"
+        );
+        assert!(drift_residuals(&set, kind, None).is_err());
         Ok(())
     }
 

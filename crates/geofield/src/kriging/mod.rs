@@ -65,7 +65,7 @@ pub mod variogram;
 use std::time::Instant;
 
 pub use cv::{CvSummary, SurfaceCv};
-pub use drift::ExternalDrift;
+pub use drift::{ExternalDrift, drift_residuals};
 pub use empirical::{
     Estimator, Fit, LagBin, LagSpec, VariogramMap, empirical, fit, pool, surface_bins,
     variogram_map,

@@ -224,7 +224,7 @@ fn nnls(cols: &[Vec<f64>], pts: &[(f64, f64, f64)]) -> (f64, Vec<f64>) {
 
 /// Gaussian elimination with partial pivoting of the q × (q + 1) augmented matrix `g`; `None`
 /// when a pivot is negligible against the matrix's scale (a support whose columns are dependent).
-fn solve_augmented(g: &mut [f64], q: usize) -> Option<Vec<f64>> {
+pub(super) fn solve_augmented(g: &mut [f64], q: usize) -> Option<Vec<f64>> {
     let w = q + 1;
     let scale = g.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     for col in 0..q {
