@@ -304,7 +304,7 @@ pub fn krige<'py>(
 /// Returns `(lo, hi, distance, gamma, pairs, fit)` with `fit = (model, sills, ranges, nugget,
 /// wrss, warnings)` (one sill and range per structure) or None.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, lags, max_lag, direction, estimator, model, fit_nugget))]
+#[pyo3(signature = (xs, ys, values, lags, max_lag, direction, estimator, model, fit_nugget, drift = None, external_drift = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn variogram_bins<'py>(
     py: Python<'py>,
@@ -317,6 +317,8 @@ pub fn variogram_bins<'py>(
     estimator: &str,
     model: Option<&str>,
     fit_nugget: bool,
+    drift: Option<String>,
+    external_drift: Option<(PyReadonlyArray1<'py, f64>, Grid)>,
 ) -> PyResult<(
     Vec<f64>,
     Vec<f64>,
@@ -336,7 +338,24 @@ pub fn variogram_bins<'py>(
         direction,
     };
     let (xs, ys, values) = (xs.as_slice()?, ys.as_slice()?, values.as_slice()?);
-    let set = SampleSet::new(xs.to_vec(), ys.to_vec(), vec![values.to_vec()]);
+    let mut set = SampleSet::new(xs.to_vec(), ys.to_vec(), vec![values.to_vec()]);
+    // With a drift: the residuals of its least-squares fit (gstat's `variogram(z ~ drift)`).
+    if let Some(d) = drift {
+        let setup = Setup(
+            "universal".into(),
+            None,
+            Some(d),
+            None,
+            None,
+            None,
+            false,
+            None,
+        );
+        let kind = options(&setup, "float64")?.kind;
+        let ext = external(external_drift)?;
+        set = kriging::drift_residuals(&set, kind, ext.as_deref())
+            .map_err(|e| errors::arg("drift", shown(&e)))?;
+    }
     let bins = py
         .detach(|| kriging::surface_bins(&set, &spec, estimator))
         .map_err(errors::lib)?

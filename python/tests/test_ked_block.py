@@ -88,3 +88,31 @@ def test_block_kriging_is_the_weighted_mean_of_point_kriging(case):
     with pytest.raises(geofield.GeofieldValueError, match="block_discretisation"):
         geofield.krige(x, y, z, "spherical", sill=1.0, range=120.0, extent=(0, 0, 100, 100),
                        cell_size=10, block=10, block_discretisation="many", backend="cpu")
+
+
+def test_variogram_of_the_drift_residuals(case):
+    """gstat's variogram(z ~ dem): residuals of a least-squares fit on [1, dem] (dem sampled by
+    scipy's bilinear interpolator here), binned by numpy, equal geofield's."""
+    interp = pytest.importorskip("scipy.interpolate")
+    x, y, z, gx, gy, grid = case
+    e = interp.RegularGridInterpolator((gy, gx), grid)(np.column_stack([y, x]))
+    f = np.column_stack([np.ones_like(e), e])
+    r = z - f @ np.linalg.lstsq(f, z, rcond=None)[0]
+    res = geofield.variogram(x, y, z, lags=8, max_lag=150, drift="external",
+                             external_drift=(grid[::-1], (0, 0, 300, 300)))
+    d = np.hypot(x[:, None] - x[None], y[:, None] - y[None])
+    g = 0.5 * (r[:, None] - r[None]) ** 2
+    iu = np.triu_indices(len(x), 1)
+    d, g = d[iu], g[iu]
+    for lo, hi, gamma, n in zip(res["lo"], res["hi"], res["gamma"], res["pairs"]):
+        last = hi == res["hi"][-1]
+        m = (d >= lo) & ((d <= hi) if last else (d < hi))
+        assert m.sum() == n
+        if n:
+            # Sums of O(1) terms over < 1000 pairs, the fits' coefficients to ~1e-13: 1e-9.
+            assert abs(gamma - g[m].mean()) <= 1e-9 * max(1.0, g[m].mean())
+    raw = geofield.variogram(x, y, z, lags=8, max_lag=150)
+    ok = raw["pairs"] > 0
+    assert (res["gamma"][ok] < raw["gamma"][ok]).all()
+    with pytest.raises(geofield.GeofieldValueError, match="drift"):
+        geofield.variogram(x, y, z, drift="external")

@@ -274,8 +274,13 @@ def krige_points(x, y, values, model, sill=None, range=None, nugget=0.0, *, poin
 
 
 def variogram(x, y, values, lags=15, max_lag=None, direction=None, estimator="matheron",
-              model=None, fit_nugget=True):
+              model=None, fit_nugget=True, drift=None, external_drift=None):
     """The empirical variogram of one surface, and with ``model`` its weighted least-squares fit.
+
+    With ``drift`` ("linear", "quadratic", "external", "linear-external"; the last two with
+    ``external_drift`` as :func:`krige` takes it), the variogram of the residuals from a
+    least-squares fit of that drift (gstat's ``variogram(z ~ drift)``): the one universal
+    kriging with that drift needs.
 
     Returns a dict: ``lo``, ``hi`` (bin edges), ``distance`` (mean separation), ``gamma``,
     ``pairs`` (numpy arrays) and ``fit`` = ``{"model", "sill", "range", "nugget", "wrss",
@@ -287,7 +292,7 @@ def variogram(x, y, values, lags=15, max_lag=None, direction=None, estimator="ma
     lo, hi, dist, gamma, pairs, fit = _native.variogram_bins(
         xs, ys, cols[0], int(lags), None if max_lag is None else float(max_lag),
         None if direction is None else (float(direction[0]), float(direction[1])), estimator,
-        model, bool(fit_nugget))
+        model, bool(fit_nugget), drift=drift, external_drift=_external(external_drift))
     out = {"lo": np.array(lo), "hi": np.array(hi), "distance": np.array(dist),
            "gamma": np.array(gamma), "pairs": np.array(pairs, dtype=np.int64), "fit": None}
     if fit is not None:
