@@ -288,6 +288,41 @@ def peers_rows(side, samples, repeat, backends):
                                                model="spherical+exponential"), repeat)
     rows.append({"case": f"nested fit spherical+exponential, {samples} samples",
                  "who": "geofield cpu", "seconds": t})
+    rows += krige3d_rows(side, samples, repeat, backends)
+    return rows
+
+
+def krige3d_rows(side, samples, repeat, backends):
+    """3-D ordinary kriging with variance (PyKrige's OrdinaryKriging3D, vectorised) on a
+    side/4 x side/4 x 20 grid, global and with the 16 nearest samples (PyKrige's loop backend
+    with n_closest_points)."""
+    rng = np.random.default_rng(6)
+    x, y = rng.uniform(0, 1000, (2, samples))
+    zz = rng.uniform(-100, 0, samples)
+    v = np.sin(x / 150) + np.cos(y / 200) + 0.01 * zz + 0.05 * rng.normal(size=samples)
+    n = side // 4
+    gx = np.linspace(5, 995, n)
+    gz = np.linspace(-97.5, -2.5, 20)
+    kw = dict(variogram_model="spherical", variogram_parameters=[1.0, 400.0, 0.05],
+              anisotropy_scaling_z=5.0)
+    from geofield import pykrige as gk
+    rows = []
+    for local, label in ((None, "global"), (16, "16 nearest")):
+        case = f"3-D kriging {n}x{n}x20 grid from {samples}, {label}"
+        ours = gk.OrdinaryKriging3D(x, y, zz, v, **kw)
+        for be in backends:
+            t = median_time(lambda: ours.execute("grid", gx, gx, gz, n_closest_points=local,
+                                                 device=be), repeat)
+            rows.append({"case": case, "who": f"geofield.pykrige {be}", "seconds": t})
+        try:
+            from pykrige.ok3d import OrdinaryKriging3D
+        except ImportError:
+            continue
+        pk = OrdinaryKriging3D(x, y, zz, v, **kw)
+        backend = "vectorized" if local is None else "loop"
+        t = median_time(lambda: pk.execute("grid", gx, gx, gz, backend=backend,
+                                           n_closest_points=local), 1, warmup=False)
+        rows.append({"case": case, "who": f"PyKrige 1.7 OK3D {backend}", "seconds": t})
     return rows
 
 

@@ -15,6 +15,7 @@ mod forest;
 mod grid;
 mod interrupt;
 mod knn;
+mod krige3d;
 mod kriging;
 mod simulate;
 mod wind;
@@ -37,6 +38,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ball::ripley_k, m)?)?;
     m.add_function(wrap_pyfunction!(knn::check_points, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
+    m.add_function(wrap_pyfunction!(krige3d::krige3d, m)?)?;
+    m.add_function(wrap_pyfunction!(krige3d::variogram3d, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_map, m)?)?;

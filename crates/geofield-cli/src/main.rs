@@ -8,6 +8,7 @@ mod cmd_forest;
 mod cmd_info;
 mod cmd_knn;
 mod cmd_krige;
+mod cmd_krige3d;
 mod cmd_pairs;
 mod cmd_synth;
 mod cmd_variogram;
@@ -68,6 +69,9 @@ enum Command {
     /// Kriging of one or many surfaces from scattered samples onto a grid, with variance and
     /// cross-validation.
     Krige(Box<cmd_krige::KrigeArgs>),
+    /// 3-D kriging of (x, y, z, value) samples onto a 3-D grid (NetCDF, VTK) or at points, with
+    /// variance and a 3-D anisotropy.
+    Krige3d(Box<cmd_krige3d::Krige3dArgs>),
     /// Empirical variogram of a sampled variable, and a fitted model (chart, JSON).
     Variogram(cmd_variogram::VariogramArgs),
     /// A mass-consistent 3-D wind field over a DEM from weather stations (Sherman or WEST).
@@ -171,6 +175,7 @@ fn main() -> ExitCode {
         Command::Pairs(a) => cmd_pairs::run(&a, &ctx),
         Command::Flock(a) => cmd_flock::run(&a, &ctx),
         Command::Krige(a) => cmd_krige::run(&a, &ctx),
+        Command::Krige3d(a) => cmd_krige3d::run(&a, &ctx),
         Command::Variogram(a) => cmd_variogram::run(&a, &ctx),
         Command::Wind(a) => cmd_wind::run(&a, &ctx),
         Command::Synth(c) => cmd_synth::run(&c, &ctx),

@@ -395,6 +395,50 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
             "-q",
         ],
     );
+    // 3-D kriging of values at three depths of the wells: NetCDF and VTK image data.
+    let wells = std::fs::read_to_string(d.join("wells.csv")).unwrap();
+    let mut w3 = String::from("x,y,z,v\n");
+    for (i, line) in wells.lines().skip(1).enumerate() {
+        let f: Vec<&str> = line.split(',').collect();
+        let (x, y) = (f[1], f[2]);
+        for (k, z) in [-30.0, -15.0, -2.0].iter().enumerate() {
+            w3 += &format!("{x},{y},{z},{}\n", (i * 3 + k) as f64 * 0.1 + z * 0.01);
+        }
+    }
+    std::fs::write(d.join("wells3d.csv"), w3).unwrap();
+    for out in ["krige3d.nc", "krige3d.vti"] {
+        run(
+            d,
+            &[
+                "krige3d",
+                "--samples",
+                "wells3d.csv",
+                "--value",
+                "v",
+                "--model",
+                "spherical",
+                "--sill",
+                "1",
+                "--range",
+                "600",
+                "--extent",
+                "500000,5200000,-40,501000,5201000,0",
+                "--cell-size-m",
+                "50",
+                "--dz-m",
+                "10",
+                "--anisotropy",
+                "0,0,0,1,0.1",
+                "--crs",
+                "EPSG:32633",
+                "--units",
+                "%",
+                "--out",
+                out,
+                "-q",
+            ],
+        );
+    }
     run(d, &["demo", "--out", "demo", "--backend", "cpu"]);
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/readback/readback.py");

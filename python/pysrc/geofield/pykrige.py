@@ -27,7 +27,7 @@ import numpy as np
 from . import _arrays, _native, _progress
 from ._errors import GeofieldValueError
 
-__all__ = ["OrdinaryKriging", "UniversalKriging"]
+__all__ = ["OrdinaryKriging", "OrdinaryKriging3D", "UniversalKriging", "UniversalKriging3D"]
 
 _BOUNDED = ("exponential", "gaussian", "spherical")
 _MODELS = ("linear", "power") + _BOUNDED
@@ -119,17 +119,18 @@ def _anisotropy_adjusted(x: np.ndarray, y: np.ndarray, scaling: float, angle_deg
     return adj[:, 0], adj[:, 1]
 
 
-def _fit(model: str, x: np.ndarray, y: np.ndarray, z: np.ndarray, nlags: int, weight: bool):
+def _fit(model: str, pts: np.ndarray, z: np.ndarray, nlags: int, weight: bool):
     """PyKrige 1.7's automatic fit: all pairs' semivariances in ``nlags`` equal-width bins
-    between the smallest and largest separation, then a soft-L1 least-squares fit from its
-    starting point within its bounds (optionally weighted towards short lags)."""
+    between the smallest and largest separation of the points ``pts`` (n, dim), then a soft-L1
+    least-squares fit from its starting point within its bounds (optionally weighted towards
+    short lags)."""
     try:
         from scipy.optimize import least_squares  # noqa: PLC0415 - optional dependency
         from scipy.spatial.distance import pdist  # noqa: PLC0415
     except ImportError as e:
         raise ImportError("fitting the variogram as PyKrige does needs scipy: pip install scipy, "
                           "or pass variogram_parameters") from e
-    d = pdist(np.column_stack((x, y)), metric="euclidean")
+    d = pdist(pts, metric="euclidean")
     g = 0.5 * pdist(z[:, None], metric="sqeuclidean")
     dmax, dmin = np.amax(d), np.amin(d)
     dd = (dmax - dmin) / nlags
@@ -235,7 +236,8 @@ class _Kriging:
         if variogram_parameters is None:
             xa, ya = _anisotropy_adjusted(self.X_ORIG, self.Y_ORIG, self.anisotropy_scaling,
                                           self.anisotropy_angle)
-            p = _fit(variogram_model, xa, ya, self._fit_values(), int(nlags), bool(weight))
+            p = _fit(variogram_model, np.column_stack((xa, ya)), self._fit_values(), int(nlags),
+                     bool(weight))
         else:
             p = _params_from(variogram_model, variogram_parameters)
         self._params = p
@@ -425,3 +427,6 @@ class UniversalKriging(_Kriging):
             raise _unsupported("drift arrays")
         return super().execute(style, xpoints, ypoints, mask, backend, None, device=device,
                                progress=progress)
+
+
+from ._pykrige3d import OrdinaryKriging3D, UniversalKriging3D  # noqa: E402 - needs the above

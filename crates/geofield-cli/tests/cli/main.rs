@@ -77,6 +77,7 @@ mod forest;
 mod inputs;
 mod knn;
 mod krige;
+mod krige3d;
 mod krige_block;
 mod krige_external;
 mod krige_indicator;

@@ -164,6 +164,7 @@ def check_run(d):
 
     check_wind(d)
     check_forest(d)
+    check_krige3d(d)
 
 
 def check_wind(d):
@@ -251,6 +252,38 @@ def check_wind(d):
     check(int(z["crs_epsg"]) == RUN_EPSG if "crs_epsg" in z else False, "wind.npz: crs_epsg")
     check(z["stability"].dtype == np.uint8 and np.array_equal(z["stability"], np.flipud(nc_stab)),
           "wind.npz stability differs from wind.nc stability_class")
+
+
+def check_krige3d(d):
+    """3-D kriging (`geofield krige3d`): CF NetCDF with (z, y, x) and the grid mapping, GDAL
+    georeferencing (one band per level), the VTK image at the same cells with the same values."""
+    p = lambda f: os.path.join(d, f)  # noqa: E731
+    ds = xr.open_dataset(p("krige3d.nc"), engine="netcdf4")
+    check(ds.attrs.get("Conventions") == "CF-1.8", "krige3d.nc: Conventions")
+    check(ds["v"].dims == ("z", "y", "x") and dict(ds.sizes)["z"] == 4,
+          f"krige3d.nc: v dims {ds['v'].dims} sizes {dict(ds.sizes)}")
+    check(ds["v"].attrs.get("units") == "%" and ds["v_variance"].attrs.get("units") == "%2",
+          "krige3d.nc: units")
+    check(ds["v"].attrs.get("grid_mapping") == "crs", "krige3d.nc: grid_mapping")
+    check(ds["z"].attrs.get("positive") == "up" and ds["z"].attrs.get("axis") == "Z",
+          "krige3d.nc: z axis attributes")
+    check(np.allclose(ds["z"].values, [-35, -25, -15, -5]), f"krige3d.nc: z {ds['z'].values}")
+    check(bool(np.isfinite(ds["v"].values).all()) and float(ds["v_variance"].min()) >= 0,
+          "krige3d.nc: non-finite values or negative variance")
+    with rasterio.open(f"NETCDF:{p('krige3d.nc')}:v") as src:
+        check_georef(src, "NETCDF:krige3d.nc:v", RUN_EPSG, KRIGE)
+        check(src.count == 4, f"krige3d.nc via GDAL: {src.count} bands, 4 levels")
+    r = vtk.vtkXMLImageDataReader()
+    r.SetFileName(p("krige3d.vti"))
+    r.Update()
+    img = r.GetOutput()
+    check(img.GetNumberOfCells() == 20 * 20 * 4, f"krige3d.vti: {img.GetNumberOfCells()} cells")
+    check(near(img.GetOrigin(), (500_000.0, 5_200_000.0, -40.0)), f"krige3d.vti origin {img.GetOrigin()}")
+    check(near(img.GetSpacing(), (50.0, 50.0, 10.0)), f"krige3d.vti spacing {img.GetSpacing()}")
+    v = vtk_to_numpy(img.GetCellData().GetArray("v"))
+    check(np.allclose(v, ds["v"].values.ravel(), rtol=1e-12), "krige3d.vti v differs from krige3d.nc")
+    crs = img.GetFieldData().GetAbstractArray("crs")
+    check(crs is not None and crs.GetValue(0) == f"EPSG:{RUN_EPSG}", "krige3d.vti: FieldData crs")
 
 
 def check_forest(d):

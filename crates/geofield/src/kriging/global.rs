@@ -568,7 +568,7 @@ fn drift_error(kind: Kind, n: usize) -> GeofieldError {
 }
 
 mod crossval;
-mod small;
+pub(crate) mod small;
 mod weights;
 
 pub(crate) use small::{invert_lower, lower_mul, small_cholesky};

@@ -15,9 +15,13 @@ use super::{SampleSet, Surface};
 use crate::input_error::InputError;
 
 mod sim_nc;
+mod volume;
 mod write;
 
 pub use sim_nc::write_simulations_nc;
+pub use volume::{
+    VolumeMeta, read_points3, read_samples3, write_points3_csv, write_volume_nc, write_volume_vti,
+};
 
 pub use write::{write_cv, write_map, write_section, write_variogram_png, write_voxels};
 

@@ -61,6 +61,7 @@ mod split;
 pub mod strata;
 pub(crate) mod systems;
 pub mod variogram;
+pub mod volume;
 
 use std::time::Instant;
 

@@ -188,6 +188,14 @@ impl Covariance {
             let dy = ny[j] - y;
             d[j] = (dx * dx + dy * dy).sqrt();
         }
+        self.from_distances(d, out);
+    }
+
+    /// `out[j]` = C(`d[j]`) for every j (distances in kriging space, any dimension), with the
+    /// exactness rule; the loops of [`Self::row`].
+    pub fn from_distances(&self, d: &[f64], out: &mut [f64]) {
+        let m = d.len();
+        let (d, out) = (&d[..m], &mut out[..m]);
         let base = self.c0 - self.variogram.nugget;
         out.fill(base);
         for s in &self.variogram.structures {
