@@ -226,20 +226,7 @@ pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
     if a.mean.is_some() && !matches!(kind, Kind::Simple { .. }) {
         bail!("--mean is for --kind simple");
     }
-    let anisotropy = match &a.anisotropy {
-        None => None,
-        Some(s) => {
-            let p: Vec<&str> = s.split(',').map(str::trim).collect();
-            let nums: Option<Vec<f64>> = p.iter().map(|t| t.parse::<f64>().ok()).collect();
-            match nums.as_deref() {
-                Some([az, ratio]) => Some(Anisotropy {
-                    azimuth_deg: *az,
-                    ratio: *ratio,
-                }),
-                _ => bail!("--anisotropy must be AZIMUTH_DEG,RATIO (e.g. 45,0.5), got {s:?}"),
-            }
-        }
-    };
+    let anisotropy = parse_anisotropy(a.anisotropy.as_deref())?;
     let neighbourhood = match a.neighbors {
         None => Neighbourhood::Global,
         Some(k) => Neighbourhood::Local {
@@ -306,4 +293,18 @@ pub(crate) fn options(a: &KrigeArgs, gpu: bool) -> Result<KrigeOptions> {
     };
     o.validate()?;
     Ok(o)
+}
+
+/// `--anisotropy AZIMUTH_DEG,RATIO` (gstat's 2-D convention).
+pub(crate) fn parse_anisotropy(s: Option<&str>) -> Result<Option<Anisotropy>> {
+    let Some(s) = s else { return Ok(None) };
+    let p: Vec<&str> = s.split(',').map(str::trim).collect();
+    let nums: Option<Vec<f64>> = p.iter().map(|t| t.parse::<f64>().ok()).collect();
+    match nums.as_deref() {
+        Some([az, ratio]) => Ok(Some(Anisotropy {
+            azimuth_deg: *az,
+            ratio: *ratio,
+        })),
+        _ => bail!("--anisotropy must be AZIMUTH_DEG,RATIO (e.g. 45,0.5), got {s:?}"),
+    }
 }

@@ -2,6 +2,7 @@
 //! once with their chain; the exit code is 0 on success and 2 on any error.
 
 mod bench;
+mod cmd_cokrige;
 mod cmd_disperse;
 mod cmd_flock;
 mod cmd_forest;
@@ -72,6 +73,9 @@ enum Command {
     /// 3-D kriging of (x, y, z, value) samples onto a 3-D grid (NetCDF, VTK) or at points, with
     /// variance and a 3-D anisotropy.
     Krige3d(Box<cmd_krige3d::Krige3dArgs>),
+    /// Cokriging of a primary variable from its samples and secondary variables' (linear model
+    /// of coregionalisation, gstat's fit.lmc), with variance.
+    Cokrige(Box<cmd_cokrige::CokrigeArgs>),
     /// Empirical variogram of a sampled variable, and a fitted model (chart, JSON).
     Variogram(cmd_variogram::VariogramArgs),
     /// A mass-consistent 3-D wind field over a DEM from weather stations (Sherman or WEST).
@@ -176,6 +180,7 @@ fn main() -> ExitCode {
         Command::Flock(a) => cmd_flock::run(&a, &ctx),
         Command::Krige(a) => cmd_krige::run(&a, &ctx),
         Command::Krige3d(a) => cmd_krige3d::run(&a, &ctx),
+        Command::Cokrige(a) => cmd_cokrige::run(&a, &ctx),
         Command::Variogram(a) => cmd_variogram::run(&a, &ctx),
         Command::Wind(a) => cmd_wind::run(&a, &ctx),
         Command::Synth(c) => cmd_synth::run(&c, &ctx),

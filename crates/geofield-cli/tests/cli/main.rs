@@ -71,6 +71,7 @@ fn krige_on_wells(dir: &Path, wells: &str, out: &str, extra: &[&str]) -> Output 
     geofield(&args)
 }
 
+mod cokrige;
 mod disperse;
 mod flock;
 mod forest;

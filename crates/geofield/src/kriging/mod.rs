@@ -24,6 +24,7 @@
 //! - [`empirical`](mod@empirical), [`variogram`]: empirical variograms, weighted least-squares fits, models;
 //!   [`fit_models`]: fits of nested models.
 //! - [`indicator`]: indicator kriging (probability maps) and order-relation corrections.
+//! - [`volume`]: 3-D kriging; [`cokriging`]: cokriging with a linear model of coregionalisation.
 //! - [`simulate`]: conditional Gaussian simulation (N realisations honouring the samples).
 //! - [`strata`]: crossings of stratum surfaces, voxel models.
 //! - `paper`: the paper's per-node Gaussian elimination, for the benchmark
@@ -38,9 +39,11 @@
 //! validation of kriging in a unique neighborhood", Math. Geol. 15 (1983) 687–699,
 //! doi:10.1007/BF01033232.
 
+pub mod cokriging;
 pub(crate) mod cuda;
 mod cv;
 pub mod drift;
+pub(crate) mod dual;
 pub mod empirical;
 pub(crate) mod eval;
 mod fitting;

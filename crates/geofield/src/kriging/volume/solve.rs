@@ -1,9 +1,10 @@
 //! The 3-D kriging systems: merging of coincident samples, the global system (factored once,
 //! nodes evaluated in tiles) and local systems (the k nearest samples of each node).
 
-use faer::{Mat, Par, Side};
+use faer::Mat;
 use rayon::prelude::*;
 
+use super::super::dual::{DualSystem, Fail};
 use super::super::global::small::{invert_lower, lower_mul, small_cholesky};
 use super::super::local::cholesky_in_place;
 use super::super::params::Kind;
@@ -208,48 +209,16 @@ pub(super) fn global(s: &Samples3, params: &Krige3Params) -> Result<Kriged3, Geo
             cov.between_samples(dist(pts[i], pts[j]))
         }
     });
-    let par = super::super::global::linalg_par();
-    let l = cmat
-        .llt(Side::Lower)
-        .map_err(|_| singular(s, pts))?
-        .L()
-        .to_owned();
-    let mut gm = Mat::<f64>::from_fn(n, p, |i, c| {
+    let drift = |i: usize, c: usize| {
         let mut f = [0.0; 4];
         pr.space.drift(pts[i], p, &mut f);
         f[c]
-    });
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l.as_ref(), gm.as_mut(), par);
-    let mut gtg = vec![0.0; p * p];
-    for a in 0..p {
-        for b in 0..=a {
-            gtg[a * p + b] = (0..n).map(|i| gm[(i, a)] * gm[(i, b)]).sum();
-        }
-    }
-    let r = small_cholesky(&gtg, p).ok_or_else(|| drift_error(n))?;
-    let rinv = invert_lower(&r, p);
-    let mut y = Mat::<f64>::from_fn(n, 1, |i, _| pr.z[i] - pr.offset);
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l.as_ref(), y.as_mut(), par);
-    // β = R⁻ᵀ R⁻¹ Gᵀy; α = L⁻ᵀ(y − Gβ).
-    let t: Vec<f64> = (0..p)
-        .map(|c| (0..n).map(|i| gm[(i, c)] * y[(i, 0)]).sum())
-        .collect();
-    let sv = lower_mul(&rinv, p, &t);
-    let beta: Vec<f64> = (0..p)
-        .map(|c| (c..p).map(|k| rinv[k * p + c] * sv[k]).sum())
-        .collect();
-    for i in 0..n {
-        y[(i, 0)] -= (0..p).map(|c| gm[(i, c)] * beta[c]).sum::<f64>();
-    }
-    faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-        l.as_ref().transpose(),
-        y.as_mut(),
-        par,
-    );
-    let alpha: Vec<f64> = (0..n).map(|i| y[(i, 0)]).collect();
-    let g: Vec<f64> = (0..n * p)
-        .map(|k| gm[(k / p.max(1), k % p.max(1))])
-        .collect();
+    };
+    let z: Vec<f64> = pr.z.iter().map(|v| v - pr.offset).collect();
+    let sys = DualSystem::new(cmat, drift, p, &z).map_err(|e| match e {
+        Fail::Singular => singular(s, pts),
+        Fail::Drift => drift_error(n),
+    })?;
 
     let nodes = params.target.len();
     let mut values = vec![0.0; nodes];
@@ -270,26 +239,10 @@ pub(super) fn global(s: &Samples3, params: &Krige3Params) -> Result<Kriged3, Geo
                 c[(i, j)] = r;
             }
             pr.space.drift(q, p, &mut f[j]);
-            let kz: f64 = (0..n).map(|i| c[(i, j)] * alpha[i]).sum();
-            *out = kz + (0..p).map(|a| f[j][a] * beta[a]).sum::<f64>() + pr.offset;
+            *out = sys.predict(&row, &f[j][..p]) + pr.offset;
         }
         if let Some(vars) = vars {
-            faer::linalg::triangular_solve::solve_lower_triangular_in_place(
-                l.as_ref(),
-                c.as_mut(),
-                Par::Seq,
-            );
-            for (j, out) in vars.iter_mut().enumerate() {
-                let ww: f64 = (0..n).map(|i| c[(i, j)] * c[(i, j)]).sum();
-                let mut extra = 0.0;
-                if p > 0 {
-                    let rr: Vec<f64> = (0..p)
-                        .map(|a| f[j][a] - (0..n).map(|i| g[i * p + a] * c[(i, j)]).sum::<f64>())
-                        .collect();
-                    extra = lower_mul(&rinv, p, &rr).iter().map(|v| v * v).sum();
-                }
-                *out = (cov.c0 - ww + extra).max(0.0);
-            }
+            sys.variances(&mut c, |j| f[j][..p].to_vec(), cov.c0, vars);
         }
     };
     match variance.as_mut() {
