@@ -361,3 +361,7 @@ pub fn columns(
     };
     out
 }
+
+#[cfg(test)]
+#[path = "diurnal_tests.rs"]
+mod tests;
