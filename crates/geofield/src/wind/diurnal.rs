@@ -32,6 +32,29 @@
 //!    than the first cell would never be seen by the grid. Its horizontal part S cos β is added
 //!    to u0, v0 of the faces in the layer (uphill by day, downhill by night); w0 stays 0 (the
 //!    solver makes w).
+//!
+//! Front ends: `geofield wind --diurnal` / `--non-neutral-stability` (and WindNinja's `.cfg`
+//! keys, [`super::io::read_ninja_cfg`]), Python `geofield.wind(diurnal=..., ...)`.
+//!
+//! # References
+//!
+//! - Forthofer, J. M., Butler, B. W., Wagenbrenner, N. S. (2014). A comparison of three
+//!   approaches for simulating fine-scale surface winds in support of wildland fire
+//!   management. Part I. Model formulation and comparison against measurements. Int. J.
+//!   Wildland Fire 23, 969–981. doi:10.1071/WF12089 (WindNinja's diurnal and stability options).
+//! - Forthofer, J. M., Shannon, K. S., Butler, B. W. (2009). Simulating diurnally driven slope
+//!   winds with WindNinja. 8th Symposium on Fire and Forest Meteorology, Kalispell, MT.
+//! - Holtslag, A. A. M., van Ulden, A. P. (1983). A simple scheme for daytime estimates of the
+//!   surface fluxes from routine weather data. J. Climate Appl. Meteor. 22, 517–529.
+//!   `doi:10.1175/1520-0450(1983)022<0517:ASSFDE>2.0.CO;2`
+//! - Mahrt, L. (1982). Momentum balance of gravity flows. J. Atmos. Sci. 39, 2701–2711.
+//!   `doi:10.1175/1520-0469(1982)039<2701:MBOGF>2.0.CO;2`
+//! - Paulson, C. A. (1970). The mathematical representation of wind speed and temperature
+//!   profiles in the unstable atmospheric surface layer. J. Appl. Meteor. 9, 857–861.
+//!   `doi:10.1175/1520-0450(1970)009<0857:TMROWS>2.0.CO;2`
+//! - van Ulden, A. P., Holtslag, A. A. M. (1985). Estimation of atmospheric boundary layer
+//!   parameters for diffusion applications. J. Climate Appl. Meteor. 24, 1196–1207.
+//!   `doi:10.1175/1520-0450(1985)024<1196:EOABLP>2.0.CO;2`
 
 use super::solar::{self, SunPosition, UtcTime};
 use crate::GeofieldError;
@@ -105,7 +128,7 @@ pub fn check(d: &Diurnal) -> Result<(), GeofieldError> {
         })
     };
     let t = &d.time_utc;
-    if !(1..=12).contains(&t.month) || !(1..=31).contains(&t.day) {
+    if !(1..=12).contains(&t.month) || !(1..=solar::days_in_month(t.year, t.month)).contains(&t.day) {
         return Err(GeofieldError::InvalidParameter {
             name: "diurnal.time_utc".into(),
             value: format!("{}-{}-{}", t.year, t.month, t.day),

@@ -58,6 +58,67 @@ impl SunPosition {
     }
 }
 
+/// Days in `month` (1–12) of the Gregorian `year`; 0 for a month out of range.
+pub fn days_in_month(year: i32, month: u32) -> u32 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+impl UtcTime {
+    /// The UTC time of a local date and clock time `hour`:`minute` at a fixed offset
+    /// `utc_offset_h` hours east of Greenwich (−7 for MST): UTC = local − offset, the date
+    /// carried across day, month and year ends. `None` for a date that does not exist, an hour
+    /// outside 0–23, a minute outside 0–59 or an offset outside ±14 h.
+    pub fn from_local(
+        year: i32,
+        month: u32,
+        day: u32,
+        hour: u32,
+        minute: u32,
+        utc_offset_h: f64,
+    ) -> Option<UtcTime> {
+        if !(1..=12).contains(&month)
+            || day < 1
+            || day > days_in_month(year, month)
+            || hour > 23
+            || minute > 59
+            || !(utc_offset_h.is_finite() && utc_offset_h.abs() <= 14.0)
+        {
+            return None;
+        }
+        let (mut y, mut m, mut d) = (year, month, day);
+        let mut h = hour as f64 + minute as f64 / 60.0 - utc_offset_h;
+        if h < 0.0 {
+            h += 24.0;
+            if d > 1 {
+                d -= 1;
+            } else {
+                (y, m) = if m > 1 { (y, m - 1) } else { (y - 1, 12) };
+                d = days_in_month(y, m);
+            }
+        } else if h >= 24.0 {
+            h -= 24.0;
+            if d < days_in_month(y, m) {
+                d += 1;
+            } else {
+                (y, m, d) = if m < 12 { (y, m + 1, 1) } else { (y + 1, 1, 1) };
+            }
+        }
+        Some(UtcTime {
+            year: y,
+            month: m,
+            day: d,
+            hour: h,
+        })
+    }
+}
+
 /// Julian day (fractional) of a Gregorian date and UTC time (Meeus ch. 7).
 pub fn julian_day(t: &UtcTime) -> f64 {
     let (mut y, mut m) = (t.year as f64, t.month as f64);
@@ -201,6 +262,25 @@ mod tests {
             "azimuth {}",
             p.azimuth_deg
         );
+    }
+
+    /// Local to UTC across the year's end and a leap day; impossible dates refused.
+    #[test]
+    fn local_time_to_utc() {
+        let t = UtcTime::from_local(2024, 12, 31, 20, 30, -7.0).unwrap();
+        assert_eq!((t.year, t.month, t.day), (2025, 1, 1));
+        assert!((t.hour - 3.5).abs() < 1e-12);
+        let t = UtcTime::from_local(2024, 3, 1, 2, 0, 5.5).unwrap();
+        assert_eq!((t.year, t.month, t.day), (2024, 2, 29));
+        assert!((t.hour - 20.5).abs() < 1e-12);
+        // The same instant gives the same Julian day whatever the offset.
+        let a = UtcTime::from_local(2023, 7, 4, 12, 0, 0.0).unwrap();
+        let b = UtcTime::from_local(2023, 7, 4, 5, 0, -7.0).unwrap();
+        assert_eq!(julian_day(&a), julian_day(&b));
+        assert!(UtcTime::from_local(2023, 2, 29, 12, 0, 0.0).is_none());
+        assert!(UtcTime::from_local(2023, 4, 31, 12, 0, 0.0).is_none());
+        assert!(UtcTime::from_local(2023, 4, 30, 24, 0, 0.0).is_none());
+        assert!(UtcTime::from_local(2023, 4, 30, 12, 0, 15.0).is_none());
     }
 
     /// Meeus example 7.a: 1957 October 4.81 → JD 2436116.31.
