@@ -67,7 +67,8 @@ pub struct DiurnalArgs {
 pub(crate) fn inputs(a: &DiurnalArgs) -> Result<(Option<Diurnal>, bool, bool)> {
     let cfg = match &a.ninja_cfg {
         Some(p) => {
-            let c = read_ninja_cfg(p).context("reading the WindNinja configuration (--ninja-cfg)")?;
+            let c =
+                read_ninja_cfg(p).context("reading the WindNinja configuration (--ninja-cfg)")?;
             if !c.other_keys.is_empty() {
                 eprintln!(
                     "note: {}: only the diurnal keys are read; ignored: {}",

@@ -179,13 +179,14 @@ pub fn unproject_to_lonlat(x_m: f64, y_m: f64, code: u16) -> Result<(f64, f64), 
         reason: format!("(inverse, x and y in metres) {reason}"),
     };
     let src = Proj::from_proj_string(&target_proj4(code)?).map_err(|e| fail(e.to_string()))?;
-    let dst =
-        Proj::from_proj_string(&Datum::Wgs84.proj4()).map_err(|e| fail(e.to_string()))?;
+    let dst = Proj::from_proj_string(&Datum::Wgs84.proj4()).map_err(|e| fail(e.to_string()))?;
     let mut p = (x_m, y_m, 0.0);
     proj4rs::transform::transform(&src, &dst, &mut p).map_err(|e| fail(e.to_string()))?;
     let (lon, lat) = (p.0.to_degrees(), p.1.to_degrees());
     if !(lon.is_finite() && lat.is_finite() && lat.abs() <= 90.0) {
-        return Err(fail("the inverse projection gave no finite coordinate".into()));
+        return Err(fail(
+            "the inverse projection gave no finite coordinate".into(),
+        ));
     }
     Ok(((lon + 180.0).rem_euclid(360.0) - 180.0, lat))
 }
@@ -202,7 +203,10 @@ mod tests {
         for (lon, lat) in [(-114.0, 46.9), (-117.5, 33.1), (-119.9, 60.0)] {
             let (x, y) = project_lonlat(Datum::Wgs84, lon, lat, 32611).unwrap();
             let (lo, la) = unproject_to_lonlat(x, y, 32611).unwrap();
-            assert!((lo - lon).abs() < 1e-7 && (la - lat).abs() < 1e-7, "{lo} {la}");
+            assert!(
+                (lo - lon).abs() < 1e-7 && (la - lat).abs() < 1e-7,
+                "{lo} {la}"
+            );
         }
         assert!(matches!(
             unproject_to_lonlat(0.0, 0.0, 4326),

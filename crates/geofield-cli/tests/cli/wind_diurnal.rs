@@ -91,7 +91,15 @@ const PLACE: [&str; 8] = [
 ];
 
 fn diurnal_at(time: &str) -> Vec<&str> {
-    let mut v = vec!["--diurnal", "--time", time, "--air-temp", "20", "--cloud-cover", "0"];
+    let mut v = vec![
+        "--diurnal",
+        "--time",
+        time,
+        "--air-temp",
+        "20",
+        "--cloud-cover",
+        "0",
+    ];
     v.extend_from_slice(&PLACE);
     v
 }
@@ -108,12 +116,24 @@ fn wind_diurnal_upslope_at_noon_downslope_at_night() {
     assert!(plain["report"]["diurnal"].is_null());
     let ((wd, ed), day) = run(d, "day", &diurnal_at("12:00"));
     let ((wn, en), night) = run(d, "night", &diurnal_at("00:30"));
-    assert!(wd - w0 > 0.1 && ed - e0 < -0.1, "day: west {w0} -> {wd}, east {e0} -> {ed}");
-    assert!(wn - w0 < -0.1 && en - e0 > 0.1, "night: west {w0} -> {wn}, east {e0} -> {en}");
+    assert!(
+        wd - w0 > 0.1 && ed - e0 < -0.1,
+        "day: west {w0} -> {wd}, east {e0} -> {ed}"
+    );
+    assert!(
+        wn - w0 < -0.1 && en - e0 > 0.1,
+        "night: west {w0} -> {wn}, east {e0} -> {en}"
+    );
     let rd = &day["report"]["diurnal"];
     let rn = &night["report"]["diurnal"];
-    assert!(rd["heat_flux_mean_w_per_m2"].as_f64().unwrap() > 0.0, "{rd}");
-    assert!(rn["heat_flux_mean_w_per_m2"].as_f64().unwrap() < 0.0, "{rn}");
+    assert!(
+        rd["heat_flux_mean_w_per_m2"].as_f64().unwrap() > 0.0,
+        "{rd}"
+    );
+    assert!(
+        rn["heat_flux_mean_w_per_m2"].as_f64().unwrap() < 0.0,
+        "{rn}"
+    );
     assert!(rd["sun_zenith_deg"].as_f64().unwrap() < 20.0, "{rd}");
     assert!(rn["sun_zenith_deg"].as_f64().unwrap() > 90.0, "{rn}");
     // The options carry the UTC time: 12:00 at UTC-7 is 19:00 UTC.
@@ -121,7 +141,13 @@ fn wind_diurnal_upslope_at_noon_downslope_at_night() {
     assert_eq!(t["hour"].as_f64(), Some(19.0), "{t}");
 
     // Non-neutral stability alone: no slope flow, the profile corrected (log, with a note).
-    let mut nn = vec!["--non-neutral-stability", "--time", "12:00", "--air-temp", "20"];
+    let mut nn = vec![
+        "--non-neutral-stability",
+        "--time",
+        "12:00",
+        "--air-temp",
+        "20",
+    ];
     nn.extend_from_slice(&["--cloud-cover", "0"]);
     nn.extend_from_slice(&PLACE);
     let (_, j) = run(d, "nn", &nn);
@@ -138,7 +164,11 @@ fn wind_diurnal_upslope_at_noon_downslope_at_night() {
          hour = 13\nminute = 0\ntime_zone = UTC-6\n",
     )
     .unwrap();
-    let ((wc, ec), jc) = run(d, "cfg", &["--ninja-cfg", s(&cfg), "--lat", "40", "--lon", "-105"]);
+    let ((wc, ec), jc) = run(
+        d,
+        "cfg",
+        &["--ninja-cfg", s(&cfg), "--lat", "40", "--lon", "-105"],
+    );
     assert_eq!((wc, ec), (wd, ed));
     assert_eq!(jc["report"]["diurnal"], day["report"]["diurnal"]);
 }
@@ -152,16 +182,37 @@ fn wind_diurnal_place_from_the_crs() {
     let d = dir.path();
     let (dem, st) = hill(d);
     let (out, json) = (d.join("w.npz"), d.join("r.json"));
-    let mut args = vec!["wind", "--dem", s(&dem), "--stations", s(&st), "--out", s(&out)];
+    let mut args = vec![
+        "wind",
+        "--dem",
+        s(&dem),
+        "--stations",
+        s(&st),
+        "--out",
+        s(&out),
+    ];
     args.extend_from_slice(&["--json", s(&json), "--diurnal", "--date", "2024-03-20"]);
-    args.extend_from_slice(&["--time", "13:00", "--time-zone", "UTC+1", "--air-temp", "25"]);
+    args.extend_from_slice(&[
+        "--time",
+        "13:00",
+        "--time-zone",
+        "UTC+1",
+        "--air-temp",
+        "25",
+    ]);
     args.extend_from_slice(&["--cloud-cover", "50", "--nz", "16", "--dz-m", "10"]);
     let o = geofield(&args);
     assert!(o.status.success(), "{}", text(&o));
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let dj = &j["options"]["diurnal"];
-    let (lat, lon) = (dj["lat_deg"].as_f64().unwrap(), dj["lon_deg"].as_f64().unwrap());
-    assert!(lat.abs() < 0.01 && (lon - (15.0 - 4.49)).abs() < 0.05, "{lat} {lon}");
+    let (lat, lon) = (
+        dj["lat_deg"].as_f64().unwrap(),
+        dj["lon_deg"].as_f64().unwrap(),
+    );
+    assert!(
+        lat.abs() < 0.01 && (lon - (15.0 - 4.49)).abs() < 0.05,
+        "{lat} {lon}"
+    );
 }
 
 /// Missing or bad diurnal inputs: exit code 2, a message naming the flag, nothing written.
@@ -173,7 +224,17 @@ fn wind_diurnal_bad_flags_exit_2() {
     let out = d.join("w.npz");
     let bad_cfg = d.join("bad.cfg");
     std::fs::write(&bad_cfg, "diurnal_winds = true\n\nuni_cloud_cover = lots\n").unwrap();
-    let base = ["wind", "--dem", s(&dem), "--speed", "1", "--direction", "0", "--out", s(&out)];
+    let base = [
+        "wind",
+        "--dem",
+        s(&dem),
+        "--speed",
+        "1",
+        "--direction",
+        "0",
+        "--out",
+        s(&out),
+    ];
     let full = diurnal_at("12:00");
     let without = |flag: &str, n: usize| -> Vec<&str> {
         let i = full.iter().position(|f| *f == flag).unwrap();
@@ -191,7 +252,11 @@ fn wind_diurnal_bad_flags_exit_2() {
         ),
         (vec!["--date", "2024-06-21"], "--diurnal".into()),
         (
-            [&without("--utc-offset", 2)[..], &["--time-zone", "America/Denver"][..]].concat(),
+            [
+                &without("--utc-offset", 2)[..],
+                &["--time-zone", "America/Denver"][..],
+            ]
+            .concat(),
             "--time-zone".into(),
         ),
         (
@@ -199,7 +264,11 @@ fn wind_diurnal_bad_flags_exit_2() {
             "--air-temp".into(),
         ),
         (
-            [&full[..], &["--non-neutral-stability", "--profile", "power"][..]].concat(),
+            [
+                &full[..],
+                &["--non-neutral-stability", "--profile", "power"][..],
+            ]
+            .concat(),
             "--profile log".into(),
         ),
         (

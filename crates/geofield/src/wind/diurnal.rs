@@ -128,7 +128,8 @@ pub fn check(d: &Diurnal) -> Result<(), GeofieldError> {
         })
     };
     let t = &d.time_utc;
-    if !(1..=12).contains(&t.month) || !(1..=solar::days_in_month(t.year, t.month)).contains(&t.day) {
+    if !(1..=12).contains(&t.month) || !(1..=solar::days_in_month(t.year, t.month)).contains(&t.day)
+    {
         return Err(GeofieldError::InvalidParameter {
             name: "diurnal.time_utc".into(),
             value: format!("{}-{}-{}", t.year, t.month, t.day),

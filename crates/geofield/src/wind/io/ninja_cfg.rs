@@ -111,7 +111,11 @@ pub fn parse_utc_offset(text: &str) -> Option<f64> {
         b'-' => (-1.0, &rest[1..]),
         _ => (1.0, rest),
     };
-    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit() || b == b':' || b == b'.') {
+    if body.is_empty()
+        || !body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b':' || b == b'.')
+    {
         return None;
     }
     let hours = if let Some((h, m)) = body.split_once(':') {
@@ -162,7 +166,10 @@ pub fn read_ninja_cfg(path: &Path) -> Result<NinjaCfg, InputError> {
             Some((k, v)) => (k.trim(), v.trim()),
             None => body.split_once(char::is_whitespace).unwrap_or((body, "")),
         };
-        let (key, value) = (key.trim().to_ascii_lowercase(), value.trim().trim_matches('"'));
+        let (key, value) = (
+            key.trim().to_ascii_lowercase(),
+            value.trim().trim_matches('"'),
+        );
         let bad = |reason: String| InputError::Field {
             path: path.to_path_buf(),
             line,
@@ -297,7 +304,14 @@ mod tests {
         ] {
             assert_eq!(parse_utc_offset(t), Some(h), "{t}");
         }
-        for t in ["America/Denver", "", "UTC+15", "+07:75", "MST", "auto-detect"] {
+        for t in [
+            "America/Denver",
+            "",
+            "UTC+15",
+            "+07:75",
+            "MST",
+            "auto-detect",
+        ] {
             assert_eq!(parse_utc_offset(t), None, "{t}");
         }
     }
@@ -335,7 +349,11 @@ mod tests {
         for (text, line, key) in [
             ("diurnal_winds = maybe\n", 1, "diurnal_winds"),
             ("\nmonth = 13\n", 2, "month"),
-            ("uni_air_temp = 20\nair_temp_units = X\n", 2, "air_temp_units"),
+            (
+                "uni_air_temp = 20\nair_temp_units = X\n",
+                2,
+                "air_temp_units",
+            ),
             ("uni_air_temp = 200\n", 1, "uni_air_temp"),
             ("uni_cloud_cover = 120\n", 1, "uni_cloud_cover"),
             ("time_zone = America/Denver\n", 1, "time_zone"),
