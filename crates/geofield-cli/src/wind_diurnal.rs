@@ -164,12 +164,13 @@ fn time_utc(
         (None, None, Some(z)) => Some(z.value),
         (None, None, None) => None,
     };
-    if a.date.is_none() && a.time.is_none() && a.utc_offset.is_none() && a.time_zone.is_none() {
-        if let Some(p) = cfg
-            && let Some(t) = c.utc_time(p)?
-        {
-            return Ok(t);
-        }
+    let no_flags =
+        a.date.is_none() && a.time.is_none() && a.utc_offset.is_none() && a.time_zone.is_none();
+    if no_flags
+        && let Some(p) = cfg
+        && let Some(t) = c.utc_time(p)?
+    {
+        return Ok(t);
     }
     let Some(date) = &a.date else {
         bail!("{why} needs --date YYYY-MM-DD (the local date)");

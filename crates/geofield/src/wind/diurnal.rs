@@ -267,6 +267,7 @@ fn terrain_at(t: &[f64], rows: usize, cols: usize, r: f64, c: f64) -> Option<f64
 
 /// Walk from (r, c) along the unit direction (east, north) while the terrain keeps rising
 /// (`uphill`) or falling; (height change, 3-D distance) to where it stops.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     t: &[f64],
     rows: usize,

@@ -289,7 +289,8 @@ fn first_guess_adds_the_slope_flow() {
         direction_deg: 0.0,
         stability: None,
     };
-    let plain = crate::wind::init::first_guess(&grid, &coeffs, &[st.clone()], &opts).unwrap();
+    let plain =
+        crate::wind::init::first_guess(&grid, &coeffs, std::slice::from_ref(&st), &opts).unwrap();
     let c = N / 2;
     let row = c; // the row through the apex: the flow there is along x
     for (hour, up) in [(NOON_UTC, 1.0), (MIDNIGHT_UTC, -1.0)] {
@@ -297,7 +298,8 @@ fn first_guess_adds_the_slope_flow() {
             diurnal: Some(diurnal(hour, 0.0)),
             ..opts.clone()
         };
-        let g = crate::wind::init::first_guess(&grid, &coeffs, &[st.clone()], &o).unwrap();
+        let g =
+            crate::wind::init::first_guess(&grid, &coeffs, std::slice::from_ref(&st), &o).unwrap();
         assert!(g.diurnal.is_some());
         let mut moved = 0;
         for i in 1..c - 1 {

@@ -141,8 +141,8 @@ pub fn julian_day(t: &UtcTime) -> f64 {
 pub fn sun_position(t: &UtcTime, lat_deg: f64, lon_deg: f64) -> SunPosition {
     let d = |x: f64| x.to_radians();
     let jc = (julian_day(t) - 2_451_545.0) / 36_525.0;
-    let l0 = (280.46646 + jc * (36_000.76983 + 0.0003032 * jc)).rem_euclid(360.0);
-    let m = 357.52911 + jc * (35_999.05029 - 0.0001537 * jc);
+    let l0 = (280.46646 + jc * (36_000.769_83 + 0.0003032 * jc)).rem_euclid(360.0);
+    let m = 357.52911 + jc * (35_999.050_29 - 0.0001537 * jc);
     let e = 0.016708634 - jc * (0.000042037 + 0.0000001267 * jc);
     let c = d(m).sin() * (1.914602 - jc * (0.004817 + 0.000014 * jc))
         + d(2.0 * m).sin() * (0.019993 - 0.000101 * jc)
