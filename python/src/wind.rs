@@ -107,10 +107,95 @@ type WindOut<'py> = (
     (String, Option<Bound<'py, PyAny>>),
 );
 
+/// The diurnal inputs (see `geofield.wind`'s docstring): (year, month, day, hour, minute,
+/// utc_offset, time_zone, air_temp_c, cloud_cover_pct, lat, lon, slope_flows).
+type DiurnalArg = (
+    i32,
+    u32,
+    u32,
+    u32,
+    u32,
+    Option<f64>,
+    Option<String>,
+    f64,
+    f64,
+    Option<f64>,
+    Option<f64>,
+    bool,
+);
+
+/// The library's diurnal inputs of `d`, the place from the DEM's CRS (the centre of `plan`)
+/// unless `lat`/`lon` are given.
+fn diurnal_inputs(
+    d: DiurnalArg,
+    plan: &GridSpec,
+    crs: Option<u16>,
+) -> PyResult<gw::diurnal::Diurnal> {
+    let (year, month, day, hour, minute, offset, zone, air_temp_c, cloud_cover_pct, lat, lon, sf) =
+        d;
+    let offset = match (offset, zone) {
+        (Some(_), Some(_)) => {
+            return Err(errors::arg(
+                "diurnal",
+                "give utc_offset or time_zone, not both",
+            ));
+        }
+        (Some(h), None) => h,
+        (None, Some(z)) => gw::io::parse_utc_offset(&z).ok_or_else(|| {
+            errors::arg(
+                "diurnal.time_zone",
+                format!(
+                    "{z:?} is not a fixed UTC offset (e.g. \"UTC-7\", \"-06:00\"); named zones \
+                     are not known: give the zone's offset at the date as utc_offset"
+                ),
+            )
+        })?,
+        (None, None) => {
+            return Err(errors::arg(
+                "diurnal",
+                "needs utc_offset (hours, local time minus UTC) or time_zone",
+            ));
+        }
+    };
+    let time_utc = gw::solar::UtcTime::from_local(year, month, day, hour, minute, offset)
+        .ok_or_else(|| {
+            errors::arg(
+                "diurnal",
+                format!(
+                    "{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} at UTC{offset:+} is not \
+                     a date and time (hours 0-23, offset within 14 h)"
+                ),
+            )
+        })?;
+    let (lat_deg, lon_deg) = match (lat, lon, crs) {
+        (Some(la), Some(lo), _) => (la, lo),
+        (None, None, Some(code)) => {
+            let (lo, la) = gw::io::centre_lonlat(plan, code)
+                .map_err(|e| errors::arg("diurnal", format!("{e}; give lat and lon")))?;
+            (la, lo)
+        }
+        (None, None, None) => {
+            return Err(errors::arg(
+                "diurnal",
+                "needs lat and lon (degrees) for the sun: the DEM has no CRS to take them from",
+            ));
+        }
+        _ => return Err(errors::arg("diurnal", "give both lat and lon")),
+    };
+    Ok(gw::diurnal::Diurnal {
+        time_utc,
+        air_temp_c,
+        cloud_cover_pct,
+        lat_deg,
+        lon_deg,
+        slope_flows: sf,
+    })
+}
+
 /// The native half of `geofield.wind` (see its docstring for the options). Interruptible
 /// (Ctrl-C); `progress` is called with the fraction of the solve done (see [`wind_fraction`]).
 #[pyfunction]
-#[pyo3(signature = (dem, cell_size_m, source, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend, vegetation=None, points=None, dem_crs=None, progress=None))]
+#[pyo3(signature = (dem, cell_size_m, source, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend, vegetation=None, points=None, dem_crs=None, progress=None, diurnal=None, non_neutral_stability=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn wind<'py>(
     py: Python<'py>,
@@ -143,6 +228,8 @@ pub fn wind<'py>(
     )>,
     dem_crs: Option<u16>,
     progress: Option<Bound<'py, PyAny>>,
+    diurnal: Option<DiurnalArg>,
+    non_neutral_stability: bool,
 ) -> PyResult<WindOut<'py>> {
     let veg: Option<Vegetation> = vegetation
         .map(|v| v.parse().map_err(|e: String| errors::arg("vegetation", e)))
@@ -249,6 +336,11 @@ pub fn wind<'py>(
             ),
         ));
     }
+    if let Some(d) = diurnal {
+        opts.diurnal = Some(diurnal_inputs(d, &plan, crs)?);
+    }
+    opts.non_neutral = non_neutral_stability;
+    gw::check_options(&opts).map_err(errors::lib)?;
     let mut stations = match &source {
         Source::Table(t) => stations(t)?,
         Source::File(p) => {

@@ -208,3 +208,59 @@ def test_a_crs_without_an_epsg_code_is_carried_as_wkt():
         geofield.wind(d.rio.write_crs(sphere), station(d), nz=8, dz_m=10.0, backend="cpu")
     with pytest.raises(ValueError, match="crs"):
         geofield.wind(d, station(d), nz=8, dz_m=10.0, backend="cpu", crs="UTM zone 11")
+
+
+def _cone(X, Y, cx=500500.0, cy=4100400.0):
+    # 150 m high, 400 m in radius (slope 20.6 degrees) on a plain at 100 m.
+    return 100 + 150 * np.clip(1 - np.hypot(X - cx, Y - cy) / 400.0, 0, None)
+
+
+def test_diurnal_slope_flows_up_by_day_down_by_night(backend):
+    """WindNinja's diurnal winds on a cone under a calm domain wind: masts 5 m above the west
+    and east flanks blow up the slope at local noon (west flank east, east flank west) and down
+    it at night, compared to the run without; the heat flux is positive by day, negative by
+    night (Holtslag & van Ulden 1983)."""
+    d = dem(_cone, n=(40, 32))
+    pts = {"x_m": [500500.0 - 200, 500500.0 + 200], "y_m": [4100400.0] * 2,
+           "height_agl_m": [5.0, 5.0], "id": ["west", "east"]}
+    kw = dict(speed=0.5, direction=0.0, nz=30, dz_m=10.0, backend=backend, points=pts,
+              crs=32613)
+
+    def run(time=None):
+        diurnal = None if time is None else dict(
+            date="2024-06-21", time=time, utc_offset=-7, air_temp=20.0, cloud_cover=0.0)
+        ds, t = geofield.wind(d, diurnal=diurnal, **kw)
+        return ds, t.set_index("id")["u"]
+
+    _, plain = run()
+    day_ds, day = run("12:00")
+    night_ds, night = run("00:30")
+    assert day["west"] - plain["west"] > 0.1 and day["east"] - plain["east"] < -0.1
+    assert night["west"] - plain["west"] < -0.1 and night["east"] - plain["east"] > 0.1
+    assert day_ds.attrs["diurnal_heat_flux_mean_w_per_m2"] > 0
+    assert night_ds.attrs["diurnal_heat_flux_mean_w_per_m2"] < 0
+    # The place came from the CRS: UTM 13N at 500 500 E is on the zone's meridian, 105 W.
+    assert day_ds.attrs["diurnal_sun_zenith_deg"] < 20.0
+
+
+def test_diurnal_non_neutral_and_bad_inputs():
+    d = dem(_cone)
+    kw = dict(speed=3.0, direction=270.0, nz=30, dz_m=10.0, backend="cpu", crs=32613)
+    inputs = dict(date="2024-06-21", time="12:00", utc_offset=-7, air_temp=20.0, cloud_cover=0)
+    ds = geofield.wind(d, diurnal=dict(inputs, slope_flows=False), non_neutral_stability=True,
+                       **kw)
+    assert ds.attrs["non_neutral_stability"] == 1
+    assert ds.attrs["diurnal_obukhov_length_m"] < 0  # unstable by day
+    assert ds.attrs["diurnal_max_slope_flow_m_per_s"] == 0
+    with pytest.raises(ValueError, match="non_neutral_stability needs diurnal"):
+        geofield.wind(d, non_neutral_stability=True, **kw)
+    with pytest.raises(ValueError, match="air_temp"):
+        geofield.wind(d, diurnal={k: v for k, v in inputs.items() if k != "air_temp"}, **kw)
+    with pytest.raises(ValueError, match="time"):
+        geofield.wind(d, diurnal=dict(inputs, time="25:00"), **kw)
+    with pytest.raises(ValueError, match="time_zone"):
+        geofield.wind(d, diurnal=dict({k: v for k, v in inputs.items() if k != "utc_offset"},
+                                      time_zone="America/Denver"), **kw)
+    with pytest.raises(ValueError, match="lat"):
+        geofield.wind(d.drop_vars([c for c in d.coords if c not in ("x", "y")]),
+                      diurnal=inputs, **{**kw, "crs": None})

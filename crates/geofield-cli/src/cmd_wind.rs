@@ -225,6 +225,8 @@ pub struct WindArgs {
     /// Map: speed at --output-height-m over hillshaded terrain, arrows, stations.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub diurnal: crate::wind_diurnal::DiurnalArgs,
 }
 
 pub fn run(a: &WindArgs, ctx: &Ctx) -> Result<()> {
@@ -446,6 +448,9 @@ fn finish(
     let mut outputs = write_outputs(&mut outs, a, run, format, field, stations, &meta)?;
     let be = &sel.backend;
     print_summary(field, stations, be, seconds_read, seconds_compute);
+    if let (Some(d), Some(s)) = (&run.opts.diurnal, &field.report.diurnal) {
+        crate::wind_diurnal::print(d, s, run.opts.non_neutral);
+    }
     if let Some(p) = ctx.json() {
         let mut names: Vec<String> = outputs.iter().map(|p| p.display().to_string()).collect();
         names.push(p.display().to_string());

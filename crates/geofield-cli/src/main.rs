@@ -30,6 +30,7 @@ mod output;
 mod outputs;
 mod progress;
 mod synth_terrain;
+mod wind_diurnal;
 mod wind_in;
 mod wind_report;
 

@@ -102,7 +102,22 @@ pub(crate) fn options(a: &WindArgs) -> Result<WindOptions> {
         );
     }
     let veg = vegetation(a);
-    let profile = match (a.profile, veg) {
+    let (diurnal, non_neutral, _) = crate::wind_diurnal::inputs(&a.diurnal)?;
+    let profile_flag = match (a.profile, non_neutral, veg) {
+        (Some(p), true, _) if p != ProfileArg::Log => bail!(
+            "--non-neutral-stability corrects the log profile: give --profile log (or leave \
+             --profile out)"
+        ),
+        (None, true, None) => {
+            eprintln!(
+                "note: --non-neutral-stability: log profile with --roughness-m {} m",
+                a.roughness_m
+            );
+            Some(ProfileArg::Log)
+        }
+        (p, _, _) => p,
+    };
+    let profile = match (profile_flag, veg) {
         (Some(p), Some(_)) if p != ProfileArg::Log => {
             bail!("--vegetation sets a log profile: leave --profile out or give --profile log")
         }
@@ -139,6 +154,8 @@ pub(crate) fn options(a: &WindArgs) -> Result<WindOptions> {
             TerrainArg::Cut => Terrain::Cut,
             TerrainArg::Stairs => Terrain::Stairs,
         }),
+        diurnal,
+        non_neutral,
         ..WindOptions::default()
     };
     wind::check_options(&opts)?;
@@ -181,6 +198,10 @@ pub(crate) fn read_inputs(
     }
     let canopy_m = vegetation(a).map_or(0.0, Vegetation::canopy_height_m);
     let mut opts = opts.clone();
+    if let Some(d) = opts.diurnal.as_mut() {
+        let placed = a.diurnal.lat.is_some();
+        crate::wind_diurnal::locate(d, placed, &dem.plan, dem.crs_epsg, &a.dem)?;
+    }
     let (mut stations, source, domain_average) = match (&a.stations, a.speed, a.direction) {
         (Some(path), _, _) => {
             let file = read_station_file(path, dem.crs_epsg)

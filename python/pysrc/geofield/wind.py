@@ -103,12 +103,63 @@ def _points(points):
     return (x, y, h), ids
 
 
+_DIURNAL_KEYS = {"date", "time", "utc_offset", "time_zone", "air_temp", "cloud_cover", "lat",
+                 "lon", "slope_flows"}
+
+
+def _diurnal(d):
+    """The native tuple of ``diurnal`` (see ``wind``)."""
+    import datetime as _dt
+
+    if not isinstance(d, dict):
+        raise GeofieldValueError("diurnal: expected a dict(date=..., time=..., utc_offset=..., "
+                                 "air_temp=..., cloud_cover=...)")
+    unknown = sorted(set(d) - _DIURNAL_KEYS)
+    if unknown:
+        raise GeofieldValueError(f"diurnal: unknown keys {unknown}; expected "
+                                 f"{sorted(_DIURNAL_KEYS)}")
+    for key in ("date", "air_temp", "cloud_cover"):
+        if d.get(key) is None:
+            raise GeofieldValueError(f"diurnal: needs {key!r}")
+    date, time = d["date"], d.get("time")
+    if isinstance(date, _dt.datetime):
+        if time is not None:
+            raise GeofieldValueError("diurnal: 'date' is a datetime: leave 'time' out")
+        date, time = date.date(), date.time()
+    if time is None:
+        raise GeofieldValueError("diurnal: needs 'time' (local, \"HH:MM\")")
+    if isinstance(date, str):
+        try:
+            date = _dt.date.fromisoformat(date.strip())
+        except ValueError:
+            raise GeofieldValueError(f"diurnal: date {date!r} is not YYYY-MM-DD") from None
+    if isinstance(time, str):
+        try:
+            hh, mm = time.strip().split(":")
+            time = _dt.time(int(hh), int(mm))
+        except ValueError:
+            raise GeofieldValueError(f"diurnal: time {time!r} is not HH:MM (0-23, 0-59)") from None
+    if not isinstance(date, _dt.date) or not isinstance(time, _dt.time):
+        raise GeofieldValueError("diurnal: date must be \"YYYY-MM-DD\" or a date, time \"HH:MM\" "
+                                 "or a time")
+    if (d.get("utc_offset") is None) == (d.get("time_zone") is None):
+        raise GeofieldValueError("diurnal: give one of 'utc_offset' (hours, local minus UTC) "
+                                 "and 'time_zone' (a fixed offset such as \"UTC-7\")")
+    if (d.get("lat") is None) != (d.get("lon") is None):
+        raise GeofieldValueError("diurnal: give both 'lat' and 'lon', or neither (the DEM's CRS)")
+    opt = (lambda k: None if d.get(k) is None else float(d[k]))
+    return (int(date.year), int(date.month), int(date.day), int(time.hour), int(time.minute),
+            opt("utc_offset"), None if d.get("time_zone") is None else str(d["time_zone"]),
+            float(d["air_temp"]), float(d["cloud_cover"]), opt("lat"), opt("lon"),
+            bool(d.get("slope_flows", True)))
+
+
 def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
          speed_units="mps", vegetation=None, points=None, nz=32, dz_m=10.0, levels_m=None,
          growth=None, top_m=None, cell_size_m=None, model="sherman", solver="multigrid",
          tolerance=1e-6, max_iterations=2000, profile=None, roughness_m=0.1, alpha=None,
          stability="D", radius_m=None, lid=False, terrain=None, height_agl_m=10.0,
-         backend="auto", crs=None, progress=False):
+         backend="auto", crs=None, progress=False, diurnal=None, non_neutral_stability=False):
     """The wind field over ``dem`` from ``stations`` (or a domain-average wind), as an
     ``xarray.Dataset``; with ``points``, ``(dataset, DataFrame)``.
 
@@ -172,6 +223,21 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
     progress : bool
         Show a progress bar (tqdm if installed, else a text bar on stderr) of the solve: the
         residual's reduction towards ``tolerance`` on a log scale.
+    diurnal : dict, optional
+        WindNinja's diurnal winds (Forthofer et al. 2014): upslope flows by day and downslope
+        by night, from the sun on each slope and the surface heat flux (Holtslag & van Ulden
+        1983), added to the first guess. Keys: ``date`` ("YYYY-MM-DD" or a ``datetime.date``),
+        ``time`` (local "HH:MM" or a ``datetime.time``; or ``date`` a ``datetime.datetime``),
+        ``utc_offset`` (hours, local time minus UTC, e.g. -7) or ``time_zone`` (a fixed offset
+        such as "UTC-7" or "-06:00"), ``air_temp`` (°C), ``cloud_cover`` (%, 0–100), and
+        optionally ``lat``/``lon`` (degrees; default the DEM centre's, from its CRS) and
+        ``slope_flows`` (default True; False with ``non_neutral_stability`` for the stability
+        correction alone, as WindNinja's ``non_neutral_stability`` without ``diurnal_winds``).
+        The model's summary is in the attrs ``diurnal_*``.
+    non_neutral_stability : bool
+        The log profile corrected by Monin–Obukhov similarity (Paulson 1970 unstable, van Ulden
+        & Holtslag 1985 stable) with the Obukhov length of each column's heat flux; needs
+        ``diurnal``. Sets ``profile="log"`` when no profile is given.
 
     Returns
     -------
@@ -196,7 +262,12 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
             "reproject it first (e.g. rioxarray's .rio.reproject(\"EPSG:32611\"))")
     out_epsg = _xr.epsg_of(out_crs)
     if profile is None:
-        profile = "log" if vegetation is not None else "power"
+        profile = "log" if (vegetation is not None or non_neutral_stability) else "power"
+    diurnal_arg = None if diurnal is None else _diurnal(diurnal)
+    if non_neutral_stability and diurnal_arg is None:
+        raise GeofieldValueError(
+            "non_neutral_stability needs diurnal=dict(date=..., time=..., utc_offset=..., "
+            "air_temp=..., cloud_cover=...): the Obukhov length comes from the heat flux")
     if (stations is None) == (speed is None):
         raise GeofieldValueError("give stations, or speed and direction (a domain-average wind)")
     tmp = None
@@ -232,7 +303,8 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
                 None if radius_m is None else float(radius_m), bool(lid),
                 None if terrain is None else str(terrain), float(height_agl_m),
                 backend, vegetation, pts, out_epsg,
-                progress=bar)
+                progress=bar, diurnal=diurnal_arg,
+                non_neutral_stability=bool(non_neutral_stability))
     finally:
         if tmp is not None:
             os.unlink(tmp)
@@ -255,6 +327,10 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
                "last_residual_per_s": rep["last_residual_per_s"],
                "bottom_elevation_m": info["bottom_m"],
                "ignored_stations": json.dumps(info["ignored_stations"])})
+    if rep.get("diurnal") is not None:
+        for key, value in rep["diurnal"].items():
+            ds.attrs[f"diurnal_{key}"] = value
+        ds.attrs["non_neutral_stability"] = int(bool(non_neutral_stability))
     ds["speed_agl"].attrs["height_agl_m"] = float(height_agl_m)
     ds["direction_agl"].attrs["height_agl_m"] = float(height_agl_m)
     ds = ds.assign_coords(z=("z", np.asarray(z), {

@@ -91,6 +91,7 @@ mod smoke;
 mod tour;
 mod variogram;
 mod wind;
+mod wind_diurnal;
 mod wind_errors;
 mod wind_ninja;
 

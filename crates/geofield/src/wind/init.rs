@@ -52,7 +52,13 @@ pub struct FirstGuess {
     /// The domain's stability class (most common among the used stations; ties to the more
     /// neutral-to-stable later letter).
     pub domain_class: Stability,
+    /// The diurnal model's summary (heat flux, L, sun), when it ran.
+    pub diurnal: Option<super::diurnal::DiurnalSummary>,
 }
+
+/// Roughness length (m) of the diurnal model's u* and L when the profile is not logarithmic
+/// (short grass; WindNinja's grass class uses 0.01 m… 0.1 m: we take the rougher end).
+pub const DIURNAL_ROUGHNESS_M: f64 = 0.1;
 
 /// Station speeds at or above this are refused: a mass-consistent (incompressible) model holds
 /// only at Mach numbers well below 1, and 340 m/s is the speed of sound near the ground.
@@ -117,7 +123,8 @@ pub fn usable_stations(
 
 /// Profile factor: the station's wind at height `z_m` above ground over its wind at `z_ref_m`.
 /// The log law measures heights from the displacement plane, z − `displacement_m`, clamped
-/// below at max(`min_m`, 1.5 z0).
+/// below at max(`min_m`, 1.5 z0). `inv_l_per_m` = 1/L corrects the log law for stability
+/// ([`super::diurnal::log_shape`]); 0 is neutral.
 pub fn profile_factor(
     profile: Profile,
     class: Stability,
@@ -125,14 +132,17 @@ pub fn profile_factor(
     z_ref_m: f64,
     min_m: f64,
     displacement_m: f64,
+    inv_l_per_m: f64,
 ) -> f64 {
     match profile {
         Profile::Uniform => 1.0,
         Profile::Power => (z_m.max(min_m) / z_ref_m).powf(class.power_exponent()),
         Profile::Log { roughness_m } => {
             let floor = min_m.max(1.5 * roughness_m);
-            let above = |z: f64| (z - displacement_m).max(floor) / roughness_m;
-            above(z_m).ln() / above(z_ref_m).ln()
+            let shape = |z: f64| {
+                super::diurnal::log_shape((z - displacement_m).max(floor), roughness_m, inv_l_per_m)
+            };
+            shape(z_m) / shape(z_ref_m)
         }
     }
 }
@@ -153,6 +163,20 @@ pub fn first_guess(
     }
     let (used, ignored) = usable_stations(grid, stations)?;
     let (rows, cols) = (grid.rows(), grid.cols());
+    let diurnal = opts.diurnal.as_ref().map(|d| {
+        let n = used.len() as f64;
+        let speed = used.iter().map(|s| s.speed_m_per_s).sum::<f64>() / n;
+        let z = used.iter().map(|s| s.height_agl_m).sum::<f64>() / n;
+        let z0 = match opts.profile {
+            Profile::Log { roughness_m } => roughness_m,
+            _ => DIURNAL_ROUGHNESS_M,
+        };
+        super::diurnal::columns(d, &grid.terrain_m, rows, cols, grid.dx_m(), speed, z, z0)
+    });
+    let inv_l = |c: usize| match &diurnal {
+        Some(dc) if opts.non_neutral => dc.inv_l_per_m[c],
+        _ => 0.0,
+    };
     let class_of = |s: &Station| s.stability.unwrap_or(opts.default_stability);
 
     // Nearest stations of every column centre.
@@ -235,8 +259,8 @@ pub fn first_guess(
             (sums, sw)
         })
         .collect();
-    let (u, v, w) = if grid.cut.is_some() {
-        cut_faces(grid, coeffs, &columns, &profiles, opts)
+    let (mut u, mut v, w) = if grid.cut.is_some() {
+        cut_faces(grid, coeffs, &columns, &profiles, opts, &inv_l)
     } else {
         let mut uc = vec![0.0; grid.n_cells()];
         let mut vc = vec![0.0; grid.n_cells()];
@@ -261,6 +285,7 @@ pub fn first_guess(
                             z_ref,
                             opts.min_height_agl_m,
                             opts.displacement_m,
+                            inv_l(c),
                         );
                         su += f * wu;
                         sv += f * wv;
@@ -308,6 +333,11 @@ pub fn first_guess(
         (u, v, w)
     };
 
+    if let Some(dc) = &diurnal
+        && opts.diurnal.as_ref().is_some_and(|d| d.slope_flows)
+    {
+        add_slope_flow(grid, coeffs, dc, &mut u, &mut v);
+    }
     let mut counts = [0usize; 6];
     for s in &used {
         counts[class_of(s).index() as usize] += 1;
@@ -327,6 +357,7 @@ pub fn first_guess(
         used,
         ignored,
         domain_class,
+        diurnal: diurnal.map(|d| d.summary),
     })
 }
 
@@ -337,6 +368,7 @@ fn cut_faces(
     columns: &[ColumnSums],
     profiles: &[(Stability, f64)],
     opts: &WindOptions,
+    inv_l: &(dyn Fn(usize) -> f64 + Sync),
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (rows, cols) = (grid.rows(), grid.cols());
     let surface = Surface {
@@ -350,7 +382,7 @@ fn cut_faces(
         0.5 * (zb.max(h) + zt) - h
     };
     // The profile factors at height z above the ground, once per face for both columns.
-    let factors = |z: f64, out: &mut [f64]| {
+    let factors = |z: f64, il: f64, out: &mut [f64]| {
         for (f, &(class, z_ref)) in out.iter_mut().zip(profiles) {
             *f = profile_factor(
                 opts.profile,
@@ -359,6 +391,7 @@ fn cut_faces(
                 z_ref,
                 opts.min_height_agl_m,
                 opts.displacement_m,
+                il,
             );
         }
     };
@@ -383,8 +416,13 @@ fn cut_faces(
                 if coeffs.cu[kr * (cols + 1) + i] == 0.0 {
                     continue;
                 }
-                factors(agl(k, surface.x_mid(row, i)), &mut fac);
                 let c = row * cols + i;
+                let il = match (i > 0, i < cols) {
+                    (true, true) => 0.5 * (inv_l(c - 1) + inv_l(c)),
+                    (false, _) => inv_l(c),
+                    (true, false) => inv_l(c - 1),
+                };
+                factors(agl(k, surface.x_mid(row, i)), il, &mut fac);
                 *f = match (i > 0, i < cols) {
                     (true, true) => 0.5 * (column_uv(c - 1, &fac).0 + column_uv(c, &fac).0),
                     (false, _) => column_uv(c, &fac).0,
@@ -399,7 +437,12 @@ fn cut_faces(
             if coeffs.cv[kr * cols + col] == 0.0 {
                 continue;
             }
-            factors(agl(k, surface.y_mid(r, col)), &mut fac);
+            let il = match (r > 0, r < rows) {
+                (true, true) => 0.5 * (inv_l((r - 1) * cols + col) + inv_l(r * cols + col)),
+                (true, false) => inv_l((r - 1) * cols + col),
+                _ => inv_l(r * cols + col),
+            };
+            factors(agl(k, surface.y_mid(r, col)), il, &mut fac);
             let north = (r > 0).then(|| column_uv((r - 1) * cols + col, &fac).1);
             let south = (r < rows).then(|| column_uv(r * cols + col, &fac).1);
             *f = match (north, south) {
@@ -410,4 +453,57 @@ fn cut_faces(
         }
     });
     (u, v, vec![0.0; grid.n_w()])
+}
+
+/// Add the diurnal slope flow of each column ([`super::diurnal`], step 6) to the open x and y
+/// faces of its layer: a face takes the mean of its two columns' contributions (each zero
+/// above its column's layer), one column on the domain edge. A column's layer is the cells
+/// whose centre is less than `depth_m` above its ground, and always its lowest fluid cell.
+fn add_slope_flow(
+    grid: &WindGrid,
+    coeffs: &Coeffs,
+    dc: &super::diurnal::DiurnalColumns,
+    u: &mut [f64],
+    v: &mut [f64],
+) {
+    let (rows, cols) = (grid.rows(), grid.cols());
+    let inside = |k: usize, c: usize| {
+        k >= grid.ground_k[c] as usize
+            && (k == grid.ground_k[c] as usize
+                || grid.z_centre_m(k) - grid.terrain_m[c] < dc.depth_m[c])
+    };
+    let part = |k: usize, c: usize, comp: &[f64]| if inside(k, c) { comp[c] } else { 0.0 };
+    u.par_chunks_mut(cols + 1)
+        .enumerate()
+        .for_each(|(kr, line)| {
+            let (k, row) = (kr / rows, kr % rows);
+            for (i, f) in line.iter_mut().enumerate() {
+                if coeffs.cu[kr * (cols + 1) + i] == 0.0 {
+                    continue;
+                }
+                let c = row * cols + i;
+                *f += match (i > 0, i < cols) {
+                    (true, true) => {
+                        0.5 * (part(k, c - 1, &dc.u_m_per_s) + part(k, c, &dc.u_m_per_s))
+                    }
+                    (false, _) => part(k, c, &dc.u_m_per_s),
+                    (true, false) => part(k, c - 1, &dc.u_m_per_s),
+                };
+            }
+        });
+    v.par_chunks_mut(cols).enumerate().for_each(|(kr, line)| {
+        let (k, r) = (kr / (rows + 1), kr % (rows + 1));
+        for (col, f) in line.iter_mut().enumerate() {
+            if coeffs.cv[kr * cols + col] == 0.0 {
+                continue;
+            }
+            let north = (r > 0).then(|| part(k, (r - 1) * cols + col, &dc.v_m_per_s));
+            let south = (r < rows).then(|| part(k, r * cols + col, &dc.v_m_per_s));
+            *f += match (north, south) {
+                (Some(a), Some(b)) => 0.5 * (a + b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => 0.0,
+            };
+        }
+    });
 }

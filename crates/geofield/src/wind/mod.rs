@@ -53,6 +53,7 @@
 pub(crate) mod cases;
 pub(crate) mod cuda;
 pub mod cut;
+pub mod diurnal;
 pub mod grid;
 pub(crate) mod init;
 #[cfg(feature = "io")]
@@ -63,6 +64,7 @@ pub(crate) mod ops;
 mod params;
 mod report;
 mod sample;
+pub mod solar;
 pub(crate) mod sor;
 pub mod split;
 mod units;
@@ -342,6 +344,7 @@ fn compute_inner(
         max_div0_per_s: max_div0,
         threshold_per_s: threshold,
         alpha,
+        diurnal: guess.diurnal.clone(),
         ..Default::default()
     };
     lap("divergence", &mut steps);

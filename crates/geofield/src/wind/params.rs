@@ -168,6 +168,12 @@ pub struct WindOptions {
     pub divergence_removal: bool,
     /// Check the stop test every this many sweeps (SOR, WEST). Default 10.
     pub check_every: usize,
+    /// Diurnal slope flows and surface heat flux ([`super::diurnal`]); `None` (default): none.
+    pub diurnal: Option<super::diurnal::Diurnal>,
+    /// Non-neutral stability (WindNinja `non_neutral_stability`): the log profile corrected by
+    /// the Monin–Obukhov ψ functions, L per column from the diurnal heat flux. Needs
+    /// `diurnal` and [`Profile::Log`]. Default false.
+    pub non_neutral: bool,
 }
 
 impl Default for WindOptions {
@@ -190,6 +196,8 @@ impl Default for WindOptions {
             terrain: None,
             divergence_removal: true,
             check_every: 10,
+            diurnal: None,
+            non_neutral: false,
         }
     }
 }
@@ -306,6 +314,26 @@ pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {
             opts.displacement_m,
             "0 unless the profile is logarithmic",
         );
+    }
+    if let Some(d) = &opts.diurnal {
+        super::diurnal::check(d)?;
+    }
+    if opts.non_neutral {
+        let expected = if opts.diurnal.is_none() {
+            "false without the diurnal inputs (date, time, air temperature, cloud cover): the \
+             Monin–Obukhov length comes from the surface heat flux"
+        } else if !matches!(opts.profile, Profile::Log { .. }) {
+            "false unless the profile is logarithmic (the stability correction is of the log law)"
+        } else {
+            ""
+        };
+        if !expected.is_empty() {
+            return Err(GeofieldError::InvalidParameter {
+                name: "non_neutral".into(),
+                value: "true".into(),
+                expected: expected.into(),
+            });
+        }
     }
     Ok(())
 }

@@ -78,6 +78,9 @@ pub struct SolveReport {
     /// multigrid levels, CPU only), "solve" (including uploads, the GPU's assembly of the
     /// problem and downloads), "velocities", "check", "removal".
     pub step_seconds: Vec<(String, f64)>,
+    /// The diurnal model's inputs seen in the first guess (sun, heat flux, Monin–Obukhov
+    /// length), when it ran ([`super::diurnal`]).
+    pub diurnal: Option<super::diurnal::DiurnalSummary>,
 }
 
 /// The result: face velocities on the grid, the stability class per column, the report.
