@@ -7,6 +7,7 @@
 
 mod backend;
 mod ball;
+mod cokriging;
 mod crs;
 mod dispersal;
 mod errors;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(knn::check_points, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
     m.add_function(wrap_pyfunction!(krige3d::krige3d, m)?)?;
+    m.add_function(wrap_pyfunction!(cokriging::cokrige_native, m)?)?;
     m.add_function(wrap_pyfunction!(krige3d::variogram3d, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::variogram_bins, m)?)?;

@@ -7,7 +7,8 @@ The same library as the ``geofield`` command line, from numpy, pandas and xarray
   growth, mortality) from a stem map and a species file, or a SORTIE-ND parameter file.
 - :func:`krige`, :func:`krige_points`, :func:`variogram`, :func:`cross_validate`: kriging;
   :func:`indicator_krige`: probability maps; :func:`simulate`: conditional Gaussian simulation (realisations honouring the samples);
-  :func:`krige3d`, :func:`variogram3d`: 3-D kriging (NetCDF-ready xarray);
+  :func:`krige3d`, :func:`variogram3d`: 3-D kriging (NetCDF-ready xarray); :func:`cokrige`:
+  cokriging with a linear model of coregionalisation;
   :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging`` and
   their 3-D versions.
 - :class:`NeighborIndex`: exact neighbour searches, a drop-in for scipy's ``cKDTree`` (k-NN,
@@ -29,7 +30,7 @@ from . import _native
 from ._errors import GeofieldError, GeofieldIOError, GeofieldRuntimeError, GeofieldValueError
 from .dispersal import disperse
 from .flocking import Flock
-from .kriging3d import krige3d, variogram3d
+from .kriging3d import cokrige, krige3d, variogram3d
 from .kriging import (cross_validate, indicator_krige, krige, krige_points, simulate, variogram,
                       variogram_map)
 from .neighbors import NeighborIndex, ripley_k
@@ -45,6 +46,7 @@ __all__ = [
     "GeofieldValueError",
     "Flock",
     "NeighborIndex",
+    "cokrige",
     "cross_validate",
     "disperse",
     "forest",

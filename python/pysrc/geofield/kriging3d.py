@@ -25,7 +25,7 @@ from . import _arrays, _native, _xr
 from ._errors import GeofieldValueError
 from .kriging import _variograms
 
-__all__ = ["krige3d", "variogram3d"]
+__all__ = ["cokrige", "krige3d", "variogram3d"]
 
 
 def _xyz(name, x, y, z):
@@ -177,3 +177,58 @@ def variogram3d(x, y, z, values, lags=15, max_lag=None, anisotropy=None,
         out["fit"] = {"model": m, "sill": sills[0] if one else list(sills),
                       "range": ranges[0] if one else list(ranges), "nugget": nug, "wrss": wrss}
     return out
+
+
+def cokrige(x, y, values, model="spherical", range=None, *, nugget=True, lags=15, max_lag=None,
+            kind="ordinary", mean=None, anisotropy=None, extent=None, cell_size=None,
+            points=None, variance=True, crs=None, units=None):
+    """Cokriging of the primary variable (the first of ``values``: a dict or DataFrame of
+    columns, or a 2-D array (n, variables); NaN where a variable was not measured) from its
+    samples and the secondaries', with a linear model of coregionalisation fitted as gstat's
+    ``fit.lmc``: the structures ``model`` ("spherical", "spherical+exponential", bounded
+    models) with ``range`` (one per structure; default fitted to the primary's variogram) and a
+    nugget (``nugget=False``: none), their sills fitted for every direct and cross variogram
+    (``lags`` bins to ``max_lag``) and made positive semi-definite.
+
+    ``kind``: "ordinary" (the primary's weights sum to 1, each secondary's to 0) or "simple"
+    (``mean``: one per variable). ``anisotropy=(azimuth_deg, ratio)``.
+
+    Returns, on a grid (``extent=(xmin, ymin, xmax, ymax)``, ``cell_size``), an xarray Dataset
+    with the primary and ``<primary>_variance`` (``ds.attrs["lmc"]``: the fitted model as
+    JSON); at ``points=(x, y)``, ``(values, variance)``.
+    """
+    from .kriging import _common, _grid
+    xs, ys, cols, names = _common(x, y, values)
+    if len(cols) < 2:
+        raise GeofieldValueError("values: cokriging needs the primary and at least one secondary")
+    if kind not in ("ordinary", "simple"):
+        raise GeofieldValueError(f"kind: {kind!r} is not 'ordinary' or 'simple'")
+    if (kind == "simple") != (mean is not None):
+        raise GeofieldValueError("mean: simple cokriging needs one mean per variable (and only it)")
+    means = None if mean is None else [float(m) for m in np.atleast_1d(mean)]
+    ranges = None if range is None else [float(r) for r in np.atleast_1d(range)]
+    aniso = None
+    if anisotropy is not None:
+        aniso = (float(anisotropy[0]), float(anisotropy[1]))
+    grid = None
+    pts = None
+    if points is not None:
+        pts = (_arrays.floats("points x", np.ravel(points[0])),
+               _arrays.floats("points y", np.ravel(points[1])))
+    else:
+        if extent is None or cell_size is None:
+            raise GeofieldValueError("give extent and cell_size, or points=(x, y)")
+        grid = _grid(extent, cell_size)
+    vals, var, lmc = _native.cokrige_native(
+        xs, ys, cols, names, str(model), ranges, bool(nugget), int(lags),
+        None if max_lag is None else float(max_lag), means, aniso, pts, grid, bool(variance))
+    if pts is not None:
+        return vals, var
+    rows, cols_ = grid[3], grid[4]
+    bands = [vals.reshape(rows, cols_)]
+    band_names = [names[0]]
+    if var is not None:
+        bands.append(var.reshape(rows, cols_))
+        band_names.append(f"{names[0]}_variance")
+    return _xr.grid_dataset("geofield.cokrige", np.stack(bands), band_names, grid, crs=crs,
+                            units=units, attrs={"lmc": lmc, "method": "cokriging"})
