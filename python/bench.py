@@ -289,6 +289,16 @@ def peers_rows(side, samples, repeat, backends):
     rows.append({"case": f"nested fit spherical+exponential, {samples} samples",
                  "who": "geofield cpu", "seconds": t})
     rows += krige3d_rows(side, samples, repeat, backends)
+    # Cokriging: a third of the sites with the primary, all with a correlated secondary.
+    a = z.copy()
+    a[np.arange(samples) % 3 != 0] = np.nan
+    b = 2 * z + 0.1 * rng.normal(size=samples)
+    t = median_time(lambda: geofield.cokrige(
+        x, y, {"a": a, "b": b}, "spherical", range=400.0, extent=(0, 0, 1000, 1000),
+        cell_size=1000 / (side // 2)), repeat)
+    rows.append({"case": f"cokriging (fit.lmc + predict) grid {side // 2}x{side // 2}, "
+                         f"{samples // 3} primary + {samples} secondary", "who": "geofield cpu",
+                 "seconds": t})
     return rows
 
 
