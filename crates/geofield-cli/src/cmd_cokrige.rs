@@ -13,7 +13,6 @@ use geofield::kriging::cokriging::{
 };
 use geofield::kriging::{Model, Target, fit_models, io::read_samples};
 use geofield_core::{GridSpec, Raster, RasterData};
-use geofield_io::{RasterMeta, write_raster};
 
 use crate::ctx::Ctx;
 use crate::outputs::{Kind as OutKind, Outputs};
@@ -172,32 +171,23 @@ pub fn run(a: &CokrigeArgs, ctx: &Ctx) -> Result<()> {
         co.seconds
     );
     let units = a.units.clone().unwrap_or_else(|| "unknown".into());
-    let meta = |what: &str, u: String| RasterMeta {
-        crs_epsg: crs,
-        units: Some(u),
-        description: Some(format!("{what} of {} (cokriging)", a.values[0])),
-        provenance: vec![
-            ("geofield_version".into(), env!("CARGO_PKG_VERSION").into()),
-            (
-                "method".into(),
-                "cokriging (linear model of coregionalisation)".into(),
-            ),
-            (
-                "lmc".into(),
-                serde_json::to_string(&lmc).unwrap_or_default(),
-            ),
-        ],
-        ..RasterMeta::default()
-    };
-    let raster = |v: &[f64], name: String| {
-        Raster::new(grid, vec![name], RasterData::F64(v.to_vec())).context("the output raster")
+    let place = (crs, ctx.compression()?);
+    let lmc_json = serde_json::to_string(&lmc).unwrap_or_default();
+    let method = [
+        (
+            "method",
+            "cokriging (linear model of coregionalisation)".to_string(),
+        ),
+        ("lmc", lmc_json),
+    ];
+    let write = |p: &std::path::Path, v: &[f64], band: String, what: &str, u: &str| {
+        let r = Raster::new(grid, vec![band], RasterData::F64(v.to_vec()))
+            .context("the output raster")?;
+        let desc = format!("{what} of {} (cokriging)", a.values[0]);
+        crate::output::write_raster_with(p, &r, u, &desc, place, &method, false)
     };
     let mut written = outs.write(&a.out, |p| {
-        Ok(write_raster(
-            p,
-            &raster(&co.values, a.values[0].clone())?,
-            &meta("prediction", units.clone()),
-        )?)
+        write(p, &co.values, a.values[0].clone(), "prediction", &units)
     })?;
     if let (Some(path), Some(v)) = (&a.variance, &co.variance) {
         let sq = if units == "unknown" {
@@ -206,11 +196,7 @@ pub fn run(a: &CokrigeArgs, ctx: &Ctx) -> Result<()> {
             format!("({units})2")
         };
         written.extend(outs.write(path, |p| {
-            Ok(write_raster(
-                p,
-                &raster(v, format!("{}_variance", a.values[0]))?,
-                &meta("variance", sq.clone()),
-            )?)
+            write(p, v, format!("{}_variance", a.values[0]), "variance", &sq)
         })?);
     }
     if let Some(p) = ctx.json() {

@@ -369,6 +369,10 @@ fn every_output_reads_back_with_gdal_netcdf_and_vtk() {
             "exponential",
             "--json",
             "variogram.json",
+            "--map-width",
+            "100",
+            "--map",
+            "varmap.tif",
         ],
     );
     // The forest: 4 years on the dispersal test's stand and grid, densities on 2 m cells.

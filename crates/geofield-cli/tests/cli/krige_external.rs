@@ -10,17 +10,7 @@ use geofield::kriging::{SampleSet, Target, Variogram};
 use geofield_core::{Extent, GridSpec};
 use geofield_io::{NpyData, read_npy};
 
-use super::{krige_on_wells, s, text};
-
-const WELLS: [(f64, f64, f64); 7] = [
-    (15.0, 85.0, 10.0),
-    (75.0, 75.0, 12.5),
-    (25.0, 25.0, 9.0),
-    (85.0, 15.0, 11.0),
-    (55.0, 45.0, 10.5),
-    (35.0, 65.0, 8.5),
-    (62.0, 8.0, 9.7),
-];
+use super::{WELLS, krige_on_wells, s, text};
 
 fn dem(x: f64, y: f64) -> f64 {
     50.0 + 0.2 * x + 0.1 * y + 5.0 * (x / 20.0).sin()

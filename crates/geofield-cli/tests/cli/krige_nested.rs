@@ -5,17 +5,7 @@
 
 use geofield_io::{NpyData, read_npy};
 
-use super::{geofield, krige_on_wells, s, text};
-
-const WELLS: [(f64, f64, f64); 7] = [
-    (15.0, 85.0, 10.0),
-    (75.0, 75.0, 12.5),
-    (25.0, 25.0, 9.0),
-    (85.0, 15.0, 11.0),
-    (55.0, 45.0, 10.5),
-    (35.0, 65.0, 8.5),
-    (62.0, 8.0, 9.7),
-];
+use super::{WELLS, geofield, krige_on_wells, s, text};
 
 /// `WELLS` as CSV text.
 fn wells_text() -> String {

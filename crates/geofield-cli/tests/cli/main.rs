@@ -48,6 +48,17 @@ fn s(p: &Path) -> &str {
 const KRIGE_WELLS: &str =
     "x,y,z\n15,85,10.0\n75,75,12.5\n25,25,9.0\n85,15,11.0\n55,45,10.5\n35,65,8.5\n";
 
+/// Seven wells (x, y, z) in the 0..100 x 0..100 square, off the cell centres.
+const WELLS: [(f64, f64, f64); 7] = [
+    (15.0, 85.0, 10.0),
+    (75.0, 75.0, 12.5),
+    (25.0, 25.0, 9.0),
+    (85.0, 15.0, 11.0),
+    (55.0, 45.0, 10.5),
+    (35.0, 65.0, 8.5),
+    (62.0, 8.0, 9.7),
+];
+
 /// `geofield krige` of the `z` column of `wells` (CSV text, written to `dir/wells.csv`) on the
 /// 0..100 x 0..100 grid of 10 m cells into `dir/out`, then `extra`.
 fn krige_on_wells(dir: &Path, wells: &str, out: &str, extra: &[&str]) -> Output {

@@ -165,6 +165,7 @@ def check_run(d):
     check_wind(d)
     check_forest(d)
     check_krige3d(d)
+    check_varmap(d)
 
 
 def check_wind(d):
@@ -252,6 +253,21 @@ def check_wind(d):
     check(int(z["crs_epsg"]) == RUN_EPSG if "crs_epsg" in z else False, "wind.npz: crs_epsg")
     check(z["stability"].dtype == np.uint8 and np.array_equal(z["stability"], np.flipud(nc_stab)),
           "wind.npz stability differs from wind.nc stability_class")
+
+
+def check_varmap(d):
+    """The variogram map (`geofield variogram --map`): two bands gamma and pairs, square, odd,
+    symmetric through the centre (every ordered pair is counted), centred on (0, 0)."""
+    with rasterio.open(os.path.join(d, "varmap.tif")) as src:
+        check(src.count == 2 and src.descriptions[:2] == ("gamma", "pairs"),
+              f"varmap.tif: bands {src.count} {src.descriptions}")
+        g, n = src.read(1), src.read(2)
+        check(g.shape[0] == g.shape[1] and g.shape[0] % 2 == 1, f"varmap.tif: shape {g.shape}")
+        check(np.array_equal(n, n[::-1, ::-1]), "varmap.tif: pair counts not symmetric")
+        ok = np.isfinite(g)
+        check(np.allclose(g[ok], g[::-1, ::-1][ok]), "varmap.tif: gamma not symmetric")
+        b = src.bounds
+        check(near((b.left + b.right, b.bottom + b.top), (0.0, 0.0)), f"varmap.tif: bounds {b}")
 
 
 def check_krige3d(d):
