@@ -49,30 +49,6 @@ fn lmc() -> Lmc {
     }
 }
 
-fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = b.len();
-    for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
-            .unwrap();
-        a.swap(c, p);
-        b.swap(c, p);
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
-            }
-            b[r] -= f * b[c];
-        }
-    }
-    let mut x = vec![0.0; n];
-    for r in (0..n).rev() {
-        let s: f64 = (r + 1..n).map(|k| a[r][k] * x[k]).sum();
-        x[r] = (b[r] - s) / a[r][r];
-    }
-    x
-}
-
 /// Ordinary cokriging of variable 0 at (x, y), written out: Σλ of the primary = 1, of the
 /// secondary = 0; σ² = C₀₀(0) − λᵀc − μ₀.
 fn oracle(s: &SampleSet, m: &Lmc, x: f64, y: f64) -> (f64, f64) {
@@ -97,7 +73,7 @@ fn oracle(s: &SampleSet, m: &Lmc, x: f64, y: f64) -> (f64, f64) {
         b[r] = c(k, 0, (s.xs[i] - x).hypot(s.ys[i] - y));
     }
     b[n] = 1.0;
-    let w = solve_dense(a, b.clone());
+    let w = crate::kriging::global::tests::solve(a, b.clone());
     let pred = e
         .iter()
         .zip(&w)

@@ -36,30 +36,6 @@ fn samples(n: usize, seed: u64) -> Samples3 {
     out
 }
 
-fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = b.len();
-    for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
-            .unwrap();
-        a.swap(c, p);
-        b.swap(c, p);
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
-            }
-            b[r] -= f * b[c];
-        }
-    }
-    let mut x = vec![0.0; n];
-    for r in (0..n).rev() {
-        let s: f64 = (r + 1..n).map(|k| a[r][k] * x[k]).sum();
-        x[r] = (b[r] - s) / a[r][r];
-    }
-    x
-}
-
 /// (prediction, variance) of the textbook system over the samples `ids`.
 fn oracle(s: &Samples3, ids: &[usize], p: &Krige3Params, q: [f64; 3]) -> (f64, f64) {
     let h = |a: [f64; 3], b: [f64; 3]| {
@@ -83,7 +59,7 @@ fn oracle(s: &Samples3, ids: &[usize], p: &Krige3Params, q: [f64; 3]) -> (f64, f
             .map(|&i| ids.iter().map(|&j| sill - g(h(pt(i), pt(j)))).collect())
             .collect();
         let c: Vec<f64> = ids.iter().map(|&i| sill - g(h(pt(i), q))).collect();
-        let lam = solve_dense(a, c.clone());
+        let lam = crate::kriging::global::tests::solve(a, c.clone());
         let pred = mean
             + ids
                 .iter()
@@ -109,7 +85,7 @@ fn oracle(s: &Samples3, ids: &[usize], p: &Krige3Params, q: [f64; 3]) -> (f64, f
     for (c, v) in f(q).into_iter().enumerate() {
         b[m + c] = v;
     }
-    let x = solve_dense(a, b.clone());
+    let x = crate::kriging::global::tests::solve(a, b.clone());
     let pred = ids.iter().zip(&x).map(|(&i, l)| l * s.values[i]).sum();
     let var = x.iter().zip(&b).map(|(l, b)| l * b).sum();
     (pred, var)
