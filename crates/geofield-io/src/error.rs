@@ -125,4 +125,8 @@ pub enum IoError {
         path: PathBuf,
         error: geofield_core::CoreError,
     },
+    /// A NetCDF input that cannot be read or lacks what is asked of it (the variable is named
+    /// in `reason`).
+    #[error("cannot read NetCDF {}: {reason}", .path.display())]
+    BadNetcdf { path: PathBuf, reason: String },
 }

@@ -16,7 +16,7 @@
 //! - [`vtk`]: 3-D fields as VTK XML image data (`.vti`, zlib-compressed) for ParaView
 //!   ([`write_vti`]).
 //! - [`netcdf`]: dimensions, attributes and variables as NetCDF-3 (`.nc`) for xarray and ncview
-//!   ([`write_netcdf`]).
+//!   ([`write_netcdf`]); [`netcdf_in`] reads NetCDF-3 inputs with CF unpacking ([`NcReader`]).
 //!
 //! Conventions follow DESIGN.md "Data conventions": world coordinates in metres, row 0 of a grid
 //! is its north edge, rasters are band-major `(band, row, col)`.
@@ -30,6 +30,7 @@ mod error;
 pub mod geotiff;
 pub mod geotiff_in;
 pub mod netcdf;
+pub mod netcdf_in;
 pub mod npy;
 pub mod npz;
 pub mod npz_in;
@@ -43,6 +44,7 @@ pub use atomic::write_atomic;
 pub use csv_input::{CsvChunks, CsvRecord, CsvRow, CsvTable};
 pub use error::{IoError, QUOTE_MAX_CHARS, shorten};
 pub use netcdf::{NcAttr, NcData, NcFile, NcVar, write_netcdf};
+pub use netcdf_in::{NcReader, NcVarInfo};
 pub use npy::{NpyArray, NpyData, read_npy, write_npy_f32, write_npy_f64, write_npy_i64};
 pub use npz::{NpzArray, NpzData, write_npz};
 pub use npz_in::read_npz;

@@ -161,104 +161,48 @@ pub fn first_guess(
             "the log profile needs a positive roughness length, got {roughness_m} m"
         )));
     }
-    let (used, ignored) = usable_stations(grid, stations)?;
+    let src = match &opts.init_grid {
+        Some(g) if !stations.is_empty() => {
+            return Err(GeofieldError::Invalid(format!(
+                "give stations or a gridded wind ({}), not both",
+                g.source
+            )));
+        }
+        Some(g) => gridded_columns(grid, g, opts)?,
+        None => station_columns(grid, stations, opts)?,
+    };
+    let Sources {
+        columns,
+        profiles,
+        stability,
+        used,
+        ignored,
+        domain_class,
+        mean_speed_m_per_s,
+        mean_height_m,
+    } = src;
     let (rows, cols) = (grid.rows(), grid.cols());
     let diurnal = opts.diurnal.as_ref().map(|d| {
-        let n = used.len() as f64;
-        let speed = used.iter().map(|s| s.speed_m_per_s).sum::<f64>() / n;
-        let z = used.iter().map(|s| s.height_agl_m).sum::<f64>() / n;
         let z0 = match opts.profile {
             Profile::Log { roughness_m } => roughness_m,
             _ => DIURNAL_ROUGHNESS_M,
         };
-        super::diurnal::columns(d, &grid.terrain_m, rows, cols, grid.dx_m(), speed, z, z0)
+        super::diurnal::columns(
+            d,
+            &grid.terrain_m,
+            rows,
+            cols,
+            grid.dx_m(),
+            mean_speed_m_per_s,
+            mean_height_m,
+            z0,
+        )
     });
     let inv_l = |c: usize| match &diurnal {
         Some(dc) if opts.non_neutral => dc.inv_l_per_m[c],
         _ => 0.0,
     };
-    let class_of = |s: &Station| s.stability.unwrap_or(opts.default_stability);
-
-    // Nearest stations of every column centre.
-    let pts: Vec<f64> = used.iter().flat_map(|s| [s.x_m, s.y_m]).collect();
-    let mut queries = Vec::with_capacity(2 * rows * cols);
-    for row in 0..rows {
-        for col in 0..cols {
-            let (x, y) = grid.plan.cell_centre(row, col);
-            queries.extend([x, y]);
-        }
-    }
-    let k = used.len().min(MAX_STATIONS_PER_CELL);
-    let nb = knn(
-        &pts,
-        Some(&queries),
-        2,
-        &KnnQuery {
-            k,
-            radius: None,
-            exclude_self: false,
-        },
-        IndexKind::Auto,
-    )?;
-
-    let stability: Vec<Stability> = (0..rows * cols)
-        .map(|c| class_of(&used[nb.row(c).0[0] as usize]))
-        .collect();
-
-    // Cell-centred u0, v0 (NaN-free; 0 in solid cells), cell order.
-    let r_min2 = (0.5 * grid.dx_m()).powi(2);
-    let radius2 = opts.radius_m.map(|r| r * r);
-    let uv: Vec<(f64, f64)> = used.iter().map(Station::uv).collect();
     let plane = rows * cols;
-    // Stations sharing a profile (class and anemometer height) share the profile factor, so
-    // each column keeps the weighted sums of u and v per profile and a cell evaluates one
-    // factor per distinct profile (usually one or two), not one per station.
-    let mut profiles: Vec<(Stability, f64)> = Vec::new();
-    let profile_of: Vec<usize> = used
-        .iter()
-        .map(|s| {
-            let key = (class_of(s), s.height_agl_m);
-            match profiles.iter().position(|p| *p == key) {
-                Some(i) => i,
-                None => {
-                    profiles.push(key);
-                    profiles.len() - 1
-                }
-            }
-        })
-        .collect();
-    // Per column: (profile, Σ w u, Σ w v) and Σ w.
-    let columns: Vec<ColumnSums> = (0..plane)
-        .into_par_iter()
-        .map(|c| {
-            let (idx, d2) = nb.row(c);
-            let mut sums: Vec<(usize, f64, f64)> = Vec::new();
-            let mut sw = 0.0;
-            let mut add = |j: usize, wt: f64| {
-                let p = profile_of[j];
-                match sums.iter_mut().find(|s| s.0 == p) {
-                    Some(s) => {
-                        s.1 += wt * uv[j].0;
-                        s.2 += wt * uv[j].1;
-                    }
-                    None => sums.push((p, wt * uv[j].0, wt * uv[j].1)),
-                }
-                sw += wt;
-            };
-            let mut any = false;
-            for (&j, &d) in idx.iter().zip(d2) {
-                if j < 0 || radius2.is_some_and(|r2| d > r2) {
-                    continue;
-                }
-                add(j as usize, 1.0 / d.max(r_min2));
-                any = true;
-            }
-            if !any {
-                add(idx[0] as usize, 1.0);
-            }
-            (sums, sw)
-        })
-        .collect();
     let (mut u, mut v, w) = if grid.cut.is_some() {
         cut_faces(grid, coeffs, &columns, &profiles, opts, &inv_l)
     } else {
@@ -338,6 +282,125 @@ pub fn first_guess(
     {
         add_slope_flow(grid, coeffs, dc, &mut u, &mut v);
     }
+    Ok(FirstGuess {
+        u,
+        v,
+        w,
+        stability,
+        used,
+        ignored,
+        domain_class,
+        diurnal: diurnal.map(|d| d.summary),
+    })
+}
+
+/// What the first guess is built from, per column: the weighted wind sums by profile.
+struct Sources {
+    columns: Vec<ColumnSums>,
+    /// (class, reference height) of each profile.
+    profiles: Vec<(Stability, f64)>,
+    stability: Vec<Stability>,
+    used: Vec<Station>,
+    ignored: Vec<IgnoredStation>,
+    domain_class: Stability,
+    /// The mean input speed and height, for the diurnal model's u* and L.
+    mean_speed_m_per_s: f64,
+    mean_height_m: f64,
+}
+
+/// Steps 1 and 5 from the stations: the nearest station's class, and per column the 1/d²
+/// weighted sums over the nearest stations (module docs).
+fn station_columns(
+    grid: &WindGrid,
+    stations: &[Station],
+    opts: &WindOptions,
+) -> Result<Sources, GeofieldError> {
+    let (used, ignored) = usable_stations(grid, stations)?;
+    let (rows, cols) = (grid.rows(), grid.cols());
+    let class_of = |s: &Station| s.stability.unwrap_or(opts.default_stability);
+    let n = used.len() as f64;
+    let mean_speed_m_per_s = used.iter().map(|s| s.speed_m_per_s).sum::<f64>() / n;
+    let mean_height_m = used.iter().map(|s| s.height_agl_m).sum::<f64>() / n;
+
+    // Nearest stations of every column centre.
+    let pts: Vec<f64> = used.iter().flat_map(|s| [s.x_m, s.y_m]).collect();
+    let mut queries = Vec::with_capacity(2 * rows * cols);
+    for row in 0..rows {
+        for col in 0..cols {
+            let (x, y) = grid.plan.cell_centre(row, col);
+            queries.extend([x, y]);
+        }
+    }
+    let k = used.len().min(MAX_STATIONS_PER_CELL);
+    let nb = knn(
+        &pts,
+        Some(&queries),
+        2,
+        &KnnQuery {
+            k,
+            radius: None,
+            exclude_self: false,
+        },
+        IndexKind::Auto,
+    )?;
+
+    let stability: Vec<Stability> = (0..rows * cols)
+        .map(|c| class_of(&used[nb.row(c).0[0] as usize]))
+        .collect();
+
+    let r_min2 = (0.5 * grid.dx_m()).powi(2);
+    let radius2 = opts.radius_m.map(|r| r * r);
+    let uv: Vec<(f64, f64)> = used.iter().map(Station::uv).collect();
+    let plane = rows * cols;
+    // Stations sharing a profile (class and anemometer height) share the profile factor, so
+    // each column keeps the weighted sums of u and v per profile and a cell evaluates one
+    // factor per distinct profile (usually one or two), not one per station.
+    let mut profiles: Vec<(Stability, f64)> = Vec::new();
+    let profile_of: Vec<usize> = used
+        .iter()
+        .map(|s| {
+            let key = (class_of(s), s.height_agl_m);
+            match profiles.iter().position(|p| *p == key) {
+                Some(i) => i,
+                None => {
+                    profiles.push(key);
+                    profiles.len() - 1
+                }
+            }
+        })
+        .collect();
+    let columns: Vec<ColumnSums> = (0..plane)
+        .into_par_iter()
+        .map(|c| {
+            let (idx, d2) = nb.row(c);
+            let mut sums: Vec<(usize, f64, f64)> = Vec::new();
+            let mut sw = 0.0;
+            let mut add = |j: usize, wt: f64| {
+                let p = profile_of[j];
+                match sums.iter_mut().find(|s| s.0 == p) {
+                    Some(s) => {
+                        s.1 += wt * uv[j].0;
+                        s.2 += wt * uv[j].1;
+                    }
+                    None => sums.push((p, wt * uv[j].0, wt * uv[j].1)),
+                }
+                sw += wt;
+            };
+            let mut any = false;
+            for (&j, &d) in idx.iter().zip(d2) {
+                if j < 0 || radius2.is_some_and(|r2| d > r2) {
+                    continue;
+                }
+                add(j as usize, 1.0 / d.max(r_min2));
+                any = true;
+            }
+            if !any {
+                add(idx[0] as usize, 1.0);
+            }
+            (sums, sw)
+        })
+        .collect();
+    // The domain's class: the most common among the used stations (ties to the later letter).
     let mut counts = [0usize; 6];
     for s in &used {
         counts[class_of(s).index() as usize] += 1;
@@ -349,15 +412,37 @@ pub fn first_guess(
         }
     }
     let domain_class = Stability::from_index(best as u8).unwrap_or(Stability::D);
-    Ok(FirstGuess {
-        u,
-        v,
-        w,
+    Ok(Sources {
+        columns,
+        profiles,
         stability,
         used,
         ignored,
         domain_class,
-        diurnal: diurnal.map(|d| d.summary),
+        mean_speed_m_per_s,
+        mean_height_m,
+    })
+}
+
+/// A gridded wind ([`super::gridded`]): each column holds the regridded wind with one
+/// profile, the options' default class at the grid's height (one station in every column).
+fn gridded_columns(
+    grid: &WindGrid,
+    g: &super::gridded::InitGrid,
+    opts: &WindOptions,
+) -> Result<Sources, GeofieldError> {
+    let uv = super::gridded::regrid(&grid.plan, g)?;
+    let n = uv.len().max(1) as f64;
+    let mean_speed_m_per_s = uv.iter().map(|(u, v)| u.hypot(*v)).sum::<f64>() / n;
+    Ok(Sources {
+        columns: uv.into_iter().map(|(u, v)| (vec![(0, u, v)], 1.0)).collect(),
+        profiles: vec![(opts.default_stability, g.height_agl_m)],
+        stability: vec![opts.default_stability; grid.rows() * grid.cols()],
+        used: Vec::new(),
+        ignored: Vec::new(),
+        domain_class: opts.default_stability,
+        mean_speed_m_per_s,
+        mean_height_m: g.height_agl_m,
     })
 }
 

@@ -54,6 +54,7 @@ pub(crate) mod cases;
 pub(crate) mod cuda;
 pub mod cut;
 pub mod diurnal;
+pub mod gridded;
 pub mod grid;
 pub(crate) mod init;
 #[cfg(feature = "io")]
@@ -72,6 +73,7 @@ pub(crate) mod west;
 
 /// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
 pub use geofield_cuda::wind::stall::Stall;
+pub use gridded::{InitGrid, SourceCrs};
 pub use grid::{Levels, WindGrid};
 pub use params::{
     Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, check_options,

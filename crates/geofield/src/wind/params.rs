@@ -174,6 +174,10 @@ pub struct WindOptions {
     /// the Monin–Obukhov ψ functions, L per column from the diurnal heat flux. Needs
     /// `diurnal` and [`Profile::Log`]. Default false.
     pub non_neutral: bool,
+    /// A gridded wind to start from instead of stations ([`super::gridded`]); the stations
+    /// given with it must be none. Default `None`.
+    #[serde(skip)]
+    pub init_grid: Option<std::sync::Arc<super::gridded::InitGrid>>,
 }
 
 impl Default for WindOptions {
@@ -198,6 +202,7 @@ impl Default for WindOptions {
             check_every: 10,
             diurnal: None,
             non_neutral: false,
+            init_grid: None,
         }
     }
 }
