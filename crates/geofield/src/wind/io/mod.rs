@@ -1,6 +1,6 @@
 //! The wind model's files (feature `io`): its inputs, the DEM and the stations CSV
 //! ([`read_dem`], [`read_stations`]), and its outputs, the 3-D field as `.npz`, `.nc` or `.vti`
-//! ([`write_field`]), the speed and direction rasters at a height above ground
+//! ([`write_field`]), a weather model's gridded wind from NetCDF ([`read_init_grid`]), the speed and direction rasters at a height above ground
 //! ([`write_raster`]) and the map ([`write_map`]). [`check_memory`] refuses a grid whose solve
 //! and outputs would not fit before anything is allocated.
 //!
@@ -40,6 +40,7 @@
 //!
 //! Every writer writes its file atomically (a temporary file renamed into place).
 
+mod init_grid;
 mod netcdf;
 mod ninja;
 mod ninja_cfg;
@@ -63,6 +64,7 @@ pub(crate) fn field_error(
     }
 }
 
+pub use init_grid::{InitGridRead, InitGridRequest, TimeSel, read_init_grid};
 pub use netcdf::{NC_FILL, write_nc};
 pub use ninja::{
     POINT_COLUMNS, Point, StationFile, is_windninja_header, ninja_output_stem, read_points,

@@ -1,0 +1,512 @@
+//! A weather model's gridded wind from a NetCDF-3 file (CF conventions), as the library's
+//! [`InitGrid`] ([`crate::wind::gridded`]).
+//!
+//! What is read, and how each piece is found when it is not given:
+//! - **u and v**: the variables named, or those whose `standard_name` is `eastward_wind` /
+//!   `northward_wind` (or the grid-relative `x_wind` / `y_wind`), or the first pair present of
+//!   `u10`/`v10`, `U10`/`V10`, `uas`/`vas`, `ugrd10m`/`vgrd10m`,
+//!   `UGRD_10maboveground`/`VGRD_10maboveground`, `u`/`v`, `U`/`V`. Units `m s-1`, `m/s`,
+//!   `knots`/`kt`, `km/h`, `mph` (none: m/s, with a note); packed values and fill values per CF.
+//! - **Horizontal axes**: the last two dimensions of u, each with its coordinate variable (a
+//!   1-D variable of the dimension's name). The x axis is the one whose variable has
+//!   `axis = "X"`, a longitude or projection-x `standard_name`, `degrees_east` units or a name
+//!   `lon`/`longitude`/`x`/`west_east`; otherwise the last dimension. Metres or kilometres.
+//! - **Other dimensions** (time, a height of one level): one must be chosen when it has more
+//!   than one value: the time by index or by date ([`TimeSel`]); any other must have length 1.
+//! - **Coordinates**: longitude/latitude when the x axis is a longitude; otherwise the CRS of
+//!   the grid mapping's `crs_wkt`/`spatial_ref` (an EPSG code), or the DEM's own CRS (said in
+//!   a note); `crs` overrides.
+//! - **Height above the ground**: given, or a 1-value `height` coordinate in metres (CF's
+//!   scalar coordinate for 10 m winds), or 10 m for variables named for 10 m (`u10`,
+//!   `ugrd10m`, `…10maboveground`), with a note; otherwise an error asks for it.
+//!
+//! Times: CF `UNITS since DATE` (seconds, minutes, hours or days; Gregorian calendars) match
+//! `YYYY-MM-DDTHH:MM[:SS]` in UTC to the second.
+
+use std::path::Path;
+
+use geofield_io::NcReader;
+
+use crate::InputError;
+use crate::wind::gridded::{InitGrid, SourceCrs};
+use crate::wind::solar::{UtcTime, julian_day};
+
+/// Which time of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimeSel {
+    /// The index along the time dimension (0-based).
+    Index(usize),
+    /// A UTC date and time, `YYYY-MM-DDTHH:MM[:SS]`.
+    At(String),
+}
+
+/// What to read ([`read_init_grid`]); `None` fields are found as the module docs say.
+#[derive(Debug, Clone, Default)]
+pub struct InitGridRequest {
+    pub u_var: Option<String>,
+    pub v_var: Option<String>,
+    pub height_agl_m: Option<f64>,
+    pub time: Option<TimeSel>,
+    /// The grid's CRS (EPSG code; 4326 for longitude/latitude).
+    pub crs_epsg: Option<u16>,
+    /// The DEM's CRS.
+    pub dem_epsg: Option<u16>,
+}
+
+/// The grid and the notes a user should see (what was assumed or chosen).
+#[derive(Debug, Clone)]
+pub struct InitGridRead {
+    pub grid: InitGrid,
+    pub notes: Vec<String>,
+    /// (index, "VALUE UNITS") of the time read, when the variable has a time dimension.
+    pub time: Option<(usize, String)>,
+}
+
+const PAIRS: [(&str, &str); 7] = [
+    ("u10", "v10"),
+    ("U10", "V10"),
+    ("uas", "vas"),
+    ("ugrd10m", "vgrd10m"),
+    ("UGRD_10maboveground", "VGRD_10maboveground"),
+    ("u", "v"),
+    ("U", "V"),
+];
+
+/// Reads the gridded wind of `path` (module docs).
+pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead, InputError> {
+    let invalid = |reason: String| InputError::Invalid {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut nc = NcReader::open(path)?;
+    let mut notes = Vec::new();
+    let (uname, vname) = pick_vars(&nc, req).map_err(invalid)?;
+    let uinfo = nc
+        .var(&uname)
+        .ok_or_else(|| invalid(format!("no variable {uname:?}")))?;
+    let vinfo = nc
+        .var(&vname)
+        .ok_or_else(|| invalid(format!("no variable {vname:?}")))?;
+    if uinfo.dims != vinfo.dims {
+        return Err(invalid(format!(
+            "{uname:?} and {vname:?} have different dimensions ({:?} and {:?})",
+            uinfo.dims, vinfo.dims
+        )));
+    }
+    let nd = uinfo.dims.len();
+    if nd < 2 {
+        return Err(invalid(format!(
+            "{uname:?} has {nd} dimension(s); a gridded wind needs (…, y, x)"
+        )));
+    }
+    // Horizontal axes: which of the last two is x.
+    let (d1, d2) = (&uinfo.dims[nd - 2].0, &uinfo.dims[nd - 1].0);
+    let transposed = is_x_axis(&nc, d1) && !is_x_axis(&nc, d2);
+    let (xdim, ydim) = if transposed { (d1, d2) } else { (d2, d1) };
+    let mut axis = |d: &str| -> Result<(Vec<f64>, f64), InputError> {
+        let info = nc.var(d).filter(|v| v.dims.len() == 1).ok_or_else(|| {
+            invalid(format!(
+                "dimension {d:?} of {uname:?} has no coordinate variable (a 1-D variable named \
+                 {d:?}); curvilinear grids (WRF's XLAT/XLONG) must be regridded first, e.g. \
+                 `cdo remapbil`"
+            ))
+        })?;
+        let scale = match nc.attr_text(&info.name, "units").as_deref().map(str::trim) {
+            Some("km") => 1000.0,
+            _ => 1.0,
+        };
+        let vals = nc.read(d, None)?;
+        Ok((vals.iter().map(|v| v * scale).collect(), scale))
+    };
+    let (x, _) = axis(xdim)?;
+    let (y, _) = axis(ydim)?;
+    let (nx, ny) = (x.len(), y.len());
+
+    // Leading dimensions: the time (chosen) and others of length 1.
+    let lead = &uinfo.dims[..nd - 2];
+    let mut time_dim: Option<(usize, String, usize)> = None; // (position, name, length)
+    for (i, (name, len)) in lead.iter().enumerate() {
+        let is_time = (i == 0 && uinfo.is_record) || is_time_dim(&nc, name);
+        if is_time && time_dim.is_none() {
+            let len = if i == 0 && uinfo.is_record {
+                nc.num_records()
+            } else {
+                *len
+            };
+            time_dim = Some((i, name.clone(), len));
+        } else if *len != 1 {
+            return Err(invalid(format!(
+                "{uname:?} has {len} values along {name:?}; only the time may have several \
+                 (select a level first, e.g. `cdo sellevel`)"
+            )));
+        }
+    }
+    let mut time = None;
+    let t_index = match &time_dim {
+        None => {
+            if req.time.is_some() {
+                return Err(invalid(format!(
+                    "{uname:?} has no time dimension, but a time was asked for"
+                )));
+            }
+            0
+        }
+        Some((_, name, len)) => {
+            if *len == 0 {
+                return Err(invalid(format!("{uname:?} has no record along {name:?}")));
+            }
+            let values = nc.read(name, None).ok();
+            let units = nc.attr_text(name, "units").unwrap_or_default();
+            let idx = match &req.time {
+                Some(TimeSel::Index(i)) if *i < *len => *i,
+                Some(TimeSel::Index(i)) => {
+                    return Err(invalid(format!(
+                        "time index {i} is out of range: {name:?} has {len} times (0..{})",
+                        len - 1
+                    )));
+                }
+                Some(TimeSel::At(s)) => {
+                    let vals = values.as_deref().ok_or_else(|| {
+                        invalid(format!("no coordinate variable {name:?} to match a date"))
+                    })?;
+                    let cal = nc.attr_text(name, "calendar").unwrap_or_default();
+                    match_time(s, vals, &units, &cal).map_err(invalid)?
+                }
+                None => {
+                    if *len > 1 {
+                        notes.push(format!(
+                            "{}: {len} times along {name:?}; using the first (choose with \
+                             --init-time INDEX or DATE)",
+                            path.display()
+                        ));
+                    }
+                    0
+                }
+            };
+            let shown = values
+                .as_ref()
+                .and_then(|v| v.get(idx))
+                .map_or(String::new(), |v| format!("{v} {units}"));
+            time = Some((idx, shown.trim().to_string()));
+            idx
+        }
+    };
+    let plane = nx * ny;
+    let read_plane = |nc: &mut NcReader, var: &str| -> Result<Vec<f64>, InputError> {
+        let data = if uinfo.is_record {
+            nc.read(var, Some(t_index))?
+        } else {
+            let all = nc.read(var, None)?;
+            let start = t_index * plane;
+            all.get(start..start + plane)
+                .map(<[f64]>::to_vec)
+                .ok_or_else(|| invalid(format!("{var:?} holds fewer values than its shape")))?
+        };
+        if data.len() != plane {
+            return Err(invalid(format!(
+                "{var:?}: one time holds {} values, not the {ny} x {nx} of its axes",
+                data.len()
+            )));
+        }
+        let factor = speed_factor(nc.attr_text(var, "units").as_deref()).map_err(|u| {
+            invalid(format!(
+                "{var:?}: unknown units {u:?}; use m s-1, m/s, knots, km/h or mph"
+            ))
+        })?;
+        Ok(if transposed {
+            // (x, y) order: transpose to y-major.
+            let mut out = vec![0.0; plane];
+            for i in 0..nx {
+                for j in 0..ny {
+                    out[j * nx + i] = data[i * ny + j] * factor;
+                }
+            }
+            out
+        } else {
+            data.into_iter().map(|v| v * factor).collect()
+        })
+    };
+    let u = read_plane(&mut nc, &uname)?;
+    let v = read_plane(&mut nc, &vname)?;
+    if nc.attr_text(&uname, "units").is_none() {
+        notes.push(format!(
+            "{}: {uname:?} declares no units; taken as m/s",
+            path.display()
+        ));
+    }
+
+    let height = find_height(&mut nc, req, &uname, &uinfo.dims, &mut notes).map_err(invalid)?;
+    let crs = find_crs(&nc, req, &uname, xdim, path, &mut notes).map_err(invalid)?;
+    let source = format!(
+        "{} ({uname}/{vname}{})",
+        path.display(),
+        time.as_ref()
+            .map_or(String::new(), |(i, t)| format!(", time {i}: {t}"))
+    );
+    Ok(InitGridRead {
+        grid: InitGrid {
+            x,
+            y,
+            u,
+            v,
+            height_agl_m: height,
+            crs,
+            source,
+        },
+        notes,
+        time,
+    })
+}
+
+/// The u and v variable names (given, by standard name, or by the usual names).
+fn pick_vars(nc: &NcReader, req: &InitGridRequest) -> Result<(String, String), String> {
+    let names = nc.var_names();
+    let listed = || format!("the file has {}", names.join(", "));
+    if let (Some(u), Some(v)) = (&req.u_var, &req.v_var) {
+        for n in [u, v] {
+            if nc.var(n).is_none() {
+                return Err(format!("no variable {n:?}; {}", listed()));
+            }
+        }
+        return Ok((u.clone(), v.clone()));
+    }
+    let by_std = |want: &[&str]| {
+        names
+            .iter()
+            .find(|n| {
+                nc.attr_text(n, "standard_name")
+                    .is_some_and(|s| want.contains(&s.trim()))
+            })
+            .cloned()
+    };
+    let found = match (
+        by_std(&["eastward_wind", "x_wind"]),
+        by_std(&["northward_wind", "y_wind"]),
+    ) {
+        (Some(u), Some(v)) => Some((u, v)),
+        _ => PAIRS
+            .iter()
+            .find(|(u, v)| nc.var(u).is_some() && nc.var(v).is_some())
+            .map(|(u, v)| (u.to_string(), v.to_string())),
+    };
+    let (u, v) = found.ok_or_else(|| {
+        format!(
+            "no wind variables found (by standard_name eastward_wind/northward_wind or the \
+             names u10/v10, uas/vas, u/v, …); name them with --init-u and --init-v; {}",
+            listed()
+        )
+    })?;
+    Ok((req.u_var.clone().unwrap_or(u), req.v_var.clone().unwrap_or(v)))
+}
+
+/// Whether the coordinate variable `d` is an x (or longitude) axis.
+fn is_x_axis(nc: &NcReader, d: &str) -> bool {
+    let attr = |a: &str| nc.attr_text(d, a).map(|s| s.trim().to_string());
+    attr("axis").as_deref() == Some("X")
+        || matches!(
+            attr("standard_name").as_deref(),
+            Some("longitude" | "projection_x_coordinate" | "grid_longitude")
+        )
+        || is_degrees_east(attr("units").as_deref())
+        || matches!(d, "lon" | "longitude" | "x" | "west_east" | "rlon")
+}
+
+fn is_degrees_east(units: Option<&str>) -> bool {
+    matches!(
+        units,
+        Some("degrees_east" | "degree_east" | "degree_E" | "degrees_E" | "degreeE" | "degreesE")
+    )
+}
+
+fn is_time_dim(nc: &NcReader, d: &str) -> bool {
+    nc.attr_text(d, "axis").as_deref() == Some("T")
+        || nc.attr_text(d, "standard_name").as_deref() == Some("time")
+        || matches!(d, "time" | "Time" | "valid_time" | "t")
+}
+
+/// m/s per unit of the variable's units; `Err(units)` for units not known.
+fn speed_factor(units: Option<&str>) -> Result<f64, String> {
+    Ok(match units.map(str::trim) {
+        None | Some("m s-1" | "m/s" | "m s**-1" | "meters/second" | "m.s-1" | "ms-1") => 1.0,
+        Some("knots" | "knot" | "kt" | "kts") => 1852.0 / 3600.0,
+        Some("km/h" | "km h-1" | "kph") => 1.0 / 3.6,
+        Some("mph" | "mi/h") => 0.44704,
+        Some(other) => return Err(other.to_string()),
+    })
+}
+
+/// The wind's height above the ground (module docs).
+fn find_height(
+    nc: &mut NcReader,
+    req: &InitGridRequest,
+    uname: &str,
+    dims: &[(String, usize)],
+    notes: &mut Vec<String>,
+) -> Result<f64, String> {
+    if let Some(h) = req.height_agl_m {
+        return Ok(h);
+    }
+    let mut candidates: Vec<String> = nc
+        .attr_text(uname, "coordinates")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    candidates.extend(dims.iter().map(|d| d.0.clone()));
+    for c in candidates {
+        let is_height = nc.attr_text(&c, "standard_name").as_deref() == Some("height")
+            || matches!(c.as_str(), "height" | "heightAboveGround" | "height_above_ground");
+        let Some(info) = nc.var(&c) else { continue };
+        let n: usize = info.dims.iter().map(|d| d.1).product();
+        if is_height && n == 1 && nc.attr_text(&c, "units").as_deref().map(str::trim) == Some("m")
+        {
+            if let Some(h) = nc.read(&c, None).ok().and_then(|v| v.first().copied())
+                && h.is_finite()
+                && h > 0.0
+            {
+                return Ok(h);
+            }
+        }
+    }
+    let low = uname.to_ascii_lowercase();
+    if low == "u10" || low.contains("10m") || low == "uas" {
+        notes.push(format!(
+            "{:?} is taken to be the wind 10 m above the ground (its name); give \
+             --init-height-m otherwise",
+            uname
+        ));
+        return Ok(10.0);
+    }
+    Err(format!(
+        "the height above the ground of {uname:?} is not in the file (no 1-value `height` \
+         coordinate in metres); give it with --init-height-m"
+    ))
+}
+
+/// The grid's coordinates (module docs).
+fn find_crs(
+    nc: &NcReader,
+    req: &InitGridRequest,
+    uname: &str,
+    xdim: &str,
+    path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<SourceCrs, String> {
+    let need_dem = || {
+        "the DEM declares no CRS, so a grid in other coordinates cannot be placed on it (give \
+         --crs EPSG:CODE for the DEM)"
+            .to_string()
+    };
+    let geographic = nc.attr_text(xdim, "standard_name").as_deref() == Some("longitude")
+        || is_degrees_east(nc.attr_text(xdim, "units").as_deref().map(str::trim))
+        || matches!(xdim, "lon" | "longitude");
+    let file_epsg = nc
+        .attr_text(uname, "grid_mapping")
+        .and_then(|gm| {
+            nc.attr_text(gm.trim(), "crs_wkt")
+                .or_else(|| nc.attr_text(gm.trim(), "spatial_ref"))
+        })
+        .and_then(|wkt| geofield_io::crs::epsg_from_wkt(&wkt));
+    let epsg = match (req.crs_epsg, geographic) {
+        (Some(c), _) => Some(c),
+        (None, true) => Some(4326),
+        (None, false) => file_epsg,
+    };
+    match (epsg, req.dem_epsg) {
+        (Some(e), Some(d)) if e == d => Ok(SourceCrs::Same),
+        (Some(e), Some(d)) if geofield_io::crs::is_geographic(e) == Some(true) => {
+            Ok(SourceCrs::LonLat { dem_epsg: d })
+        }
+        (Some(e), Some(d)) => {
+            if geofield_io::crs::is_geographic(e).is_none() {
+                return Err(format!("EPSG:{e} (the grid's CRS) is not a known code"));
+            }
+            Ok(SourceCrs::Epsg { epsg: e, dem_epsg: d })
+        }
+        (Some(_), None) => Err(need_dem()),
+        (None, _) => {
+            notes.push(format!(
+                "{}: the grid declares no CRS; its x/y are taken to be in the DEM's CRS (give \
+                 --init-crs EPSG:CODE otherwise)",
+                path.display()
+            ));
+            Ok(SourceCrs::Same)
+        }
+    }
+}
+
+/// The index of the time `at` among `values` (CF `units`, `calendar`), to the second.
+fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<usize, String> {
+    let cal = calendar.trim().to_ascii_lowercase();
+    if !matches!(cal.as_str(), "" | "standard" | "gregorian" | "proleptic_gregorian") {
+        return Err(format!(
+            "calendar {calendar:?} is not Gregorian: choose the time by index (--init-time N)"
+        ));
+    }
+    let (unit, since) = units
+        .split_once(" since ")
+        .ok_or_else(|| format!("time units {units:?} are not `UNITS since DATE`"))?;
+    let seconds = match unit.trim().to_ascii_lowercase().as_str() {
+        "seconds" | "second" | "secs" | "sec" | "s" => 1.0,
+        "minutes" | "minute" | "mins" | "min" => 60.0,
+        "hours" | "hour" | "hrs" | "hr" | "h" => 3600.0,
+        "days" | "day" | "d" => 86400.0,
+        other => return Err(format!("time unit {other:?} is not seconds, minutes, hours or days")),
+    };
+    let origin = parse_utc(since).ok_or_else(|| format!("cannot read the date in {units:?}"))?;
+    let want = parse_utc(at)
+        .ok_or_else(|| format!("--init-time {at:?}: expected an index or YYYY-MM-DDTHH:MM[:SS]"))?;
+    let target_s = (want - origin) * 86400.0;
+    let best = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .min_by(|a, b| ((a.1 * seconds) - target_s).abs().total_cmp(&((b.1 * seconds) - target_s).abs()))
+        .ok_or_else(|| "the time coordinate has no value".to_string())?;
+    if ((best.1 * seconds) - target_s).abs() > 0.5 {
+        let first = values.first().copied().unwrap_or(f64::NAN);
+        let last = values.last().copied().unwrap_or(f64::NAN);
+        return Err(format!(
+            "no time equals {at} UTC; the file has {} times from {first} to {last} {units}, the \
+             nearest index {} ({} {units})",
+            values.len(),
+            best.0,
+            best.1
+        ));
+    }
+    Ok(best.0)
+}
+
+/// Julian day of `YYYY-MM-DD[T| ]HH:MM[:SS[.f]]` (or a date alone), with an optional trailing
+/// `Z`, `UTC` or `+00:00`.
+fn parse_utc(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let s = s
+        .strip_suffix("UTC")
+        .or_else(|| s.strip_suffix('Z'))
+        .or_else(|| s.strip_suffix("+00:00"))
+        .or_else(|| s.strip_suffix("+0000"))
+        .unwrap_or(s)
+        .trim();
+    let (date, time) = match s.split_once(['T', ' ']) {
+        Some((d, t)) => (d, t.trim()),
+        None => (s, "00:00:00"),
+    };
+    let mut d = date.split('-');
+    let year: i32 = d.next()?.parse().ok()?;
+    let month: u32 = d.next()?.parse().ok()?;
+    let day: u32 = d.next()?.parse().ok()?;
+    let mut t = time.split(':');
+    let hour: u32 = t.next()?.parse().ok()?;
+    let minute: u32 = t.next().unwrap_or("0").parse().ok()?;
+    let second: f64 = t.next().unwrap_or("0").parse().ok()?;
+    if !(0.0..60.0).contains(&second) {
+        return None;
+    }
+    let ut = UtcTime::from_local(year, month, day, hour, minute, 0.0)?;
+    Some(julian_day(&ut) + second / 86400.0)
+}
+
+#[cfg(test)]
+#[path = "init_grid_tests.rs"]
+mod tests;
