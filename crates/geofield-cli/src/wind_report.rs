@@ -23,8 +23,10 @@ pub(crate) struct Summary {
     dem_cell_size_m: f64,
     dem_block_factor: usize,
     dem_nodata_filled: usize,
-    /// The stations file, or the domain-average wind.
+    /// The stations file, the domain-average wind, or the gridded wind (file, variables, time).
     stations_file: String,
+    /// The gridded wind of --init-grid: file, variables and time; its height (m) and CRS.
+    init_grid: Option<InitGridSummary>,
     dem_crs_epsg: Option<u16>,
     cols: usize,
     rows: usize,
@@ -54,6 +56,16 @@ pub(crate) struct Summary {
     outputs: Vec<String>,
 }
 
+/// What `--init-grid` read.
+#[derive(serde::Serialize)]
+struct InitGridSummary {
+    source: String,
+    height_agl_m: f64,
+    nodes_x: usize,
+    nodes_y: usize,
+    coordinates: String,
+}
+
 impl Summary {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -75,6 +87,17 @@ impl Summary {
             dem_block_factor: dem.factor,
             dem_nodata_filled: dem.filled,
             stations_file: run.source.clone(),
+            init_grid: run.opts.init_grid.as_ref().map(|g| InitGridSummary {
+                source: g.source.clone(),
+                height_agl_m: g.height_agl_m,
+                nodes_x: g.x.len(),
+                nodes_y: g.y.len(),
+                coordinates: match g.crs {
+                    geofield::wind::SourceCrs::Same => "the DEM's".into(),
+                    geofield::wind::SourceCrs::LonLat { .. } => "longitude/latitude".into(),
+                    geofield::wind::SourceCrs::Epsg { epsg, .. } => format!("EPSG:{epsg}"),
+                },
+            }),
             dem_crs_epsg: dem.crs_epsg,
             cols: g.cols(),
             rows: g.rows(),
@@ -108,6 +131,7 @@ impl Summary {
 pub(crate) fn print_summary(
     field: &WindField,
     stations: &[Station],
+    init_grid: Option<&geofield::wind::InitGrid>,
     be: &Backend,
     seconds_read: f64,
     seconds_compute: f64,
@@ -125,11 +149,20 @@ pub(crate) fn print_summary(
         g.top_m(),
         g.n_fluid()
     );
-    println!(
-        "stations: {} used, {} ignored",
-        stations.len() - field.ignored_stations.len(),
-        field.ignored_stations.len()
-    );
+    match init_grid {
+        Some(g) => println!(
+            "first guess: gridded wind {}, {} x {} nodes, at {} m above the ground",
+            g.source,
+            g.x.len(),
+            g.y.len(),
+            g.height_agl_m
+        ),
+        None => println!(
+            "stations: {} used, {} ignored",
+            stations.len() - field.ignored_stations.len(),
+            field.ignored_stations.len()
+        ),
+    }
     for s in &field.ignored_stations {
         println!("  ignored {}: {}", s.id, s.reason);
     }

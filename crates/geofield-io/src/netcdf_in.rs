@@ -37,7 +37,9 @@ pub struct NcReader {
 
 impl std::fmt::Debug for NcReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NcReader").field("path", &self.path).finish()
+        f.debug_struct("NcReader")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -103,11 +105,7 @@ impl NcReader {
         let v = self.file.data_set().get_var(name)?;
         Some(NcVarInfo {
             name: name.to_string(),
-            dims: v
-                .get_dims()
-                .iter()
-                .map(|d| (d.name(), d.size()))
-                .collect(),
+            dims: v.get_dims().iter().map(|d| (d.name(), d.size())).collect(),
             is_record: v.is_record_var(),
         })
     }
@@ -330,7 +328,10 @@ mod tests {
             let p = dir.path().join(name);
             std::fs::write(&p, bytes).unwrap();
             let e = NcReader::open(&p).unwrap_err().to_string();
-            assert!(e.contains(name) && e.contains(says) && e.contains("nccopy"), "{e}");
+            assert!(
+                e.contains(name) && e.contains(says) && e.contains("nccopy"),
+                "{e}"
+            );
         }
         // A truncated classic file: a header error, not a panic.
         let p = dir.path().join("cut.nc");

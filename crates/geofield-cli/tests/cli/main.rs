@@ -104,6 +104,7 @@ mod variogram;
 mod wind;
 mod wind_diurnal;
 mod wind_errors;
+mod wind_init;
 mod wind_ninja;
 
 #[test]

@@ -141,7 +141,8 @@ fn check(g: &InitGrid) -> Result<(), GeofieldError> {
     for (name, a) in [("x", &g.x), ("y", &g.y)] {
         let up = a[1] > a[0];
         let ok = a.iter().all(|v| v.is_finite())
-            && a.windows(2).all(|w| if up { w[1] > w[0] } else { w[1] < w[0] });
+            && a.windows(2)
+                .all(|w| if up { w[1] > w[0] } else { w[1] < w[0] });
         if !ok {
             return bad(format!(
                 "the {name} coordinates must be finite and strictly increasing or decreasing"
@@ -155,12 +156,11 @@ fn check(g: &InitGrid) -> Result<(), GeofieldError> {
         ));
     }
     let top = super::init::MAX_STATION_SPEED_M_PER_S;
-    if let Some(s) = g
-        .u
-        .iter()
-        .zip(&g.v)
-        .map(|(u, v)| u.hypot(*v))
-        .find(|s| s.is_finite() && *s >= top)
+    if let Some(s) =
+        g.u.iter()
+            .zip(&g.v)
+            .map(|(u, v)| u.hypot(*v))
+            .find(|s| s.is_finite() && *s >= top)
     {
         return bad(format!(
             "a wind speed of {s} m/s: the model treats air as incompressible, which holds far \
@@ -252,9 +252,13 @@ fn placement(plan: &GridSpec, crs: SourceCrs) -> Result<Place<'_>, GeofieldError
         SourceCrs::Epsg { epsg, dem_epsg } => Ok(Box::new(move |c| {
             let (x, y) = centre(c);
             let (lon, lat) = unproject(x, y, dem_epsg)?;
-            let (xs, ys) =
-                geofield_io::project::project_lonlat(geofield_io::project::Datum::Wgs84, lon, lat, epsg)
-                    .map_err(|e| GeofieldError::Invalid(e.to_string()))?;
+            let (xs, ys) = geofield_io::project::project_lonlat(
+                geofield_io::project::Datum::Wgs84,
+                lon,
+                lat,
+                epsg,
+            )
+            .map_err(|e| GeofieldError::Invalid(e.to_string()))?;
             let beta_s = grid_north_bearing(xs, ys, epsg)?;
             let beta_d = grid_north_bearing(x, y, dem_epsg)?;
             Ok((xs, ys, beta_s - beta_d))

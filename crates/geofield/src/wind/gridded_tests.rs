@@ -56,7 +56,10 @@ fn bilinear_is_exact_for_linear_fields() {
     for (c, (u, v)) in uv.iter().enumerate() {
         let (x, y) = p.cell_centre(c / p.cols, c % p.cols);
         let (eu, ev) = lin(x, y);
-        assert!((u - eu).abs() < 1e-12 && (v - ev).abs() < 1e-12, "{c}: {u} {v}");
+        assert!(
+            (u - eu).abs() < 1e-12 && (v - ev).abs() < 1e-12,
+            "{c}: {u} {v}"
+        );
     }
 }
 
@@ -93,7 +96,12 @@ fn uniform_grid_equals_one_station() {
         ..opts.clone()
     };
     let gridded = crate::wind::init::first_guess(&grid, &coeffs, &[], &gopts).unwrap();
-    for (a, b) in one.u.iter().zip(&gridded.u).chain(one.v.iter().zip(&gridded.v)) {
+    for (a, b) in one
+        .u
+        .iter()
+        .zip(&gridded.u)
+        .chain(one.v.iter().zip(&gridded.v))
+    {
         assert!((a - b).abs() <= 1e-14 * (1.0 + a.abs()), "{a} vs {b}");
     }
     assert!(one.u.iter().any(|&u| u.abs() > 1.0));
@@ -185,7 +193,10 @@ fn lonlat_winds_turn_by_the_meridian_convergence() {
         let (lon, lat) = geofield_io::project::unproject_to_lonlat(x, y, epsg).unwrap();
         let gamma = ((lon + 117.0).to_radians().tan() * lat.to_radians().sin()).atan();
         assert!(gamma < -0.02, "west of the central meridian: {gamma}");
-        assert!((u + 5.0 * gamma.sin()).abs() < 5e-6, "{c}: u {u}, γ {gamma}");
+        assert!(
+            (u + 5.0 * gamma.sin()).abs() < 5e-6,
+            "{c}: u {u}, γ {gamma}"
+        );
         assert!((v - 5.0 * gamma.cos()).abs() < 5e-6, "{c}: v {v}");
     }
     // The same grid as 0..360 longitudes gives the same winds.
@@ -195,7 +206,10 @@ fn lonlat_winds_turn_by_the_meridian_convergence() {
     };
     for (a, b) in regrid(&p, &g360).unwrap().iter().zip(&uv) {
         // The shifted query's weights differ from the plain ones by rounding of 360 + λ.
-        assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9, "{a:?} {b:?}");
+        assert!(
+            (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+            "{a:?} {b:?}"
+        );
     }
 }
 
@@ -206,14 +220,22 @@ fn refuses_bad_grids() {
     let mut g = grid_of(|_, _| (1.0, 1.0));
     g.x = g.x.iter().map(|x| x + 200.0).collect();
     let e = regrid(&p, &g).unwrap_err().to_string();
-    assert!(e.contains("test grid") && e.contains("row 0, col 0") && e.contains("outside"), "{e}");
+    assert!(
+        e.contains("test grid") && e.contains("row 0, col 0") && e.contains("outside"),
+        "{e}"
+    );
     let mut g = grid_of(|_, _| (1.0, 1.0));
     g.u[2 * 9 + 3] = f64::NAN;
     let e = regrid(&p, &g).unwrap_err().to_string();
     assert!(e.contains("missing") && e.contains("x 1200"), "{e}");
     let mut g = grid_of(|_, _| (1.0, 1.0));
     g.v.pop();
-    assert!(regrid(&p, &g).unwrap_err().to_string().contains("must hold"));
+    assert!(
+        regrid(&p, &g)
+            .unwrap_err()
+            .to_string()
+            .contains("must hold")
+    );
     let mut g = grid_of(|_, _| (1.0, 1.0));
     g.x.swap(2, 3);
     assert!(regrid(&p, &g).unwrap_err().to_string().contains("strictly"));
@@ -221,5 +243,10 @@ fn refuses_bad_grids() {
     g.height_agl_m = 0.0;
     assert!(regrid(&p, &g).unwrap_err().to_string().contains("height"));
     let g = grid_of(|_, _| (400.0, 1.0));
-    assert!(regrid(&p, &g).unwrap_err().to_string().contains("speed of sound"));
+    assert!(
+        regrid(&p, &g)
+            .unwrap_err()
+            .to_string()
+            .contains("speed of sound")
+    );
 }

@@ -435,7 +435,10 @@ fn gridded_columns(
     let n = uv.len().max(1) as f64;
     let mean_speed_m_per_s = uv.iter().map(|(u, v)| u.hypot(*v)).sum::<f64>() / n;
     Ok(Sources {
-        columns: uv.into_iter().map(|(u, v)| (vec![(0, u, v)], 1.0)).collect(),
+        columns: uv
+            .into_iter()
+            .map(|(u, v)| (vec![(0, u, v)], 1.0))
+            .collect(),
         profiles: vec![(opts.default_stability, g.height_agl_m)],
         stability: vec![opts.default_stability; grid.rows() * grid.cols()],
         used: Vec::new(),

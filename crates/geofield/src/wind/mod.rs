@@ -54,8 +54,8 @@ pub(crate) mod cases;
 pub(crate) mod cuda;
 pub mod cut;
 pub mod diurnal;
-pub mod gridded;
 pub mod grid;
+pub mod gridded;
 pub(crate) mod init;
 #[cfg(feature = "io")]
 pub mod io;
@@ -73,8 +73,8 @@ pub(crate) mod west;
 
 /// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
 pub use geofield_cuda::wind::stall::Stall;
-pub use gridded::{InitGrid, SourceCrs};
 pub use grid::{Levels, WindGrid};
+pub use gridded::{InitGrid, SourceCrs};
 pub use params::{
     Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, check_options,
     speed_direction,

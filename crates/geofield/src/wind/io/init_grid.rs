@@ -186,7 +186,10 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
             let shown = values
                 .as_ref()
                 .and_then(|v| v.get(idx))
-                .map_or(String::new(), |v| format!("{v} {units}"));
+                .map_or(String::new(), |&v| {
+                    let cal = nc.attr_text(name, "calendar").unwrap_or_default();
+                    format_time(v, &units, &cal).unwrap_or_else(|| format!("{v} {units}"))
+                });
             time = Some((idx, shown.trim().to_string()));
             idx
         }
@@ -296,7 +299,10 @@ fn pick_vars(nc: &NcReader, req: &InitGridRequest) -> Result<(String, String), S
             listed()
         )
     })?;
-    Ok((req.u_var.clone().unwrap_or(u), req.v_var.clone().unwrap_or(v)))
+    Ok((
+        req.u_var.clone().unwrap_or(u),
+        req.v_var.clone().unwrap_or(v),
+    ))
 }
 
 /// Whether the coordinate variable `d` is an x (or longitude) axis.
@@ -355,11 +361,13 @@ fn find_height(
     candidates.extend(dims.iter().map(|d| d.0.clone()));
     for c in candidates {
         let is_height = nc.attr_text(&c, "standard_name").as_deref() == Some("height")
-            || matches!(c.as_str(), "height" | "heightAboveGround" | "height_above_ground");
+            || matches!(
+                c.as_str(),
+                "height" | "heightAboveGround" | "height_above_ground"
+            );
         let Some(info) = nc.var(&c) else { continue };
         let n: usize = info.dims.iter().map(|d| d.1).product();
-        if is_height && n == 1 && nc.attr_text(&c, "units").as_deref().map(str::trim) == Some("m")
-        {
+        if is_height && n == 1 && nc.attr_text(&c, "units").as_deref().map(str::trim) == Some("m") {
             if let Some(h) = nc.read(&c, None).ok().and_then(|v| v.first().copied())
                 && h.is_finite()
                 && h > 0.0
@@ -421,7 +429,10 @@ fn find_crs(
             if geofield_io::crs::is_geographic(e).is_none() {
                 return Err(format!("EPSG:{e} (the grid's CRS) is not a known code"));
             }
-            Ok(SourceCrs::Epsg { epsg: e, dem_epsg: d })
+            Ok(SourceCrs::Epsg {
+                epsg: e,
+                dem_epsg: d,
+            })
         }
         (Some(_), None) => Err(need_dem()),
         (None, _) => {
@@ -438,7 +449,10 @@ fn find_crs(
 /// The index of the time `at` among `values` (CF `units`, `calendar`), to the second.
 fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<usize, String> {
     let cal = calendar.trim().to_ascii_lowercase();
-    if !matches!(cal.as_str(), "" | "standard" | "gregorian" | "proleptic_gregorian") {
+    if !matches!(
+        cal.as_str(),
+        "" | "standard" | "gregorian" | "proleptic_gregorian"
+    ) {
         return Err(format!(
             "calendar {calendar:?} is not Gregorian: choose the time by index (--init-time N)"
         ));
@@ -451,7 +465,11 @@ fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<u
         "minutes" | "minute" | "mins" | "min" => 60.0,
         "hours" | "hour" | "hrs" | "hr" | "h" => 3600.0,
         "days" | "day" | "d" => 86400.0,
-        other => return Err(format!("time unit {other:?} is not seconds, minutes, hours or days")),
+        other => {
+            return Err(format!(
+                "time unit {other:?} is not seconds, minutes, hours or days"
+            ));
+        }
     };
     let origin = parse_utc(since).ok_or_else(|| format!("cannot read the date in {units:?}"))?;
     let want = parse_utc(at)
@@ -461,7 +479,11 @@ fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<u
         .iter()
         .enumerate()
         .filter(|(_, v)| v.is_finite())
-        .min_by(|a, b| ((a.1 * seconds) - target_s).abs().total_cmp(&((b.1 * seconds) - target_s).abs()))
+        .min_by(|a, b| {
+            ((a.1 * seconds) - target_s)
+                .abs()
+                .total_cmp(&((b.1 * seconds) - target_s).abs())
+        })
         .ok_or_else(|| "the time coordinate has no value".to_string())?;
     if ((best.1 * seconds) - target_s).abs() > 0.5 {
         let first = values.first().copied().unwrap_or(f64::NAN);
@@ -475,6 +497,50 @@ fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<u
         ));
     }
     Ok(best.0)
+}
+
+/// The CF time `value` (`units`, Gregorian `calendar`) as `YYYY-MM-DDTHH:MM:SSZ`, or `None`.
+fn format_time(value: f64, units: &str, calendar: &str) -> Option<String> {
+    let cal = calendar.trim().to_ascii_lowercase();
+    if !matches!(
+        cal.as_str(),
+        "" | "standard" | "gregorian" | "proleptic_gregorian"
+    ) {
+        return None;
+    }
+    let (unit, since) = units.split_once(" since ")?;
+    let seconds = match unit.trim().to_ascii_lowercase().as_str() {
+        "seconds" | "second" | "secs" | "sec" | "s" => 1.0,
+        "minutes" | "minute" | "mins" | "min" => 60.0,
+        "hours" | "hour" | "hrs" | "hr" | "h" => 3600.0,
+        "days" | "day" | "d" => 86400.0,
+        _ => return None,
+    };
+    let jd = parse_utc(since)? + value * seconds / 86400.0;
+    if !jd.is_finite() || jd < 0.0 {
+        return None;
+    }
+    // Meeus ch. 7, Julian day to Gregorian date; the time of day rounded to the second.
+    let total_s = ((jd + 0.5) * 86400.0).round();
+    let z = (total_s / 86400.0).floor();
+    let sec_of_day = total_s - z * 86400.0;
+    let alpha = ((z - 1_867_216.25) / 36_524.25).floor();
+    let a = z + 1.0 + alpha - (alpha / 4.0).floor();
+    let b = a + 1524.0;
+    let c = ((b - 122.1) / 365.25).floor();
+    let d = (365.25 * c).floor();
+    let e = ((b - d) / 30.6001).floor();
+    let day = b - d - (30.6001 * e).floor();
+    let month = if e < 14.0 { e - 1.0 } else { e - 13.0 };
+    let year = if month > 2.0 { c - 4716.0 } else { c - 4715.0 };
+    let (h, m, sec) = (
+        (sec_of_day / 3600.0).floor(),
+        ((sec_of_day % 3600.0) / 60.0).floor(),
+        sec_of_day % 60.0,
+    );
+    Some(format!(
+        "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{sec:02}Z"
+    ))
 }
 
 /// Julian day of `YYYY-MM-DD[T| ]HH:MM[:SS[.f]]` (or a date alone), with an optional trailing

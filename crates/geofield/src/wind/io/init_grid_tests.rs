@@ -100,7 +100,11 @@ fn reads_the_era5_layout() {
     // Time 0 (the default, noted): u = raw × 0.001 + 0.5 at node (j, i) = raw index j·5 + i.
     assert!((g.u[7] - (0.001 * (100.0 * 7.0 - 1000.0) + 0.5)).abs() < 1e-12);
     assert_eq!(r.time.as_ref().unwrap().0, 0);
-    assert!(r.notes.iter().any(|n| n.contains("2 times")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("2 times")),
+        "{:?}",
+        r.notes
+    );
     assert!(r.notes.iter().any(|n| n.contains("10 m")), "{:?}", r.notes);
     // By date: 2024-06-21 18:00 UTC is the second time; the fill value there is missing.
     let mut q = req(32611);
@@ -110,10 +114,14 @@ fn reads_the_era5_layout() {
     assert!((r.grid.v[0] - (0.001 * 50.0 * 20.0 + 0.5)).abs() < 1e-12);
     assert!(r.grid.v[19].is_nan());
     assert!(r.grid.source.contains("u10/v10") && r.grid.source.contains("time 1"));
+    assert_eq!(r.time.as_ref().unwrap().1, "2024-06-21T18:00:00Z");
     // A date not in the file: the nearest is named.
     q.time = Some(TimeSel::At("2024-06-21 15:00".into()));
     let e = read_init_grid(&p, &q).unwrap_err().to_string();
-    assert!(e.contains("era5.nc") && e.contains("no time equals") && e.contains("nearest"), "{e}");
+    assert!(
+        e.contains("era5.nc") && e.contains("no time equals") && e.contains("nearest"),
+        "{e}"
+    );
     q.time = Some(TimeSel::Index(2));
     let e = read_init_grid(&p, &q).unwrap_err().to_string();
     assert!(e.contains("out of range") && e.contains("2 times"), "{e}");
@@ -208,7 +216,8 @@ fn reads_a_record_time_dimension() {
     ds.add_var_f64("lon", &["lon"]).unwrap();
     ds.add_var_f32("U10", &["time", "lat", "lon"]).unwrap();
     ds.add_var_f32("V10", &["time", "lat", "lon"]).unwrap();
-    ds.add_var_attr_string("lon", "units", "degrees_east").unwrap();
+    ds.add_var_attr_string("lon", "units", "degrees_east")
+        .unwrap();
     ds.add_var_attr_string("U10", "units", "m s-1").unwrap();
     ds.add_var_attr_string("V10", "units", "m s-1").unwrap();
     let mut w = FileWriter::create_new(&path).unwrap();
@@ -240,7 +249,10 @@ fn refusals_name_the_file_and_what_is_missing() {
     q.u_var = Some("uu".into());
     q.v_var = Some("v10".into());
     let e = read_init_grid(&p, &q).unwrap_err().to_string();
-    assert!(e.contains("era5.nc") && e.contains("\"uu\"") && e.contains("u10"), "{e}");
+    assert!(
+        e.contains("era5.nc") && e.contains("\"uu\"") && e.contains("u10"),
+        "{e}"
+    );
     // u and v taken as the time and latitude: no horizontal pair of shape, no wind found.
     let q = InitGridRequest {
         u_var: Some("latitude".into()),
@@ -269,7 +281,24 @@ fn parses_cf_dates() {
     assert!(parse_utc("2000-02-30T00:00").is_none());
     assert!(parse_utc("noon").is_none());
     let units = "days since 2000-01-01";
-    assert_eq!(match_time("2000-01-03T00:00", &[0.0, 1.0, 2.0], units, "").unwrap(), 2);
+    assert_eq!(
+        match_time("2000-01-03T00:00", &[0.0, 1.0, 2.0], units, "").unwrap(),
+        2
+    );
+    assert_eq!(
+        format_time(
+            1_091_106.0,
+            "hours since 1900-01-01 00:00:00.0",
+            "gregorian"
+        )
+        .unwrap(),
+        "2024-06-21T18:00:00Z"
+    );
+    assert_eq!(
+        format_time(59.5, "days since 2000-01-01", "").unwrap(),
+        "2000-02-29T12:00:00Z"
+    );
+    assert_eq!(format_time(1.0, "days since 2000-01-01", "noleap"), None);
     let e = match_time("2000-01-03", &[0.0], units, "noleap").unwrap_err();
     assert!(e.contains("not Gregorian"), "{e}");
 }

@@ -1,0 +1,250 @@
+//! `geofield wind --init-grid` (a weather model's gridded wind) end to end: a uniform grid in
+//! the DEM's CRS gives the field of one station with that wind; a west wind on a
+//! longitude/latitude grid over flat ground west of the UTM zone's central meridian comes out
+//! turned by the meridian convergence; refusals exit 2 and write nothing.
+
+use std::path::{Path, PathBuf};
+
+use geofield_io::project::{Datum, project_lonlat};
+use geofield_io::{NcAttr, NcData, NcFile, NcVar, read_raster, write_netcdf};
+
+use super::wind::{hill, listing, stations};
+use super::{geofield, s, text};
+
+fn txt(v: &str) -> NcAttr {
+    NcAttr::Text(v.into())
+}
+
+/// A NetCDF of uniform (u, v) on axes `x`, `y` (`lonlat`: degrees), one time.
+fn grid_nc(path: &Path, x: &[f64], y: &[f64], (u, v): (f64, f64), lonlat: bool) {
+    let n = x.len() * y.len();
+    let (uu, vv) = (vec![u; n], vec![v; n]);
+    let (xu, yu, xs, ys) = if lonlat {
+        ("degrees_east", "degrees_north", "lon", "lat")
+    } else {
+        ("m", "m", "x", "y")
+    };
+    let wind = |std: &str| {
+        vec![
+            ("standard_name".to_string(), txt(std)),
+            ("units".to_string(), txt("m s-1")),
+        ]
+    };
+    let file = NcFile {
+        dims: vec![(ys.into(), y.len()), (xs.into(), x.len())],
+        global_attrs: vec![],
+        vars: vec![
+            NcVar {
+                name: xs.into(),
+                dims: vec![xs.into()],
+                data: NcData::F64(x),
+                attrs: vec![("units".into(), txt(xu))],
+            },
+            NcVar {
+                name: ys.into(),
+                dims: vec![ys.into()],
+                data: NcData::F64(y),
+                attrs: vec![("units".into(), txt(yu))],
+            },
+            NcVar {
+                name: "uwind".into(),
+                dims: vec![ys.into(), xs.into()],
+                data: NcData::F64(&uu),
+                attrs: wind("eastward_wind"),
+            },
+            NcVar {
+                name: "vwind".into(),
+                dims: vec![ys.into(), xs.into()],
+                data: NcData::F64(&vv),
+                attrs: wind("northward_wind"),
+            },
+        ],
+    };
+    write_netcdf(path, &file).unwrap();
+}
+
+fn raster(p: &Path) -> Vec<f64> {
+    match read_raster(p).unwrap().0.data {
+        geofield_core::RasterData::F32(v) => v.iter().map(|&x| x as f64).collect(),
+        geofield_core::RasterData::F64(v) => v,
+    }
+}
+
+/// The hill's DEM (EPSG:32633, x 0..720, y 0..600) under a uniform grid in its own CRS at
+/// 10 m: the speed and direction rasters equal those of one station with the same wind (a
+/// gridded wind is one station in every column; the f32 rasters of the two runs agree to a
+/// few f32 ulps of values ~5: 1e-5).
+#[test]
+fn uniform_grid_is_one_station() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (dem, _) = hill(d);
+    let st = stations(d, "a,300,300,10,6,235,\n");
+    let (su, sv) = {
+        let t = 235f64.to_radians();
+        (-6.0 * t.sin(), -6.0 * t.cos())
+    };
+    let nc = d.join("wx.nc");
+    grid_nc(
+        &nc,
+        &[-100.0, 400.0, 900.0],
+        &[700.0, 300.0, -100.0],
+        (su, sv),
+        false,
+    );
+    let run = |init: bool, tag: &str| {
+        let (sp, dirn) = (
+            d.join(format!("{tag}_s.tif")),
+            d.join(format!("{tag}_d.tif")),
+        );
+        let mut args = vec!["wind", "--dem", s(&dem), "--nz", "16", "--dz-m", "10"];
+        if init {
+            args.extend_from_slice(&["--init-grid", s(&nc), "--init-height-m", "10"]);
+        } else {
+            args.extend_from_slice(&["--stations", s(&st)]);
+        }
+        args.extend_from_slice(&["--speed-out", s(&sp), "--direction-out", s(&dirn)]);
+        let o = geofield(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        (raster(&sp), raster(&dirn), text(&o))
+    };
+    let (s1, d1, _) = run(false, "st");
+    let (s2, d2, msg) = run(true, "grid");
+    assert!(
+        msg.contains("first guess: gridded wind") && msg.contains("3 x 3 nodes"),
+        "{msg}"
+    );
+    assert!(msg.contains("declares no CRS"), "{msg}");
+    for (a, b) in s1.iter().zip(&s2) {
+        assert!((a - b).abs() < 1e-5, "speed {a} vs {b}");
+    }
+    for (a, b) in d1.iter().zip(&d2) {
+        assert!((a - b).abs() < 1e-4, "direction {a} vs {b}");
+    }
+    assert!(s1.iter().any(|&v| v > 6.0), "the hill speeds the wind up");
+}
+
+/// A west wind (u = 5 m/s eastward) on a longitude/latitude grid, on flat ground around
+/// 119° W, 45° N in UTM zone 11N (central meridian 117° W): the field is the first guess, and
+/// its direction on the DEM's grid is 270° − γ with the meridian convergence
+/// γ = atan(tan(λ − λ0) sin φ) (the sphere's transverse Mercator; the ellipsoid's terms and the
+/// f32 raster are below 0.002°), here about −1.41°: 271.41°.
+#[test]
+fn lonlat_grid_turns_by_the_convergence() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (x0, y0) = project_lonlat(Datum::Wgs84, -119.0, 45.0, 32611).unwrap();
+    let dem = d.join("flat.tif");
+    let (xmin, ymin) = (format!("{:.0}", x0 - 300.0), format!("{:.0}", y0 - 300.0));
+    let o = geofield(&[
+        "synth",
+        "terrain",
+        "--kind",
+        "flat",
+        "--out",
+        s(&dem),
+        "--cols",
+        "20",
+        "--rows",
+        "20",
+        "--cell-size-m",
+        "30",
+        "--crs",
+        "EPSG:32611",
+        "--x-min-m",
+        &xmin,
+        "--y-min-m",
+        &ymin,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let nc = d.join("gfs.nc");
+    // 0..360 longitudes, latitudes north first (GFS's order).
+    let lon: Vec<f64> = (0..5).map(|i| 240.5 + 0.25 * i as f64).collect();
+    let lat: Vec<f64> = (0..5).map(|j| 45.5 - 0.25 * j as f64).collect();
+    grid_nc(&nc, &lon, &lat, (5.0, 0.0), true);
+    let (sp, dirn, json) = (d.join("s.tif"), d.join("d.tif"), d.join("run.json"));
+    let o = geofield(&[
+        "wind",
+        "--dem",
+        s(&dem),
+        "--init-grid",
+        s(&nc),
+        "--init-height-m",
+        "10",
+        "--nz",
+        "8",
+        "--speed-out",
+        s(&sp),
+        "--direction-out",
+        s(&dirn),
+        "--json",
+        s(&json),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let lam = (-119.0f64 + 117.0).to_radians();
+    let gamma = (lam.tan() * 45f64.to_radians().sin()).atan().to_degrees();
+    let want = 270.0 - gamma;
+    let got = raster(&dirn);
+    // The DEM spans 0.008° of longitude: γ varies by 0.006° across it.
+    for g in &got {
+        assert!((g - want).abs() < 0.01, "direction {g} vs {want}");
+    }
+    for v in raster(&sp) {
+        assert!((v - 5.0).abs() < 1e-4, "speed {v}");
+    }
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(j["init_grid"]["coordinates"], "longitude/latitude");
+    assert_eq!(j["init_grid"]["height_agl_m"], 10.0);
+}
+
+/// Refusals: NetCDF-4, a grid that misses the DEM, a bad time and --stations with
+/// --init-grid: exit 2, the file named, nothing written.
+#[test]
+fn refusals_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (dem, st) = hill(d);
+    let h5 = d.join("wx4.nc");
+    std::fs::write(&h5, b"\x89HDF\r\n\x1a\n00000000").unwrap();
+    let small = d.join("small.nc");
+    grid_nc(&small, &[0.0, 100.0], &[0.0, 100.0], (1.0, 1.0), false);
+    let before = listing(d);
+    let out = d.join("f.nc");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--init-grid", s(&h5)], "nccopy"),
+        (
+            vec!["--init-grid", s(&small), "--init-height-m", "10"],
+            "outside its nodes",
+        ),
+        (
+            vec![
+                "--init-grid",
+                s(&small),
+                "--init-height-m",
+                "10",
+                "--init-time",
+                "3",
+            ],
+            "no time dimension",
+        ),
+        (vec!["--init-grid", s(&small)], "--init-height-m"),
+        (
+            vec!["--init-grid", s(&small), "--stations", s(&st)],
+            "cannot be used with",
+        ),
+        (
+            vec!["--init-grid", s(&small), "--init-height-m", "0"],
+            "positive",
+        ),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["wind", "--dem", s(&dem), "--out", s(&out)];
+        args.extend_from_slice(&extra);
+        let o = geofield(&args);
+        let msg = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {msg}");
+        assert!(msg.contains(says), "{extra:?}: {msg}");
+        assert_eq!(listing(d), before, "{extra:?} wrote something");
+    }
+    let _: PathBuf = out;
+}
