@@ -33,19 +33,20 @@
 //! ∫₀¹ ψ(r) r^m dr (terms decreasing from the first: to 1e-16). Both were checked against
 //! 40-digit quadrature. π/2 − Si(K) = f(K) cos K + g(K) sin K with the asymptotic series
 //! f ~ Σ (−1)^i (2i)!/K^(2i+1), g ~ Σ (−1)^i (2i+1)!/K^(2i+2), used from K ≥ [`KMAX`] = 256 with
-//! 12 terms (the last below 1e-40 relative).
+//! 12 terms (the last below 1e-30 relative).
 //!
 //! # Table and sampling
 //!
 //! g(κᵢ) and G(κᵢ) at κᵢ = i·h, h = 1/32, up to [`KMAX`] (8192 intervals, once per model,
 //! then shared: the range only scales κ): G by 4-point Gauss–Legendre of g on each interval
-//! (g is entire; the rule's error is below 1e-20 per interval, the sum's rounding below 1e-14).
-//! Between nodes G is the cubic Hermite interpolant of (Gᵢ, gᵢ), error at most
-//! h⁴/384·max|g‴| (measured: below 1e-10 for both models at h = 1/32; 1.6e-9 at h = 1/16).
+//! (g is entire; the rule's error is negligible, the sum's rounding below 1e-14: the nodes
+//! were within 1.5e-15 of 40-digit values). Between nodes G is the cubic Hermite interpolant of
+//! (Gᵢ, gᵢ), error at most h⁴/384·max|g‴|: measured 1.6e-9 at the midpoints for h = 1/16, so
+//! about 1e-10 at h = 1/32 (the test allows 3e-10).
 //! A uniform U in [0, 1) below G(KMAX) is inverted on that interpolant (the node interval by
 //! bisection of the table, then safeguarded Newton in the interval), so the sampled law's
 //! distribution function is within 1e-10 of G. The tail beyond KMAX (mass T(KMAX) = 1 − G(KMAX):
-//! 7.5e-3 for the spherical model, whose g ~ 6/(πκ²) cos²(κ/2), T(K) ~ 6/(πK); 2.6e-6 for the
+//! 7.5e-3 for the spherical model, whose g ~ 12/(πκ²) cos²(κ/2), T(K) ~ 6/(πK); 2.6e-6 for the
 //! cubic, T(K) ~ 140/(πK³)) is not truncated: T(κ) = 1 − U is solved on the closed form
 //! T(K) = (2/π)[f(K) cos K + g(K) sin K − Q(K)] (safeguarded Newton, to a few ulps of κ; the
 //! closed form's absolute error is below 1e-17 there).
