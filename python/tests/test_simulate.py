@@ -61,8 +61,8 @@ def test_bad_requests_raise():
     with pytest.raises(geofield.GeofieldValueError):
         geofield.simulate(X, Y, np.stack([Z, Z], axis=1), "exponential", 1.0, 40.0, n=2,
                           points=(X, Y))
-    with pytest.raises(geofield.GeofieldValueError, match="spherical"):
-        geofield.simulate(X, Y, Z, "spherical", 1.0, 40.0, n=2, points=(X, Y))
+    with pytest.raises(geofield.GeofieldValueError, match="linear"):
+        geofield.simulate(X, Y, Z, "linear", 1.0, 40.0, n=2, points=(X, Y))
     with pytest.raises(geofield.GeofieldValueError):
         geofield.simulate(X, Y, Z, "exponential", 1.0, 40.0, n=2)
 

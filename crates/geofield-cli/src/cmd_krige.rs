@@ -158,7 +158,8 @@ pub struct KrigeArgs {
     /// Conditional Gaussian simulation: draw N realisations that honour the samples and
     /// reproduce the variogram, instead of the kriging prediction. --out receives them: a
     /// GeoTIFF band, an .asc file or a .npy slice per realisation, or a NetCDF (.nc) with a
-    /// `realization` dimension. Exponential, gaussian, matern and stable structures.
+    /// `realization` dimension. Exponential, gaussian, spherical, cubic, matern and stable
+    /// structures.
     #[arg(long, value_name = "N", conflicts_with_all = ["variance", "cv", "sd_png", "strata"])]
     pub simulate: Option<usize>,
     /// Indicator kriging: thresholds T1,T2,... (increasing) of the one value column; --out gets

@@ -357,7 +357,7 @@ def simulate(x, y, values, model, sill=None, range=None, nugget=0.0, *, n=1, see
     GSTools' default 1000) plus the kriging of the samples' residuals from it; the kriging is
     :func:`krige`'s, with the same arguments. The ensemble's mean is the kriging prediction and
     its variance the kriging variance. ``nugget_mode="measurement-error"`` simulates the
-    noise-free signal. Structures: exponential, gaussian, matern, stable.
+    noise-free signal. Structures: exponential, gaussian, spherical, cubic, matern, stable.
 
     The same ``seed`` gives the same realisations on every backend and thread count, and
     realisation i does not depend on ``n``.

@@ -101,10 +101,10 @@ fn bad_simulation_requests_exit_2_and_write_nothing() {
             "--simulate",
             "0",
         ],
-        // No closed-form spectral sampler for the spherical model.
+        // No stationary field for the linear model.
         &[
             "--model",
-            "spherical",
+            "linear",
             "--sill",
             "1",
             "--range",
@@ -161,7 +161,7 @@ fn bad_simulation_requests_exit_2_and_write_nothing() {
         "bad.tif",
         &[
             "--model",
-            "spherical",
+            "linear",
             "--sill",
             "1",
             "--range",
@@ -170,5 +170,5 @@ fn bad_simulation_requests_exit_2_and_write_nothing() {
             "3",
         ],
     );
-    assert!(text(&o).contains("spherical"), "{}", text(&o));
+    assert!(text(&o).contains("linear"), "{}", text(&o));
 }

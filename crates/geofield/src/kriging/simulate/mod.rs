@@ -36,6 +36,7 @@
 //! to the values' size: `tests/kriging_backends.rs`). Points are evaluated on the CPU.
 
 pub mod spectral;
+pub mod tabulated;
 #[cfg(test)]
 mod tests;
 
@@ -131,8 +132,8 @@ impl Simulated {
 
 /// N conditional realisations of the one surface of `samples` at `params.target`, with the
 /// kriging of `params` (its `variance` and `resolve_crossings` are not used). Errors: more than
-/// one surface, a structure without a closed-form spectral sampler (spherical, cubic, power,
-/// linear: see [`spectral`]), N or the modes out of range, or the output too large to hold.
+/// one surface, a structure without a stationary field (power, linear: see [`spectral`]), N
+/// or the modes out of range, or the output too large to hold.
 pub fn simulate(
     backend: &Backend,
     samples: &SampleSet,

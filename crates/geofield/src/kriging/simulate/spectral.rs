@@ -8,18 +8,22 @@
 //! independent, Z(x) = √(c/M) Σ_j (a_j cos(k_j·x) + b_j sin(k_j·x)) has mean 0 and covariance
 //! exactly c·ρ(h) (Shinozuka 1971; Hesse, Heße et al. 2014, GSTools' `RandMeth`). Nested
 //! structures are independent sums, each with its own modes. The draws per structure and
-//! mode, in this order, are g₁, g₂ ~ N(0, 1) (the direction), the radial variable, then a, b:
+//! mode, in this order, are the direction, the radial variable, then a, b:
 //!
-//! | model (practical range a) | k |
-//! |---|---|
-//! | gaussian, exp(−3h²/a²) | (√6/a)·g (a normal law) |
-//! | exponential, exp(−3h/a) | (3/a)·g/\|w\|, w ~ N(0, 1) (Cauchy) |
-//! | matérn(ν) | (s_ν/a)·g/√W, W ~ χ²(2ν) (Student's t with 2ν degrees) |
-//! | stable(α), exp(−3(h/a)^α) | √(2S)·3^(1/α)/a·g, S positive α/2-stable, E e^(−λS) = e^(−λ^(α/2)) (Kanter 1975) |
+//! | model (practical range a) | direction | k |
+//! |---|---|---|
+//! | gaussian, exp(−3h²/a²) | g₁, g₂ ~ N(0, 1) | (√6/a)·g (a normal law) |
+//! | exponential, exp(−3h/a) | g₁, g₂ | (3/a)·g/\|w\|, w ~ N(0, 1) (Cauchy) |
+//! | matérn(ν) | g₁, g₂ | (s_ν/a)·g/√W, W ~ χ²(2ν) (Student's t with 2ν degrees) |
+//! | stable(α), exp(−3(h/a)^α) | g₁, g₂ | √(2S)·3^(1/α)/a·g, S positive α/2-stable, E e^(−λS) = e^(−λ^(α/2)) (Kanter 1975) |
+//! | spherical, cubic | g₁, g₂, g₃ ~ N(0, 1) | (κ/a)·(g₁, g₂)/\|(g₁, g₂, g₃)\|, κ = G⁻¹(U), U ~ U(0, 1) |
 //!
-//! (s_ν: [`super::super::variogram::matern_scale`]; matérn with ν = ½ is the exponential's law.)
-//! Spherical and cubic have no such closed-form sampler and are refused, as are power and
-//! linear, which have no stationary field.
+//! (g = (g₁, g₂); s_ν: [`super::super::variogram::matern_scale`]; matérn with ν = ½ is the
+//! exponential's law.) Spherical and cubic have no closed-form sampler: they are covariances in
+//! R³, whose wave numbers κ (range 1) have a radial law G tabulated once per model and
+//! inverted ([`super::tabulated`], with the formulas); the 2-D field is the restriction of
+//! the 3-D one to the plane, so the direction is uniform on the sphere and k its projection.
+//! Power and linear, which have no stationary field, are refused.
 //!
 //! # Arithmetic on grids
 //!
@@ -37,6 +41,7 @@ use rayon::prelude::*;
 
 use super::super::space::NodeGrid;
 use super::super::variogram::{Model, Variogram, matern_scale};
+use super::tabulated::{self, RadialTable};
 use crate::GeofieldError;
 
 /// π/2 in three parts (fdlibm's split: the first two have 33 significant bits, so n·P for
@@ -99,11 +104,22 @@ enum Radial {
     Student { scale: f64, dof: f64 },
     /// k = scale·√(2S)·g, S positive β-stable.
     SubGaussian { scale: f64, beta: f64 },
+    /// k = scale·κ·(g₁, g₂)/|(g₁, g₂, g₃)|, κ from the unit-range table.
+    Tabulated {
+        scale: f64,
+        law: &'static RadialTable,
+    },
 }
 
 /// The structure's law, or why it cannot be simulated.
 fn radial(model: Model, range: f64) -> Result<Radial, GeofieldError> {
     let a = range;
+    if let Some(law) = tabulated::table(model) {
+        return Ok(Radial::Tabulated {
+            scale: 1.0 / a,
+            law,
+        });
+    }
     Ok(match model {
         Model::Gaussian => Radial::Normal {
             scale: 6f64.sqrt() / a,
@@ -125,14 +141,9 @@ fn radial(model: Model, range: f64) -> Result<Radial, GeofieldError> {
         },
         other => {
             return Err(GeofieldError::Invalid(format!(
-                "conditional simulation supports exponential, gaussian, matern and stable \
-                 structures (a spectral sampler in closed form); `{}` has none{}",
+                "conditional simulation supports exponential, gaussian, spherical, cubic, \
+                 matern and stable structures; `{}` has no stationary field (no sill)",
                 other.name(),
-                if other.is_bounded() {
-                    ""
-                } else {
-                    " and no stationary field"
-                }
             )));
         }
     })
@@ -187,6 +198,11 @@ pub fn draw_modes(
             let (kx, ky) = loop {
                 let (g1, g2) = (normal(rng), normal(rng));
                 let f = match law {
+                    Radial::Tabulated { scale, law } => {
+                        let g3 = normal(rng);
+                        let u: f64 = rng.random();
+                        scale * law.quantile(u) / (g1 * g1 + g2 * g2 + g3 * g3).sqrt()
+                    }
                     Radial::Normal { scale } => scale,
                     Radial::Student { scale, .. } => {
                         let w: f64 = chi.map_or(1.0, |c| c.sample(rng));
