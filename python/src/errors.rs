@@ -78,3 +78,14 @@ pub fn input(e: InputError) -> PyErr {
 pub fn arg(name: &str, reason: impl std::fmt::Display) -> PyErr {
     raise(Class::Value, format!("{name}: {reason}"))
 }
+
+/// Issues `message` as a Python `UserWarning` (a note of a reader: what was assumed).
+pub fn warn(py: Python<'_>, message: &str) -> PyResult<()> {
+    let msg = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+        &msg,
+        1,
+    )
+}

@@ -82,9 +82,71 @@ fn stations(s: &Stations<'_>) -> PyResult<Vec<Station>> {
 /// ground m, before the vegetation height is added).
 #[derive(FromPyObject)]
 pub enum Source<'py> {
+    /// A gridded wind file: ("grid_file", path, u_var, v_var, time (index or date), height m,
+    /// grid CRS EPSG).
+    GridFile(GridFileArg),
     Table(Stations<'py>),
     File(std::path::PathBuf),
     Domain((f64, f64, f64)),
+}
+
+type GridFileArg = (
+    String,
+    std::path::PathBuf,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<f64>,
+    Option<u16>,
+);
+/// The reader's text with the CLI's flags as `geofield.wind`'s arguments.
+fn py_names(s: &str) -> String {
+    s.replace("--init-height-m", "init_height_m")
+        .replace("--init-time", "init_time")
+        .replace("--init-crs", "init_crs")
+        .replace("--init-u", "init_u")
+        .replace("--init-v", "init_v")
+        .replace("--crs", "crs")
+}
+
+/// The library's gridded wind of a `GridFile` source (`None` for the others),
+/// with the reader's notes (each a warning in Python).
+fn init_grid(
+    source: &Source<'_>,
+    dem_epsg: Option<u16>,
+) -> PyResult<Option<(gw::InitGrid, Vec<String>)>> {
+    match source {
+        Source::GridFile((_, path, u, v, time, height, crs)) => {
+            let time = time.as_deref().map(|t| match t.trim().parse::<usize>() {
+                Ok(i) => gw::io::TimeSel::Index(i),
+                Err(_) => gw::io::TimeSel::At(t.trim().to_string()),
+            });
+            let req = gw::io::InitGridRequest {
+                u_var: u.clone(),
+                v_var: v.clone(),
+                height_agl_m: *height,
+                time,
+                crs_epsg: *crs,
+                dem_epsg,
+            };
+            let r = gw::io::read_init_grid(path, &req).map_err(|e| {
+                errors::raise(
+                    match &e {
+                        geofield::InputError::File(geofield_io::IoError::Read { .. }) => {
+                            errors::Class::Io
+                        }
+                        _ => errors::Class::Value,
+                    },
+                    py_names(&e.to_string()),
+                )
+            })?;
+            Ok(Some((
+                r.grid,
+                r.notes.iter().map(|n| py_names(n)).collect(),
+            )))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// What `wind` returns: cell-centred u, v, w and speed (layers, rows, cols), speed and
@@ -341,7 +403,16 @@ pub fn wind<'py>(
     }
     opts.non_neutral = non_neutral_stability;
     gw::check_options(&opts).map_err(errors::lib)?;
+    if let Some((mut g, notes)) = init_grid(&source, crs)? {
+        for n in notes {
+            errors::warn(py, &n)?;
+        }
+        // WindNinja measures heights from the vegetation top.
+        g.height_agl_m += canopy_m;
+        opts.init_grid = Some(std::sync::Arc::new(g));
+    }
     let mut stations = match &source {
+        Source::GridFile(_) => Vec::new(),
         Source::Table(t) => stations(t)?,
         Source::File(p) => {
             let f = gw::io::read_station_file(p, crs).map_err(|e| {

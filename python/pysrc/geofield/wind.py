@@ -29,6 +29,41 @@ def _col(stations, names, required=True):
     return None
 
 
+def _init_grid(grid, u, v, time, height_m, crs):
+    """The native source tuple of ``wind``'s ``init_grid`` and the temporary file to remove."""
+    tmp = None
+    if isinstance(grid, (tuple, list)):
+        if len(grid) != 2:
+            raise GeofieldValueError("init_grid: give a path, a Dataset or (u, v) DataArrays")
+        import xarray as xr
+        u, v = "u_init", "v_init"
+        grid = xr.Dataset({u: grid[0], v: grid[1]})
+    if not isinstance(grid, (str, os.PathLike)):
+        if not hasattr(grid, "to_netcdf"):
+            raise GeofieldValueError("init_grid: give a path, an xarray.Dataset or (u, v) "
+                                     "DataArrays")
+        # One reader for the rules: the library's, on a NetCDF-3 copy of the Dataset.
+        fd, tmp = tempfile.mkstemp(suffix=".nc")
+        os.close(fd)
+        if crs is None:
+            try:  # rioxarray's CRS, when it is imported and the Dataset has one
+                crs = grid.rio.crs
+            except Exception:  # noqa: BLE001 - no rioxarray or no CRS: the reader's rules
+                crs = None
+        grid.to_netcdf(tmp, format="NETCDF3_64BIT")
+        path = tmp
+    else:
+        path = os.fspath(grid)
+    if time is not None and not isinstance(time, (int, np.integer)):
+        time = str(np.datetime64(time, "s")) if not isinstance(time, str) else time
+    if height_m is not None:
+        height_m = float(height_m)
+    epsg = None if crs is None else _xr.epsg_of(crs)
+    if crs is not None and epsg is None:
+        raise GeofieldValueError(f"init_crs: {crs!r} has no EPSG code")
+    return ("grid_file", path, u, v, None if time is None else str(time), height_m, epsg), tmp
+
+
 def _stations(stations):
     cols = {k: _arrays.floats(f"stations.{k}", _col(stations, v))
             for k, v in _STATION_COLUMNS.items()}
@@ -159,8 +194,11 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
          growth=None, top_m=None, cell_size_m=None, model="sherman", solver="multigrid",
          tolerance=1e-6, max_iterations=2000, profile=None, roughness_m=0.1, alpha=None,
          stability="D", radius_m=None, lid=False, terrain=None, height_agl_m=10.0,
-         backend="auto", crs=None, progress=False, diurnal=None, non_neutral_stability=False):
-    """The wind field over ``dem`` from ``stations`` (or a domain-average wind), as an
+         backend="auto", crs=None, progress=False, diurnal=None, non_neutral_stability=False,
+         init_grid=None, init_u=None, init_v=None, init_time=None, init_height_m=None,
+         init_crs=None):
+    """The wind field over ``dem`` from ``stations`` (or a domain-average wind, or a weather
+    model's gridded wind), as an
     ``xarray.Dataset``; with ``points``, ``(dataset, DataFrame)``.
 
     Parameters
@@ -177,6 +215,20 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         station file as it is (detected by its ``Station_Name`` header; lat/lon rows projected
         to the DEM's CRS, units converted, its largest radius of influence used unless
         ``radius_m``), or a DataFrame with WindNinja's columns.
+    init_grid : path, xarray.Dataset or (u, v) DataArrays, optional
+        Instead of ``stations``, WindNinja's weather-model initialisation: the wind at one
+        height above the ground on a grid (ERA5, GFS, NAM, HRRR subsets; longitude/latitude, the
+        DEM's CRS or another), interpolated bilinearly to every DEM column, turned from the
+        grid's north to the DEM's, and extended up each column by the profile. A path is read
+        by the library (NetCDF-3; NetCDF-4 is refused with the command that converts it); a
+        Dataset (any file xarray opens: NetCDF-4, GRIB with cfgrib) is handed to the same
+        reader. The variables (``init_u``, ``init_v``; default by ``standard_name``
+        eastward_wind/northward_wind or the names u10/v10, uas/vas, u/v, …), the time
+        (``init_time``: an index, or a date "YYYY-MM-DDTHH:MM" / datetime64 in UTC; default the
+        first), the height above the ground (``init_height_m``; default the file's ``height``
+        coordinate, or 10 m for u10-like names) and the grid's CRS (``init_crs``; default
+        longitude/latitude axes, the grid mapping, or the DEM's CRS) are found as
+        ``geofield wind --init-grid`` finds them; what was assumed is issued as a warning.
     speed, direction, input_height_m, speed_units
         Instead of ``stations``, WindNinja's domain-average initialisation: ``speed`` (in
         ``speed_units``: "mps", "kph", "mph" or "kts") from ``direction`` (degrees, where it
@@ -268,11 +320,15 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         raise GeofieldValueError(
             "non_neutral_stability needs diurnal=dict(date=..., time=..., utc_offset=..., "
             "air_temp=..., cloud_cover=...): the Obukhov length comes from the heat flux")
-    if (stations is None) == (speed is None):
-        raise GeofieldValueError("give stations, or speed and direction (a domain-average wind)")
+    if sum(x is not None for x in (stations, speed, init_grid)) != 1:
+        raise GeofieldValueError("give one of stations, init_grid (a weather model's gridded "
+                                 "wind), or speed and direction (a domain-average wind)")
     tmp = None
     try:
-        if speed is not None:
+        if init_grid is not None:
+            source, tmp = _init_grid(init_grid, init_u, init_v, init_time, init_height_m,
+                                     init_crs)
+        elif speed is not None:
             if direction is None:
                 raise GeofieldValueError("speed needs direction (where the wind comes from)")
             if speed_units not in _SPEED_UNITS:

@@ -400,11 +400,6 @@ fn find_crs(
     path: &Path,
     notes: &mut Vec<String>,
 ) -> Result<SourceCrs, String> {
-    let need_dem = || {
-        "the DEM declares no CRS, so a grid in other coordinates cannot be placed on it (give \
-         --crs EPSG:CODE for the DEM)"
-            .to_string()
-    };
     let geographic = nc.attr_text(xdim, "standard_name").as_deref() == Some("longitude")
         || is_degrees_east(nc.attr_text(xdim, "units").as_deref().map(str::trim))
         || matches!(xdim, "lon" | "longitude");
@@ -420,29 +415,34 @@ fn find_crs(
         (None, true) => Some(4326),
         (None, false) => file_epsg,
     };
-    match (epsg, req.dem_epsg) {
+    if epsg.is_none() {
+        notes.push(format!(
+            "{}: the grid declares no CRS; its x/y are taken to be in the DEM's CRS (give \
+             --init-crs EPSG:CODE otherwise)",
+            path.display()
+        ));
+    }
+    source_crs(epsg, req.dem_epsg)
+}
+
+/// How a grid in CRS `grid_epsg` (`None`: the DEM's) sits on a DEM in `dem_epsg`: the same
+/// coordinates, longitude/latitude (a geographic code) or another projected CRS.
+pub fn source_crs(grid_epsg: Option<u16>, dem_epsg: Option<u16>) -> Result<SourceCrs, String> {
+    match (grid_epsg, dem_epsg) {
+        (None, _) => Ok(SourceCrs::Same),
         (Some(e), Some(d)) if e == d => Ok(SourceCrs::Same),
-        (Some(e), Some(d)) if geofield_io::crs::is_geographic(e) == Some(true) => {
-            Ok(SourceCrs::LonLat { dem_epsg: d })
-        }
-        (Some(e), Some(d)) => {
-            if geofield_io::crs::is_geographic(e).is_none() {
-                return Err(format!("EPSG:{e} (the grid's CRS) is not a known code"));
-            }
-            Ok(SourceCrs::Epsg {
+        (Some(e), Some(d)) => match geofield_io::crs::is_geographic(e) {
+            Some(true) => Ok(SourceCrs::LonLat { dem_epsg: d }),
+            Some(false) => Ok(SourceCrs::Epsg {
                 epsg: e,
                 dem_epsg: d,
-            })
-        }
-        (Some(_), None) => Err(need_dem()),
-        (None, _) => {
-            notes.push(format!(
-                "{}: the grid declares no CRS; its x/y are taken to be in the DEM's CRS (give \
-                 --init-crs EPSG:CODE otherwise)",
-                path.display()
-            ));
-            Ok(SourceCrs::Same)
-        }
+            }),
+            None => Err(format!("EPSG:{e} (the grid's CRS) is not a known code")),
+        },
+        (Some(e), None) => Err(format!(
+            "the DEM declares no CRS, so a grid in EPSG:{e} cannot be placed on it (give --crs \
+             EPSG:CODE for the DEM)"
+        )),
     }
 }
 

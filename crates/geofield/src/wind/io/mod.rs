@@ -64,7 +64,7 @@ pub(crate) fn field_error(
     }
 }
 
-pub use init_grid::{InitGridRead, InitGridRequest, TimeSel, read_init_grid};
+pub use init_grid::{InitGridRead, InitGridRequest, TimeSel, read_init_grid, source_crs};
 pub use netcdf::{NC_FILL, write_nc};
 pub use ninja::{
     POINT_COLUMNS, Point, StationFile, is_windninja_header, ninja_output_stem, read_points,
