@@ -169,7 +169,7 @@ def krige_rows(nodes_side, samples, repeat, backends, pykrige_backends):
     return rows
 
 
-def simulate_rows(side, samples, reals, repeat, backends, gstools_reals):
+def simulate_rows(side, samples, reals, repeat, backends, gstools_reals, model="exponential"):
     """``reals`` conditional realisations on a side x side grid from ``samples`` wells
     (exponential, range 300 m over 1 km), each backend, then GSTools' ``CondSRF`` (its kriging
     once, then ``gstools_reals`` fields, each timed)."""
@@ -177,13 +177,13 @@ def simulate_rows(side, samples, reals, repeat, backends, gstools_reals):
     x, y = rng.uniform(0, 1000, (2, samples))
     z = np.sin(x / 150) + np.cos(y / 200) + 0.05 * rng.normal(size=samples)
     h = 1000.0 / side
-    case = f"simulate {reals} x {side}x{side} from {samples}"
+    case = f"simulate {reals} x {side}x{side} from {samples}, {model}"
     rows = []
     for be in backends:
         holder = {}
 
         def call():
-            holder["s"] = geofield.simulate(x, y, z, "exponential", 1.0, 300.0, 0.0, n=reals,
+            holder["s"] = geofield.simulate(x, y, z, model, 1.0, 300.0, 0.0, n=reals,
                                             seed=1, extent=(0, 0, 1000, 1000), cell_size=h,
                                             backend=be)
             return holder["s"]
@@ -201,8 +201,11 @@ def simulate_rows(side, samples, reals, repeat, backends, gstools_reals):
         except ImportError:
             return rows
         gx = (np.arange(side) + 0.5) * h
-        model = gs.Exponential(dim=2, var=1.0, len_scale=100.0)
-        krig = gs.krige.Ordinary(model, cond_pos=[x, y], cond_val=z, exact=True)
+        # GSTools' length scales: the exponential's is a third of the practical range, the
+        # spherical's is the range itself.
+        gmodel = (gs.Spherical(dim=2, var=1.0, len_scale=300.0) if model == "spherical"
+                  else gs.Exponential(dim=2, var=1.0, len_scale=100.0))
+        krig = gs.krige.Ordinary(gmodel, cond_pos=[x, y], cond_val=z, exact=True)
         srf = gs.CondSRF(krig)
         srf.set_pos((gx, gx), "structured")
         t0 = time.perf_counter()
@@ -348,6 +351,8 @@ def main():
     ap.add_argument("--backends", help="comma-separated backends (default: cpu and, when "
                     "available, cuda)")
     ap.add_argument("--sim-reals", type=int, default=100, help="realisations of the simulate case")
+    ap.add_argument("--sim-model", default="exponential", choices=["exponential", "spherical"],
+                    help="variogram model of the simulate case")
     ap.add_argument("--gstools-reals", type=int, default=10,
                     help="GSTools CondSRF fields timed (0: none)")
     ap.add_argument("--no-scipy", action="store_true", help="skip the cKDTree row")
@@ -368,7 +373,8 @@ def main():
     if a.only == "peers":
         rows += peers_rows(200 if a.quick else 400, 500, a.repeat, backends)
     if a.only == "simulate":
-        rows += simulate_rows(side, 500, a.sim_reals, a.repeat, backends, a.gstools_reals)
+        rows += simulate_rows(side, 500, a.sim_reals, a.repeat, backends, a.gstools_reals,
+                              a.sim_model)
     out = {"machine": platform.node(), "python": sys.version.split()[0], "geofield": info,
            "rows": rows}
     for r in rows:
