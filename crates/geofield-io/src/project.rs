@@ -134,6 +134,57 @@ fn target_proj4(code: u16) -> Result<String, ProjectError> {
     }
 }
 
+/// Projection from longitude/latitude on a datum to the CRS EPSG:`code`, built once for many
+/// points ([`project_lonlat`] builds one per call).
+pub struct Projection {
+    src: Proj,
+    dst: Proj,
+    code: u16,
+}
+
+impl Projection {
+    /// The projection of `datum` longitude/latitude onto EPSG:`code`; an error for an unknown
+    /// or geographic target.
+    pub fn new(datum: Datum, code: u16) -> Result<Self, ProjectError> {
+        let fail = |reason: String| ProjectError::Failed {
+            code,
+            lon_deg: f64::NAN,
+            lat_deg: f64::NAN,
+            reason,
+        };
+        let dst = Proj::from_proj_string(&target_proj4(code)?).map_err(|e| fail(e.to_string()))?;
+        let src = Proj::from_proj_string(&datum.proj4()).map_err(|e| fail(e.to_string()))?;
+        Ok(Self { src, dst, code })
+    }
+
+    /// (x, y) in metres of (`lon_deg` east, `lat_deg` north); an error for a point outside
+    /// the ranges or one the projection cannot map (non-finite result).
+    pub fn xy(&self, lon_deg: f64, lat_deg: f64) -> Result<(f64, f64), ProjectError> {
+        let fail = |reason: String| ProjectError::Failed {
+            code: self.code,
+            lon_deg,
+            lat_deg,
+            reason,
+        };
+        if !(lon_deg.is_finite()
+            && lat_deg.is_finite()
+            && (-180.0..=180.0).contains(&lon_deg)
+            && (-90.0..=90.0).contains(&lat_deg))
+        {
+            return Err(fail(
+                "longitude must be in [-180, 180] and latitude in [-90, 90] degrees".into(),
+            ));
+        }
+        let mut p = (lon_deg.to_radians(), lat_deg.to_radians(), 0.0);
+        proj4rs::transform::transform(&self.src, &self.dst, &mut p)
+            .map_err(|e| fail(e.to_string()))?;
+        if !(p.0.is_finite() && p.1.is_finite()) {
+            return Err(fail("the projection gave no finite coordinate".into()));
+        }
+        Ok((p.0, p.1))
+    }
+}
+
 /// (x, y) in metres of the CRS EPSG:`code` of the point (`lon_deg` east, `lat_deg` north) on
 /// `datum`. An error for an unknown or geographic target, or a point the projection cannot
 /// map (non-finite result).
@@ -143,52 +194,68 @@ pub fn project_lonlat(
     lat_deg: f64,
     code: u16,
 ) -> Result<(f64, f64), ProjectError> {
-    let fail = |reason: String| ProjectError::Failed {
-        code,
-        lon_deg,
-        lat_deg,
-        reason,
-    };
-    if !(lon_deg.is_finite()
-        && lat_deg.is_finite()
-        && (-180.0..=180.0).contains(&lon_deg)
-        && (-90.0..=90.0).contains(&lat_deg))
-    {
-        return Err(fail(
-            "longitude must be in [-180, 180] and latitude in [-90, 90] degrees".into(),
-        ));
+    Projection::new(datum, code)
+        .map_err(|e| match e {
+            ProjectError::Failed { code, reason, .. } => ProjectError::Failed {
+                code,
+                lon_deg,
+                lat_deg,
+                reason,
+            },
+            e => e,
+        })?
+        .xy(lon_deg, lat_deg)
+}
+
+/// The inverse projection of the CRS EPSG:`code` to WGS 84 longitude/latitude, built once for
+/// many points ([`unproject_to_lonlat`] builds one per call).
+pub struct Unprojection {
+    src: Proj,
+    dst: Proj,
+    code: u16,
+}
+
+impl Unprojection {
+    /// The inverse of EPSG:`code`; an error for an unknown or geographic code.
+    pub fn new(code: u16) -> Result<Self, ProjectError> {
+        let fail = |reason: String| ProjectError::Failed {
+            code,
+            lon_deg: f64::NAN,
+            lat_deg: f64::NAN,
+            reason: format!("(inverse) {reason}"),
+        };
+        let src = Proj::from_proj_string(&target_proj4(code)?).map_err(|e| fail(e.to_string()))?;
+        let dst = Proj::from_proj_string(&Datum::Wgs84.proj4()).map_err(|e| fail(e.to_string()))?;
+        Ok(Self { src, dst, code })
     }
-    let dst = Proj::from_proj_string(&target_proj4(code)?).map_err(|e| fail(e.to_string()))?;
-    let src = Proj::from_proj_string(&datum.proj4()).map_err(|e| fail(e.to_string()))?;
-    let mut p = (lon_deg.to_radians(), lat_deg.to_radians(), 0.0);
-    proj4rs::transform::transform(&src, &dst, &mut p).map_err(|e| fail(e.to_string()))?;
-    if !(p.0.is_finite() && p.1.is_finite()) {
-        return Err(fail("the projection gave no finite coordinate".into()));
+
+    /// (longitude, latitude) in degrees of (`x_m`, `y_m`); an error for a point the inverse
+    /// cannot map.
+    pub fn lonlat(&self, x_m: f64, y_m: f64) -> Result<(f64, f64), ProjectError> {
+        let fail = |reason: String| ProjectError::Failed {
+            code: self.code,
+            lon_deg: x_m,
+            lat_deg: y_m,
+            reason: format!("(inverse, x and y in metres) {reason}"),
+        };
+        let mut p = (x_m, y_m, 0.0);
+        proj4rs::transform::transform(&self.src, &self.dst, &mut p)
+            .map_err(|e| fail(e.to_string()))?;
+        let (lon, lat) = (p.0.to_degrees(), p.1.to_degrees());
+        if !(lon.is_finite() && lat.is_finite() && lat.abs() <= 90.0) {
+            return Err(fail(
+                "the inverse projection gave no finite coordinate".into(),
+            ));
+        }
+        Ok(((lon + 180.0).rem_euclid(360.0) - 180.0, lat))
     }
-    Ok((p.0, p.1))
 }
 
 /// (longitude, latitude) in degrees on WGS 84 of the point (`x_m`, `y_m`) of the projected
 /// CRS EPSG:`code`: the inverse of [`project_lonlat`] (PROJ.4's inverse projection). An error
 /// for an unknown or geographic code, or a point the inverse cannot map.
 pub fn unproject_to_lonlat(x_m: f64, y_m: f64, code: u16) -> Result<(f64, f64), ProjectError> {
-    let fail = |reason: String| ProjectError::Failed {
-        code,
-        lon_deg: x_m,
-        lat_deg: y_m,
-        reason: format!("(inverse, x and y in metres) {reason}"),
-    };
-    let src = Proj::from_proj_string(&target_proj4(code)?).map_err(|e| fail(e.to_string()))?;
-    let dst = Proj::from_proj_string(&Datum::Wgs84.proj4()).map_err(|e| fail(e.to_string()))?;
-    let mut p = (x_m, y_m, 0.0);
-    proj4rs::transform::transform(&src, &dst, &mut p).map_err(|e| fail(e.to_string()))?;
-    let (lon, lat) = (p.0.to_degrees(), p.1.to_degrees());
-    if !(lon.is_finite() && lat.is_finite() && lat.abs() <= 90.0) {
-        return Err(fail(
-            "the inverse projection gave no finite coordinate".into(),
-        ));
-    }
-    Ok(((lon + 180.0).rem_euclid(360.0) - 180.0, lat))
+    Unprojection::new(code)?.lonlat(x_m, y_m)
 }
 
 #[cfg(test)]

@@ -242,27 +242,33 @@ fn placement(plan: &GridSpec, crs: SourceCrs) -> Result<Place<'_>, GeofieldError
             Ok((x, y, 0.0))
         })),
         #[cfg(feature = "io")]
-        SourceCrs::LonLat { dem_epsg } => Ok(Box::new(move |c| {
-            let (x, y) = centre(c);
-            let (lon, lat) = unproject(x, y, dem_epsg)?;
-            let beta_d = grid_north_bearing(x, y, dem_epsg)?;
-            Ok((lon, lat, -beta_d))
-        })),
+        SourceCrs::LonLat { dem_epsg } => {
+            let dem = unprojection(dem_epsg)?;
+            Ok(Box::new(move |c| {
+                let (x, y) = centre(c);
+                let (lon, lat) = lonlat(&dem, x, y)?;
+                let beta_d = bearing(&dem, x, y, (lon, lat))?;
+                Ok((lon, lat, -beta_d))
+            }))
+        }
         #[cfg(feature = "io")]
-        SourceCrs::Epsg { epsg, dem_epsg } => Ok(Box::new(move |c| {
-            let (x, y) = centre(c);
-            let (lon, lat) = unproject(x, y, dem_epsg)?;
-            let (xs, ys) = geofield_io::project::project_lonlat(
-                geofield_io::project::Datum::Wgs84,
-                lon,
-                lat,
-                epsg,
-            )
-            .map_err(|e| GeofieldError::Invalid(e.to_string()))?;
-            let beta_s = grid_north_bearing(xs, ys, epsg)?;
-            let beta_d = grid_north_bearing(x, y, dem_epsg)?;
-            Ok((xs, ys, beta_s - beta_d))
-        })),
+        SourceCrs::Epsg { epsg, dem_epsg } => {
+            use geofield_io::project::{Datum, Projection};
+            let dem = unprojection(dem_epsg)?;
+            let src = unprojection(epsg)?;
+            let to_src = Projection::new(Datum::Wgs84, epsg)
+                .map_err(|e| GeofieldError::Invalid(e.to_string()))?;
+            Ok(Box::new(move |c| {
+                let (x, y) = centre(c);
+                let (lon, lat) = lonlat(&dem, x, y)?;
+                let (xs, ys) = to_src
+                    .xy(lon, lat)
+                    .map_err(|e| GeofieldError::Invalid(e.to_string()))?;
+                let beta_s = bearing(&src, xs, ys, (lon, lat))?;
+                let beta_d = bearing(&dem, x, y, (lon, lat))?;
+                Ok((xs, ys, beta_s - beta_d))
+            }))
+        }
         #[cfg(not(feature = "io"))]
         _ => Err(GeofieldError::Unsupported(
             "a gridded wind in another CRS needs geofield's `io` feature (projections)".into(),
@@ -271,8 +277,17 @@ fn placement(plan: &GridSpec, crs: SourceCrs) -> Result<Place<'_>, GeofieldError
 }
 
 #[cfg(feature = "io")]
-fn unproject(x: f64, y: f64, epsg: u16) -> Result<(f64, f64), GeofieldError> {
-    geofield_io::project::unproject_to_lonlat(x, y, epsg)
+fn unprojection(epsg: u16) -> Result<geofield_io::project::Unprojection, GeofieldError> {
+    geofield_io::project::Unprojection::new(epsg).map_err(|e| GeofieldError::Invalid(e.to_string()))
+}
+
+#[cfg(feature = "io")]
+fn lonlat(
+    u: &geofield_io::project::Unprojection,
+    x: f64,
+    y: f64,
+) -> Result<(f64, f64), GeofieldError> {
+    u.lonlat(x, y)
         .map_err(|e| GeofieldError::Invalid(e.to_string()))
 }
 
@@ -280,9 +295,20 @@ fn unproject(x: f64, y: f64, epsg: u16) -> Result<(f64, f64), GeofieldError> {
 /// `epsg` at its point (x, y): module docs.
 #[cfg(feature = "io")]
 pub fn grid_north_bearing(x: f64, y: f64, epsg: u16) -> Result<f64, GeofieldError> {
+    let u = unprojection(epsg)?;
+    bearing(&u, x, y, lonlat(&u, x, y)?)
+}
+
+/// [`grid_north_bearing`] with the inverse projection `u` and the point's (lon, lat) known.
+#[cfg(feature = "io")]
+fn bearing(
+    u: &geofield_io::project::Unprojection,
+    x: f64,
+    y: f64,
+    (lon0, lat0): (f64, f64),
+) -> Result<f64, GeofieldError> {
     const DELTA_M: f64 = 1.0;
-    let (lon0, lat0) = unproject(x, y, epsg)?;
-    let (lon1, lat1) = unproject(x, y + DELTA_M, epsg)?;
+    let (lon1, lat1) = lonlat(u, x, y + DELTA_M)?;
     let dlon = ((lon1 - lon0 + 540.0).rem_euclid(360.0) - 180.0).to_radians();
     let dlat = (lat1 - lat0).to_radians();
     let phi = (0.5 * (lat0 + lat1)).to_radians();
