@@ -214,7 +214,7 @@ impl<'a> Axis<'a> {
             let gap = self.lo + 360.0 - self.hi;
             return Some((a, b, (q - self.hi) / gap));
         }
-        if !(q >= self.lo) {
+        if q.is_nan() || q < self.lo {
             return None;
         }
         // The first node index whose value passes q, in the axis's own direction.

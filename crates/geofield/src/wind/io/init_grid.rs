@@ -367,13 +367,14 @@ fn find_height(
             );
         let Some(info) = nc.var(&c) else { continue };
         let n: usize = info.dims.iter().map(|d| d.1).product();
-        if is_height && n == 1 && nc.attr_text(&c, "units").as_deref().map(str::trim) == Some("m") {
-            if let Some(h) = nc.read(&c, None).ok().and_then(|v| v.first().copied())
-                && h.is_finite()
-                && h > 0.0
-            {
-                return Ok(h);
-            }
+        if is_height
+            && n == 1
+            && nc.attr_text(&c, "units").as_deref().map(str::trim) == Some("m")
+            && let Some(h) = nc.read(&c, None).ok().and_then(|v| v.first().copied())
+            && h.is_finite()
+            && h > 0.0
+        {
+            return Ok(h);
         }
     }
     let low = uname.to_ascii_lowercase();
