@@ -93,37 +93,8 @@ pub struct WindArgs {
     /// clockwise from north. Stations outside the DEM are reported and ignored.
     #[arg(long, required_unless_present_any = ["speed", "directions", "init_grid"], conflicts_with = "speed")]
     pub stations: Option<PathBuf>,
-    /// Weather-model initialisation (instead of --stations): a NetCDF-3 file (classic or 64-bit
-    /// offset; NetCDF-4 is refused with the nccopy command that converts it) of the wind at one
-    /// height above the ground on a grid: longitude/latitude (ERA5, GFS, NAM), the DEM's CRS,
-    /// or another CRS (--init-crs or the file's grid mapping). The wind is interpolated
-    /// bilinearly to every DEM column, turned from the grid's north to the DEM's, and extended
-    /// up each column by the profile, as one station standing in every column. Variables,
-    /// time, height and CRS are found from the CF attributes (or --init-u/--init-v,
-    /// --init-time, --init-height-m, --init-crs).
-    #[arg(long, conflicts_with_all = ["stations", "speed", "direction", "directions"])]
-    pub init_grid: Option<PathBuf>,
-    /// The eastward (or grid x) wind variable of --init-grid (default: by standard_name, or
-    /// u10, U10, uas, ugrd10m, u, U).
-    #[arg(long, requires = "init_grid")]
-    pub init_u: Option<String>,
-    /// The northward (or grid y) wind variable of --init-grid (default: as --init-u).
-    #[arg(long, requires = "init_grid")]
-    pub init_v: Option<String>,
-    /// The time of --init-grid: an index (0 = first) or a UTC date YYYY-MM-DDTHH:MM[:SS]
-    /// (matched to the CF time coordinate). Default: the first time (a note when there are
-    /// several).
-    #[arg(long, requires = "init_grid")]
-    pub init_time: Option<String>,
-    /// Height above the ground of the wind of --init-grid (m; above the vegetation with
-    /// --vegetation, as WindNinja). Default: the file's `height` coordinate, or 10 m for
-    /// variables named for 10 m (u10, ugrd10m, ...).
-    #[arg(long, requires = "init_grid")]
-    pub init_height_m: Option<f64>,
-    /// The CRS of --init-grid's x/y (EPSG:CODE; EPSG:4326 for longitude/latitude). Default:
-    /// longitude/latitude axes, else the file's grid mapping, else the DEM's CRS.
-    #[arg(long, requires = "init_grid")]
-    pub init_crs: Option<String>,
+    #[command(flatten)]
+    pub init: crate::wind_init::InitGridArgs,
     /// Domain-average initialisation (instead of --stations): this wind speed (--speed-units)
     /// at --input-height-m above the ground everywhere, then the profile and the solve.
     #[arg(long, requires = "direction")]

@@ -32,6 +32,7 @@ mod progress;
 mod synth_terrain;
 mod wind_diurnal;
 mod wind_in;
+mod wind_init;
 mod wind_report;
 
 use std::process::ExitCode;

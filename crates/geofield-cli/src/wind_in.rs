@@ -234,9 +234,8 @@ pub(crate) fn read_inputs(
                 Some((direction, speed)),
             )
         }
-        (None, None, None) if a.init_grid.is_some() => {
-            let path = a.init_grid.as_deref().unwrap_or(Path::new(""));
-            let mut read = read_init_grid(a, path, dem.crs_epsg)?;
+        (None, None, None) if a.init.init_grid.is_some() => {
+            let mut read = crate::wind_init::read(&a.init, dem.crs_epsg)?;
             for n in &read.notes {
                 eprintln!("note: {n}");
             }
@@ -302,43 +301,6 @@ pub(crate) fn read_inputs(
         );
     }
     Ok((dem, grid, stations, run))
-}
-
-/// The gridded wind of `--init-grid` with the flags that choose what to read.
-fn read_init_grid(
-    a: &WindArgs,
-    path: &Path,
-    dem_epsg: Option<u16>,
-) -> Result<wind::io::InitGridRead> {
-    if let Some(h) = a.init_height_m
-        && !(h.is_finite() && h > 0.0)
-    {
-        bail!("--init-height-m must be a positive number of metres, got {h}");
-    }
-    let time = a
-        .init_time
-        .as_deref()
-        .map(|t| match t.trim().parse::<usize>() {
-            Ok(i) => wind::io::TimeSel::Index(i),
-            Err(_) => wind::io::TimeSel::At(t.trim().to_string()),
-        });
-    let crs_epsg = crate::ctx::parse_crs(a.init_crs.as_deref()).map_err(|_| {
-        anyhow::anyhow!(
-            "--init-crs {:?}: expected EPSG:CODE (EPSG:4326 for longitude/latitude)",
-            a.init_crs.as_deref().unwrap_or("")
-        )
-    })?;
-    let req = wind::io::InitGridRequest {
-        u_var: a.init_u.clone(),
-        v_var: a.init_v.clone(),
-        height_agl_m: a.init_height_m,
-        time,
-        crs_epsg,
-        dem_epsg,
-    };
-    wind::io::read_init_grid(path, &req)
-        .map_err(anyhow::Error::from)
-        .context("reading the gridded wind (--init-grid)")
 }
 
 /// The DEM of `--dem` at `--cell-size-m` (see [`geofield::wind::io::read_dem`]), with notes on

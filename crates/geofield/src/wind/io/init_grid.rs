@@ -449,30 +449,7 @@ pub fn source_crs(grid_epsg: Option<u16>, dem_epsg: Option<u16>) -> Result<Sourc
 
 /// The index of the time `at` among `values` (CF `units`, `calendar`), to the second.
 fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<usize, String> {
-    let cal = calendar.trim().to_ascii_lowercase();
-    if !matches!(
-        cal.as_str(),
-        "" | "standard" | "gregorian" | "proleptic_gregorian"
-    ) {
-        return Err(format!(
-            "calendar {calendar:?} is not Gregorian: choose the time by index (--init-time N)"
-        ));
-    }
-    let (unit, since) = units
-        .split_once(" since ")
-        .ok_or_else(|| format!("time units {units:?} are not `UNITS since DATE`"))?;
-    let seconds = match unit.trim().to_ascii_lowercase().as_str() {
-        "seconds" | "second" | "secs" | "sec" | "s" => 1.0,
-        "minutes" | "minute" | "mins" | "min" => 60.0,
-        "hours" | "hour" | "hrs" | "hr" | "h" => 3600.0,
-        "days" | "day" | "d" => 86400.0,
-        other => {
-            return Err(format!(
-                "time unit {other:?} is not seconds, minutes, hours or days"
-            ));
-        }
-    };
-    let origin = parse_utc(since).ok_or_else(|| format!("cannot read the date in {units:?}"))?;
+    let (seconds, origin) = cf_time_axis(units, calendar)?;
     let want = parse_utc(at)
         .ok_or_else(|| format!("--init-time {at:?}: expected an index or YYYY-MM-DDTHH:MM[:SS]"))?;
     let target_s = (want - origin) * 86400.0;
@@ -500,24 +477,40 @@ fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<u
     Ok(best.0)
 }
 
-/// The CF time `value` (`units`, Gregorian `calendar`) as `YYYY-MM-DDTHH:MM:SSZ`, or `None`.
-fn format_time(value: f64, units: &str, calendar: &str) -> Option<String> {
+/// The seconds per unit and the Julian day of the origin of CF time `units` ("UNIT since
+/// DATE") in a Gregorian `calendar`, or why not.
+fn cf_time_axis(units: &str, calendar: &str) -> Result<(f64, f64), String> {
     let cal = calendar.trim().to_ascii_lowercase();
     if !matches!(
         cal.as_str(),
         "" | "standard" | "gregorian" | "proleptic_gregorian"
     ) {
-        return None;
+        return Err(format!(
+            "calendar {calendar:?} is not Gregorian: choose the time by index (--init-time N)"
+        ));
     }
-    let (unit, since) = units.split_once(" since ")?;
+    let (unit, since) = units
+        .split_once(" since ")
+        .ok_or_else(|| format!("time units {units:?} are not `UNITS since DATE`"))?;
     let seconds = match unit.trim().to_ascii_lowercase().as_str() {
         "seconds" | "second" | "secs" | "sec" | "s" => 1.0,
         "minutes" | "minute" | "mins" | "min" => 60.0,
         "hours" | "hour" | "hrs" | "hr" | "h" => 3600.0,
         "days" | "day" | "d" => 86400.0,
-        _ => return None,
+        other => {
+            return Err(format!(
+                "time unit {other:?} is not seconds, minutes, hours or days"
+            ));
+        }
     };
-    let jd = parse_utc(since)? + value * seconds / 86400.0;
+    let origin = parse_utc(since).ok_or_else(|| format!("cannot read the date in {units:?}"))?;
+    Ok((seconds, origin))
+}
+
+/// The CF time `value` (`units`, Gregorian `calendar`) as `YYYY-MM-DDTHH:MM:SSZ`, or `None`.
+fn format_time(value: f64, units: &str, calendar: &str) -> Option<String> {
+    let (seconds, origin) = cf_time_axis(units, calendar).ok()?;
+    let jd = origin + value * seconds / 86400.0;
     if !jd.is_finite() || jd < 0.0 {
         return None;
     }
