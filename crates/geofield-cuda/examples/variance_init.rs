@@ -65,6 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rinv: &[0.5],
         drift_terms: 1,
         drift_scale: 1000.0,
+        support: Default::default(),
     };
     let mut last = Vec::new();
     for i in 0..3 {

@@ -165,6 +165,31 @@ __device__ __forceinline__ void kr_drift(double x, double y, double s, u32 p, do
     (void)p;
 }
 
+// Local kriging's support arguments (see kr_node_drift): block points, and with fstride > 0 the
+// host's drift terms of the samples (sdrift, n x fstride) and of the nodes (fnode).
+struct KrSupportArgs {
+    const double* boff;
+    const double* sdrift;
+    const double* fnode;
+    u32 nb;
+    u32 fstride;
+};
+GF_CHECK_SIZE(KrSupportArgs, 32);
+
+// The prediction's support (kriging/space.rs `Support`): nb > 0 block points boff[3b..3b+3] =
+// (dx, dy, w) in kriging space (nb = 0: a point); fstride > 0: the drift terms of node j are the
+// host's fnode[j * fstride + l] (block means, external drift), else kr_drift at the node.
+__device__ __forceinline__ void kr_node_drift(double x, double y, double s, u32 p,
+                                              const double* __restrict__ fnode, u32 fstride, u64 j,
+                                              double* f) {
+    if (fstride == 0) {
+        kr_drift(x, y, s, p, f);
+        return;
+    }
+#pragma unroll
+    for (int l = 0; l < KR_PMAX; ++l) f[l] = l < (int)p ? fnode[j * fstride + l] : 0.0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Matern, general nu: rho(x) = 2^(1-nu)/Gamma(nu) x^nu K_nu(x). K_mu and K_mu+1 (|mu| <= 1/2) from
 // Temme's series for x <= 2 and from the trapezoidal rule on e^x K_mu(x) = int_0^inf

@@ -168,9 +168,11 @@ KR_DUAL_PRECS(16)
 // (column-major n x m for the GEMM). Reduce: one warp per node over column jl of W ((n+p) x m):
 // sigma^2 = var_zero - |w|^2 + |Rinv (f(x) - G^T w)|^2, clamped at 0.
 // ---------------------------------------------------------------------------------------------
+// A block (nb > 0 points boff = (dx, dy, w)): K is the weighted mean of C(|x_i - (x_j + d_b)|).
 template <typename T>
 __device__ __forceinline__ void kr_var_k(const KrVarParams& P, const KrCov& cov_p,
-                                         const T* __restrict__ sxy, T* __restrict__ K) {
+                                         const T* __restrict__ sxy, T* __restrict__ K,
+                                         const double* __restrict__ boff, u32 nb) {
     KR_STAGE_COV(cov_p)
     const u64 jl = blockIdx.x;
     if (jl >= P.m) return;
@@ -179,19 +181,32 @@ __device__ __forceinline__ void kr_var_k(const KrVarParams& P, const KrCov& cov_
     const T x = (T)xd, y = (T)yd;
     for (u32 i = threadIdx.x; i < P.n; i += blockDim.x) {
         const T dx = sxy[2 * (size_t)i] - x, dy = sxy[2 * (size_t)i + 1] - y;
-        K[jl * P.n + i] = KrCovT<T, true>::eval(cov, kr_sqrt_p<true>(dx * dx + dy * dy));
+        T c;
+        if (nb == 0) {
+            c = KrCovT<T, true>::eval(cov, kr_sqrt_p<true>(dx * dx + dy * dy));
+        } else {
+            double s = 0.0;
+            for (u32 b = 0; b < nb; ++b) {
+                const T ex = dx - (T)boff[3 * b], ey = dy - (T)boff[3 * b + 1];
+                s += boff[3 * b + 2] * (double)KrCovT<T, true>::eval(cov, kr_sqrt_p<true>(ex * ex + ey * ey));
+            }
+            c = (T)s;
+        }
+        K[jl * P.n + i] = c;
     }
 }
 #if GF_WANTED(kriging_var_k_f32)
 extern "C" __global__ void kriging_var_k_f32(KrVarParams P, KrCov cov, const float* __restrict__ sxy,
-                                             float* __restrict__ K) {
-    kr_var_k<float>(P, cov, sxy, K);
+                                             float* __restrict__ K, const double* __restrict__ boff,
+                                             u32 nb) {
+    kr_var_k<float>(P, cov, sxy, K, boff, nb);
 }
 #endif
 #if GF_WANTED(kriging_var_k_f64)
 extern "C" __global__ void kriging_var_k_f64(KrVarParams P, KrCov cov, const double* __restrict__ sxy,
-                                             double* __restrict__ K) {
-    kr_var_k<double>(P, cov, sxy, K);
+                                             double* __restrict__ K, const double* __restrict__ boff,
+                                             u32 nb) {
+    kr_var_k<double>(P, cov, sxy, K, boff, nb);
 }
 #endif
 
@@ -203,7 +218,8 @@ __device__ __forceinline__ double kr_warp_sum(double v) {
 
 template <typename T>
 __device__ __forceinline__ void kr_var_reduce(const KrVarParams& P, const KrCov& cov,
-                                              const T* __restrict__ W, T* __restrict__ out) {
+                                              const T* __restrict__ W, T* __restrict__ out,
+                                              const double* __restrict__ fnode, u32 fstride) {
     const u32 lane = threadIdx.x & 31u;
     const u64 jl = (u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (jl >= P.m) return;
@@ -217,7 +233,7 @@ __device__ __forceinline__ void kr_var_reduce(const KrVarParams& P, const KrCov&
     double xd, yd;
     kr_node(P.grid, P.j0 + jl, xd, yd);
     double f[KR_PMAX], rr[KR_PMAX];
-    kr_drift(xd, yd, P.drift_scale, P.p, f);
+    kr_node_drift(xd, yd, P.drift_scale, P.p, fnode, fstride, P.j0 + jl, f);
 #pragma unroll
     for (int l = 0; l < KR_PMAX; ++l) rr[l] = l < (int)P.p ? f[l] - (double)col[P.n + l] : 0.0;
     double t2 = 0.0;
@@ -234,14 +250,16 @@ __device__ __forceinline__ void kr_var_reduce(const KrVarParams& P, const KrCov&
 }
 #if GF_WANTED(kriging_var_reduce_f32)
 extern "C" __global__ void kriging_var_reduce_f32(KrVarParams P, KrCov cov, const float* __restrict__ W,
-                                                  float* __restrict__ out) {
-    kr_var_reduce<float>(P, cov, W, out);
+                                                  float* __restrict__ out,
+                                                  const double* __restrict__ fnode, u32 fstride) {
+    kr_var_reduce<float>(P, cov, W, out, fnode, fstride);
 }
 #endif
 #if GF_WANTED(kriging_var_reduce_f64)
 extern "C" __global__ void kriging_var_reduce_f64(KrVarParams P, KrCov cov, const double* __restrict__ W,
-                                                  double* __restrict__ out) {
-    kr_var_reduce<double>(P, cov, W, out);
+                                                  double* __restrict__ out,
+                                                  const double* __restrict__ fnode, u32 fstride) {
+    kr_var_reduce<double>(P, cov, W, out, fnode, fstride);
 }
 #endif
 
@@ -264,7 +282,8 @@ extern "C" __global__ void kriging_var_reduce_f64(KrVarParams P, KrCov cov, cons
 template <typename T>
 __device__ __forceinline__ void kr_var_fused(const KrVarParams& P, const KrCov& cov,
                                              const T* __restrict__ A, const T* __restrict__ K,
-                                             T* __restrict__ out) {
+                                             T* __restrict__ out, const double* __restrict__ fnode,
+                                             u32 fstride) {
     __shared__ T sA[KR_VF_K][KR_VF_R];
     __shared__ T sK[KR_VF_K][KR_VF_N + 1];  // +1: the transposing stores hit distinct banks
     __shared__ double sS[16][KR_VF_N];
@@ -347,7 +366,7 @@ __device__ __forceinline__ void kr_var_fused(const KrVarParams& P, const KrCov& 
             double xd, yd;
             kr_node(P.grid, P.j0 + jl, xd, yd);
             double f[KR_PMAX], rr[KR_PMAX];
-            kr_drift(xd, yd, P.drift_scale, P.p, f);
+            kr_node_drift(xd, yd, P.drift_scale, P.p, fnode, fstride, P.j0 + jl, f);
 #pragma unroll
             for (int l = 0; l < KR_PMAX; ++l) rr[l] = l < (int)p ? f[l] - sU[l][tid] : 0.0;
             double t2 = 0.0;
@@ -367,14 +386,16 @@ __device__ __forceinline__ void kr_var_fused(const KrVarParams& P, const KrCov& 
 #if GF_WANTED(kriging_var_fused_f32)
 extern "C" __global__ void __launch_bounds__(KR_VF_THREADS)
     kriging_var_fused_f32(KrVarParams P, KrCov cov, const float* __restrict__ A,
-                          const float* __restrict__ K, float* __restrict__ out) {
-    kr_var_fused<float>(P, cov, A, K, out);
+                          const float* __restrict__ K, float* __restrict__ out,
+                          const double* __restrict__ fnode, u32 fstride) {
+    kr_var_fused<float>(P, cov, A, K, out, fnode, fstride);
 }
 #endif
 #if GF_WANTED(kriging_var_fused_f64)
 extern "C" __global__ void __launch_bounds__(KR_VF_THREADS)
     kriging_var_fused_f64(KrVarParams P, KrCov cov, const double* __restrict__ A,
-                          const double* __restrict__ K, double* __restrict__ out) {
-    kr_var_fused<double>(P, cov, A, K, out);
+                          const double* __restrict__ K, double* __restrict__ out,
+                          const double* __restrict__ fnode, u32 fstride) {
+    kr_var_fused<double>(P, cov, A, K, out, fnode, fstride);
 }
 #endif

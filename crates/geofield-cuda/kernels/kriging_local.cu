@@ -30,7 +30,7 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
                                          const double* __restrict__ sxy, const T* __restrict__ z,
                                          const double* __restrict__ mean,
                                          const long long* __restrict__ nbr, T* __restrict__ pred,
-                                         T* __restrict__ var) {
+                                         T* __restrict__ var, const KrSupportArgs& sup) {
     KR_STAGE_COV(cov_p)
     extern __shared__ __align__(16) unsigned char kr_smem[];
     const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -80,9 +80,20 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
             const int ia = id[a];
             const double sx = sxy[2 * ia], sy = sxy[2 * ia + 1];
             const double dx = sx - x, dy = sy - y;
-            B[a * KR_BSTRIDE] = KrCovT<T, false>::eval(cov, (T)sqrt(dx * dx + dy * dy));
+            if (sup.nb == 0) {
+                B[a * KR_BSTRIDE] = KrCovT<T, false>::eval(cov, (T)sqrt(dx * dx + dy * dy));
+            } else {
+                // a block: the weighted mean of C(|x_i - (x + d_b)|) over its points
+                double c = 0.0;
+                for (u32 b = 0; b < sup.nb; ++b) {
+                    const double ex = dx - sup.boff[3 * b], ey = dy - sup.boff[3 * b + 1];
+                    c += sup.boff[3 * b + 2] * (double)KrCovT<T, false>::eval(cov, (T)sqrt(ex * ex + ey * ey));
+                }
+                B[a * KR_BSTRIDE] = (T)c;
+            }
             double f[KR_PMAX];
-            kr_drift(sx, sy, P.drift_scale, p, f);
+            // the samples' drift: the host's (external drift) or the polynomial one
+            kr_node_drift(sx, sy, P.drift_scale, p, sup.sdrift, sup.fstride, (u64)ia, f);
             for (u32 l = 0; l < p; ++l) B[a * KR_BSTRIDE + 1 + l] = (T)f[l];
         }
         __syncwarp();
@@ -128,7 +139,7 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
         }
         __syncwarp();
         double f[KR_PMAX];
-        kr_drift(x, y, P.drift_scale, p, f);
+        kr_node_drift(x, y, P.drift_scale, p, sup.fnode, sup.fstride, j, f);
         double R[KR_PMAX * KR_PMAX], t[KR_PMAX], v[KR_PMAX];
         double vr = cov.var_zero - (double)S[0];
         {
@@ -218,16 +229,16 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
 extern "C" __global__ void kriging_local_f32(KrLocalParams P, KrCov cov, const double* __restrict__ sxy,
                                              const float* __restrict__ z, const double* __restrict__ mean,
                                              const long long* __restrict__ nbr, float* __restrict__ pred,
-                                             float* __restrict__ var) {
-    kr_local<float>(P, cov, sxy, z, mean, nbr, pred, var);
+                                             float* __restrict__ var, KrSupportArgs sup) {
+    kr_local<float>(P, cov, sxy, z, mean, nbr, pred, var, sup);
 }
 #endif
 #if GF_WANTED(kriging_local_f64)
 extern "C" __global__ void kriging_local_f64(KrLocalParams P, KrCov cov, const double* __restrict__ sxy,
                                              const double* __restrict__ z, const double* __restrict__ mean,
                                              const long long* __restrict__ nbr, double* __restrict__ pred,
-                                             double* __restrict__ var) {
-    kr_local<double>(P, cov, sxy, z, mean, nbr, pred, var);
+                                             double* __restrict__ var, KrSupportArgs sup) {
+    kr_local<double>(P, cov, sxy, z, mean, nbr, pred, var, sup);
 }
 #endif
 

@@ -1,6 +1,7 @@
 //! Kriging on every backend against the CPU path: `krige` on a grid (f64 and f32) equals the CPU's
 //! f64 result for every kind, model family, neighbourhood and nugget convention, predictions and
-//! variances, including NaN nodes of local kriging and surfaces with missing wells.
+//! variances, including NaN nodes of local kriging and surfaces with missing wells, blocks
+//! (gstat `block=`) and external drifts (KED), global and local.
 //!
 //! Each test body runs on the CPU and, with a GPU, on CUDA (`backends::for_each_backend`: the
 //! CUDA run skips with a notice without a GPU, fails with `GEOFIELD_REQUIRE_GPU=1`).
@@ -15,9 +16,12 @@
 )]
 
 use geofield::Backend;
+use std::sync::Arc;
+
 use geofield::kriging::{
-    Anisotropy, Drift, Kind, KrigeOptions, KrigeParams, Model, Neighbourhood, NuggetMode,
-    Precision, Prediction, SampleSet, Structure, Target, Variogram, krige,
+    Anisotropy, Block, Discretisation, Drift, ExternalDrift, Kind, KrigeOptions, KrigeParams,
+    Model, Neighbourhood, NuggetMode, Precision, Prediction, SampleSet, Structure, Target,
+    Variogram, krige,
 };
 use geofield_core::{Extent, GridSpec};
 use rand::{Rng, SeedableRng};
@@ -93,16 +97,29 @@ fn krige_grid(
     v: &Variogram,
     options: KrigeOptions,
     g: &GridSpec,
+    external: Option<&Arc<ExternalDrift>>,
 ) -> Prediction {
     let params = KrigeParams {
         options,
         variance: true,
+        external_drift: external.cloned(),
         ..KrigeParams::new(v.clone(), Target::Grid(*g))
     };
     krige(be, set, &params).unwrap().prediction
 }
 
 fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOptions) {
+    case_with(be, what, set, v, opts, None);
+}
+
+fn case_with(
+    be: &Backend,
+    what: &str,
+    set: &SampleSet,
+    v: &Variogram,
+    opts: KrigeOptions,
+    external: Option<&Arc<ExternalDrift>>,
+) {
     // Local systems are solved in another form on the GPU (explicit weights) than on the CPU
     // (dual coefficients per neighbour set); a drift on the few samples within a radius is
     // ill-conditioned, so f64 agrees to ~1e-9 there (observed 1.1e-9).
@@ -111,7 +128,7 @@ fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOpt
         Neighbourhood::Local { .. } => 1e-8,
     };
     let g = grid(be);
-    let cpu = krige_grid(&Backend::Cpu, set, v, opts, &g);
+    let cpu = krige_grid(&Backend::Cpu, set, v, opts, &g, external);
     let spread = 30.0;
     let sill = if v.is_bounded() { v.sill() } else { 100.0 };
     // f32 local universal kriging is not held to the CPU: where a node's few neighbours barely
@@ -129,7 +146,7 @@ fn case(be: &Backend, what: &str, set: &SampleSet, v: &Variogram, opts: KrigeOpt
             .collect();
     for (precision, tp, tv) in precisions {
         let o = KrigeOptions { precision, ..opts };
-        let got = krige_grid(be, set, v, o, &g);
+        let got = krige_grid(be, set, v, o, &g, external);
         if matches!(be, Backend::Cuda(_)) {
             assert!(got.evaluated.starts_with("cuda"), "{}", got.evaluated);
             assert!(got.device_seconds.is_some());
@@ -267,6 +284,131 @@ fn local_kriging_on_every_backend_equals_the_cpu() {
                 neighbourhood: Neighbourhood::Local { k: 8, radius: None },
                 ..KrigeOptions::default()
             },
+        );
+    });
+}
+
+/// A smooth "DEM" on 50 m cells covering the wells' grid and its blocks' points.
+fn dem() -> Arc<ExternalDrift> {
+    let grid = GridSpec::from_extent(
+        Extent::new(4.2e5 - 400.0, 5.1e6 - 400.0, 4.2e5 + 2400.0, 5.1e6 + 1900.0).unwrap(),
+        50.0,
+    )
+    .unwrap();
+    let mut v = Vec::with_capacity(grid.n_cells());
+    for r in 0..grid.rows {
+        for c in 0..grid.cols {
+            let (x, y) = (25.0 + 50.0 * c as f64, 2275.0 - 50.0 * r as f64);
+            v.push(300.0 + 0.02 * x - 0.05 * y + 15.0 * (x / 400.0).sin() * (y / 350.0).cos());
+        }
+    }
+    Arc::new(ExternalDrift::new(grid, v, "dem").unwrap())
+}
+
+fn blocks(size: f64, discretisation: Discretisation) -> Option<Block> {
+    Some(Block {
+        size_x_m: size,
+        size_y_m: size,
+        discretisation,
+    })
+}
+
+#[test]
+fn blocks_and_external_drifts_on_every_backend_equal_the_cpu() {
+    for_each_backend(|be| {
+        let set = wells(150, 2, 3, true);
+        let dem = dem();
+        let exp = Variogram::new(Model::Exponential, 40.0, 900.0, 1.0).unwrap();
+        let sph = Variogram::new(Model::Spherical, 30.0, 1100.0, 0.5).unwrap();
+        let local = |k| Neighbourhood::Local { k, radius: None };
+        let ked = |drift| Kind::Universal { drift };
+        case(
+            be,
+            "global ordinary, 100 m Gauss blocks",
+            &set,
+            &exp,
+            KrigeOptions {
+                block: blocks(100.0, Discretisation::Gauss),
+                ..KrigeOptions::default()
+            },
+        );
+        case(
+            be,
+            "global simple, anisotropic, 60 m blocks of 3 x 3",
+            &set,
+            &sph,
+            KrigeOptions {
+                kind: Kind::Simple { mean: 85.0 },
+                anisotropy: Some(Anisotropy {
+                    azimuth_deg: 30.0,
+                    ratio: 0.5,
+                }),
+                block: blocks(60.0, Discretisation::Regular { n: 3 }),
+                ..KrigeOptions::default()
+            },
+        );
+        case_with(
+            be,
+            "global KED",
+            &set,
+            &exp,
+            KrigeOptions {
+                kind: ked(Drift::External),
+                ..KrigeOptions::default()
+            },
+            Some(&dem),
+        );
+        case_with(
+            be,
+            "global linear + external drift, anisotropic, 80 m blocks",
+            &set,
+            &sph,
+            KrigeOptions {
+                kind: ked(Drift::LinearExternal),
+                anisotropy: Some(Anisotropy {
+                    azimuth_deg: 120.0,
+                    ratio: 0.7,
+                }),
+                block: blocks(80.0, Discretisation::Gauss),
+                ..KrigeOptions::default()
+            },
+            Some(&dem),
+        );
+        case(
+            be,
+            "local 16 ordinary, 100 m blocks",
+            &set,
+            &exp,
+            KrigeOptions {
+                neighbourhood: local(16),
+                block: blocks(100.0, Discretisation::Regular { n: 4 }),
+                ..KrigeOptions::default()
+            },
+        );
+        case_with(
+            be,
+            "local 24 KED",
+            &set,
+            &exp,
+            KrigeOptions {
+                kind: ked(Drift::External),
+                neighbourhood: local(24),
+                ..KrigeOptions::default()
+            },
+            Some(&dem),
+        );
+        case_with(
+            be,
+            "local 32 linear + external drift, 50 m Gauss blocks",
+            &set,
+            &sph,
+            KrigeOptions {
+                kind: ked(Drift::LinearExternal),
+                neighbourhood: local(32),
+                block: blocks(50.0, Discretisation::Gauss),
+                ..KrigeOptions::default()
+            },
+            Some(&dem),
         );
     });
 }

@@ -2,11 +2,12 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::params::{GridParams, LocalParams, NodesParams};
+use super::params::{GridParams, LocalParams, NodesParams, SupportArgs};
+use super::variance::nonempty;
 use super::{
-    Covariance, K_MAX, KrigeFloat, MODULE, NodeGrid, check_drift, check_finite, event_ms,
+    Covariance, K_MAX, KrigeFloat, MODULE, NodeGrid, TargetSupport, check_finite, event_ms,
     launch_err, samples_count,
 };
 use crate::context::Gpu;
@@ -42,6 +43,10 @@ pub struct LocalInputs<'a> {
     pub means: &'a [f64],
     /// Also compute the kriging variance.
     pub want_variance: bool,
+    /// Blocks and host-computed drift terms (default: points, the polynomial drift; with
+    /// `node_drift`, `sample_drift` too). The caller sets the covariance's `var_zero` to
+    /// C̄(B, B) for blocks.
+    pub support: TargetSupport<'a>,
 }
 
 /// Predictions (H · rows · cols, surface-major) and variances (rows · cols) when asked.
@@ -92,9 +97,9 @@ pub fn local_krige<T: KrigeFloat>(
     if inp.k == 0 || inp.k > K_MAX {
         return Err(invalid(K, format!("k = {} out of 1..={K_MAX}", inp.k)));
     }
-    check_drift(inp.drift_terms, inp.drift_scale, K)?;
-    check_finite("values", inp.values, n * hh, K)?;
     let p = inp.drift_terms;
+    inp.support.check(nn, n, p, inp.drift_scale, true, K)?;
+    check_finite("values", inp.values, n * hh, K)?;
     let means: Vec<f64> = if p == 0 {
         check_finite("means", inp.means, hh, K)?;
         inp.means.to_vec()
@@ -130,6 +135,29 @@ pub fn local_krige<T: KrigeFloat>(
     let d_mean = gpu.upload(&means, "the means")?;
     let mut d_pred = gpu.zeros::<T>(out_len, "the predictions")?;
     let mut d_var = gpu.zeros::<T>(if inp.want_variance { nn } else { 1 }, "the variances")?;
+    let sup = &inp.support;
+    let d_boff = gpu.upload(nonempty(sup.block), "the block points")?;
+    let d_sdrift = gpu.upload(
+        nonempty(sup.sample_drift.unwrap_or(&[])),
+        "the samples' drift",
+    )?;
+    let d_fnode = gpu.upload(nonempty(sup.node_drift.unwrap_or(&[])), "the nodes' drift")?;
+    // The pointers stay valid while the buffers live (to the end of this call); the guards
+    // order the stream's later uses of them after the launches.
+    let (boff, _g0) = d_boff.device_ptr(gpu.stream());
+    let (sdrift, _g1) = d_sdrift.device_ptr(gpu.stream());
+    let (fnode, _g2) = d_fnode.device_ptr(gpu.stream());
+    let sargs = SupportArgs {
+        boff,
+        sdrift,
+        fnode,
+        nb: sup.points() as u32,
+        fstride: if sup.node_drift.is_some() {
+            sup.stride as u32
+        } else {
+            0
+        },
+    };
     let tile = TILE_NODES.min(nn);
     let mut d_q = gpu.zeros::<f64>(2 * tile, "the node coordinates")?;
     let mut d_idx = gpu.zeros::<i64>(tile * k, "the neighbour indices")?;
@@ -202,7 +230,8 @@ pub fn local_krige<T: KrigeFloat>(
                 .arg(&d_mean)
                 .arg(&d_idx)
                 .arg(&mut d_pred)
-                .arg(&mut d_var);
+                .arg(&mut d_var)
+                .arg(&sargs);
             let cfg = LaunchConfig {
                 grid_dim: (m.div_ceil(warps) as u32, 1, 1),
                 block_dim: (32 * warps as u32, 1, 1),
@@ -212,8 +241,10 @@ pub fn local_krige<T: KrigeFloat>(
             // (n·h), const double* mean (h), const long long* nbr (m·k), T* pred, T* var): warp
             // jl < m reads nbr[jl·k..], sample indices < n (from the k-NN search, -1 padding
             // skipped), writes pred[h'·N + j0 + jl] (h' < h, inside N·h) and var[j0 + jl] only
-            // when want_var (then var holds N). Shared memory: warps × (region T + k ints) bytes,
-            // as the kernel lays it out.
+            // when want_var (then var holds N); KrSupportArgs: boff[0..3nb), with fstride > 0
+            // sdrift[i·fstride + l] (i < n) and fnode[(j0 + jl)·fstride + l] (l < p <= fstride;
+            // n·fstride and N·fstride values, checked), else none. Shared memory: warps ×
+            // (region T + k ints) bytes, as the kernel lays it out.
             unsafe { lb.launch(cfg) }.map_err(launch_err(name.clone()))?;
         }
         let t2 = gpu.mark()?;

@@ -65,6 +65,7 @@ mod local;
 mod paper;
 pub mod params;
 pub mod sim;
+mod support;
 mod variance;
 
 pub use cov::{
@@ -74,6 +75,7 @@ pub use cov::{
 pub use dual::{DualInputs, dual_kernels, dual_predict};
 pub use local::{LocalInputs, LocalOutput, LocalTimes, local_krige};
 pub use paper::{PaperMode, paper_krige};
+pub use support::{BLOCK_POINTS_MAX, P_MAX, TargetSupport};
 pub use variance::{
     FUSED_MAX_SAMPLES, VarianceFloat, VarianceInputs, VarianceTimes, global_variance,
     variance_kernels,

@@ -96,6 +96,18 @@ pub struct LocalParams {
     pub pad0: u32,
 }
 
+/// C `KrSupportArgs` (32 bytes): device pointers (block points, the samples' and the nodes'
+/// drift terms; 0 where the count says they are not read).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SupportArgs {
+    pub boff: u64,
+    pub sdrift: u64,
+    pub fnode: u64,
+    pub nb: u32,
+    pub fstride: u32,
+}
+
 /// C `KrPaperParams` (88 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -121,6 +133,8 @@ unsafe impl DeviceRepr for NodesParams {}
 unsafe impl DeviceRepr for LocalParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for PaperParams {}
+// SAFETY: as above (the pointers are plain 64-bit device addresses).
+unsafe impl DeviceRepr for SupportArgs {}
 
 /// (C name, Rust size, size the C side asserts).
 pub const PARAM_SIZES: &[(&str, usize, usize)] = &[
@@ -136,4 +150,5 @@ pub const PARAM_SIZES: &[(&str, usize, usize)] = &[
     ("KrNodesParams", std::mem::size_of::<NodesParams>(), 80),
     ("KrLocalParams", std::mem::size_of::<LocalParams>(), 120),
     ("KrPaperParams", std::mem::size_of::<PaperParams>(), 88),
+    ("KrSupportArgs", std::mem::size_of::<SupportArgs>(), 32),
 ];

@@ -8,7 +8,7 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::params::{GridParams, VarParams};
 use super::{
-    Covariance, KrigeFloat, MODULE, NodeGrid, check_drift, check_finite, event_ms, launch_err,
+    Covariance, KrigeFloat, MODULE, NodeGrid, TargetSupport, check_finite, event_ms, launch_err,
     samples_count,
 };
 use crate::context::Gpu;
@@ -34,9 +34,12 @@ pub struct VarianceInputs<'a> {
     pub g: &'a [f64],
     /// R⁻¹, p × p lower, row-major (GᵀG = R Rᵀ).
     pub rinv: &'a [f64],
-    /// p ∈ {0 (simple kriging), 1, 3, 6}.
+    /// p ∈ {0 (simple kriging), 1, 3, 6}; with the support's node drift, up to its stride.
     pub drift_terms: usize,
     pub drift_scale: f64,
+    /// Blocks and host-computed drift terms (default: points, the polynomial drift). The caller
+    /// sets the covariance's `var_zero` to C̄(B, B) for blocks.
+    pub support: TargetSupport<'a>,
 }
 
 /// Times of [`global_variance`], milliseconds (CUDA events, summed over tiles).
@@ -109,8 +112,8 @@ where
     if n == 0 {
         return Err(invalid(K, "no samples"));
     }
-    check_drift(inp.drift_terms, inp.drift_scale, K)?;
     let p = inp.drift_terms;
+    inp.support.check(nn, n, p, inp.drift_scale, false, K)?;
     check_finite("linv", inp.linv, n * n, K)?;
     check_finite("g", inp.g, n * p, K)?;
     check_finite("rinv", inp.rinv, p * p, K)?;
@@ -157,6 +160,18 @@ where
     let mut d_k = gpu.zeros::<T>(n * tile, "a covariance tile")?;
     let mut d_w = gpu.zeros::<T>(if use_blas { ldw * tile } else { 1 }, "a GEMM tile")?;
     let mut d_out = gpu.zeros::<T>(nn, "the variances")?;
+    // Absent support arrays: one unread value (nb = 0, fstride = 0).
+    let d_boff = gpu.upload(nonempty(inp.support.block), "the block points")?;
+    let nb = inp.support.points() as u32;
+    let d_fnode = gpu.upload(
+        nonempty(inp.support.node_drift.unwrap_or(&[])),
+        "the nodes' drift",
+    )?;
+    let fstride = if inp.support.node_drift.is_some() {
+        inp.support.stride as u32
+    } else {
+        0
+    };
     let names = if use_blas {
         [
             format!("kriging_var_k_{sfx}"),
@@ -201,14 +216,20 @@ where
         let e0 = gpu.mark()?;
         {
             let mut lb = gpu.stream().launch_builder(&fk);
-            lb.arg(&params).arg(&cp).arg(&d_xy).arg(&mut d_k);
+            lb.arg(&params)
+                .arg(&cp)
+                .arg(&d_xy)
+                .arg(&mut d_k)
+                .arg(&d_boff)
+                .arg(&nb);
             let cfg = LaunchConfig {
                 grid_dim: (m as u32, 1, 1),
                 block_dim: (128, 1, 1),
                 shared_mem_bytes: 0,
             };
-            // SAFETY: kriging_var_k_*(KrVarParams, KrCov, const T* sxy (2n), T* K): block jl < m
-            // writes K[jl·n + i], i < n, inside the n·tile buffer (m <= tile).
+            // SAFETY: kriging_var_k_*(KrVarParams, KrCov, const T* sxy (2n), T* K, const double*
+            // boff, u32 nb): block jl < m writes K[jl·n + i], i < n, inside the n·tile buffer
+            // (m <= tile); reads boff[0..3nb) (nb = 0: none).
             unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_k".into()))?;
         }
         let e1 = gpu.mark()?;
@@ -236,18 +257,31 @@ where
         let e2 = gpu.mark()?;
         if blas.is_some() {
             let mut lb = gpu.stream().launch_builder(&fr);
-            lb.arg(&params).arg(&cp).arg(&d_w).arg(&mut d_out);
+            lb.arg(&params)
+                .arg(&cp)
+                .arg(&d_w)
+                .arg(&mut d_out)
+                .arg(&d_fnode)
+                .arg(&fstride);
             let cfg = LaunchConfig {
                 grid_dim: (m.div_ceil(REDUCE_WARPS as usize) as u32, 1, 1),
                 block_dim: (32 * REDUCE_WARPS, 1, 1),
                 shared_mem_bytes: 0,
             };
-            // SAFETY: kriging_var_reduce_*(KrVarParams, KrCov, const T* W, T* out): warp jl < m
-            // reads W[jl·ldw + r], r < ldw, and writes out[j0 + jl] < nn.
+            // SAFETY: kriging_var_reduce_*(KrVarParams, KrCov, const T* W, T* out, const double*
+            // fnode, u32 fstride): warp jl < m reads W[jl·ldw + r], r < ldw, fnode[(j0 + jl)·
+            // fstride + l] for l < p (checked: nn·fstride values; none when fstride = 0), and
+            // writes out[j0 + jl] < nn.
             unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_reduce".into()))?;
         } else {
             let mut lb = gpu.stream().launch_builder(&fr);
-            lb.arg(&params).arg(&cp).arg(&d_a).arg(&d_k).arg(&mut d_out);
+            lb.arg(&params)
+                .arg(&cp)
+                .arg(&d_a)
+                .arg(&d_k)
+                .arg(&mut d_out)
+                .arg(&d_fnode)
+                .arg(&fstride);
             let cfg = LaunchConfig {
                 grid_dim: (m.div_ceil(FUSED_NODES) as u32, 1, 1),
                 block_dim: (FUSED_THREADS, 1, 1),
@@ -255,7 +289,8 @@ where
             };
             // SAFETY: kriging_var_fused_*(KrVarParams, KrCov, const T* A, const T* K, T* out):
             // reads A[c·ldw + r] for r < n + p = ldw, c < n (ldw·n elements), K[jl·n + c] for
-            // jl < m, c < n (inside n·tile), and writes out[j0 + jl] < nn; block b owns nodes
+            // jl < m, c < n (inside n·tile), fnode as kriging_var_reduce, and writes
+            // out[j0 + jl] < nn; block b owns nodes
             // [64 b, 64 b + 64) ∩ [0, m).
             unsafe { lb.launch(cfg) }.map_err(launch_err("kriging_var_fused".into()))?;
         }
@@ -290,4 +325,9 @@ where
     times.kernel_ms = times.k_ms + times.gemm_ms + times.reduce_ms;
     times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
     Ok((out, times))
+}
+
+/// `v`, or one zero when it is empty (a kernel argument that is not read).
+pub(crate) fn nonempty(v: &[f64]) -> &[f64] {
+    if v.is_empty() { &[0.0] } else { v }
 }

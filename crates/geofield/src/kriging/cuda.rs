@@ -17,11 +17,12 @@ use std::sync::Arc;
 use geofield_cuda::Gpu;
 use geofield_cuda::kriging::{
     self as gk, CovModel, CovStructure, DualInputs, KrigeFloat, LocalInputs, NodeGrid,
-    VarianceInputs,
+    TargetSupport, VarianceInputs,
 };
 
+use super::global::GlobalKriging;
 use super::params::{Kind, Precision};
-use super::space::Covariance;
+use super::space::{Covariance, Frame, Support};
 use super::systems::System;
 use super::variogram::{Model, matern_scale};
 use crate::GeofieldError;
@@ -127,6 +128,9 @@ fn eval_grid_t<T: KrigeFloat>(
     precision: Precision,
 ) -> Result<Out, GeofieldError> {
     match system {
+        System::Global(g) if !g.support.is_plain() => {
+            global_support::<T>(gpu, g, grid, variance, precision)
+        }
         System::Global(g) => {
             let cov = device_covariance(&g.cov);
             let xy: Vec<f64> = g.xs.iter().zip(&g.ys).flat_map(|(&x, &y)| [x, y]).collect();
@@ -151,6 +155,7 @@ fn eval_grid_t<T: KrigeFloat>(
                     rinv: &g.rinv,
                     drift_terms: g.p_var,
                     drift_scale: g.frame.drift_scale,
+                    support: Default::default(),
                 };
                 let (v, s) = global_variance(gpu, &cov, grid, &vin, precision)?;
                 seconds += s;
@@ -161,12 +166,28 @@ fn eval_grid_t<T: KrigeFloat>(
             Ok((per_surface(&pred, g.surfaces), var, seconds))
         }
         System::Local(l) => {
-            let cov = device_covariance(&l.cov);
+            let mut cov = device_covariance(&l.cov);
+            cov.var_zero = Some(l.support.c0(&l.cov));
             let xy: Vec<f64> = l.xs.iter().zip(&l.ys).flat_map(|(&x, &y)| [x, y]).collect();
             let means = match l.kind {
                 Kind::Simple { mean } => vec![mean; l.surfaces],
                 _ => vec![],
             };
+            let p = l.kind.drift_terms();
+            let block = l.support.block_triples();
+            // Block means of the drift and an external drift come from the host's rule.
+            let host_drift = p > 0 && !l.support.is_plain();
+            let fnode = host_drift.then(|| node_drift(&l.support, &l.frame, grid, p));
+            let sdrift: Option<Vec<f64>> = host_drift.then(|| {
+                let mut f = [0.0; 6];
+                l.xs.iter()
+                    .zip(&l.ys)
+                    .flat_map(|(&x, &y)| {
+                        l.support.point_drift(&l.frame, x, y, p, &mut f);
+                        f[..p].to_vec()
+                    })
+                    .collect()
+            });
             let inp = LocalInputs {
                 samples_xy: &xy,
                 values: &l.z,
@@ -177,6 +198,12 @@ fn eval_grid_t<T: KrigeFloat>(
                 drift_scale: l.frame.drift_scale,
                 means: &means,
                 want_variance: variance,
+                support: TargetSupport {
+                    block: &block,
+                    node_drift: fnode.as_deref(),
+                    sample_drift: sdrift.as_deref(),
+                    stride: p,
+                },
             };
             let (out, t) = gk::local_krige::<T>(gpu, &cov, grid, &inp)?;
             Ok((
@@ -186,6 +213,104 @@ fn eval_grid_t<T: KrigeFloat>(
             ))
         }
     }
+}
+
+/// The first `p` drift terms of every node of `grid` (row-major, p per node) by the host's rule:
+/// block means, the external variable.
+fn node_drift(support: &Support, frame: &Frame, grid: &NodeGrid, p: usize) -> Vec<f64> {
+    use rayon::prelude::*;
+    let mut out = vec![0.0; grid.len() * p];
+    out.par_chunks_mut((grid.cols * p).max(1))
+        .enumerate()
+        .for_each(|(r, row)| {
+            let mut f = [0.0; 6];
+            for (c, o) in row.chunks_mut(p).enumerate() {
+                let (x, y) = grid.node(r, c);
+                support.drift(frame, x, y, p, &mut f);
+                o.copy_from_slice(&f[..p]);
+            }
+        });
+    out
+}
+
+/// Global kriging of blocks or with an external drift: the covariance part of the dual
+/// prediction at each block point (the grid shifted by its offset; a block's covariance is the
+/// weighted mean over its points, and the prediction is linear in it), the drift part from the
+/// host's node drift, and the variance with the block's covariance tiles, C̄(B, B) and that
+/// drift.
+fn global_support<T: KrigeFloat>(
+    gpu: &Arc<Gpu>,
+    g: &GlobalKriging,
+    grid: &NodeGrid,
+    variance: bool,
+    precision: Precision,
+) -> Result<Out, GeofieldError> {
+    let mut cov = device_covariance(&g.cov);
+    cov.var_zero = Some(g.support.c0(&g.cov));
+    let xy: Vec<f64> = g.xs.iter().zip(&g.ys).flat_map(|(&x, &y)| [x, y]).collect();
+    let (nn, hc) = (grid.len(), g.surfaces);
+    let pd = g.p_eval.max(g.p_var);
+    let fnode = node_drift(&g.support, &g.frame, grid, pd);
+    let block = g.support.block_triples();
+    let points: Vec<(f64, f64, f64)> = if block.is_empty() {
+        vec![(0.0, 0.0, 1.0)]
+    } else {
+        block.chunks(3).map(|t| (t[0], t[1], t[2])).collect()
+    };
+    let inp = DualInputs {
+        samples_xy: &xy,
+        alpha: &g.alpha,
+        beta: &[],
+        surfaces: hc,
+        drift_terms: 0,
+        drift_scale: g.frame.drift_scale,
+    };
+    gk::prepare_global::<T>(gpu, &cov, g.xs.len(), hc, false, variance)?;
+    let mut seconds = 0.0;
+    let mut pred = vec![vec![0.0; nn]; hc];
+    for &(dx, dy, w) in &points {
+        let shifted = NodeGrid {
+            origin: [grid.origin[0] + dx, grid.origin[1] + dy],
+            ..*grid
+        };
+        let (p, t) = gk::dual_predict::<T>(gpu, &cov, &shifted, &inp, false)?;
+        seconds += t.kernel_ms / 1e3;
+        for (h, ph) in pred.iter_mut().enumerate() {
+            for (o, v) in ph.iter_mut().zip(&p[h * nn..(h + 1) * nn]) {
+                *o += w * v.widen();
+            }
+        }
+    }
+    for (h, ph) in pred.iter_mut().enumerate() {
+        for (j, o) in ph.iter_mut().enumerate() {
+            let f = &fnode[j * pd..(j + 1) * pd];
+            *o += (0..g.p_eval)
+                .map(|l| f[l] * g.beta[l * hc + h])
+                .sum::<f64>();
+        }
+    }
+    let var = if variance {
+        let vin = VarianceInputs {
+            samples_xy: &xy,
+            linv: g.l_inverse(),
+            g: &g.g,
+            rinv: &g.rinv,
+            drift_terms: g.p_var,
+            drift_scale: g.frame.drift_scale,
+            support: TargetSupport {
+                block: &block,
+                node_drift: (pd > 0).then_some(&fnode[..]),
+                sample_drift: None,
+                stride: pd,
+            },
+        };
+        let (v, s) = global_variance(gpu, &cov, grid, &vin, precision)?;
+        seconds += s;
+        Some(v)
+    } else {
+        None
+    };
+    Ok((pred, var, seconds))
 }
 
 #[cfg(test)]

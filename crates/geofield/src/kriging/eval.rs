@@ -154,10 +154,7 @@ pub(crate) fn krige_grid_until(
     for g in groups {
         cancel.check()?;
         let map = g.system.frame().node_grid(grid).window(window.clone());
-        // Block kriging averages over the block's points, and an external drift samples its
-        // raster, on the CPU (the kernels take points and polynomial drifts).
-        let on_gpu = opts.block.is_none() && !opts.kind.is_external();
-        let (mut p, mut v) = if let (Backend::Cuda(gpu), true) = (backend, on_gpu) {
+        let (mut p, mut v) = if let Backend::Cuda(gpu) = backend {
             let (p, v, s) = cuda::eval_grid(gpu, &g.system, &map, variance, opts.precision)?;
             *device_seconds.get_or_insert(0.0) += s;
             done += rows;
@@ -211,13 +208,7 @@ pub(crate) fn krige_grid_until(
         values,
         variance: var,
         groups: reports,
-        evaluated: if opts.block.is_some() && matches!(backend, Backend::Cuda(_)) {
-            "cpu f64 (block kriging is evaluated on the CPU)".into()
-        } else if opts.kind.is_external() && matches!(backend, Backend::Cuda(_)) {
-            "cpu f64 (external drift is evaluated on the CPU)".into()
-        } else {
-            evaluated(backend, opts.precision)
-        },
+        evaluated: evaluated(backend, opts.precision),
         device_seconds,
     })
 }

@@ -194,11 +194,30 @@ fn run_window(
     } else {
         None
     };
-    if let (Some(e), Target::Points { xs, ys }) = (external, &params.target) {
-        e.check_points(xs, ys, &|j| format!("point {j}"))?;
-    }
-    if let (Some(e), Target::Grid(grid)) = (external, &params.target) {
-        check_grid_drift(e, grid)?;
+    // A block's drift is the mean over its points: each needs a value (points of the grid's
+    // cells or of the target points, shifted by the block's offsets).
+    let shifts: Vec<(f64, f64)> = match &opts.block {
+        Some(b) => b.points().into_iter().map(|(dx, dy, _)| (dx, dy)).collect(),
+        None => vec![(0.0, 0.0)],
+    };
+    if let Some(e) = external {
+        for &(dx, dy) in &shifts {
+            let at = |what: String| {
+                if opts.block.is_some() {
+                    format!("{what}'s block point offset ({dx}, {dy})")
+                } else {
+                    what
+                }
+            };
+            match &params.target {
+                Target::Points { xs, ys } => {
+                    let (sx, sy): (Vec<f64>, Vec<f64>) =
+                        xs.iter().zip(ys).map(|(x, y)| (x + dx, y + dy)).unzip();
+                    e.check_points(&sx, &sy, &|j| at(format!("point {j}")))?;
+                }
+                Target::Grid(grid) => check_grid_drift(e, grid, (dx, dy), &at)?,
+            }
+        }
     }
     let (groups, reports) = systems::build(samples, &params.variograms, opts, external)?;
     cancel.check()?;
@@ -256,17 +275,22 @@ fn run_window(
     })
 }
 
-/// Every cell centre of `grid` has an external drift value, or an error naming the first that
-/// has none.
-fn check_grid_drift(e: &drift::ExternalDrift, grid: &GridSpec) -> Result<(), GeofieldError> {
+/// Every cell centre of `grid`, shifted by `(dx, dy)`, has an external drift value, or an error
+/// naming the first that has none (`at` words the place).
+fn check_grid_drift(
+    e: &drift::ExternalDrift,
+    grid: &GridSpec,
+    (dx, dy): (f64, f64),
+    at: &dyn Fn(String) -> String,
+) -> Result<(), GeofieldError> {
     let cs = grid.cell_size_m;
     for r in 0..grid.rows {
-        let y = grid.y_max_m - (r as f64 + 0.5) * cs;
+        let y = grid.y_max_m - (r as f64 + 0.5) * cs + dy;
         let xs: Vec<f64> = (0..grid.cols)
-            .map(|c| grid.x_min_m + (c as f64 + 0.5) * cs)
+            .map(|c| grid.x_min_m + (c as f64 + 0.5) * cs + dx)
             .collect();
         e.check_points(&xs, &vec![y; grid.cols], &|c| {
-            format!("the grid's cell (row {r}, column {c})")
+            at(format!("the grid's cell (row {r}, column {c})"))
         })?;
     }
     Ok(())

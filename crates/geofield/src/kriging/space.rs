@@ -323,6 +323,20 @@ impl Support {
         Support { off, w, cbb, ext }
     }
 
+    /// A point support with the polynomial drift (the kernels' own case).
+    pub fn is_plain(&self) -> bool {
+        self.off.is_empty() && self.ext.is_none()
+    }
+
+    /// The block's points in kriging space as (dx, dy, w) triples (empty for points).
+    pub fn block_triples(&self) -> Vec<f64> {
+        self.off
+            .iter()
+            .zip(&self.w)
+            .flat_map(|(&(x, y), &w)| [x, y, w])
+            .collect()
+    }
+
     /// The first `p` drift terms at kriging-space (x, y), a point: the polynomial ones, then,
     /// with an external drift, e at the point (NaN where it has none: the callers check the
     /// samples and nodes first).

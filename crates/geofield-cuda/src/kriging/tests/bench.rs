@@ -147,6 +147,7 @@ fn bench_kriging() {
             rinv: &fa.rinv,
             drift_terms: 1,
             drift_scale: 500.0,
+            support: Default::default(),
         };
         let (v64, _) = global_variance::<f64>(&gpu, &c, &cs.grid, &inp, false, None).unwrap();
         for (label, tf32) in [("f32", false), ("f32+tf32", true)] {
@@ -198,6 +199,7 @@ fn bench_kriging() {
             drift_scale: 500.0,
             means: &[],
             want_variance: true,
+            support: Default::default(),
         };
         let (o64, _) = local_krige::<f64>(&gpu, &c, &cs.grid, &inp).unwrap();
         for prec in ["f32", "f64"] {

@@ -186,6 +186,7 @@ fn local_matches_reference() {
             drift_scale: s,
             means: &means,
             want_variance: true,
+            support: Default::default(),
         };
         let nn = cs.grid.len();
         let mut want_p = vec![0.0; nn * hh];

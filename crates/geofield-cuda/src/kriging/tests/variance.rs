@@ -113,6 +113,7 @@ fn variance_matches_reference() {
             rinv: &fa.rinv,
             drift_terms: p,
             drift_scale: s,
+            support: Default::default(),
         };
         let mut want = Vec::new();
         for r in 0..rows {
