@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use geofield::kriging::cokriging::{
-    CoKind, CoParams, cokrige, cross_bins, fit::pair_order, fit_lmc, shapes,
+    CoKind, CoParams, cokrige_on, cross_bins, fit::pair_order, fit_lmc, shapes,
 };
 use geofield::kriging::{Model, Target, fit_models, io::read_samples};
 use geofield_core::{GridSpec, Raster, RasterData};
@@ -155,10 +155,11 @@ pub fn run(a: &CokrigeArgs, ctx: &Ctx) -> Result<()> {
         variance: a.variance.is_some(),
         target: Target::Grid(grid),
     };
-    let co = cokrige(&set, &params)
+    let sel = ctx.open_backend()?;
+    let co = cokrige_on(&sel.backend, &set, &params)
         .with_context(|| format!("cokriging {} of {}", a.values[0], a.samples.display()))?;
     println!(
-        "{} cokriging of {} from {} (samples per variable: {:?}); grid {} x {}: {:.3} s",
+        "{} cokriging of {} from {} (samples per variable: {:?}); grid {} x {} ({}): {:.3} s",
         match kind {
             CoKind::Ordinary => "ordinary",
             CoKind::Simple { .. } => "simple",
@@ -168,6 +169,7 @@ pub fn run(a: &CokrigeArgs, ctx: &Ctx) -> Result<()> {
         co.samples,
         grid.rows,
         grid.cols,
+        co.evaluated,
         co.seconds
     );
     let units = a.units.clone().unwrap_or_else(|| "unknown".into());

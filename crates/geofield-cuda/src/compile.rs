@@ -76,7 +76,8 @@ pub const MODULES: &[(&str, &str)] = &[
         concat!(
             include_str!("../kernels/kriging.cu"),
             include_str!("../kernels/kriging_global.cu"),
-            include_str!("../kernels/kriging_local.cu")
+            include_str!("../kernels/kriging_local.cu"),
+            include_str!("../kernels/kriging_points.cu")
         ),
     ),
     (

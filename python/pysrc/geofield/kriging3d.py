@@ -181,7 +181,7 @@ def variogram3d(x, y, z, values, lags=15, max_lag=None, anisotropy=None,
 
 def cokrige(x, y, values, model="spherical", range=None, *, nugget=True, lags=15, max_lag=None,
             kind="ordinary", mean=None, anisotropy=None, extent=None, cell_size=None,
-            points=None, variance=True, crs=None, units=None):
+            points=None, variance=True, crs=None, units=None, backend="auto"):
     """Cokriging of the primary variable (the first of ``values``: a dict or DataFrame of
     columns, or a 2-D array (n, variables); NaN where a variable was not measured) from its
     samples and the secondaries', with a linear model of coregionalisation fitted as gstat's
@@ -195,7 +195,9 @@ def cokrige(x, y, values, model="spherical", range=None, *, nugget=True, lags=15
 
     Returns, on a grid (``extent=(xmin, ymin, xmax, ymax)``, ``cell_size``), an xarray Dataset
     with the primary and ``<primary>_variance`` (``ds.attrs["lmc"]``: the fitted model as
-    JSON); at ``points=(x, y)``, ``(values, variance)``.
+    JSON, ``ds.attrs["evaluated"]``: "CUDA, global, f64" where the GPU evaluated the nodes); at
+    ``points=(x, y)``, ``(values, variance)``. ``backend``: "auto", "cpu" or "cuda" (the system
+    is solved on the host in f64 either way).
     """
     from .kriging import _common, _grid
     xs, ys, cols, names = _common(x, y, values)
@@ -219,9 +221,10 @@ def cokrige(x, y, values, model="spherical", range=None, *, nugget=True, lags=15
         if extent is None or cell_size is None:
             raise GeofieldValueError("give extent and cell_size, or points=(x, y)")
         grid = _grid(extent, cell_size)
-    vals, var, lmc = _native.cokrige_native(
+    vals, var, lmc, evaluated = _native.cokrige_native(
         xs, ys, cols, names, str(model), ranges, bool(nugget), int(lags),
-        None if max_lag is None else float(max_lag), means, aniso, pts, grid, bool(variance))
+        None if max_lag is None else float(max_lag), means, aniso, pts, grid, bool(variance),
+        str(backend))
     if pts is not None:
         return vals, var
     rows, cols_ = grid[3], grid[4]
@@ -231,4 +234,5 @@ def cokrige(x, y, values, model="spherical", range=None, *, nugget=True, lags=15
         bands.append(var.reshape(rows, cols_))
         band_names.append(f"{names[0]}_variance")
     return _xr.grid_dataset("geofield.cokrige", np.stack(bands), band_names, grid, crs=crs,
-                            units=units, attrs={"lmc": lmc, "method": "cokriging"})
+                            units=units, attrs={"lmc": lmc, "method": "cokriging",
+                                                "evaluated": evaluated})

@@ -216,6 +216,40 @@ fn matern_constants(nu: f64, s: &mut StructureParams) {
 
 impl Covariance {
     /// Validates and converts to the kernels' form.
+    /// [`Self::to_params`] of a cross-covariance of a coregionalisation model, whose nugget and
+    /// sills may be negative (its matrices are positive semi-definite, not their entries); bounded
+    /// structures only.
+    pub fn to_params_cross(&self) -> Result<CovParams, CudaError> {
+        if self.structures.iter().any(|s| !s.model.is_bounded()) {
+            return Err(invalid(
+                "kriging (covariance)",
+                "a cross-covariance needs bounded structures",
+            ));
+        }
+        let magnitudes = Covariance {
+            nugget: self.nugget.abs(),
+            structures: self
+                .structures
+                .iter()
+                .map(|s| CovStructure {
+                    sill: s.sill.abs(),
+                    ..*s
+                })
+                .collect(),
+            ..self.clone()
+        };
+        let mut p = magnitudes.to_params()?;
+        p.nugget = self.nugget;
+        let mut total = self.nugget;
+        for (i, st) in self.structures.iter().enumerate() {
+            p.s[i].sill = st.sill;
+            total += st.sill;
+        }
+        p.c_zero = total;
+        p.var_zero = self.var_zero.unwrap_or(total);
+        Ok(p)
+    }
+
     pub fn to_params(&self) -> Result<CovParams, CudaError> {
         const K: &str = "kriging (covariance)";
         if self.structures.len() > MAX_STRUCTURES {

@@ -64,6 +64,7 @@ mod dual;
 mod local;
 mod paper;
 pub mod params;
+mod points;
 pub mod sim;
 mod support;
 mod variance;
@@ -75,6 +76,9 @@ pub use cov::{
 pub use dual::{DualInputs, dual_kernels, dual_predict};
 pub use local::{LocalInputs, LocalOutput, LocalTimes, local_krige};
 pub use paper::{PaperMode, paper_krige};
+pub use points::{
+    POINTS_MAX_COVS, PointsInputs, PointsOutput, PointsVariance, PtsParams, points_eval,
+};
 pub use support::{BLOCK_POINTS_MAX, P_MAX, TargetSupport};
 pub use variance::{
     FUSED_MAX_SAMPLES, VarianceFloat, VarianceInputs, VarianceTimes, global_variance,

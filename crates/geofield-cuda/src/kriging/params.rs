@@ -151,4 +151,5 @@ pub const PARAM_SIZES: &[(&str, usize, usize)] = &[
     ("KrLocalParams", std::mem::size_of::<LocalParams>(), 120),
     ("KrPaperParams", std::mem::size_of::<PaperParams>(), 88),
     ("KrSupportArgs", std::mem::size_of::<SupportArgs>(), 32),
+    ("KrPtsParams", std::mem::size_of::<super::PtsParams>(), 24),
 ];

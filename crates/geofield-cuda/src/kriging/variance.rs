@@ -133,26 +133,8 @@ where
         .unwrap_or(TILE_BYTES / per_node)
         .clamp(1, nn)
         .min(i32::MAX as usize / ldw);
-    // A = [L⁻¹; Gᵀ L⁻¹], (n + p) × n, column-major: a[r + c·ldw].
-    let mut a = vec![T::default(); ldw * n];
-    for c in 0..n {
-        for r in c..n {
-            a[r + c * ldw] = T::from_f64(inp.linv[r * n + c]);
-        }
-        for l in 0..p {
-            let mut s = 0.0;
-            for i in c..n {
-                s += inp.g[i * p + l] * inp.linv[i * n + c];
-            }
-            a[n + l + c * ldw] = T::from_f64(s);
-        }
-    }
-    let mut rinv = [0.0f64; 36];
-    for a_ in 0..p {
-        for b in 0..=a_ {
-            rinv[a_ * p + b] = inp.rinv[a_ * p + b];
-        }
-    }
+    let a = stacked::<T>(inp.linv, inp.g, n, p);
+    let rinv = rinv_params(inp.rinv, p);
     let xy_t = T::vec_from(inp.samples_xy);
     let _held = gpu.hold();
     let d_xy = gpu.upload(&xy_t, "the sample coordinates")?;
@@ -330,4 +312,35 @@ where
 /// `v`, or one zero when it is empty (a kernel argument that is not read).
 pub(crate) fn nonempty(v: &[f64]) -> &[f64] {
     if v.is_empty() { &[0.0] } else { v }
+}
+
+/// A = [L⁻¹; Gᵀ L⁻¹], (n + p) × n, column-major (a[r + c·(n + p)]), from L⁻¹ (row-major n × n,
+/// lower) and G (row-major n × p).
+pub(crate) fn stacked<T: KrigeFloat>(linv: &[f64], g: &[f64], n: usize, p: usize) -> Vec<T> {
+    let ldw = n + p;
+    let mut a = vec![T::default(); ldw * n];
+    for c in 0..n {
+        for r in c..n {
+            a[r + c * ldw] = T::from_f64(linv[r * n + c]);
+        }
+        for l in 0..p {
+            let mut s = 0.0;
+            for i in c..n {
+                s += g[i * p + l] * linv[i * n + c];
+            }
+            a[n + l + c * ldw] = T::from_f64(s);
+        }
+    }
+    a
+}
+
+/// R⁻¹ (p × p lower, row-major) in the parameters' fixed array.
+pub(crate) fn rinv_params(rinv: &[f64], p: usize) -> [f64; 36] {
+    let mut out = [0.0f64; 36];
+    for a in 0..p {
+        for b in 0..=a {
+            out[a * p + b] = rinv[a * p + b];
+        }
+    }
+    out
 }

@@ -20,11 +20,13 @@ use geofield_cuda::kriging::{
     TargetSupport, VarianceInputs,
 };
 
+use super::cokriging::Lmc;
+use super::dual::DualSystem;
 use super::global::GlobalKriging;
 use super::params::{Kind, Precision};
 use super::space::{Covariance, Frame, Support};
 use super::systems::System;
-use super::variogram::{Model, matern_scale};
+use super::variogram::{Model, Structure, matern_scale};
 use crate::GeofieldError;
 
 /// Predictions per surface, the variance, and the kernels' seconds.
@@ -36,23 +38,7 @@ pub fn device_covariance(cov: &Covariance) -> gk::Covariance {
         .variogram
         .structures
         .iter()
-        .map(|s| CovStructure {
-            model: match s.model {
-                Model::Exponential => CovModel::Exponential,
-                Model::Gaussian => CovModel::Gaussian,
-                Model::Spherical => CovModel::Spherical,
-                Model::Cubic => CovModel::Cubic,
-                Model::Stable { alpha } => CovModel::Stable { alpha },
-                Model::Matern { nu } => CovModel::Matern {
-                    nu,
-                    scale: matern_scale(nu),
-                },
-                Model::Power { exponent } => CovModel::Power { exponent },
-                Model::Linear => CovModel::Linear,
-            },
-            sill: s.sill,
-            range: s.range,
-        })
+        .map(device_structure)
         .collect();
     gk::Covariance {
         nugget: cov.variogram.nugget,
@@ -62,6 +48,59 @@ pub fn device_covariance(cov: &Covariance) -> gk::Covariance {
         exact: cov.c_coincident == cov.c0,
         var_zero: Some(cov.c0),
     }
+}
+
+/// The device's description of a structure.
+fn device_structure(s: &Structure) -> CovStructure {
+    CovStructure {
+        model: match s.model {
+            Model::Exponential => CovModel::Exponential,
+            Model::Gaussian => CovModel::Gaussian,
+            Model::Spherical => CovModel::Spherical,
+            Model::Cubic => CovModel::Cubic,
+            Model::Stable { alpha } => CovModel::Stable { alpha },
+            Model::Matern { nu } => CovModel::Matern {
+                nu,
+                scale: matern_scale(nu),
+            },
+            Model::Power { exponent } => CovModel::Power { exponent },
+            Model::Linear => CovModel::Linear,
+        },
+        sill: s.sill,
+        range: s.range,
+    }
+}
+
+/// The cross-covariances C_k0 (k = 0 … K−1) of a coregionalisation model as the device reads
+/// them: sills bˢ_k0, nugget b⁰_k0 (counted at h ≤ `eps`), the variance's C(0) `c00`.
+pub(crate) fn lmc_covariances(
+    lmc: &Lmc,
+    eps: f64,
+    c00: f64,
+) -> Result<Vec<gk::CovParams>, GeofieldError> {
+    let kv = lmc.variables;
+    (0..kv)
+        .map(|k| {
+            gk::Covariance {
+                nugget: lmc.nugget[k * kv],
+                structures: lmc
+                    .structures
+                    .iter()
+                    .zip(&lmc.sills)
+                    .map(|(s, b)| CovStructure {
+                        sill: b[k * kv],
+                        ..device_structure(s)
+                    })
+                    .collect(),
+                pseudo_base: None,
+                eps,
+                exact: true,
+                var_zero: Some(c00),
+            }
+            .to_params_cross()
+            .map_err(GeofieldError::from)
+        })
+        .collect()
 }
 
 /// Surface-major device output (`surfaces` blocks of equal length) as one f64 vector per
@@ -311,6 +350,53 @@ fn global_support<T: KrigeFloat>(
         None
     };
     Ok((pred, var, seconds))
+}
+
+/// Predictions, variances when asked, and the kernels' seconds.
+pub(crate) type PointsOut = (Vec<f64>, Option<Vec<f64>>, f64);
+
+/// A factored [`DualSystem`] evaluated on the GPU at listed nodes (3-D kriging, cokriging): `dim`
+/// coordinates per sample and node in kriging space, a device covariance per sample (`cov_of`
+/// into `covs`), the nodes' p drift terms; predictions cᵀα + fᵀβ and, when asked, variances with
+/// C(0) = `c00`; and the kernels' seconds.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn eval_dual_points(
+    gpu: &Gpu,
+    sys: &DualSystem,
+    dim: usize,
+    samples: &[f64],
+    covs: &[gk::CovParams],
+    cov_of: &[u32],
+    nodes: &[f64],
+    node_drift: &[f64],
+    c00: Option<f64>,
+) -> Result<PointsOut, GeofieldError> {
+    let (linv, g, rinv, p) = sys.device_factors();
+    let inp = gk::PointsInputs {
+        dim,
+        samples,
+        covs,
+        cov_of,
+        alpha: &sys.alpha,
+        nodes,
+        variance: c00.map(|c00| gk::PointsVariance {
+            linv: &linv,
+            g,
+            rinv,
+            p,
+            node_drift,
+            c00,
+        }),
+    };
+    let (mut pred, var, t) = gk::points_eval(gpu, &inp)?;
+    if p > 0 {
+        for (j, v) in pred.iter_mut().enumerate() {
+            *v += (0..p)
+                .map(|l| node_drift[j * p + l] * sys.beta[l])
+                .sum::<f64>();
+        }
+    }
+    Ok((pred, var, t.kernel_ms / 1e3))
 }
 
 #[cfg(test)]

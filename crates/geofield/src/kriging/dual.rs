@@ -99,6 +99,17 @@ impl DualSystem {
         })
     }
 
+    /// The factors the GPU variance takes: L⁻¹ (row-major n × n, lower), G (row-major n × p),
+    /// R⁻¹ (p × p) and p.
+    pub(crate) fn device_factors(&self) -> (Vec<f64>, &[f64], &[f64], usize) {
+        (
+            super::global::lower_inverse(self.l.as_ref()),
+            &self.g,
+            &self.rinv,
+            self.p,
+        )
+    }
+
     /// The prediction cᵀα + fᵀβ at a node (c: n covariances, f: p drift terms).
     #[inline]
     pub(crate) fn predict(&self, c: &[f64], f: &[f64]) -> f64 {

@@ -474,21 +474,22 @@ impl GlobalKriging {
     }
 
     fn form_l_inverse(&self) -> Vec<f64> {
-        let n = self.samples();
-        let mut inv = Mat::<f64>::zeros(n, n);
-        faer::linalg::triangular_inverse::invert_lower_triangular(
-            inv.as_mut(),
-            self.l.as_ref(),
-            linalg_par(),
-        );
-        let mut out = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..=i {
-                out[i * n + j] = inv[(i, j)];
-            }
-        }
-        out
+        lower_inverse(self.l.as_ref())
     }
+}
+
+/// The inverse of a lower-triangular L (n × n), row-major, for the GPU variance (n³/3 flops).
+pub(crate) fn lower_inverse(l: MatRef<'_, f64>) -> Vec<f64> {
+    let n = l.nrows();
+    let mut inv = Mat::<f64>::zeros(n, n);
+    faer::linalg::triangular_inverse::invert_lower_triangular(inv.as_mut(), l, linalg_par());
+    let mut out = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            out[i * n + j] = inv[(i, j)];
+        }
+    }
+    out
 }
 
 /// Tasks the dense linear algebra (faer's factorisation, triangular solves and products) is

@@ -42,7 +42,7 @@ use super::samples::SampleSet;
 use super::space::{Frame, eps_for};
 use super::variogram::{Model, Structure};
 use super::{Target, global::bbox_diagonal};
-use crate::GeofieldError;
+use crate::{Backend, GeofieldError};
 
 /// A linear model of coregionalisation of `variables` variables (see the module docs); the
 /// matrices are K × K, row-major.
@@ -185,12 +185,26 @@ pub struct CoKriged {
     pub variance: Option<Vec<f64>>,
     /// Samples used per variable.
     pub samples: Vec<usize>,
+    /// What evaluated the nodes ("CPU, global, f64", "CUDA, global, f64").
+    pub evaluated: String,
     pub seconds: f64,
 }
 
 /// Ordinary or simple cokriging of the first surface of `set` from all its surfaces (one per
 /// variable of the model; NaN where a variable is not known). Global, on the CPU, f64.
 pub fn cokrige(set: &SampleSet, params: &CoParams) -> Result<CoKriged, GeofieldError> {
+    cokrige_on(&Backend::Cpu, set, params)
+}
+
+/// [`cokrige`] on `backend`: the system is solved on the host in f64 either way; on CUDA the
+/// nodes' covariances, predictions and variances are evaluated on the device in f64 (up to
+/// [`geofield_cuda::kriging::POINTS_MAX_COVS`] variables; more run on the CPU, and
+/// [`CoKriged::evaluated`] says so).
+pub fn cokrige_on(
+    backend: &Backend,
+    set: &SampleSet,
+    params: &CoParams,
+) -> Result<CoKriged, GeofieldError> {
     let t0 = std::time::Instant::now();
     set.validate()?;
     let lmc = &params.lmc;
@@ -293,6 +307,46 @@ pub fn cokrige(set: &SampleSet, params: &CoParams) -> Result<CoKriged, GeofieldE
     };
     let c00 = lmc.cov(0, 0, 0.0, true);
     let f0: Vec<f64> = (0..p).map(|c| f64::from(u8::from(c == 0))).collect();
+    let gpu = match backend {
+        Backend::Cuda(g) if kv <= geofield_cuda::kriging::POINTS_MAX_COVS => Some(g),
+        _ => None,
+    };
+    let evaluated = match (backend, gpu) {
+        (_, Some(_)) => "CUDA, global, f64".to_string(),
+        (Backend::Cuda(_), None) => format!(
+            "CPU, global, f64 (the GPU evaluates up to {} variables)",
+            geofield_cuda::kriging::POINTS_MAX_COVS
+        ),
+        _ => "CPU, global, f64".to_string(),
+    };
+    if let Some(gpu) = gpu {
+        let samples: Vec<f64> = entries.iter().flat_map(|&(_, i)| [px[i], py[i]]).collect();
+        let cov_of: Vec<u32> = entries.iter().map(|&(k, _)| k as u32).collect();
+        let covs = super::cuda::lmc_covariances(lmc, eps, c00)?;
+        let q: Vec<f64> = nodes
+            .par_iter()
+            .flat_map_iter(|&(x, y)| {
+                let (a, b) = frame.apply(x, y);
+                [a, b]
+            })
+            .collect();
+        let fnode: Vec<f64> = f0.repeat(nodes.len());
+        let (mut values, variance, _) = super::cuda::eval_dual_points(
+            gpu,
+            &sys,
+            2,
+            &samples,
+            &covs,
+            &cov_of,
+            &q,
+            &fnode,
+            params.variance.then_some(c00),
+        )?;
+        for v in &mut values {
+            *v += means[0];
+        }
+        return finish(values, variance, counts, evaluated, t0);
+    }
     const TILE: usize = 256;
     let mut values = vec![0.0; nodes.len()];
     let mut variance = params.variance.then(|| vec![0.0; nodes.len()]);
@@ -325,6 +379,17 @@ pub fn cokrige(set: &SampleSet, params: &CoParams) -> Result<CoKriged, GeofieldE
             .enumerate()
             .for_each(|(t, v)| eval(t, v, None)),
     }
+    finish(values, variance, counts, evaluated, t0)
+}
+
+/// The result, once every value is finite.
+fn finish(
+    values: Vec<f64>,
+    variance: Option<Vec<f64>>,
+    samples: Vec<usize>,
+    evaluated: String,
+    t0: std::time::Instant,
+) -> Result<CoKriged, GeofieldError> {
     if let Some(t) = values.iter().position(|v| !v.is_finite()) {
         return Err(GeofieldError::NonFinite {
             what: format!("cokriged value at node {t}"),
@@ -334,7 +399,8 @@ pub fn cokrige(set: &SampleSet, params: &CoParams) -> Result<CoKriged, GeofieldE
     Ok(CoKriged {
         values,
         variance,
-        samples: counts,
+        samples,
+        evaluated,
         seconds: t0.elapsed().as_secs_f64(),
     })
 }

@@ -325,7 +325,7 @@ pub fn krige3d(
     )?;
     let merged = solve::merge(samples);
     let mut k = match params.neighbors {
-        None => solve::global(&merged, params)?,
+        None => solve::global(backend, &merged, params)?,
         Some(k) => solve::local(backend, &merged, params, k)?,
     };
     k.merged = samples.len() - merged.values.len();

@@ -185,7 +185,11 @@ fn drift_error(n: usize) -> GeofieldError {
 }
 
 /// Global kriging: every sample in one system.
-pub(super) fn global(s: &Samples3, params: &Krige3Params) -> Result<Kriged3, GeofieldError> {
+pub(super) fn global(
+    backend: &Backend,
+    s: &Samples3,
+    params: &Krige3Params,
+) -> Result<Kriged3, GeofieldError> {
     let n = s.len();
     let need = 3 * (n as u128) * (n as u128) * 8;
     if let Err(geofield_core::CoreError::TooLarge {
@@ -220,6 +224,9 @@ pub(super) fn global(s: &Samples3, params: &Krige3Params) -> Result<Kriged3, Geo
         Fail::Drift => drift_error(n),
     })?;
 
+    if let Backend::Cuda(gpu) = backend {
+        return global_gpu(gpu, &pr, &sys, params);
+    }
     let nodes = params.target.len();
     let mut values = vec![0.0; nodes];
     let mut variance = params.variance.then(|| vec![0.0; nodes]);
@@ -263,6 +270,54 @@ pub(super) fn global(s: &Samples3, params: &Krige3Params) -> Result<Kriged3, Geo
         merged: 0,
         missing: 0,
         evaluated: format!("CPU, global ({n} sample locations, f64)"),
+        seconds: 0.0,
+    })
+}
+
+/// [`global`]'s evaluation on the GPU: every node's kriging-space coordinates and drift terms
+/// from the host, the covariances, products and variances on the device (f64).
+fn global_gpu(
+    gpu: &std::sync::Arc<geofield_cuda::Gpu>,
+    pr: &Prepared,
+    sys: &DualSystem,
+    params: &Krige3Params,
+) -> Result<Kriged3, GeofieldError> {
+    let (nodes, p) = (params.target.len(), pr.p);
+    let mut q = vec![0.0; 3 * nodes];
+    q.par_chunks_mut(3)
+        .enumerate()
+        .for_each(|(t, o)| o.copy_from_slice(&pr.space.map(params.target.node(t))));
+    let mut f = vec![0.0; p * nodes];
+    if p > 0 {
+        f.par_chunks_mut(p)
+            .zip(q.par_chunks(3))
+            .for_each(|(o, qt)| {
+                pr.space.drift([qt[0], qt[1], qt[2]], p, o);
+            });
+    }
+    let samples: Vec<f64> = pr.pts.iter().flatten().copied().collect();
+    let covs = [crate::kriging::cuda::device_covariance(&pr.cov).to_params()?];
+    let (mut values, variance, _) = crate::kriging::cuda::eval_dual_points(
+        gpu,
+        sys,
+        3,
+        &samples,
+        &covs,
+        &[],
+        &q,
+        &f,
+        params.variance.then_some(pr.cov.c0),
+    )?;
+    for v in &mut values {
+        *v += pr.offset;
+    }
+    Ok(Kriged3 {
+        values,
+        variance,
+        locations: pr.pts.len(),
+        merged: 0,
+        missing: 0,
+        evaluated: format!("CUDA, global ({} sample locations, f64)", pr.pts.len()),
         seconds: 0.0,
     })
 }
