@@ -256,6 +256,8 @@ def peers_rows(side, samples, repeat, backends):
         t = median_time(lambda: ours.execute("grid", px, px, device=be), repeat)
         rows.append({"case": case, "who": f"geofield.pykrige {be}", "seconds": t})
     try:
+        if NO_PEERS:
+            raise ImportError
         from pykrige.uk import UniversalKriging
         pk = UniversalKriging(x, y, z, **kw)
         t = median_time(lambda: pk.execute("grid", px, px), 1, warmup=False)
@@ -296,12 +298,13 @@ def peers_rows(side, samples, repeat, backends):
     a = z.copy()
     a[np.arange(samples) % 3 != 0] = np.nan
     b = 2 * z + 0.1 * rng.normal(size=samples)
-    t = median_time(lambda: geofield.cokrige(
-        x, y, {"a": a, "b": b}, "spherical", range=400.0, extent=(0, 0, 1000, 1000),
-        cell_size=1000 / (side // 2)), repeat)
-    rows.append({"case": f"cokriging (fit.lmc + predict) grid {side // 2}x{side // 2}, "
-                         f"{samples // 3} primary + {samples} secondary", "who": "geofield cpu",
-                 "seconds": t})
+    for be in backends:
+        t = median_time(lambda: geofield.cokrige(
+            x, y, {"a": a, "b": b}, "spherical", range=400.0, extent=(0, 0, 1000, 1000),
+            cell_size=1000 / (side // 2), backend=be), repeat)
+        rows.append({"case": f"cokriging (fit.lmc + predict) grid {side // 2}x{side // 2}, "
+                             f"{samples // 3} primary + {samples} secondary",
+                     "who": f"geofield {be}", "seconds": t})
     return rows
 
 
@@ -328,6 +331,8 @@ def krige3d_rows(side, samples, repeat, backends):
                                                  device=be), repeat)
             rows.append({"case": case, "who": f"geofield.pykrige {be}", "seconds": t})
         try:
+            if NO_PEERS:
+                raise ImportError
             from pykrige.ok3d import OrdinaryKriging3D
         except ImportError:
             continue
@@ -339,8 +344,17 @@ def krige3d_rows(side, samples, repeat, backends):
     return rows
 
 
+# --no-peers: time geofield alone (for sizes the peers would take minutes on).
+NO_PEERS = False
+
+
 def main():
+    global NO_PEERS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-peers", action="store_true",
+                    help="--only peers: geofield's rows alone")
+    ap.add_argument("--peers-side", type=int, help="--only peers: grid side (default 400; "
+                    "--quick 200)")
     ap.add_argument("--json")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
@@ -371,7 +385,8 @@ def main():
     if a.only in (None, "kriging"):
         rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
     if a.only == "peers":
-        rows += peers_rows(200 if a.quick else 400, 500, a.repeat, backends)
+        NO_PEERS = a.no_peers
+        rows += peers_rows(a.peers_side or (200 if a.quick else 400), 500, a.repeat, backends)
     if a.only == "simulate":
         rows += simulate_rows(side, 500, a.sim_reals, a.repeat, backends, a.gstools_reals,
                               a.sim_model)
