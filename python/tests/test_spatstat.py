@@ -1,0 +1,103 @@
+"""Ripley's K against spatstat itself (R's `Kest`), run through `Rscript`.
+
+spatstat is GPL R code; it is run, not copied. The module skips when R or spatstat is missing,
+unless GEOFIELD_REQUIRE_SPATSTAT=1 (CI installs Debian's r-cran-spatstat and sets it).
+
+Tolerance: both sum the same pair terms in f64 (spatstat in C, geofield in Rust) with the same
+edge weights (the border's reduced sample, the translation weights |W| / |W ∩ (W + d)|, Ripley's
+isotropic arc fractions); the sums differ only in order, about n² · 1e-16 relative, 1e-9 leaves
+room and still catches any wrong weight (those differ by percent).
+"""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import geofield
+
+REQUIRE = os.environ.get("GEOFIELD_REQUIRE_SPATSTAT") == "1"
+
+
+def _have_spatstat():
+    if shutil.which("Rscript") is None:
+        return False
+    r = subprocess.run(["Rscript", "-e", "suppressMessages(library(spatstat))"],
+                       capture_output=True)
+    return r.returncode == 0
+
+
+if not _have_spatstat():
+    if REQUIRE:
+        raise RuntimeError("GEOFIELD_REQUIRE_SPATSTAT=1 but R's spatstat is not available")
+    pytest.skip("R's spatstat is not installed", allow_module_level=True)
+
+WINDOW = (0.0, 0.0, 100.0, 60.0)
+CORRECTIONS = ("none", "border", "translate", "isotropic")
+COLUMNS = ("un", "border", "trans", "iso")
+
+
+def _backends():
+    out = ["cpu"]
+    if geofield.info()["cuda_available"]:
+        out.append("cuda")
+    return out
+
+
+def _clustered(seed, parents=30, children=10):
+    """A Thomas-like clustered stem map clipped to the window."""
+    rng = np.random.default_rng(seed)
+    par = rng.uniform([0, 0], [100, 60], (parents, 2))
+    pts = np.concatenate([p + rng.normal(0, 3, (children, 2)) for p in par])
+    keep = (pts[:, 0] > 0) & (pts[:, 0] < 100) & (pts[:, 1] > 0) & (pts[:, 1] < 60)
+    return pts[keep]
+
+
+def _kest(tmp_path, pts, r):
+    """spatstat's Kest with every correction at the radii r (None: spatstat's own)."""
+    np.savetxt(tmp_path / "pts.csv", pts, delimiter=",", header="x,y", comments="")
+    rr = "NULL" if r is None else "c(" + ",".join(repr(float(v)) for v in r) + ")"
+    script = f"""
+suppressMessages(library(spatstat))
+d <- read.csv("pts.csv")
+X <- ppp(d$x, d$y, window=owin(c({WINDOW[0]}, {WINDOW[2]}), c({WINDOW[1]}, {WINDOW[3]})))
+K <- Kest(X, r={rr}, correction=c("none","border","translate","isotropic"), nlarge=Inf)
+write.csv(as.data.frame(K), "k.csv", row.names=FALSE)
+"""
+    (tmp_path / "k.R").write_text(script)
+    subprocess.run(["Rscript", "k.R"], cwd=tmp_path, check=True, capture_output=True)
+    data = np.genfromtxt(tmp_path / "k.csv", delimiter=",", names=True)
+    return {c: np.asarray(data[c], dtype=float) for c in data.dtype.names}
+
+
+def _close(ours, theirs, what):
+    scale = np.maximum(np.abs(theirs), 1e-12)
+    both = np.isfinite(theirs)
+    assert np.array_equal(np.isfinite(ours), both), what
+    worst = np.max(np.abs(ours[both] - theirs[both]) / scale[both])
+    assert worst <= 1e-9, f"{what}: worst relative difference {worst:.3e}"
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_ripley_k_equals_spatstat_kest(tmp_path, backend):
+    pts = _clustered(3)
+    r = np.linspace(0.0, 15.0, 61)
+    theirs = _kest(tmp_path, pts, r)
+    ours = geofield.ripley_k(pts, WINDOW, r, CORRECTIONS, backend=backend)
+    np.testing.assert_array_equal(ours["r"], theirs["r"])
+    for c in COLUMNS:
+        # r = 0: both 0 (no pair at distance 0)
+        _close(ours[c][1:], theirs[c][1:], f"K {c}")
+    # and the clustering is real: K well above pi r^2 at 10 m (so the comparison is not of zeros)
+    assert ours["iso"][40] > 1.2 * np.pi * r[40] ** 2
+
+
+def test_default_radii_are_spatstats(tmp_path):
+    pts = np.random.default_rng(8).uniform([0, 0], [100, 60], (400, 2))
+    theirs = _kest(tmp_path, pts, None)
+    ours = geofield.ripley_k(pts, WINDOW, None, CORRECTIONS, backend="cpu")
+    assert len(ours["r"]) == len(theirs["r"]) == 513
+    np.testing.assert_allclose(ours["r"], theirs["r"], rtol=1e-12, atol=0)
+    for c in COLUMNS:
+        _close(ours[c][1:], theirs[c][1:], f"K {c} (default radii)")
