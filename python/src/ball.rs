@@ -3,6 +3,7 @@
 
 use geofield::Backend;
 use geofield::neighbors::ball::{self, BallParams, Metric, Order, Space};
+use geofield::neighbors::pcf::{self, Divisor};
 use geofield::neighbors::ripley::{self, Correction, Window};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -217,31 +218,8 @@ pub fn ripley_k<'py>(
             format!("expected shape (n, 2), got (n, {dim})"),
         ));
     }
-    let window = match window {
-        Some([x0, y0, x1, y1]) => Window { x0, y0, x1, y1 },
-        None => Window::around(pts).ok_or_else(|| {
-            errors::arg(
-                "window",
-                "the points span no area: give the window (x0, y0, x1, y1)",
-            )
-        })?,
-    };
-    window.validate().map_err(|e| errors::arg("window", e))?;
-    let mut cs = Vec::new();
-    for c in &corrections {
-        cs.push(match c.as_str() {
-            "none" | "un" => Correction::None,
-            "border" => Correction::Border,
-            "translate" | "trans" => Correction::Translate,
-            "isotropic" | "iso" | "Ripley" => Correction::Isotropic,
-            o => {
-                return Err(errors::arg(
-                    "correction",
-                    format!("{o:?} is not one of 'none', 'border', 'translate', 'isotropic'"),
-                ));
-            }
-        });
-    }
+    let window = window_of(window, pts)?;
+    let cs = corrections_of(&corrections)?;
     let radii: Vec<f64> = match &radii {
         Some(r) => r.as_slice()?.to_vec(),
         None => ripley::default_radii(pts.len() / 2, &window),
@@ -259,5 +237,89 @@ pub fn ripley_k<'py>(
     d.set_item("area", k.area)?;
     d.set_item("window", (window.x0, window.y0, window.x1, window.y1))?;
     d.set_item("backend", be.label())?;
+    Ok(d)
+}
+
+/// The window given, or the points' bounding box.
+fn window_of(window: Option<[f64; 4]>, pts: &[f64]) -> PyResult<Window> {
+    let window = match window {
+        Some([x0, y0, x1, y1]) => Window { x0, y0, x1, y1 },
+        None => Window::around(pts).ok_or_else(|| {
+            errors::arg(
+                "window",
+                "the points span no area: give the window (x0, y0, x1, y1)",
+            )
+        })?,
+    };
+    window.validate().map_err(|e| errors::arg("window", e))?;
+    Ok(window)
+}
+
+/// spatstat's correction names (and ours).
+fn corrections_of(names: &[String]) -> PyResult<Vec<Correction>> {
+    names
+        .iter()
+        .map(|c| {
+            Ok(match c.as_str() {
+                "none" | "un" => Correction::None,
+                "border" => Correction::Border,
+                "translate" | "trans" => Correction::Translate,
+                "isotropic" | "iso" | "Ripley" => Correction::Isotropic,
+                o => {
+                    return Err(errors::arg(
+                        "correction",
+                        format!("{o:?} is not one of 'none', 'border', 'translate', 'isotropic'"),
+                    ));
+                }
+            })
+        })
+        .collect()
+}
+
+/// The pair-correlation function g(r) (spatstat's `pcf`): a dict of float64 arrays `r`, `theo`
+/// and one per correction (`un`, `trans`, `iso`), plus `bw`, `half_width`, `n`, `area`.
+#[pyfunction]
+#[pyo3(signature = (points, window, radii, corrections, bw, divisor))]
+pub fn pair_correlation<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'py, f64>,
+    window: Option<[f64; 4]>,
+    radii: Option<PyReadonlyArray1<'py, f64>>,
+    corrections: Vec<String>,
+    bw: Option<f64>,
+    divisor: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (pts, dim) = flat(&points)?;
+    if dim != 2 {
+        return Err(errors::arg(
+            "points",
+            format!("expected shape (n, 2), got (n, {dim})"),
+        ));
+    }
+    let window = window_of(window, pts)?;
+    let cs = corrections_of(&corrections)?;
+    let divisor = match divisor {
+        "r" => Divisor::R,
+        "d" => Divisor::D,
+        o => return Err(errors::arg("divisor", format!("{o:?} is not 'r' or 'd'"))),
+    };
+    let radii: Vec<f64> = match &radii {
+        Some(r) => r.as_slice()?.to_vec(),
+        None => ripley::default_radii(pts.len() / 2, &window),
+    };
+    let g = py
+        .detach(|| pcf::pair_correlation(pts, &window, &radii, &cs, bw, divisor))
+        .map_err(errors::lib)?;
+    let d = PyDict::new(py);
+    d.set_item("r", PyArray1::from_vec(py, g.r.clone()))?;
+    d.set_item("theo", PyArray1::from_vec(py, g.theo.clone()))?;
+    for (c, v) in g.columns() {
+        d.set_item(c.name(), PyArray1::from_vec(py, v.to_vec()))?;
+    }
+    d.set_item("bw", g.bw)?;
+    d.set_item("half_width", g.half_width)?;
+    d.set_item("n", g.n)?;
+    d.set_item("area", g.area)?;
+    d.set_item("window", (window.x0, window.y0, window.x1, window.y1))?;
     Ok(d)
 }

@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::neighbors::io::{Points as Coords, read_points, write_k_csv, write_l_png};
+use geofield::neighbors::io::{
+    Points as Coords, read_points, write_g_csv, write_k_csv, write_l_png,
+};
+use geofield::neighbors::pcf::{self, Divisor};
 use geofield::neighbors::ripley::{self, Correction, Window};
 
 use crate::ctx::{Ctx, Global};
@@ -58,6 +61,23 @@ pub struct PairsArgs {
     /// Chart of L(r) against r with the random pattern's L = r, PNG.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Also the pair-correlation function g(r) (spatstat's `pcf`), CSV (r, theo, un/trans/iso),
+    /// for the corrections asked for but border (translate and isotropic when only border is).
+    #[arg(long)]
+    pub pcf: Option<PathBuf>,
+    /// g's Epanechnikov kernel standard deviation (spatstat's `bw`; half-width sqrt(5) bw).
+    /// Default: spatstat's, half-width 0.15 / sqrt(intensity).
+    #[arg(long, requires = "pcf")]
+    pub bw: Option<f64>,
+    /// g's divisor: r (spatstat's default) or d (each pair by its distance).
+    #[arg(long, value_enum, default_value = "r", requires = "pcf")]
+    pub divisor: DivisorArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum DivisorArg {
+    R,
+    D,
 }
 
 #[derive(serde::Serialize)]
@@ -106,6 +126,7 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
     outs.input("--points", &a.points);
     outs.plan("--out", &a.out, Kind::File)?;
     outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
+    outs.plan_opt("--pcf", a.pcf.as_deref(), Kind::File)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let mut window = a.window.as_deref().map(parse_window).transpose()?;
     if let Some(r) = a.r_max
@@ -180,6 +201,27 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
     let start = Instant::now();
     let k = ripley::ripley_k(&be, &xy, &window, &radii, &corrections)
         .with_context(|| format!("Ripley's K of {}", a.points.display()))?;
+    let g = match &a.pcf {
+        Some(_) => {
+            let mut gc: Vec<Correction> = corrections
+                .iter()
+                .copied()
+                .filter(|c| *c != Correction::Border)
+                .collect();
+            if gc.is_empty() {
+                gc = vec![Correction::Translate, Correction::Isotropic];
+            }
+            let div = match a.divisor {
+                DivisorArg::R => Divisor::R,
+                DivisorArg::D => Divisor::D,
+            };
+            Some(
+                pcf::pair_correlation(&xy, &window, &radii, &gc, a.bw, div)
+                    .with_context(|| format!("g(r) of {}", a.points.display()))?,
+            )
+        }
+        None => None,
+    };
     let secs = start.elapsed().as_secs_f64();
     let r_max = radii.last().copied().unwrap_or(0.0);
     println!(
@@ -205,7 +247,26 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
             );
         }
     }
+    if let Some(g) = &g {
+        println!(
+            "g(r) with an Epanechnikov kernel of half-width {:.4} (bw {:.4}):",
+            g.half_width, g.bw
+        );
+        for (c, v) in g.columns() {
+            if let Some((i, m)) = v
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.is_finite())
+                .max_by(|a, b| a.1.total_cmp(b.1))
+            {
+                println!("  {:>6}: largest g = {m:.3} at r = {}", c.name(), g.r[i]);
+            }
+        }
+    }
     let mut written = vec![outs.write_one(&a.out, |s| Ok(write_k_csv(s, &k)?))?];
+    if let (Some(p), Some(g)) = (&a.pcf, &g) {
+        written.push(outs.write_one(p, |s| Ok(write_g_csv(s, g)?))?);
+    }
     if let Some(p) = &a.png {
         let title = format!(
             "L(r) of {}",

@@ -12,7 +12,7 @@ The same library as the ``geofield`` command line, from numpy, pandas and xarray
   :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging`` and
   their 3-D versions.
 - :class:`NeighborIndex`: exact neighbour searches, a drop-in for scipy's ``cKDTree`` (k-NN,
-  radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K.
+  radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K; :func:`pair_correlation`: g(r).
 - :class:`Flock`: OpenSteer's boids, state resident on the GPU between steps.
 - :func:`wind`: a mass-consistent 3-D wind field over terrain from stations.
 
@@ -33,7 +33,7 @@ from .flocking import Flock
 from .kriging3d import cokrige, krige3d, variogram3d
 from .kriging import (cross_validate, indicator_krige, krige, krige_points, simulate, variogram,
                       variogram_map)
-from .neighbors import NeighborIndex, ripley_k
+from .neighbors import NeighborIndex, pair_correlation, ripley_k
 from .wind import wind
 from . import forest, pykrige
 
@@ -61,6 +61,7 @@ __all__ = [
     "wind",
     "info",
     "pykrige",
+    "pair_correlation",
     "ripley_k",
 ]
 

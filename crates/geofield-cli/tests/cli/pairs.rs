@@ -72,6 +72,57 @@ fn pairs_writes_k_and_l_of_a_stem_map() {
 }
 
 #[test]
+fn pairs_writes_the_pair_correlation_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut csv = String::from("x,y\n");
+    for j in 0..3 {
+        for i in 0..4 {
+            csv.push_str(&format!("{},{}\n", 2 * i, 2 * j));
+        }
+    }
+    let stems = d.join("stems.csv");
+    std::fs::write(&stems, csv).unwrap();
+    let (out, g) = (d.join("k.csv"), d.join("g.csv"));
+    let o = geofield(&[
+        "pairs",
+        "--points",
+        s(&stems),
+        "--window",
+        "0,0,6,4",
+        "--radii",
+        "0,1.9,2,2.1",
+        "--correction",
+        "none,border",
+        "--out",
+        s(&out),
+        "--pcf",
+        s(&g),
+        "--bw",
+        "0.2",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (head, cols) = columns(&g);
+    // border has no kernel form: g has the uncorrected estimate only
+    assert_eq!(head, ["r", "theo", "un"]);
+    assert_eq!(cols[1], [1.0; 4]);
+    assert!(cols[2][0].is_nan(), "g(0) with divisor r");
+    // Only the 34 ordered pairs at distance 2 lie within the half-width h = sqrt(5) 0.2 of
+    // r = 1.9..2.1 (the diagonals are at 2.83): g(r) = 34 κ_h(r − 2) / (2π r n(n−1)/|W|).
+    let h = 5f64.sqrt() * 0.2;
+    for (k, r) in [(1, 1.9), (2, 2.0), (3, 2.1)] {
+        let u: f64 = (r - 2.0) / h;
+        let want =
+            34.0 * 0.75 / h * (1.0 - u * u) / (2.0 * std::f64::consts::PI * r * 132.0 / 24.0);
+        assert!(
+            (cols[2][k] - want).abs() <= 1e-12 * want,
+            "g({r}) = {} vs {want}",
+            cols[2][k]
+        );
+    }
+}
+
+#[test]
 fn pairs_bad_input_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.csv");

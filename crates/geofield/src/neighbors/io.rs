@@ -159,6 +159,32 @@ pub fn write_k_csv(path: &Path, k: &super::ripley::KFunction) -> Result<(), Inpu
     })?)
 }
 
+/// Write the pair-correlation function as CSV: `r`, `theo` (1), then g per correction asked for
+/// (spatstat's column names `un`, `trans`, `iso`); undefined values as `NaN`.
+pub fn write_g_csv(path: &Path, g: &super::pcf::PairCorrelation) -> Result<(), InputError> {
+    use std::fmt::Write as _;
+    let cols = g.columns();
+    let mut s = String::from("r,theo");
+    for (c, _) in &cols {
+        let _ = write!(s, ",{}", c.name());
+    }
+    s.push('\n');
+    for i in 0..g.r.len() {
+        let _ = write!(s, "{},{}", g.r[i], g.theo[i]);
+        for (_, v) in &cols {
+            if v[i].is_finite() {
+                let _ = write!(s, ",{}", v[i]);
+            } else {
+                s.push_str(",NaN");
+            }
+        }
+        s.push('\n');
+    }
+    Ok(geofield_io::write_atomic(path, |w| {
+        w.write_all(s.as_bytes())
+    })?)
+}
+
 /// Draw L(r) = √(K(r)/π) of each correction asked for against r, with the value under
 /// complete spatial randomness (L = r, dashed), as a PNG chart: above the line, clustering at
 /// that scale; below it, regularity.

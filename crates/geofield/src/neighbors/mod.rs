@@ -63,6 +63,7 @@ pub(crate) mod dynamic;
 #[cfg(feature = "io")]
 pub mod io;
 pub(crate) mod kbest;
+pub mod pcf;
 pub mod ripley;
 pub(crate) mod uniform;
 

@@ -305,8 +305,21 @@ fn cpu_sums(
         .reduce(|| Sums::new(nr), Sums::add)
 }
 
+/// Every point lies in the window, or an error naming the first that does not.
+pub(crate) fn check_inside(pts: &[[f64; 2]], window: &Window) -> Result<(), GeofieldError> {
+    if let Some(i) = pts.iter().position(|p| {
+        !(p[0] >= window.x0 && p[0] <= window.x1 && p[1] >= window.y0 && p[1] <= window.y1)
+    }) {
+        return Err(GeofieldError::Invalid(format!(
+            "point {i} ({}, {}) is outside the window [{}, {}] x [{}, {}]",
+            pts[i][0], pts[i][1], window.x0, window.x1, window.y0, window.y1
+        )));
+    }
+    Ok(())
+}
+
 /// Check the radii of [`ripley_k`]: at least one, finite, ≥ 0, non-decreasing.
-fn check_radii(radii: &[f64]) -> Result<(), GeofieldError> {
+pub(crate) fn check_radii(radii: &[f64]) -> Result<(), GeofieldError> {
     if radii.is_empty() {
         return Err(GeofieldError::Invalid("no radii given".into()));
     }
@@ -362,14 +375,7 @@ pub fn ripley_k<T: Coord>(
             "K needs at least 2 points, got {n}"
         )));
     }
-    if let Some(i) = pts.iter().position(|p| {
-        !(p[0] >= window.x0 && p[0] <= window.x1 && p[1] >= window.y0 && p[1] <= window.y1)
-    }) {
-        return Err(GeofieldError::Invalid(format!(
-            "point {i} ({}, {}) is outside the window [{}, {}] x [{}, {}]",
-            pts[i][0], pts[i][1], window.x0, window.x1, window.y0, window.y1
-        )));
-    }
+    check_inside(&pts, window)?;
     let nr = radii.len();
     let r_max = radii[nr - 1];
     let t: Vec<f64> = radii
