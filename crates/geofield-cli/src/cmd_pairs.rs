@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use geofield::neighbors::envelope::{Summary as Fun, csr_envelope};
 use geofield::neighbors::io::{
-    Points as Coords, read_points, write_g_csv, write_k_csv, write_l_png,
+    Points as Coords, read_points, write_envelope_csv, write_g_csv, write_k_csv, write_l_png,
 };
 use geofield::neighbors::pcf::{self, Divisor};
 use geofield::neighbors::ripley::{self, Correction, Window};
@@ -72,6 +73,32 @@ pub struct PairsArgs {
     /// g's divisor: r (spatstat's default) or d (each pair by its distance).
     #[arg(long, value_enum, default_value = "r", requires = "pcf")]
     pub divisor: DivisorArg,
+    /// A pointwise envelope under complete spatial randomness (spatstat's `envelope`): this many
+    /// Poisson patterns of the same intensity in the window; CSV (r, obs, theo, lo, hi, mean).
+    #[arg(long, value_name = "PATH", requires = "nsim")]
+    pub envelope: Option<PathBuf>,
+    /// Simulations of --envelope (spatstat's default 99: level 2 nrank / (nsim + 1) = 0.02).
+    #[arg(long, requires = "envelope")]
+    pub nsim: Option<usize>,
+    /// The envelope's rank: the nrank-th smallest and largest simulated values.
+    #[arg(long, default_value_t = 1, requires = "envelope")]
+    pub nrank: usize,
+    /// The envelope's function: L (drawn on --png), K or g.
+    #[arg(long, value_enum, default_value = "l", requires = "envelope")]
+    pub envelope_of: EnvelopeOf,
+    /// The envelope's correction (default: the first of --correction).
+    #[arg(long, value_enum, requires = "envelope")]
+    pub envelope_correction: Option<CorrectionArg>,
+    /// Seed of the simulations.
+    #[arg(long, default_value_t = 0, requires = "envelope")]
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum EnvelopeOf {
+    K,
+    L,
+    G,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -127,6 +154,7 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
     outs.plan("--out", &a.out, Kind::File)?;
     outs.plan_opt("--png", a.png.as_deref(), Kind::File)?;
     outs.plan_opt("--pcf", a.pcf.as_deref(), Kind::File)?;
+    outs.plan_opt("--envelope", a.envelope.as_deref(), Kind::File)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let mut window = a.window.as_deref().map(parse_window).transpose()?;
     if let Some(r) = a.r_max
@@ -222,6 +250,35 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
         }
         None => None,
     };
+    let env = match (&a.envelope, a.nsim) {
+        (Some(_), Some(nsim)) => {
+            let correction = match a.envelope_correction {
+                None => corrections[0],
+                Some(CorrectionArg::None) => Correction::None,
+                Some(CorrectionArg::Border) => Correction::Border,
+                Some(CorrectionArg::Translate) => Correction::Translate,
+                Some(CorrectionArg::Isotropic | CorrectionArg::All) => Correction::Isotropic,
+            };
+            let summary = match a.envelope_of {
+                EnvelopeOf::K => Fun::K,
+                EnvelopeOf::L => Fun::L,
+                EnvelopeOf::G => Fun::G {
+                    bw: a.bw,
+                    divisor: match a.divisor {
+                        DivisorArg::R => Divisor::R,
+                        DivisorArg::D => Divisor::D,
+                    },
+                },
+            };
+            Some(
+                csr_envelope(
+                    &be, &xy, &window, &radii, correction, summary, nsim, a.nrank, a.seed,
+                )
+                .with_context(|| format!("the CSR envelope of {}", a.points.display()))?,
+            )
+        }
+        _ => None,
+    };
     let secs = start.elapsed().as_secs_f64();
     let r_max = radii.last().copied().unwrap_or(0.0);
     println!(
@@ -267,6 +324,25 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
     if let (Some(p), Some(g)) = (&a.pcf, &g) {
         written.push(outs.write_one(p, |s| Ok(write_g_csv(s, g)?))?);
     }
+    if let (Some(p), Some(e)) = (&a.envelope, &env) {
+        let out: Vec<usize> = (0..e.r.len())
+            .filter(|&i| e.obs[i] < e.lo[i] || e.obs[i] > e.hi[i])
+            .collect();
+        println!(
+            "CSR envelope of {} ({}, {} simulations, rank {}: pointwise level {:.3}): the \
+             observed curve leaves it at {} of {} radii{}",
+            e.summary.name(),
+            e.correction.name(),
+            e.nsim,
+            e.nrank,
+            e.alpha(),
+            out.len(),
+            e.r.len(),
+            out.first()
+                .map_or(String::new(), |&i| format!(" (first at r = {})", e.r[i]))
+        );
+        written.push(outs.write_one(p, |s| Ok(write_envelope_csv(s, e)?))?);
+    }
     if let Some(p) = &a.png {
         let title = format!(
             "L(r) of {}",
@@ -274,7 +350,7 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
                 .file_name()
                 .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
         );
-        written.push(outs.write_one(p, |s| Ok(write_l_png(s, &k, &title)?))?);
+        written.push(outs.write_one(p, |s| Ok(write_l_png(s, &k, &title, env.as_ref())?))?);
     }
     if let Some(p) = ctx.json() {
         let summary = Summary {

@@ -12,7 +12,8 @@ The same library as the ``geofield`` command line, from numpy, pandas and xarray
   :mod:`geofield.pykrige` is a drop-in for PyKrige's ``OrdinaryKriging``/``UniversalKriging`` and
   their 3-D versions.
 - :class:`NeighborIndex`: exact neighbour searches, a drop-in for scipy's ``cKDTree`` (k-NN,
-  radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K; :func:`pair_correlation`: g(r).
+  radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K; :func:`pair_correlation`: g(r);
+  :func:`csr_envelope`: their envelopes under randomness.
 - :class:`Flock`: OpenSteer's boids, state resident on the GPU between steps.
 - :func:`wind`: a mass-consistent 3-D wind field over terrain from stations.
 
@@ -33,7 +34,7 @@ from .flocking import Flock
 from .kriging3d import cokrige, krige3d, variogram3d
 from .kriging import (cross_validate, indicator_krige, krige, krige_points, simulate, variogram,
                       variogram_map)
-from .neighbors import NeighborIndex, pair_correlation, ripley_k
+from .neighbors import NeighborIndex, csr_envelope, pair_correlation, ripley_k
 from .wind import wind
 from . import forest, pykrige
 
@@ -61,6 +62,7 @@ __all__ = [
     "wind",
     "info",
     "pykrige",
+    "csr_envelope",
     "pair_correlation",
     "ripley_k",
 ]

@@ -408,3 +408,31 @@ def pair_correlation(points, window=None, r=None, correction=("translate", "isot
     rr = None if r is None else _arrays.floats("r", r)
     return dict(_native.pair_correlation(pts, w, rr, list(correction),
                                          None if bw is None else float(bw), str(divisor)))
+
+
+def csr_envelope(points, window=None, r=None, fun="L", correction="translate", nsim=99, nrank=1,
+                 seed=0, bw=None, divisor="r", backend="auto"):
+    """A pointwise simulation envelope of K, L or g under complete spatial randomness
+    (spatstat's ``envelope(X, Lest, nsim=99)``): ``nsim`` Poisson patterns of the observed
+    intensity in the window, the function of each at the same radii with the same
+    ``correction``, and at each r the ``nrank``-th smallest (``lo``) and largest (``hi``).
+
+    Where the observed curve (``obs``) leaves [lo, hi] at a given r, randomness is rejected at
+    the pointwise level ``alpha`` = 2 nrank / (nsim + 1) (0.02 by default); testing many r at
+    once needs a global envelope, which this is not. ``fun``: "K", "L" or "g" (``bw`` and
+    ``divisor`` as :func:`pair_correlation`). ``seed`` fixes the simulations (each has its own
+    generator: the same on every backend and thread count). K runs on ``backend``.
+
+    Returns a dict of numpy arrays ``r``, ``obs``, ``theo``, ``lo``, ``hi``, ``mean`` and
+    ``alpha``, ``nsim``, ``nrank``, ``correction``, ``backend``.
+    """
+    pts = _arrays.floats("points", points, ndim=2)
+    if pts.shape[1] != 2:
+        raise GeofieldValueError(f"points: expected shape (n, 2), got {pts.shape}")
+    w = None if window is None else [float(v) for v in window]
+    if w is not None and len(w) != 4:
+        raise GeofieldValueError(f"window: expected (x0, y0, x1, y1), got {window!r}")
+    rr = None if r is None else _arrays.floats("r", r)
+    return dict(_native.csr_envelope(pts, w, rr, str(fun), str(correction), int(nsim),
+                                     int(nrank), int(seed), None if bw is None else float(bw),
+                                     str(divisor), backend))

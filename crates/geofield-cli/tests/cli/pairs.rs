@@ -123,6 +123,62 @@ fn pairs_writes_the_pair_correlation_function() {
 }
 
 #[test]
+fn pairs_writes_a_csr_envelope_of_l() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 60 trees in 6 tight clumps: L leaves the random patterns' band at short distances.
+    let mut csv = String::from("x,y\n");
+    for c in 0..6 {
+        let (cx, cy) = (
+            15.0 + 30.0 * f64::from(c % 3),
+            15.0 + 30.0 * f64::from(c / 3),
+        );
+        for t in 0..10 {
+            let a = f64::from(t) * 0.628;
+            csv.push_str(&format!("{},{}\n", cx + 1.5 * a.cos(), cy + 1.5 * a.sin()));
+        }
+    }
+    let stems = d.join("stems.csv");
+    std::fs::write(&stems, csv).unwrap();
+    let (out, env, png) = (d.join("k.csv"), d.join("env.csv"), d.join("l.png"));
+    let o = geofield(&[
+        "pairs",
+        "--points",
+        s(&stems),
+        "--window",
+        "0,0,90,60",
+        "--radii",
+        "0,1,2,3,5,8",
+        "--correction",
+        "translate",
+        "--out",
+        s(&out),
+        "--png",
+        s(&png),
+        "--envelope",
+        s(&env),
+        "--nsim",
+        "19",
+        "--seed",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (head, cols) = columns(&env);
+    assert_eq!(head, ["r", "obs", "theo", "lo", "hi", "mean"]);
+    let (_, k) = columns(&out);
+    for i in 1..6 {
+        // obs is L of the K written beside it; the band is ordered and holds the mean
+        assert!((cols[1][i] - k[3][i]).abs() < 1e-12, "L_trans vs obs");
+        assert!(cols[3][i] <= cols[5][i] && cols[5][i] <= cols[4][i]);
+        assert_eq!(cols[2][i], cols[0][i], "theo = r");
+    }
+    // clumps of radius 1.5: at r = 2 and 3 the observed L is far above every simulation
+    assert!(cols[1][2] > cols[4][2] && cols[1][3] > cols[4][3]);
+    assert!(text(&o).contains("CSR envelope of L"), "{}", text(&o));
+    assert!(png.exists());
+}
+
+#[test]
 fn pairs_bad_input_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.csv");

@@ -28,7 +28,10 @@ pub enum Summary {
     L,
     /// The pair-correlation function, with the kernel's standard deviation (None: spatstat's
     /// default) and divisor of [`super::pcf`].
-    G { bw: Option<f64>, divisor: Divisor },
+    G {
+        bw: Option<f64>,
+        divisor: Divisor,
+    },
 }
 
 impl Summary {

@@ -185,13 +185,37 @@ pub fn write_g_csv(path: &Path, g: &super::pcf::PairCorrelation) -> Result<(), I
     })?)
 }
 
+/// Write a CSR envelope as CSV: `r`, `obs`, `theo`, `lo`, `hi`, `mean` (undefined as `NaN`).
+pub fn write_envelope_csv(path: &Path, e: &super::envelope::Envelope) -> Result<(), InputError> {
+    use std::fmt::Write as _;
+    let mut s = String::from("r,obs,theo,lo,hi,mean\n");
+    for i in 0..e.r.len() {
+        let _ = write!(s, "{}", e.r[i]);
+        for v in [e.obs[i], e.theo[i], e.lo[i], e.hi[i], e.mean[i]] {
+            if v.is_finite() {
+                let _ = write!(s, ",{v}");
+            } else {
+                s.push_str(",NaN");
+            }
+        }
+        s.push('\n');
+    }
+    Ok(geofield_io::write_atomic(path, |w| {
+        w.write_all(s.as_bytes())
+    })?)
+}
+
 /// Draw L(r) = √(K(r)/π) of each correction asked for against r, with the value under
 /// complete spatial randomness (L = r, dashed), as a PNG chart: above the line, clustering at
 /// that scale; below it, regularity.
+///
+/// With an `envelope` of L, its lower and upper curves are drawn too (grey): where the observed
+/// L leaves the band, the pattern departs from randomness at the envelope's pointwise level.
 pub fn write_l_png(
     path: &Path,
     k: &super::ripley::KFunction,
     title: &str,
+    envelope: Option<&super::envelope::Envelope>,
 ) -> Result<(), InputError> {
     use geofield_io::render::{ChartSeries, LineStyle, blend_hue, write_xy_chart_series_png};
     let mut series: Vec<ChartSeries> = k
@@ -219,6 +243,25 @@ pub fn write_l_png(
             k.r.iter().map(|&r| (r, r)).collect(),
         )
     });
+    if let Some(e) = envelope.filter(|e| e.summary == super::envelope::Summary::L) {
+        for (name, v) in [
+            ("CSR envelope (lower)", &e.lo),
+            ("CSR envelope (upper)", &e.hi),
+        ] {
+            series.push(ChartSeries {
+                markers: false,
+                ..ChartSeries::new(
+                    format!("{name}, {} {} sims", e.correction.name(), e.nsim),
+                    [160, 160, 160],
+                    e.r.iter()
+                        .zip(v.iter())
+                        .filter(|(_, y)| y.is_finite())
+                        .map(|(&x, &y)| (x, y))
+                        .collect(),
+                )
+            });
+        }
+    }
     let chart = geofield_io::XyChart {
         title: title.into(),
         subtitle: format!(

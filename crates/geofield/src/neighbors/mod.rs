@@ -60,6 +60,7 @@ pub(crate) mod brute;
 mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod dynamic;
+pub mod envelope;
 #[cfg(feature = "io")]
 pub mod io;
 pub(crate) mod kbest;
