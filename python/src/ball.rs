@@ -212,19 +212,8 @@ pub fn ripley_k<'py>(
     backend: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let be = open(backend)?.backend;
-    let (pts, dim) = flat(&points)?;
-    if dim != 2 {
-        return Err(errors::arg(
-            "points",
-            format!("expected shape (n, 2), got (n, {dim})"),
-        ));
-    }
-    let window = window_of(window, pts)?;
+    let (pts, window, radii) = plane(&points, window, radii.as_ref())?;
     let cs = corrections_of(&corrections)?;
-    let radii: Vec<f64> = match &radii {
-        Some(r) => r.as_slice()?.to_vec(),
-        None => ripley::default_radii(pts.len() / 2, &window),
-    };
     let k = py
         .detach(|| ripley::ripley_k(&be, pts, &window, &radii, &cs))
         .map_err(errors::lib)?;
@@ -239,6 +228,37 @@ pub fn ripley_k<'py>(
     d.set_item("window", (window.x0, window.y0, window.x1, window.y1))?;
     d.set_item("backend", be.label())?;
     Ok(d)
+}
+
+/// A 2-D pattern's points (flat x, y), its window (given, or the bounding box) and radii
+/// (given, or spatstat's default).
+fn plane<'a>(
+    points: &'a PyReadonlyArray2<'_, f64>,
+    window: Option<[f64; 4]>,
+    radii: Option<&PyReadonlyArray1<'_, f64>>,
+) -> PyResult<(&'a [f64], Window, Vec<f64>)> {
+    let (pts, dim) = flat(points)?;
+    if dim != 2 {
+        return Err(errors::arg(
+            "points",
+            format!("expected shape (n, 2), got (n, {dim})"),
+        ));
+    }
+    let window = window_of(window, pts)?;
+    let radii = match radii {
+        Some(r) => r.as_slice()?.to_vec(),
+        None => ripley::default_radii(pts.len() / 2, &window),
+    };
+    Ok((pts, window, radii))
+}
+
+/// g's divisor by spatstat's name.
+fn divisor_of(divisor: &str) -> PyResult<Divisor> {
+    match divisor {
+        "r" => Ok(Divisor::R),
+        "d" => Ok(Divisor::D),
+        o => Err(errors::arg("divisor", format!("{o:?} is not 'r' or 'd'"))),
+    }
 }
 
 /// The window given, or the points' bounding box.
@@ -290,24 +310,9 @@ pub fn pair_correlation<'py>(
     bw: Option<f64>,
     divisor: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (pts, dim) = flat(&points)?;
-    if dim != 2 {
-        return Err(errors::arg(
-            "points",
-            format!("expected shape (n, 2), got (n, {dim})"),
-        ));
-    }
-    let window = window_of(window, pts)?;
+    let (pts, window, radii) = plane(&points, window, radii.as_ref())?;
     let cs = corrections_of(&corrections)?;
-    let divisor = match divisor {
-        "r" => Divisor::R,
-        "d" => Divisor::D,
-        o => return Err(errors::arg("divisor", format!("{o:?} is not 'r' or 'd'"))),
-    };
-    let radii: Vec<f64> = match &radii {
-        Some(r) => r.as_slice()?.to_vec(),
-        None => ripley::default_radii(pts.len() / 2, &window),
-    };
+    let divisor = divisor_of(divisor)?;
     let g = py
         .detach(|| pcf::pair_correlation(pts, &window, &radii, &cs, bw, divisor))
         .map_err(errors::lib)?;
@@ -345,20 +350,9 @@ pub fn csr_envelope<'py>(
     backend: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let be = open(backend)?.backend;
-    let (pts, dim) = flat(&points)?;
-    if dim != 2 {
-        return Err(errors::arg(
-            "points",
-            format!("expected shape (n, 2), got (n, {dim})"),
-        ));
-    }
-    let window = window_of(window, pts)?;
+    let (pts, window, radii) = plane(&points, window, radii.as_ref())?;
     let correction = corrections_of(&[correction])?[0];
-    let divisor = match divisor {
-        "r" => Divisor::R,
-        "d" => Divisor::D,
-        o => return Err(errors::arg("divisor", format!("{o:?} is not 'r' or 'd'"))),
-    };
+    let divisor = divisor_of(divisor)?;
     let summary = match fun {
         "K" | "Kest" => Summary::K,
         "L" | "Lest" => Summary::L,
@@ -366,10 +360,6 @@ pub fn csr_envelope<'py>(
         o => {
             return Err(errors::arg("fun", format!("{o:?} is not 'K', 'L' or 'g'")));
         }
-    };
-    let radii: Vec<f64> = match &radii {
-        Some(r) => r.as_slice()?.to_vec(),
-        None => ripley::default_radii(pts.len() / 2, &window),
     };
     let e = py
         .detach(|| {

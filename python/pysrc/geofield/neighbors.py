@@ -328,6 +328,18 @@ def _other64(other, m):
     return a
 
 
+def _pattern(points, window, r):
+    """A 2-D pattern's points (n, 2), window (x0, y0, x1, y1) or None and radii or None."""
+    pts = _arrays.floats("points", points, ndim=2)
+    if pts.shape[1] != 2:
+        raise GeofieldValueError(f"points: expected shape (n, 2), got {pts.shape}")
+    w = None if window is None else [float(v) for v in window]
+    if w is not None and len(w) != 4:
+        raise GeofieldValueError(f"window: expected (x0, y0, x1, y1), got {window!r}")
+    rr = None if r is None else _arrays.floats("r", r)
+    return pts, w, rr
+
+
 def ripley_k(points, window=None, r=None, correction=("border", "translate", "isotropic"),
              backend="auto"):
     """Ripley's K and Besag's L of a 2-D point pattern (a stem map) in a rectangular window,
@@ -353,15 +365,9 @@ def ripley_k(points, window=None, r=None, correction=("border", "translate", "is
     column names (``un``, ``border``, ``trans``, ``iso``; NaN where a correction is
     undefined), ``L_<name>`` = sqrt(K / pi) for each, and ``n``, ``area``, ``window``.
     """
-    pts = _arrays.floats("points", points, ndim=2)
-    if pts.shape[1] != 2:
-        raise GeofieldValueError(f"points: expected shape (n, 2), got {pts.shape}")
+    pts, w, rr = _pattern(points, window, r)
     if isinstance(correction, str):
         correction = [correction]
-    w = None if window is None else [float(v) for v in window]
-    if w is not None and len(w) != 4:
-        raise GeofieldValueError(f"window: expected (x0, y0, x1, y1), got {window!r}")
-    rr = None if r is None else _arrays.floats("r", r)
     out = dict(_native.ripley_k(pts, w, rr, list(correction), backend))
     for name in ("un", "border", "trans", "iso"):
         if name in out:
@@ -397,15 +403,9 @@ def pair_correlation(points, window=None, r=None, correction=("translate", "isot
     ``half_width``, ``n``, ``area``, ``window``. Exact kernel sums over the pairs (spatstat bins
     the distances first: the two agree to that binning's error). Runs on the CPU.
     """
-    pts = _arrays.floats("points", points, ndim=2)
-    if pts.shape[1] != 2:
-        raise GeofieldValueError(f"points: expected shape (n, 2), got {pts.shape}")
+    pts, w, rr = _pattern(points, window, r)
     if isinstance(correction, str):
         correction = [correction]
-    w = None if window is None else [float(v) for v in window]
-    if w is not None and len(w) != 4:
-        raise GeofieldValueError(f"window: expected (x0, y0, x1, y1), got {window!r}")
-    rr = None if r is None else _arrays.floats("r", r)
     return dict(_native.pair_correlation(pts, w, rr, list(correction),
                                          None if bw is None else float(bw), str(divisor)))
 
@@ -426,13 +426,7 @@ def csr_envelope(points, window=None, r=None, fun="L", correction="translate", n
     Returns a dict of numpy arrays ``r``, ``obs``, ``theo``, ``lo``, ``hi``, ``mean`` and
     ``alpha``, ``nsim``, ``nrank``, ``correction``, ``backend``.
     """
-    pts = _arrays.floats("points", points, ndim=2)
-    if pts.shape[1] != 2:
-        raise GeofieldValueError(f"points: expected shape (n, 2), got {pts.shape}")
-    w = None if window is None else [float(v) for v in window]
-    if w is not None and len(w) != 4:
-        raise GeofieldValueError(f"window: expected (x0, y0, x1, y1), got {window!r}")
-    rr = None if r is None else _arrays.floats("r", r)
+    pts, w, rr = _pattern(points, window, r)
     return dict(_native.csr_envelope(pts, w, rr, str(fun), str(correction), int(nsim),
                                      int(nrank), int(seed), None if bw is None else float(bw),
                                      str(divisor), backend))

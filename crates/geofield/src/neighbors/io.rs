@@ -120,89 +120,67 @@ pub fn write_distances(path: &Path, nb: &Neighbors) -> Result<(), InputError> {
     Ok(geofield_io::write_npy_f64(path, &[nb.queries(), nb.k], &d)?)
 }
 
-/// Write Ripley's K as CSV: `r`, `theo` (πr²), then per correction asked for its K (spatstat's
-/// column names `un`, `border`, `trans`, `iso`) and its L = √(K/π) (`L_un`, ...). Undefined
-/// values (beyond a correction's range) are written as `NaN`, which pandas, R and QGIS read as
-/// missing.
-pub fn write_k_csv(path: &Path, k: &super::ripley::KFunction) -> Result<(), InputError> {
+/// Write named columns of equal length as CSV, undefined values as `NaN` (which pandas, R and
+/// QGIS read as missing).
+fn write_columns_csv(path: &Path, names: &[String], cols: &[&[f64]]) -> Result<(), InputError> {
     use std::fmt::Write as _;
-    let cols = k.columns();
-    let ls: Vec<Vec<f64>> = cols.iter().map(|(_, v)| super::ripley::l_of(v)).collect();
-    let mut s = String::from("r,theo");
-    for (c, _) in &cols {
-        let _ = write!(s, ",{}", c.name());
-    }
-    for (c, _) in &cols {
-        let _ = write!(s, ",L_{}", c.name());
-    }
+    let mut s = names.join(",");
     s.push('\n');
-    let num = |s: &mut String, v: f64| {
-        if v.is_finite() {
-            let _ = write!(s, ",{v}");
-        } else {
-            s.push_str(",NaN");
-        }
-    };
-    for i in 0..k.r.len() {
-        let _ = write!(s, "{}", k.r[i]);
-        num(&mut s, k.theo[i]);
-        for (_, v) in &cols {
-            num(&mut s, v[i]);
-        }
-        for l in &ls {
-            num(&mut s, l[i]);
+    let rows = cols.first().map_or(0, |c| c.len());
+    for i in 0..rows {
+        for (k, c) in cols.iter().enumerate() {
+            if k > 0 {
+                s.push(',');
+            }
+            if c[i].is_finite() {
+                let _ = write!(s, "{}", c[i]);
+            } else {
+                s.push_str("NaN");
+            }
         }
         s.push('\n');
     }
     Ok(geofield_io::write_atomic(path, |w| {
         w.write_all(s.as_bytes())
     })?)
+}
+
+/// Write Ripley's K as CSV: `r`, `theo` (πr²), then per correction asked for its K (spatstat's
+/// column names `un`, `border`, `trans`, `iso`) and its L = √(K/π) (`L_un`, ...). Undefined
+/// values (beyond a correction's range) are written as `NaN`.
+pub fn write_k_csv(path: &Path, k: &super::ripley::KFunction) -> Result<(), InputError> {
+    let cols = k.columns();
+    let ls: Vec<Vec<f64>> = cols.iter().map(|(_, v)| super::ripley::l_of(v)).collect();
+    let mut names = vec!["r".to_string(), "theo".to_string()];
+    names.extend(cols.iter().map(|(c, _)| c.name().to_string()));
+    names.extend(cols.iter().map(|(c, _)| format!("L_{}", c.name())));
+    let mut data: Vec<&[f64]> = vec![&k.r, &k.theo];
+    data.extend(cols.iter().map(|(_, v)| *v));
+    data.extend(ls.iter().map(Vec::as_slice));
+    write_columns_csv(path, &names, &data)
 }
 
 /// Write the pair-correlation function as CSV: `r`, `theo` (1), then g per correction asked for
 /// (spatstat's column names `un`, `trans`, `iso`); undefined values as `NaN`.
 pub fn write_g_csv(path: &Path, g: &super::pcf::PairCorrelation) -> Result<(), InputError> {
-    use std::fmt::Write as _;
     let cols = g.columns();
-    let mut s = String::from("r,theo");
-    for (c, _) in &cols {
-        let _ = write!(s, ",{}", c.name());
-    }
-    s.push('\n');
-    for i in 0..g.r.len() {
-        let _ = write!(s, "{},{}", g.r[i], g.theo[i]);
-        for (_, v) in &cols {
-            if v[i].is_finite() {
-                let _ = write!(s, ",{}", v[i]);
-            } else {
-                s.push_str(",NaN");
-            }
-        }
-        s.push('\n');
-    }
-    Ok(geofield_io::write_atomic(path, |w| {
-        w.write_all(s.as_bytes())
-    })?)
+    let mut names = vec!["r".to_string(), "theo".to_string()];
+    names.extend(cols.iter().map(|(c, _)| c.name().to_string()));
+    let mut data: Vec<&[f64]> = vec![&g.r, &g.theo];
+    data.extend(cols.iter().map(|(_, v)| *v));
+    write_columns_csv(path, &names, &data)
 }
 
 /// Write a CSR envelope as CSV: `r`, `obs`, `theo`, `lo`, `hi`, `mean` (undefined as `NaN`).
 pub fn write_envelope_csv(path: &Path, e: &super::envelope::Envelope) -> Result<(), InputError> {
-    use std::fmt::Write as _;
-    let mut s = String::from("r,obs,theo,lo,hi,mean\n");
-    for i in 0..e.r.len() {
-        let _ = write!(s, "{}", e.r[i]);
-        for v in [e.obs[i], e.theo[i], e.lo[i], e.hi[i], e.mean[i]] {
-            if v.is_finite() {
-                let _ = write!(s, ",{v}");
-            } else {
-                s.push_str(",NaN");
-            }
-        }
-        s.push('\n');
-    }
-    Ok(geofield_io::write_atomic(path, |w| {
-        w.write_all(s.as_bytes())
-    })?)
+    let names: Vec<String> = ["r", "obs", "theo", "lo", "hi", "mean"]
+        .map(String::from)
+        .to_vec();
+    write_columns_csv(
+        path,
+        &names,
+        &[&e.r, &e.obs, &e.theo, &e.lo, &e.hi, &e.mean],
+    )
 }
 
 /// Draw L(r) = √(K(r)/π) of each correction asked for against r, with the value under
