@@ -73,6 +73,53 @@ def knn_rows(n, repeat, backends, dim=3, scipy=True):
     return rows
 
 
+def space_rows(n, repeat, backends, scipy=True):
+    """k nearest neighbours in other spaces (issue 20): n uniform 2-D points at unit density in
+    a periodic box, Manhattan k=16, Chebyshev k=16, Euclidean k=8 periodic, Euclidean k=256 and
+    k=1024 on open axes; every geofield backend against scipy's cKDTree (workers=-1), one
+    process, the same points. Each result is checked against scipy's before it is timed."""
+    rng = np.random.default_rng(5)
+    side = float(np.sqrt(n))
+    p = rng.uniform(0, side, (n, 2))
+    cases = [
+        ("Manhattan k=16 periodic", dict(k=16, p=1), True),
+        ("Chebyshev k=16", dict(k=16, p=np.inf), False),
+        ("Euclidean k=8 periodic", dict(k=8, p=2), True),
+        ("Euclidean k=256", dict(k=256, p=2), False),
+        ("Euclidean k=1024, 1e5 queries", dict(k=1024, p=2), False),
+    ]
+    rows = []
+
+    def row(case, who, fn):
+        r = {"case": f"{case} n={n}", "who": who, "seconds": median_time(fn, repeat)}
+        print(f"{r['case']:<52} {who:<34} {r['seconds']:9.4f} s", flush=True)
+        rows.append(r)
+
+    tree = tree_box = None
+    if scipy:
+        try:
+            from scipy.spatial import cKDTree
+            tree, tree_box = cKDTree(p), cKDTree(p, boxsize=side)
+        except ImportError:
+            print("scipy missing: no cKDTree rows", file=sys.stderr)
+    for case, kw, box in cases:
+        q = p[: n // 10] if "1e5" in case else p
+        want = None
+        if tree is not None:
+            t = tree_box if box else tree
+            want = t.query(q, workers=-1, **kw)
+            row(case, "scipy cKDTree (workers=-1)", lambda: t.query(q, workers=-1, **kw))
+        for be in backends:
+            idx = geofield.NeighborIndex(p, backend=be, boxsize=side if box else None)
+            if want is not None:
+                got = idx.query(q, **kw)
+                same = np.array_equal(got[1], want[1]) and np.allclose(got[0], want[0], rtol=1e-15, atol=0)
+                if not same:
+                    print(f"{case} {be}: rows differ from scipy's", file=sys.stderr)
+            row(case, f"geofield {be}", lambda: idx.query(q, **kw))
+    return rows
+
+
 def radius_rows(n, repeat, backends, scipy=True):
     """Radius queries, pairs and pair counts on n uniform 2-D points at unit density (r = 3:
     ~28 neighbours each), and Ripley's K on n/10 of them (spatstat's default 513 radii: ~1000
@@ -359,7 +406,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1e5 points, 316^2 nodes")
     ap.add_argument("--pykrige-backends", default="vectorized,C")
-    ap.add_argument("--only", choices=["knn", "kriging", "radius", "simulate", "peers"], help="run one case")
+    ap.add_argument("--only", choices=["knn", "kriging", "radius", "space", "simulate", "peers"], help="run one case")
     ap.add_argument("--knn-dims", default="3",
                     help="point dimensions of the k-NN case, e.g. 2,3 (default 3)")
     ap.add_argument("--backends", help="comma-separated backends (default: cpu and, when "
@@ -382,6 +429,8 @@ def main():
             rows += knn_rows(n, a.repeat, backends, dim, not a.no_scipy)
     if a.only in (None, "radius"):
         rows += radius_rows(n, a.repeat, backends, not a.no_scipy)
+    if a.only in (None, "space"):
+        rows += space_rows(n, a.repeat, backends, not a.no_scipy)
     if a.only in (None, "kriging"):
         rows += krige_rows(side, 500, a.repeat, backends, a.pykrige_backends.split(","))
     if a.only == "peers":

@@ -158,9 +158,9 @@ pub fn ball_count<'py>(
 }
 
 /// k nearest neighbours in any space (p = 1, 2, inf; periodic boxes; k up to 65536):
-/// `(distances (m, k), indices (m, k))`, missing `inf` / `missing_index`.
+/// `(distances (m, k), indices (m, k), backend label)`, missing `inf` / `missing_index`.
 #[pyfunction]
-#[pyo3(signature = (points, queries, k, p, boxsize, exclude_self, radius, missing_index))]
+#[pyo3(signature = (points, queries, k, p, boxsize, exclude_self, radius, missing_index, backend="cpu"))]
 #[allow(clippy::too_many_arguments)]
 pub fn ball_knn<'py>(
     py: Python<'py>,
@@ -172,14 +172,16 @@ pub fn ball_knn<'py>(
     exclude_self: bool,
     radius: Option<f64>,
     missing_index: i64,
-) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    backend: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
+    let be = open(backend)?.backend;
     let sp = space(p, boxsize)?;
     let (pts, dim) = flat(&points)?;
     let qs = queries.as_ref().map(|q| q.as_slice()).transpose()?;
     let nb = py
         .detach(|| {
             ball::knn_in(
-                &Backend::Cpu,
+                &be,
                 pts,
                 qs,
                 dim,
@@ -197,6 +199,7 @@ pub fn ball_knn<'py>(
         PyArray1::from_vec(py, nb.indices)
             .reshape([m, k])?
             .into_any(),
+        be.label(),
     ))
 }
 

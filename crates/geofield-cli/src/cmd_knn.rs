@@ -5,7 +5,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::neighbors::io::{Points as Coords, read_points, write_distances, write_indices};
+use geofield::neighbors::ball::{self, K_MAX_SPACE, Metric, Space};
+use geofield::neighbors::io::{
+    Points as Coords, read_points, write_distance_rows, write_index_rows,
+};
 use geofield::neighbors::{self, IndexKind, KnnParams};
 
 use crate::ctx::{Ctx, Global};
@@ -19,14 +22,32 @@ pub enum IndexArg {
     Auto,
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+pub enum MetricArg {
+    /// √Σδ² (scipy p = 2).
+    Euclidean,
+    /// Σ|δ| (scipy p = 1).
+    Manhattan,
+    /// max |δ| (scipy p = inf).
+    Chebyshev,
+}
+
 #[derive(Args)]
 pub struct KnnArgs {
     /// Points: CSV with x,y[,z] columns, or .npy of shape (n, 2) or (n, 3), f32 or f64.
     #[arg(long)]
     pub points: PathBuf,
-    /// Number of neighbours, 1 to 64.
+    /// Number of neighbours: 1 to 64 for Euclidean distance on open axes, up to 65536 otherwise
+    /// (and above 64).
     #[arg(long)]
     pub k: usize,
+    /// Distance: euclidean, manhattan or chebyshev (scipy's Minkowski p = 2, 1, inf).
+    #[arg(long, value_enum, default_value = "euclidean")]
+    pub metric: MetricArg,
+    /// A periodic box (scipy's boxsize): its length per axis, comma-separated (one value for
+    /// every axis; 0: an open axis). Points must lie in [0, L); queries are wrapped into it.
+    #[arg(long, value_delimiter = ',')]
+    pub boxsize: Option<Vec<f64>>,
     /// Query points (same format); default: the points themselves, each excluding itself.
     #[arg(long)]
     pub queries: Option<PathBuf>,
@@ -60,6 +81,8 @@ struct Summary {
     dimensions: usize,
     k: usize,
     radius: Option<f64>,
+    metric: String,
+    boxsize: Option<Vec<f64>>,
     backend: String,
     device: String,
     seconds: f64,
@@ -93,6 +116,32 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
             points.dim()
         );
     }
+    let dim = points.dim();
+    let metric = match a.metric {
+        MetricArg::Euclidean => Metric::Euclidean,
+        MetricArg::Manhattan => Metric::Manhattan,
+        MetricArg::Chebyshev => Metric::Chebyshev,
+    };
+    let boxsize = a.boxsize.as_ref().map(|b| {
+        if b.len() == 1 {
+            vec![b[0]; dim]
+        } else {
+            b.clone()
+        }
+    });
+    // Euclidean open space with k ≤ 64 has the dedicated grids; anything else the growing
+    // radius search of the radius queries.
+    let in_space = metric != Metric::Euclidean || boxsize.is_some() || a.k > neighbors::K_MAX;
+    if in_space && !matches!(a.index, IndexArg::Auto) {
+        bail!(
+            "--index applies to Euclidean distance on open axes with k <= {} (this search uses \
+             its own cell list)",
+            neighbors::K_MAX
+        );
+    }
+    if a.k == 0 || a.k > K_MAX_SPACE {
+        bail!("--k {} is out of range 1..={K_MAX_SPACE}", a.k);
+    }
     let index = match a.index {
         IndexArg::Brute => IndexKind::Brute,
         IndexArg::Uniform => IndexKind::Uniform {
@@ -107,19 +156,30 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
         exclude_self: queries.is_none(),
         index,
     };
+    let space = Space { metric, boxsize };
     let be = ctx.open_backend()?.backend;
     let start = Instant::now();
-    let dim = points.dim();
-    let result = match (&points, &queries) {
-        (Coords::F64(p, _), None) => neighbors::knn(&be, p, None, dim, &params),
-        (Coords::F32(p, _), None) => neighbors::knn(&be, p, None, dim, &params),
-        (Coords::F64(p, _), Some(Coords::F64(q, _))) => {
-            neighbors::knn(&be, p, Some(q), dim, &params)
+    let (indices, dist) = match (&points, &queries) {
+        (Coords::F64(p, _), q) => {
+            let q = match q {
+                None => None,
+                Some(Coords::F64(q, _)) => Some(&q[..]),
+                Some(_) => {
+                    bail!("points and queries must have the same dtype (both f32 or both f64)")
+                }
+            };
+            search(&be, p, q, dim, &params, &space, in_space)
         }
-        (Coords::F32(p, _), Some(Coords::F32(q, _))) => {
-            neighbors::knn(&be, p, Some(q), dim, &params)
+        (Coords::F32(p, _), q) => {
+            let q = match q {
+                None => None,
+                Some(Coords::F32(q, _)) => Some(&q[..]),
+                Some(_) => {
+                    bail!("points and queries must have the same dtype (both f32 or both f64)")
+                }
+            };
+            search(&be, p, q, dim, &params, &space, in_space)
         }
-        _ => bail!("points and queries must have the same dtype (both f32 or both f64)"),
     }
     .with_context(|| format!("k nearest neighbours of {}", a.points.display()))?;
     let secs = start.elapsed().as_secs_f64();
@@ -136,10 +196,10 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
     );
     let mut written = Vec::new();
     if let Some(p) = &a.out {
-        written.push(outs.write_one(p, |s| Ok(write_indices(s, &result)?))?);
+        written.push(outs.write_one(p, |s| Ok(write_index_rows(s, a.k, &indices)?))?);
     }
     if let Some(p) = &a.distances {
-        written.push(outs.write_one(p, |s| Ok(write_distances(s, &result)?))?);
+        written.push(outs.write_one(p, |s| Ok(write_distance_rows(s, a.k, &dist)?))?);
     }
     if let Some(p) = ctx.json() {
         let summary = Summary {
@@ -152,6 +212,8 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
             dimensions: dim,
             k: a.k,
             radius: a.radius,
+            metric: format!("{metric:?}").to_lowercase(),
+            boxsize: space.boxsize.clone(),
             backend: be.label(),
             device: be.device_name(),
             seconds: secs,
@@ -162,4 +224,40 @@ pub fn run(a: &KnnArgs, ctx: &Ctx) -> Result<()> {
     outs.commit()?;
     println!("wrote {}", crate::output::joined(&written));
     Ok(())
+}
+
+/// The rows of the search: indices (−1 where fewer than k) and distances (NaN there).
+fn search<T: neighbors::Coord>(
+    be: &geofield::Backend,
+    p: &[T],
+    q: Option<&[T]>,
+    dim: usize,
+    params: &KnnParams,
+    space: &Space,
+    in_space: bool,
+) -> Result<(Vec<i64>, Vec<f64>), geofield::GeofieldError> {
+    if in_space {
+        let nb = ball::knn_in(
+            be,
+            p,
+            q,
+            dim,
+            params.k,
+            space,
+            params.exclude_self,
+            params.radius,
+            -1,
+        )?;
+        let d = nb
+            .indices
+            .iter()
+            .zip(nb.dist)
+            .map(|(&i, d)| if i < 0 { f64::NAN } else { d })
+            .collect();
+        Ok((nb.indices, d))
+    } else {
+        let nb = neighbors::knn(be, p, q, dim, params)?;
+        let d = nb.dist2.iter().map(|&d2| d2.sqrt()).collect();
+        Ok((nb.indices, d))
+    }
 }

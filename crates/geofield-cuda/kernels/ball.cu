@@ -54,13 +54,13 @@ __device__ __forceinline__ long long ball_cell(const BallKernelParams& p, int a,
 }
 
 // The cells to visit along axis a: first (unwrapped) and count, as the CPU's axis_range.
-__device__ __forceinline__ void ball_range(const BallKernelParams& p, int a, double q,
+__device__ __forceinline__ void ball_range(const BallKernelParams& p, int a, double q, double r,
                                            long long* first, long long* count) {
     const double eps = 2.220446049250313e-16, tiny = 2.2250738585072014e-308;
     const double slack =
-        gf_add_rn(gf_mul_rn(8.0 * eps, gf_add_rn(gf_add_rn(fabs(q), p.r), fabs(p.origin[a]))), tiny);
-    const long long lo = ball_cell(p, a, gf_sub_rn(gf_sub_rn(q, p.r), slack));
-    const long long hi = ball_cell(p, a, gf_add_rn(gf_add_rn(q, p.r), slack));
+        gf_add_rn(gf_mul_rn(8.0 * eps, gf_add_rn(gf_add_rn(fabs(q), r), fabs(p.origin[a]))), tiny);
+    const long long lo = ball_cell(p, a, gf_sub_rn(gf_sub_rn(q, r), slack));
+    const long long hi = ball_cell(p, a, gf_add_rn(gf_add_rn(q, r), slack));
     const long long n = (long long)p.dims[a];
     if (p.period[a] > 0.0) {
         // hi - lo + 1 >= n, saturating as the CPU's.
@@ -80,14 +80,15 @@ __device__ __forceinline__ void ball_range(const BallKernelParams& p, int a, dou
     }
 }
 
-// Calls f(stored position s) for every stored point in the query's cells, in the CPU's order:
-// each row of cells along axis 0 is contiguous in storage, one span (two where it wraps).
+// Calls f(stored position s) for every stored point in the cells within r of the query, in the
+// CPU's order: each row of cells along axis 0 is contiguous in storage, one span (two where it
+// wraps).
 template <int D, typename F>
-__device__ __forceinline__ void ball_visit(const BallKernelParams& p, const double* q,
-                                           const u32* __restrict__ starts, F f) {
+__device__ __forceinline__ void ball_visit_r(const BallKernelParams& p, const double* q, double r,
+                                             const u32* __restrict__ starts, F f) {
     long long first[3] = {0, 0, 0}, count[3] = {1, 1, 1};
 #pragma unroll
-    for (int a = 0; a < D; ++a) ball_range(p, a, q[a], &first[a], &count[a]);
+    for (int a = 0; a < D; ++a) ball_range(p, a, q[a], r, &first[a], &count[a]);
     const long long n0 = (long long)p.dims[0];
     long long f0 = first[0] % n0;
     if (f0 < 0) f0 += n0;
@@ -114,6 +115,13 @@ __device__ __forceinline__ void ball_visit(const BallKernelParams& p, const doub
             }
         }
     }
+}
+
+// ball_visit_r at the kernel's radius p.r.
+template <int D, typename F>
+__device__ __forceinline__ void ball_visit(const BallKernelParams& p, const double* q,
+                                           const u32* __restrict__ starts, F f) {
+    ball_visit_r<D>(p, q, p.r, starts, f);
 }
 
 // Rows: mode 0 writes each query's count to counts[qi]; mode 1 writes its neighbours' indices
@@ -161,6 +169,115 @@ extern "C" __global__ void ball_rows_3(const BallKernelParams p, const double* p
                                        const unsigned long long* offsets, u32* out_idx,
                                        double* out_d) {
     ball_rows<3>(p, pts, ids, starts, qs, counts, offsets, out_idx, out_d);
+}
+#endif
+
+// ---- k nearest in any space (geofield's neighbors::ball::knn_in) ---------------------------
+// Each query has its own reach: reach[2 qi] = r (the visited radius; < 0: the query is left
+// alone), reach[2 qi + 1] = the threshold of the combined value. The candidates are the points
+// within it, keyed (bits of the value, index) as the CPU's; mode 0 counts them into
+// counts[qi]; mode 1 writes every candidate (index, raw value) from offsets[qi] on; mode 2
+// keeps the k <= BALL_K_MAX smallest keys in registers and writes row qi of out_idx / out_v
+// (k entries, ascending; missing: index 0xFFFFFFFF, value NaN).
+#define BALL_K_MAX 64
+
+struct BallBest {
+    unsigned long long d[BALL_K_MAX];
+    u32 id[BALL_K_MAX];
+    int len;
+    int k;
+    __device__ __forceinline__ void push(unsigned long long dk, u32 i) {
+        int pos;
+        if (len == k) {
+            const unsigned long long wd = d[k - 1];
+            if (!(dk < wd || (dk == wd && i < id[k - 1]))) return;
+            pos = k - 1;
+        } else {
+            pos = len++;
+        }
+        while (pos > 0) {
+            const unsigned long long pd = d[pos - 1];
+            const u32 pi = id[pos - 1];
+            if (dk < pd || (dk == pd && i < pi)) {
+                d[pos] = pd;
+                id[pos] = pi;
+                --pos;
+            } else {
+                break;
+            }
+        }
+        d[pos] = dk;
+        id[pos] = i;
+    }
+};
+
+template <int D>
+__device__ void ball_knn(const BallKernelParams p, const double* __restrict__ pts,
+                         const u32* __restrict__ ids, const u32* __restrict__ starts,
+                         const double* __restrict__ qs, const double* __restrict__ reach, u32 k,
+                         u32* __restrict__ counts, const unsigned long long* __restrict__ offsets,
+                         u32* __restrict__ out_idx, double* __restrict__ out_v) {
+    const u32 qi = blockIdx.x * blockDim.x + threadIdx.x;
+    if (qi >= p.n_queries) return;
+    const double r = reach[2 * (size_t)qi], thr = reach[2 * (size_t)qi + 1];
+    double q[D];
+#pragma unroll
+    for (int a = 0; a < D; ++a) q[a] = qs[(size_t)qi * D + a];
+    if (p.mode == 2) {
+        BallBest best;
+        best.len = 0;
+        best.k = (int)k;
+        if (r >= 0.0) {
+            ball_visit_r<D>(p, q, r, starts, [&](u32 s) {
+                const u32 j = ids[s];
+                if (p.keep == 1 && j == qi) return;
+                const double v = ball_value<D>(p, q, pts + (size_t)s * D);
+                if (v <= thr) best.push((unsigned long long)__double_as_longlong(v), j);
+            });
+        }
+        const size_t base = (size_t)qi * k;
+        for (int t = 0; t < (int)k; ++t) {
+            const bool has = t < best.len;
+            out_idx[base + t] = has ? best.id[t] : 0xFFFFFFFFu;
+            out_v[base + t] =
+                has ? __longlong_as_double((long long)best.d[t]) : __longlong_as_double(0x7ff8000000000000LL);
+        }
+        return;
+    }
+    unsigned long long at = p.mode == 1 ? offsets[qi] : 0;
+    u32 c = 0;
+    if (r >= 0.0) {
+        ball_visit_r<D>(p, q, r, starts, [&](u32 s) {
+            const u32 j = ids[s];
+            if (p.keep == 1 && j == qi) return;
+            const double v = ball_value<D>(p, q, pts + (size_t)s * D);
+            if (!(v <= thr)) return;
+            if (p.mode == 1) {
+                out_idx[at] = j;
+                out_v[at] = v;
+                ++at;
+            } else {
+                ++c;
+            }
+        });
+    }
+    if (p.mode == 0) counts[qi] = c;
+}
+
+#if GF_WANTED(ball_knn_2)
+extern "C" __global__ void __launch_bounds__(128, 4)
+ball_knn_2(const BallKernelParams p, const double* pts, const u32* ids, const u32* starts,
+           const double* qs, const double* reach, u32 k, u32* counts,
+           const unsigned long long* offsets, u32* out_idx, double* out_v) {
+    ball_knn<2>(p, pts, ids, starts, qs, reach, k, counts, offsets, out_idx, out_v);
+}
+#endif
+#if GF_WANTED(ball_knn_3)
+extern "C" __global__ void __launch_bounds__(128, 4)
+ball_knn_3(const BallKernelParams p, const double* pts, const u32* ids, const u32* starts,
+           const double* qs, const double* reach, u32 k, u32* counts,
+           const unsigned long long* offsets, u32* out_idx, double* out_v) {
+    ball_knn<3>(p, pts, ids, starts, qs, reach, k, counts, offsets, out_idx, out_v);
 }
 #endif
 

@@ -89,9 +89,10 @@ class NeighborIndex:
               progress=False):
         """The k nearest points of each row of ``x`` (scipy ``cKDTree.query`` conventions).
 
-        ``k`` an int (1..64) or a list of the neighbour ranks wanted (1-based, as scipy).
-        Only ``eps=0`` and ``p=2`` (exact Euclidean) are computed; ``workers`` is accepted (every
-        core is used). Returns ``(d, i)``: for ``k=1`` shape ``x.shape[:-1]``, else
+        ``k`` an int (1..65536) or a list of the neighbour ranks wanted (1-based, as scipy).
+        ``p`` 1, 2 or inf (Manhattan, Euclidean, Chebyshev) and the index's ``boxsize`` are
+        honoured; only ``eps=0`` (exact search) is computed; ``workers`` is accepted (every
+        core is used). Every case runs on the index's backend. Returns ``(d, i)``: for ``k=1`` shape ``x.shape[:-1]``, else
         ``x.shape[:-1] + (k,)``; missing neighbours have ``d = inf`` and ``i = n``.
         ``progress=True`` shows a bar of the queries answered. Interruptible: Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second.
         """
@@ -155,7 +156,8 @@ class NeighborIndex:
         return d.reshape(lead + (kk,)), i.reshape(lead + (kk,))
 
     def _query_space(self, x, k, kk, ranks, p, distance_upper_bound):
-        """:meth:`query` for p = 1 or inf, a periodic box, or k above 64 (CPU)."""
+        """:meth:`query` for p = 1 or inf, a periodic box, or k above 64 (the growing-radius
+        search of :meth:`within`, on the index's backend)."""
         lead, q = self._queries64(x)
         bound = float(distance_upper_bound)
         if math.isnan(bound) or bound < 0:
@@ -163,9 +165,9 @@ class NeighborIndex:
         if q.shape[0] == 0:
             d, i = np.empty((0, kk)), np.empty((0, kk), dtype=np.int64)
         else:
-            d, i = _native.ball_knn(self._data64(), q, kk, p, self.boxsize, False,
-                                    None if math.isinf(bound) else bound, self.n)
-            self.last_backend = "cpu"
+            d, i, self.last_backend = _native.ball_knn(
+                self._data64(), q, kk, p, self.boxsize, False,
+                None if math.isinf(bound) else bound, self.n, self.backend)
             if not math.isinf(bound):
                 far = d >= bound  # scipy keeps neighbours strictly closer than the bound
                 d[far] = math.inf

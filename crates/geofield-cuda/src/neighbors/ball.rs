@@ -8,7 +8,7 @@ use super::launch_err;
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
-const MODULE: &str = "ball";
+pub(super) const MODULE: &str = "ball";
 const THREADS: u32 = 128;
 /// Bins the kernels keep in shared memory (`BALL_SHARED_BINS` in ball.cu).
 const SHARED_BINS: usize = 1024;
@@ -72,7 +72,7 @@ pub struct Reach {
     pub thr: f64,
 }
 
-fn cfg(n: usize, shared_bytes: u32) -> LaunchConfig {
+pub(super) fn cfg(n: usize, shared_bytes: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (
             u32::try_from(n.div_ceil(THREADS as usize).max(1)).unwrap_or(u32::MAX),
@@ -85,7 +85,11 @@ fn cfg(n: usize, shared_bytes: u32) -> LaunchConfig {
 }
 
 impl Cells<'_> {
-    fn params(&self, queries: usize, reach: Reach) -> Result<BallKernelParams, CudaError> {
+    pub(super) fn params(
+        &self,
+        queries: usize,
+        reach: Reach,
+    ) -> Result<BallKernelParams, CudaError> {
         const K: &str = "ball";
         if self.dim != 2 && self.dim != 3 {
             return Err(invalid(K, format!("dim = {} (2 or 3)", self.dim)));
@@ -119,15 +123,15 @@ pub type Rows = (Vec<u64>, Vec<u32>, Vec<f64>);
 pub type Weights<'a> = Option<(Option<&'a [f64]>, Option<&'a [f64]>, f64)>;
 
 /// The cell list and the queries on the device.
-struct Staged {
-    pts: CudaSlice<f64>,
-    ids: CudaSlice<u32>,
-    starts: CudaSlice<u32>,
-    queries: CudaSlice<f64>,
+pub(super) struct Staged {
+    pub(super) pts: CudaSlice<f64>,
+    pub(super) ids: CudaSlice<u32>,
+    pub(super) starts: CudaSlice<u32>,
+    pub(super) queries: CudaSlice<f64>,
 }
 
 impl Staged {
-    fn new(gpu: &Gpu, cells: &Cells<'_>, queries: &[f64]) -> Result<Self, CudaError> {
+    pub(super) fn new(gpu: &Gpu, cells: &Cells<'_>, queries: &[f64]) -> Result<Self, CudaError> {
         Ok(Staged {
             pts: gpu.upload(cells.pts, "the points")?,
             ids: gpu.upload(cells.ids, "the point ids")?,

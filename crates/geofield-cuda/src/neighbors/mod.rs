@@ -22,6 +22,7 @@ use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
 
 pub mod ball;
+pub mod ball_knn;
 mod device;
 mod host_knn;
 pub use device::{BuildParams, DeviceGrid, DeviceIndex, GridPlan, KnnTimes, uniform_cells};

@@ -106,18 +106,26 @@ pub fn read_points(path: &Path) -> Result<Points, InputError> {
 /// Write the neighbour indices of `nb` as an int64 `.npy` of shape `(queries, k)`, −1 where
 /// fewer than k neighbours exist.
 pub fn write_indices(path: &Path, nb: &Neighbors) -> Result<(), InputError> {
-    Ok(geofield_io::write_npy_i64(
-        path,
-        &[nb.queries(), nb.k],
-        &nb.indices,
-    )?)
+    write_index_rows(path, nb.k, &nb.indices)
+}
+
+/// Write rows of `k` neighbour indices as an int64 `.npy` of shape `(rows, k)`.
+pub fn write_index_rows(path: &Path, k: usize, indices: &[i64]) -> Result<(), InputError> {
+    let rows = indices.len().checked_div(k).unwrap_or(0);
+    Ok(geofield_io::write_npy_i64(path, &[rows, k], indices)?)
+}
+
+/// Write rows of `k` neighbour distances as a float64 `.npy` of shape `(rows, k)`.
+pub fn write_distance_rows(path: &Path, k: usize, dist: &[f64]) -> Result<(), InputError> {
+    let rows = dist.len().checked_div(k).unwrap_or(0);
+    Ok(geofield_io::write_npy_f64(path, &[rows, k], dist)?)
 }
 
 /// Write the neighbour distances of `nb` (the square roots of its squared distances) as a
 /// float64 `.npy` of shape `(queries, k)`, NaN where absent.
 pub fn write_distances(path: &Path, nb: &Neighbors) -> Result<(), InputError> {
     let d: Vec<f64> = nb.dist2.iter().map(|&d2| d2.sqrt()).collect();
-    Ok(geofield_io::write_npy_f64(path, &[nb.queries(), nb.k], &d)?)
+    write_distance_rows(path, nb.k, &d)
 }
 
 /// Write named columns of equal length as CSV, undefined values as `NaN` (which pandas, R and

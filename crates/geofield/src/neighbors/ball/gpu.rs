@@ -124,3 +124,91 @@ pub(crate) fn counts<const D: usize>(
     let c = geofield_cuda::neighbors::ball::ball_counts(gpu, &flat.cells(list), &q, reach, keep)?;
     Ok(c.into_iter().map(u64::from).collect())
 }
+
+/// [`super::knn_in`]'s rounds on the device: every query starts at `r0`; each round counts the
+/// candidates of the queries still open at their own radius, and [`super::knn::Rounds`] (the
+/// CPU's rule) answers or doubles each. Then the k best of each query at its final radius:
+/// kept on the device for k ≤ 64, else every candidate selected on the host as the CPU does.
+/// Rows are written into `ri` / `rd` (k per query, pre-filled as missing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn knn<const D: usize>(
+    gpu: &Arc<Gpu>,
+    list: &CellList<D>,
+    queries: &[[f64; D]],
+    metric: Metric,
+    r0: f64,
+    rounds: &super::knn::Rounds,
+    keep: geofield_cuda::neighbors::ball::Keep,
+    ri: &mut [i64],
+    rd: &mut [f64],
+) -> Result<(), GeofieldError> {
+    use geofield_cuda::neighbors::ball_knn::{BEST_K_MAX, KnnSearch};
+    let k = rounds.k;
+    let nq = queries.len();
+    let flat = Flat::of(list)?;
+    let q: Vec<f64> = queries.iter().flatten().copied().collect();
+    let far: Vec<f64> = queries
+        .par_iter()
+        .map(|q| super::knn::reach(list, q))
+        .collect();
+    let mut search = KnnSearch::new(gpu, &flat.cells(list), &q, metric_code(metric), keep)?;
+    // The final radius of each query, and the reach of the round (r < 0: answered).
+    let mut fin = vec![r0; nq];
+    let mut reach: Vec<f64> = (0..nq).flat_map(|_| [r0, metric.threshold(r0)]).collect();
+    let mut counts = vec![0u32; nq];
+    let mut open = nq;
+    while open > 0 {
+        let c = search.counts(&reach)?;
+        open = 0;
+        for i in 0..nq {
+            let r = reach[2 * i];
+            if r < 0.0 {
+                continue;
+            }
+            counts[i] = c[i];
+            match rounds.next(r, far[i], c[i] as usize) {
+                Some(next) => {
+                    reach[2 * i] = next;
+                    reach[2 * i + 1] = metric.threshold(next);
+                    fin[i] = next;
+                    open += 1;
+                }
+                None => reach[2 * i] = -1.0,
+            }
+        }
+    }
+    for i in 0..nq {
+        reach[2 * i] = fin[i];
+        reach[2 * i + 1] = metric.threshold(fin[i]);
+    }
+    if k <= BEST_K_MAX {
+        let (idx, val) = search.best(&reach, k)?;
+        ri.par_iter_mut()
+            .zip(rd.par_iter_mut())
+            .zip(idx.par_iter().zip(val.par_iter()))
+            .for_each(|((i, d), (&j, &v))| {
+                if j != u32::MAX {
+                    *i = i64::from(j);
+                    *d = metric.distance(v);
+                }
+            });
+        return Ok(());
+    }
+    let (offsets, idx, val) = search.keys(&reach, &counts)?;
+    drop(search);
+    ri.par_chunks_mut(k)
+        .zip(rd.par_chunks_mut(k))
+        .enumerate()
+        .for_each_init(Vec::new, |cand: &mut Vec<(u64, u32)>, (qi, (ri, rd))| {
+            let (a, b) = (offsets[qi] as usize, offsets[qi + 1] as usize);
+            cand.clear();
+            cand.extend(
+                val[a..b]
+                    .iter()
+                    .zip(&idx[a..b])
+                    .map(|(v, &j)| (v.to_bits(), j)),
+            );
+            super::knn::select_row(cand, metric, ri, rd);
+        });
+    Ok(())
+}

@@ -11,9 +11,10 @@
 use rayon::prelude::*;
 
 use super::cells::{CellList, period_of};
-use super::{Space, check_shape, query_points, stored_points, value};
+use super::{Metric, Space, check_shape, gpu, query_points, stored_points, value};
 use crate::neighbors::{Coord, NeighborDistances};
 use crate::{Backend, GeofieldError};
+use geofield_cuda::neighbors::ball::Keep;
 
 /// Most neighbours per query of [`knn_in`].
 pub const K_MAX_SPACE: usize = 1 << 16;
@@ -21,9 +22,8 @@ pub const K_MAX_SPACE: usize = 1 << 16;
 /// The k nearest points of each query (of each point, without `queries`, then leaving each
 /// point out of its own row when `exclude_self`) in `space`, keeping only points within
 /// `radius` (inclusive) when given. Rows as [`NeighborDistances`]: ascending (distance, index),
-/// missing entries `missing_index` and +inf. Runs on the CPU's threads whatever `backend`
-/// says (this search has no GPU path yet; [`crate::neighbors::knn_distances`] has one for
-/// Euclidean open axes and k ≤ 64).
+/// missing entries `missing_index` and +inf. On CUDA the rounds run on the device (each
+/// query's radius its own) and the rows equal the CPU's bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub fn knn_in<T: Coord>(
     backend: &Backend,
@@ -36,7 +36,6 @@ pub fn knn_in<T: Coord>(
     radius: Option<f64>,
     missing_index: i64,
 ) -> Result<NeighborDistances, GeofieldError> {
-    let _ = backend;
     check_shape(points, queries, dim, space)?;
     if k == 0 || k > K_MAX_SPACE {
         return Err(GeofieldError::Invalid(format!(
@@ -54,6 +53,7 @@ pub fn knn_in<T: Coord>(
     }
     if dim == 2 {
         knn_d::<T, 2>(
+            backend,
             points,
             queries,
             k,
@@ -64,6 +64,7 @@ pub fn knn_in<T: Coord>(
         )
     } else {
         knn_d::<T, 3>(
+            backend,
             points,
             queries,
             k,
@@ -75,7 +76,9 @@ pub fn knn_in<T: Coord>(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn knn_d<T: Coord, const D: usize>(
+    backend: &Backend,
     points: &[T],
     queries: Option<&[T]>,
     k: usize,
@@ -98,8 +101,29 @@ fn knn_d<T: Coord, const D: usize>(
     let metric = space.metric;
     let cap = radius.unwrap_or(f64::INFINITY);
     let r0 = start.min(cap);
+    let rounds = Rounds {
+        k,
+        n,
+        cap,
+        skip_self,
+    };
     let mut indices = vec![missing_index; qref.len() * k];
     let mut dist = vec![f64::INFINITY; qref.len() * k];
+    if let Backend::Cuda(gpu) = backend {
+        let keep = if skip_self { Keep::NotSelf } else { Keep::All };
+        gpu::knn(
+            gpu,
+            &list,
+            qref,
+            metric,
+            r0,
+            &rounds,
+            keep,
+            &mut indices,
+            &mut dist,
+        )?;
+        return Ok(NeighborDistances { k, indices, dist });
+    }
     indices
         .par_chunks_mut(k)
         .zip(dist.par_chunks_mut(k))
@@ -110,7 +134,6 @@ fn knn_d<T: Coord, const D: usize>(
             let far = reach(&list, q);
             let mut r = r0;
             loop {
-                let last = r >= cap || r >= far;
                 let t = metric.threshold(r);
                 cand.clear();
                 list.visit(q, r, |ps, ids| {
@@ -121,25 +144,51 @@ fn knn_d<T: Coord, const D: usize>(
                         }
                     }
                 });
-                if cand.len() >= k || last || cand.len() + usize::from(skip_self) >= n {
-                    break;
-                }
-                r = (r * 2.0).min(cap);
-                if r == 0.0 {
-                    r = f64::MIN_POSITIVE;
+                match rounds.next(r, far, cand.len()) {
+                    Some(next) => r = next,
+                    None => break,
                 }
             }
-            let m = cand.len().min(k);
-            if cand.len() > k {
-                cand.select_nth_unstable(k - 1);
-            }
-            cand[..m].sort_unstable();
-            for (s, &(v, j)) in cand[..m].iter().enumerate() {
-                ri[s] = i64::from(j);
-                rd[s] = metric.distance(f64::from_bits(v));
-            }
+            select_row(cand, metric, ri, rd);
         });
     Ok(NeighborDistances { k, indices, dist })
+}
+
+/// The rule of the rounds, one copy for the CPU and the GPU: a query with `found` candidates
+/// within r is answered when they are k or more, when r reached the cap or every point (`far`),
+/// or when every other point was found; else it searches again at twice r (capped).
+pub(crate) struct Rounds {
+    pub(crate) k: usize,
+    pub(crate) n: usize,
+    pub(crate) cap: f64,
+    pub(crate) skip_self: bool,
+}
+
+impl Rounds {
+    /// The next radius of a query that found `found` candidates within `r`; None when done.
+    pub(crate) fn next(&self, r: f64, far: f64, found: usize) -> Option<f64> {
+        let last = r >= self.cap || r >= far;
+        if found >= self.k || last || found + usize::from(self.skip_self) >= self.n {
+            return None;
+        }
+        let r = (r * 2.0).min(self.cap);
+        Some(if r == 0.0 { f64::MIN_POSITIVE } else { r })
+    }
+}
+
+/// The k = `ri.len()` smallest keys (value bits, index) of `cand` into one row: indices and
+/// distances, ascending; the rest of the row is left as it is (missing).
+pub(crate) fn select_row(cand: &mut [(u64, u32)], metric: Metric, ri: &mut [i64], rd: &mut [f64]) {
+    let k = ri.len();
+    let m = cand.len().min(k);
+    if cand.len() > k {
+        cand.select_nth_unstable(k - 1);
+    }
+    cand[..m].sort_unstable();
+    for (s, &(v, j)) in cand[..m].iter().enumerate() {
+        ri[s] = i64::from(j);
+        rd[s] = metric.distance(f64::from_bits(v));
+    }
 }
 
 /// A radius whose ball holds about k + 1 points at the mean density of the points' box.
@@ -175,7 +224,7 @@ fn start_radius<const D: usize>(pts: &[[f64; D]], period: &[f64; D], k: usize) -
 
 /// A radius beyond which every stored point lies from q, in every metric: the sum over axes of
 /// the farthest the grid reaches from q (half the box on periodic axes).
-fn reach<const D: usize>(list: &CellList<D>, q: &[f64; D]) -> f64 {
+pub(crate) fn reach<const D: usize>(list: &CellList<D>, q: &[f64; D]) -> f64 {
     let mut s = 0.0f64;
     for (a, &qa) in q.iter().enumerate() {
         s += if list.period[a] > 0.0 {
