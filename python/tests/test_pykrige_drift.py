@@ -101,8 +101,8 @@ def f3(x, y, z):
     return s1(x, y) * (1.0 + z / 100.0)
 
 
-GX3, GY3, GZ3 = np.arange(0.0, 1000.0, 125.0), np.arange(0.0, 800.0, 100.0), np.array([-50.0,
-                                                                                        -25.0, -5.0])
+GX3, GY3 = np.arange(0.0, 1000.0, 125.0), np.arange(0.0, 800.0, 100.0)
+GZ3 = np.array([-50.0, -25.0, -5.0])
 ANIS3 = dict(anisotropy_scaling_y=2.0, anisotropy_scaling_z=5.0, anisotropy_angle_z=25.0)
 
 

@@ -175,8 +175,16 @@ fn check_2d(drift: Option<Drift>, aniso: Option<Anisotropy>) -> Result<(), Geofi
             &row(px[j], py[j]),
             z,
         );
-        assert!(close(out.values[0][j], p, zscale), "node {j}: {} vs {p}", out.values[0][j]);
-        assert!(close(var[0][j], v, SILL + NUGGET), "node {j}: {} vs {v}", var[0][j]);
+        assert!(
+            close(out.values[0][j], p, zscale),
+            "node {j}: {} vs {p}",
+            out.values[0][j]
+        );
+        assert!(
+            close(var[0][j], v, SILL + NUGGET),
+            "node {j}: {} vs {v}",
+            var[0][j]
+        );
     }
     let last = px.len() - 1;
     assert!((out.values[0][last] - z[4]).abs() < 1e-9 && var[0][last].abs() < 1e-9);
@@ -237,7 +245,9 @@ fn a_grid_target_and_3d_equal_the_dense_solve() -> Result<(), GeofieldError> {
         ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
     };
     let sp = |i: usize| [xs[i], ys[i], zs[i]];
-    let f: Vec<Vec<f64>> = (0..s.len()).map(|i| vec![g(xs[i], ys[i], zs[i]), 1.0]).collect();
+    let f: Vec<Vec<f64>> = (0..s.len())
+        .map(|i| vec![g(xs[i], ys[i], zs[i]), 1.0])
+        .collect();
     for (t, p0) in nodes.iter().enumerate() {
         let (p, var) = oracle(
             s.len(),
@@ -247,7 +257,11 @@ fn a_grid_target_and_3d_equal_the_dense_solve() -> Result<(), GeofieldError> {
             &[g(p0[0], p0[1], p0[2]), 1.0],
             &v,
         );
-        assert!(close(out.values[t], p, 1.0), "node {t}: {} vs {p}", out.values[t]);
+        assert!(
+            close(out.values[t], p, 1.0),
+            "node {t}: {} vs {p}",
+            out.values[t]
+        );
         let ov = out.variance.as_ref().unwrap()[t];
         assert!(close(ov, var, 1.1), "node {t}: {ov} vs {var}");
     }
@@ -279,13 +293,20 @@ fn refusals_name_the_problem() {
     // Wrong counts.
     let short = GivenDrift::new(vec!["a".into()], vec![col.clone()], vec![vec![0.0; 3]]).unwrap();
     let e = krige_given(&Backend::Cpu, &s, &params, &short).unwrap_err();
-    assert!(e.to_string().contains("drift variable a: 3 values for 2 nodes"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("drift variable a: 3 values for 2 nodes"),
+        "{e}"
+    );
     assert!(GivenDrift::new(vec!["a".into()], vec![vec![f64::NAN]], vec![vec![]]).is_err());
     assert!(GivenDrift::new(vec![], vec![], vec![]).is_err());
     // Local kriging and an external drift are refused.
     let ok = GivenDrift::new(vec!["a".into()], vec![col], vec![vec![0.0; 2]]).unwrap();
     let mut local = params.clone();
-    local.options.neighbourhood = Neighbourhood::Local { k: 10, radius: None };
+    local.options.neighbourhood = Neighbourhood::Local {
+        k: 10,
+        radius: None,
+    };
     let e = krige_given(&Backend::Cpu, &s, &local, &ok).unwrap_err();
     assert!(e.to_string().contains("global only"), "{e}");
     let mut ext = params.clone();

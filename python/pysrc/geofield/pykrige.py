@@ -450,7 +450,8 @@ class UniversalKriging(_Kriging):
             return super().execute(style, xpoints, ypoints, mask, backend, None, device=device,
                                    progress=progress)
         if backend not in ("vectorized", "loop", "C"):
-            raise GeofieldValueError(f"backend: {backend!r} is not one of 'vectorized', 'loop', 'C'")
+            raise GeofieldValueError(f"backend: {backend!r} is not one of 'vectorized', "
+                                     f"'loop', 'C'")
         if style not in ("grid", "points", "masked"):
             raise GeofieldValueError(f"style: {style!r} is not one of 'grid', 'points', 'masked'")
         xp = np.atleast_1d(_arrays.floats("xpoints", np.atleast_1d(xpoints)).ravel())

@@ -228,7 +228,8 @@ impl Lu {
         let amax = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
         for k in 0..m {
             let r = (k..m).max_by(|&i, &j| a[i * m + k].abs().total_cmp(&a[j * m + k].abs()))?;
-            if !(a[r * m + k].abs() > 1e-14 * amax) {
+            let pivot = a[r * m + k].abs();
+            if pivot.is_nan() || pivot <= 1e-14 * amax {
                 return None;
             }
             if r != k {
@@ -273,7 +274,7 @@ pub(crate) struct System<'a> {
     pub basis: &'a Basis,
     pub given: &'a GivenDrift,
     /// Describes sample i in messages.
-    pub describe: &'a dyn Fn(usize) -> String,
+    pub describe: &'a (dyn Fn(usize) -> String + Sync),
 }
 
 /// Predictions of every value vector of `values` (one per surface, at the samples) and, when
@@ -284,7 +285,7 @@ pub(crate) fn krige(
     values: &[&[f64]],
     nodes: &[[f64; 3]],
     variance: bool,
-) -> Result<(Vec<Vec<f64>>, Option<Vec<f64>>), GeofieldError> {
+) -> Result<super::systems::Evaluated, GeofieldError> {
     let (n, p) = (sys.pts.len(), sys.basis.len());
     let m = n + p;
     let dist = |a: &[f64; 3], b: &[f64; 3]| {
@@ -339,8 +340,8 @@ pub(crate) fn krige(
         .enumerate()
         .map(|(j, x0)| {
             let mut b = vec![0.0; m];
-            for i in 0..n {
-                b[i] = sys.cov.at(dist(x0, &sys.pts[i]));
+            for (bi, p) in b[..n].iter_mut().zip(sys.pts) {
+                *bi = sys.cov.at(dist(x0, p));
             }
             sys.basis
                 .row(x0, &|k| sys.given.at_nodes[k][j], &mut b[n..]);
@@ -398,7 +399,10 @@ pub(crate) fn poly_of(kind: super::Kind) -> Result<Poly, GeofieldError> {
 pub(crate) fn cpu_label(backend: &crate::Backend, n: usize) -> String {
     let on = match backend {
         crate::Backend::Cpu => "CPU".to_string(),
-        b => format!("CPU (a given drift is evaluated on the CPU only, not on {})", b.label()),
+        b => format!(
+            "CPU (a given drift is evaluated on the CPU only, not on {})",
+            b.label()
+        ),
     };
     format!("{on}, global with a given drift ({n} samples, f64)")
 }

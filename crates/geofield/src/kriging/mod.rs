@@ -47,8 +47,8 @@ pub(crate) mod dual;
 pub mod empirical;
 pub(crate) mod eval;
 mod fitting;
-pub(crate) mod global;
 pub mod given;
+pub(crate) mod global;
 pub mod indicator;
 #[cfg(feature = "io")]
 pub mod io;

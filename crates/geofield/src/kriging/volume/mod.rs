@@ -365,11 +365,18 @@ pub fn krige3d_given(
         ));
     }
     let nn = params.target.len();
-    geofield_core::check_memory(|| format!("{nn} nodes of 3-D kriging output"), nn as u128 * 16)?;
+    geofield_core::check_memory(
+        || format!("{nn} nodes of 3-D kriging output"),
+        nn as u128 * 16,
+    )?;
     drift.check_counts(samples.len(), nn)?;
     let n = samples.len() as f64;
     let c = [&samples.xs, &samples.ys, &samples.zs].map(|v| v.iter().sum::<f64>() / n);
-    let map = |p: [f64; 3]| params.anisotropy.apply([p[0] - c[0], p[1] - c[1], p[2] - c[2]]);
+    let map = |p: [f64; 3]| {
+        params
+            .anisotropy
+            .apply([p[0] - c[0], p[1] - c[1], p[2] - c[2]])
+    };
     let pts: Vec<[f64; 3]> = (0..samples.len())
         .map(|i| map([samples.xs[i], samples.ys[i], samples.zs[i]]))
         .collect();
@@ -383,7 +390,8 @@ pub fn krige3d_given(
         .flat_map(|a| pts.iter().map(move |b| d(a, b)))
         .fold(0.0f64, f64::max);
     let v = &params.variogram;
-    let cov = super::space::Covariance::new(v, super::space::eps_for(diag), params.nugget, v.gamma(diag));
+    let cov =
+        super::space::Covariance::new(v, super::space::eps_for(diag), params.nugget, v.gamma(diag));
     let sys = System {
         cov: &cov,
         pts: &pts,
