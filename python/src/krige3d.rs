@@ -89,7 +89,7 @@ fn samples(s: &Xyz<'_>, v: &PyReadonlyArray1<'_, f64>) -> PyResult<Samples3> {
 /// 3-D kriging. `grid` = (x, y, z node axes) or `points` = (x, y, z). Returns `(values,
 /// variance or None, info JSON, backend label)`; grid nodes x fastest, then y, then z.
 #[pyfunction]
-#[pyo3(signature = (coords, values, vgm, kind_name, mean, aniso, neighbors, radius, measurement_error, grid, points, variance, backend))]
+#[pyo3(signature = (coords, values, vgm, kind_name, mean, aniso, neighbors, radius, measurement_error, grid, points, variance, backend, given_drift = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige3d<'py>(
     py: Python<'py>,
@@ -106,6 +106,7 @@ pub fn krige3d<'py>(
     points: Option<Xyz<'py>>,
     variance: bool,
     backend: &str,
+    given_drift: Option<crate::kriging::GivenArg<'py>>,
 ) -> PyResult<(
     Bound<'py, PyArray1<f64>>,
     Option<Bound<'py, PyArray1<f64>>>,
@@ -143,8 +144,15 @@ pub fn krige3d<'py>(
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();
+    let drift = given_drift
+        .as_ref()
+        .map(crate::kriging::given)
+        .transpose()?;
     let k = py
-        .detach(|| volume::krige3d(&be, &s, &params))
+        .detach(|| match &drift {
+            Some(d) => volume::krige3d_given(&be, &s, &params, d),
+            None => volume::krige3d(&be, &s, &params),
+        })
         .map_err(errors::lib)?;
     let info = serde_json::json!({
         "evaluated": k.evaluated,

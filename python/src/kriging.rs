@@ -208,12 +208,32 @@ fn external(
     Ok(Some(std::sync::Arc::new(e)))
 }
 
+/// A given drift from Python: one (name, values at the samples, values at the nodes) per
+/// variable.
+pub(crate) type GivenArg<'py> = Vec<(
+    String,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+)>;
+
+/// The library's [`kriging::GivenDrift`] from Python's variables.
+pub(crate) fn given(g: &GivenArg<'_>) -> PyResult<kriging::GivenDrift> {
+    let mut names = vec![];
+    let (mut at_s, mut at_n) = (vec![], vec![]);
+    for (name, s, n) in g {
+        names.push(name.clone());
+        at_s.push(s.as_slice()?.to_vec());
+        at_n.push(n.as_slice()?.to_vec());
+    }
+    kriging::GivenDrift::new(names, at_s, at_n).map_err(|e| errors::arg("given_drift", shown(&e)))
+}
+
 /// Predictions (and variances) of one or more surfaces at points or on a grid. Returns
 /// `(values (surfaces, nodes), variance (surfaces, nodes) or None, grid or None, info JSON,
 /// backend label)`; on a grid the nodes are row-major from the north-west corner. Interruptible
 /// (Ctrl-C); `progress` is called with the fraction of the nodes done.
 #[pyfunction]
-#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None, indicator = None, external_drift = None))]
+#[pyo3(signature = (xs, ys, values, names, variograms, setup, points, grid, variance, precision, backend, progress = None, indicator = None, external_drift = None, given_drift = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn krige<'py>(
     py: Python<'py>,
@@ -231,6 +251,7 @@ pub fn krige<'py>(
     progress: Option<Bound<'py, PyAny>>,
     indicator: Option<(Vec<f64>, String)>,
     external_drift: Option<(PyReadonlyArray1<'py, f64>, Grid)>,
+    given_drift: Option<GivenArg<'py>>,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Option<Bound<'py, PyAny>>,
@@ -262,16 +283,39 @@ pub fn krige<'py>(
     };
     let sel = open(backend)?;
     let be = sel.backend.clone();
+    let grid_out = match &params.target {
+        Target::Grid(g) => Some(grid_tuple(g)),
+        Target::Points { .. } => None,
+    };
+    let h = set.surfaces.len();
+    let to_array = |bands: Vec<Vec<f64>>| -> PyResult<Bound<'py, PyAny>> {
+        let n = bands.first().map_or(0, Vec::len);
+        let flat: Vec<f64> = bands.into_iter().flatten().collect();
+        Ok(PyArray1::from_vec(py, flat).reshape([h, n])?.into_any())
+    };
+    if let Some(g) = &given_drift {
+        // Drift variables given by value (PyKrige's specified and functional drifts).
+        let drift = given(g)?;
+        let mut out = py
+            .detach(|| kriging::krige_given(&be, &set, &params, &drift))
+            .map_err(errors::lib)?;
+        if let Some(c) = correction {
+            c.apply(&mut out.values);
+        }
+        let info = serde_json::json!({
+            "evaluated": out.evaluated,
+            "variograms": params.variograms.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+        })
+        .to_string();
+        let var = out.variance.map(to_array).transpose()?;
+        return Ok((to_array(out.values)?, var, grid_out, info, be.label()));
+    }
     let mut out = run_interruptible(py, progress.as_ref(), |cancel, sink| {
         kriging::krige_with_progress(&be, &set, &params, &|f| sink.set(f), cancel)
     })?;
     if let Some(c) = correction {
         c.apply(&mut out.prediction.values);
     }
-    let grid_out = match &params.target {
-        Target::Grid(g) => Some(grid_tuple(g)),
-        Target::Points { .. } => None,
-    };
     let info = serde_json::json!({
         "evaluated": out.prediction.evaluated,
         "groups": out.prediction.groups,
@@ -281,12 +325,6 @@ pub fn krige<'py>(
         "variograms": params.variograms.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
     })
     .to_string();
-    let h = out.prediction.values.len();
-    let to_array = |bands: Vec<Vec<f64>>| -> PyResult<Bound<'py, PyAny>> {
-        let n = bands.first().map_or(0, Vec::len);
-        let flat: Vec<f64> = bands.into_iter().flatten().collect();
-        Ok(PyArray1::from_vec(py, flat).reshape([h, n])?.into_any())
-    };
     let var = match out.prediction.variance {
         Some(v) => Some(to_array(v)?),
         None => None,

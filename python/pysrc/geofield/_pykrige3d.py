@@ -10,7 +10,8 @@ not given, ``anisotropy_scaling_y/z`` and ``anisotropy_angle_x/y/z``, ``exact_va
 ``"masked"``), (n,) for ``"points"``: the same numbers within 1e-9 relative, from geofield's 3-D
 kriging (:func:`geofield.krige3d`). ``n_closest_points`` works with any ``backend``. Not
 supported (raise): ``pseudo_inv=True``, custom variogram functions and GSTools models, the
-``hole-effect`` model, and the ``specified``/``functional`` drifts.
+``hole-effect`` model. The ``specified`` and ``functional`` drifts of ``UniversalKriging3D``
+are supported (global, on the CPU).
 """
 
 from __future__ import annotations
@@ -20,15 +21,19 @@ import json
 import numpy as np
 
 from . import _arrays, _native
+from . import _pykrige_drift as _pd
 from ._errors import GeofieldValueError
 from .pykrige import _MODELS, _fit, _params_from, _to_geofield, _unsupported
 
 
-def _adjusted3(x, y, z, scaling, angles_deg):
+def _adjusted3(x, y, z, scaling, angles_deg, center=None):
     """PyKrige's ``_adjust_for_anisotropy`` in 3-D (the same operations in the same order, so
-    the fit's bins come out the same to the last bit)."""
+    the fit's bins come out the same to the last bit), about the bounding-box centre of the
+    points or ``center``."""
     pts = np.vstack((x, y, z)).T
-    center = np.array([[(np.amax(v) + np.amin(v)) / 2.0 for v in (x, y, z)]])
+    if center is None:
+        center = [(np.amax(v) + np.amin(v)) / 2.0 for v in (x, y, z)]
+    center = np.array([center], dtype=float)
     pts = pts - center
     a = np.asarray(angles_deg, dtype=float) * np.pi / 180
     stretch = np.array([[1.0, 0.0, 0.0], [0.0, scaling[0], 0.0], [0.0, 0.0, scaling[1]]])
@@ -187,8 +192,10 @@ class OrdinaryKriging3D:
 
 
 class UniversalKriging3D(OrdinaryKriging3D):
-    """PyKrige's ``UniversalKriging3D``: ``drift_terms=["regional_linear"]`` (a linear drift in
-    x, y, z) or none (ordinary kriging, as PyKrige)."""
+    """PyKrige's ``UniversalKriging3D``: ``drift_terms`` from ``"regional_linear"`` (a linear
+    drift in x, y, z), ``"specified"`` (``specified_drift``, and ``specified_drift_arrays`` at
+    ``execute``) and ``"functional"`` (``functional_drift``, callables f(x, y, z)), or none
+    (ordinary kriging, as PyKrige). ``specified`` and ``functional`` run on the CPU."""
 
     def __init__(self, x, y, z, val, variogram_model="linear", variogram_parameters=None,
                  variogram_function=None, nlags=6, weight=False, anisotropy_scaling_y=1.0,
@@ -198,9 +205,7 @@ class UniversalKriging3D(OrdinaryKriging3D):
                  exact_values=True, pseudo_inv=False, pseudo_inv_type="pinv"):
         terms = [] if drift_terms is None else list(drift_terms)
         for t in terms:
-            if t in ("specified", "functional"):
-                raise _unsupported(f"the {t!r} drift")
-            if t != "regional_linear":
+            if t not in ("regional_linear", "specified", "functional"):
                 raise GeofieldValueError(f"drift_terms: {t!r} is not a 3-D drift term")
         self._linear = "regional_linear" in terms
         super().__init__(x, y, z, val, variogram_model, variogram_parameters,
@@ -208,13 +213,73 @@ class UniversalKriging3D(OrdinaryKriging3D):
                          anisotropy_scaling_z, anisotropy_angle_x, anisotropy_angle_y,
                          anisotropy_angle_z, verbose, enable_plotting, exact_values, pseudo_inv,
                          pseudo_inv_type)
+        n = self.VALUES.size
+        self._spec, self._funcs = _pd.check_terms(terms, specified_drift, functional_drift, n)
+        self._func_s = _pd.evaluate(self._funcs, self._adjusted(self.X_ORIG, self.Y_ORIG,
+                                                                self.Z_ORIG), n)
+
+    def _adjusted(self, x, y, z):
+        """PyKrige's anisotropy-adjusted (x, y, z), about the samples' bounding-box centre."""
+        adj = _adjusted3(np.asarray(x, dtype=float), np.asarray(y, dtype=float),
+                         np.asarray(z, dtype=float),
+                         [self.anisotropy_scaling_y, self.anisotropy_scaling_z],
+                         [self.anisotropy_angle_x, self.anisotropy_angle_y,
+                          self.anisotropy_angle_z],
+                         [(np.amax(v) + np.amin(v)) / 2.0
+                          for v in (self.X_ORIG, self.Y_ORIG, self.Z_ORIG)])
+        return adj[:, 0], adj[:, 1], adj[:, 2]
 
     def _drift_kind(self):
         return "universal" if self._linear else "ordinary"
 
     def execute(self, style, xpoints, ypoints, zpoints, mask=None, backend="vectorized",
                 specified_drift_arrays=None, *, device="auto"):
-        """As :meth:`OrdinaryKriging3D.execute` (PyKrige's UK3D has no moving window)."""
-        if specified_drift_arrays is not None:
-            raise _unsupported("specified_drift_arrays")
-        return self._execute(style, xpoints, ypoints, zpoints, mask, backend, None, device)
+        """As :meth:`OrdinaryKriging3D.execute` (PyKrige's UK3D has no moving window); with a
+        specified drift, ``specified_drift_arrays`` gives each variable at the nodes."""
+        if not (self._spec or self._funcs):
+            _pd.unexpected_arrays(specified_drift_arrays)
+            return self._execute(style, xpoints, ypoints, zpoints, mask, backend, None, device)
+        if backend not in ("vectorized", "loop"):
+            raise GeofieldValueError(f"backend: {backend!r} is not 'vectorized' or 'loop'")
+        if style not in ("grid", "points", "masked"):
+            raise GeofieldValueError("style argument must be 'grid', 'points', or 'masked'")
+        xp, yp, zp = _axis("xpoints", xpoints), _axis("ypoints", ypoints), _axis("zpoints", zpoints)
+        keep = m = None
+        if style == "points":
+            _arrays.same_length(xpoints=xp, ypoints=yp, zpoints=zp)
+            shape, px, py_, pz = xp.shape, xp, yp, zp
+        else:
+            shape = (zp.size, yp.size, xp.size)
+            m = np.zeros(shape, dtype=bool)
+            if style == "masked":
+                if mask is None:
+                    raise GeofieldValueError("Must specify boolean masking array when style is "
+                                             "'masked'.")
+                m = np.asarray(mask, dtype=bool)
+                if m.ndim != 3:
+                    raise GeofieldValueError("Mask is not three-dimensional.")
+                if m.shape != shape:
+                    if m.shape != shape[::-1]:
+                        raise GeofieldValueError("Mask dimensions do not match specified grid.")
+                    m = m.swapaxes(0, 2)
+            gz, gy, gx = np.meshgrid(zp, yp, xp, indexing="ij")
+            keep = ~m.ravel()
+            px, py_, pz = gx.ravel()[keep], gy.ravel()[keep], gz.ravel()[keep]
+        spec_n = (_pd.node_arrays(specified_drift_arrays, len(self._spec), style, shape, keep)
+                  if self._spec else [])
+        func_n = _pd.evaluate(self._funcs, self._adjusted(px, py_, pz), px.size)
+        model, sill, rng, nugget = self._gf
+        pts = tuple(np.ascontiguousarray(a) for a in (px, py_, pz))
+        z, ss, info, self.last_device = _native.krige3d(
+            (self.X_ORIG, self.Y_ORIG, self.Z_ORIG), self.VALUES,
+            (model, [sill], [rng], nugget), self._drift_kind(), None, self._anisotropy(), None,
+            None, not self.exact_values, None, pts, True, device,
+            given_drift=_pd.given(self._spec, spec_n, self._func_s, func_n))
+        self.info = json.loads(info)
+        if style == "points":
+            return z, ss
+        z_full, s_full = np.zeros(shape), np.zeros(shape)
+        z_full.ravel()[keep], s_full.ravel()[keep] = z, ss
+        if style == "grid":
+            return z_full, s_full
+        return np.ma.array(z_full, mask=m), np.ma.array(s_full, mask=m)

@@ -11,8 +11,9 @@ GPU. The constructor takes PyKrige's arguments in PyKrige's conventions (practic
 ``exact_values``) and ``execute`` returns ``(z, ss)`` with PyKrige's shapes as masked arrays.
 Arguments geofield cannot honour exactly raise instead of computing something else:
 ``pseudo_inv=True``, custom variogram functions, the ``hole-effect`` model, geographic
-coordinates, and drifts other than ``regional_linear`` and ``external_Z`` (the latter on a
-regular grid of square cells).
+coordinates, and ``point_log`` drift. ``regional_linear``, ``external_Z`` (on a regular grid of
+square cells), ``specified`` and ``functional`` (global, on the CPU; see
+:mod:`geofield._pykrige_drift`) are supported.
 
 Without ``variogram_parameters`` the variogram is fitted as PyKrige fits it (its lag bins and
 ``scipy.optimize.least_squares`` with the soft-L1 loss, so scipy is needed for that case).
@@ -25,6 +26,7 @@ import math
 import numpy as np
 
 from . import _arrays, _native, _progress
+from . import _pykrige_drift as _pd
 from ._errors import GeofieldValueError
 
 __all__ = ["OrdinaryKriging", "OrdinaryKriging3D", "UniversalKriging", "UniversalKriging3D"]
@@ -106,11 +108,15 @@ def _pykrige_variogram(model: str, p: dict, h: np.ndarray) -> np.ndarray:
                          ps + n])
 
 
-def _anisotropy_adjusted(x: np.ndarray, y: np.ndarray, scaling: float, angle_deg: float):
+def _anisotropy_adjusted(x: np.ndarray, y: np.ndarray, scaling: float, angle_deg: float,
+                         center=None):
     """The coordinates PyKrige fits its variogram on: rotated by -angle about the bounding-box
-    centre and stretched by ``scaling`` across the major axis (the same operations in the same
-    order, so the bins and hence the fit come out the same to the last bit)."""
-    center = np.array([[(np.amax(x) + np.amin(x)) / 2.0, (np.amax(y) + np.amin(y)) / 2.0]])
+    centre (of (x, y), or ``center``) and stretched by ``scaling`` across the major axis (the
+    same operations in the same order, so the bins and hence the fit come out the same to the
+    last bit)."""
+    if center is None:
+        center = ((np.amax(x) + np.amin(x)) / 2.0, (np.amax(y) + np.amin(y)) / 2.0)
+    center = np.array([center], dtype=float)
     pts = np.vstack((x, y)).T - center
     a = angle_deg * np.pi / 180.0
     stretch = np.array([[1.0, 0.0], [0.0, scaling]])
@@ -381,9 +387,11 @@ class OrdinaryKriging(_Kriging):
 
 
 class UniversalKriging(_Kriging):
-    """PyKrige's ``UniversalKriging`` with ``drift_terms`` ``["regional_linear"]``,
-    ``["external_Z"]`` (with ``external_drift``, ``external_drift_x``, ``external_drift_y``),
-    both, or none, computed by geofield."""
+    """PyKrige's ``UniversalKriging`` with ``drift_terms`` from ``"regional_linear"``,
+    ``"external_Z"`` (with ``external_drift``, ``external_drift_x``, ``external_drift_y``),
+    ``"specified"`` (with ``specified_drift``, and ``specified_drift_arrays`` at ``execute``) and
+    ``"functional"`` (with ``functional_drift``), computed by geofield (``specified`` and
+    ``functional`` on the CPU, global, not with ``external_Z``)."""
 
     _kind = "universal"
 
@@ -393,25 +401,36 @@ class UniversalKriging(_Kriging):
                  external_drift_x=None, external_drift_y=None, specified_drift=None,
                  functional_drift=None, verbose=False, enable_plotting=False,
                  exact_values=True, pseudo_inv=False, pseudo_inv_type="pinv"):
-        for name, v in (("point_drift", point_drift),
-                        ("specified_drift", specified_drift),
-                        ("functional_drift", functional_drift)):
-            if v is not None:
-                raise _unsupported(name)
+        if point_drift is not None:
+            raise _unsupported("point_drift")
         terms = list(drift_terms or [])
         for t in terms:
-            if t not in ("regional_linear", "external_Z"):
+            if t not in ("regional_linear", "external_Z", "specified", "functional"):
                 raise _unsupported(f"drift term {t!r}")
         self._ext = None
         if "external_Z" in terms:
+            if "specified" in terms or "functional" in terms:
+                raise _unsupported("'external_Z' together with a 'specified' or 'functional' "
+                                   "drift")
             self._ext = _external_grid(external_drift, external_drift_x, external_drift_y)
         self._linear = "regional_linear" in terms
         super().__init__(x, y, z, variogram_model, variogram_parameters, variogram_function,
                          nlags, weight, anisotropy_scaling, anisotropy_angle, verbose,
                          enable_plotting, False, "euclidean", exact_values, pseudo_inv,
                          pseudo_inv_type)
+        self._spec, self._funcs = _pd.check_terms(terms, specified_drift, functional_drift,
+                                                  self.Z.size)
+        self._func_s = _pd.evaluate(self._funcs, self._adjusted(self.X_ORIG, self.Y_ORIG),
+                                    self.Z.size)
         if not self._linear and self._ext is None:
             self._kind = "ordinary"
+
+    def _adjusted(self, x, y):
+        """PyKrige's anisotropy-adjusted coordinates of (x, y), about the samples' centre."""
+        c = ((np.amax(self.X_ORIG) + np.amin(self.X_ORIG)) / 2.0,
+             (np.amax(self.Y_ORIG) + np.amin(self.Y_ORIG)) / 2.0)
+        return _anisotropy_adjusted(np.asarray(x, dtype=float), np.asarray(y, dtype=float),
+                                    self.anisotropy_scaling, self.anisotropy_angle, c)
 
     def _drift(self):
         if self._ext is not None:
@@ -422,11 +441,58 @@ class UniversalKriging(_Kriging):
                 specified_drift_arrays=None, functional_drift=None, *, device="auto",
                 progress=False):
         """As PyKrige's ``UniversalKriging.execute`` (no ``n_closest_points`` there either);
-        ``progress`` and interruption as :meth:`OrdinaryKriging.execute`."""
-        if specified_drift_arrays is not None or functional_drift is not None:
-            raise _unsupported("drift arrays")
-        return super().execute(style, xpoints, ypoints, mask, backend, None, device=device,
-                               progress=progress)
+        ``progress`` and interruption as :meth:`OrdinaryKriging.execute`. With a specified
+        drift, ``specified_drift_arrays`` gives each variable at the nodes."""
+        if functional_drift is not None:
+            raise _unsupported("functional_drift at execute (give it to the constructor)")
+        if not (self._spec or self._funcs):
+            _pd.unexpected_arrays(specified_drift_arrays)
+            return super().execute(style, xpoints, ypoints, mask, backend, None, device=device,
+                                   progress=progress)
+        if backend not in ("vectorized", "loop", "C"):
+            raise GeofieldValueError(f"backend: {backend!r} is not one of 'vectorized', "
+                                     f"'loop', 'C'")
+        if style not in ("grid", "points", "masked"):
+            raise GeofieldValueError(f"style: {style!r} is not one of 'grid', 'points', 'masked'")
+        xp = np.atleast_1d(_arrays.floats("xpoints", np.atleast_1d(xpoints)).ravel())
+        yp = np.atleast_1d(_arrays.floats("ypoints", np.atleast_1d(ypoints)).ravel())
+        keep = None
+        if style == "points":
+            _arrays.same_length(xpoints=xp, ypoints=yp)
+            shape, px, py_ = xp.shape, xp, yp
+        else:
+            shape = (yp.size, xp.size)
+            gx, gy = np.meshgrid(xp, yp)
+            m = np.zeros(shape, dtype=bool)
+            if style == "masked":
+                if mask is None:
+                    raise GeofieldValueError("mask: style 'masked' needs a mask")
+                m = np.asarray(mask, dtype=bool)
+                if m.shape != shape:
+                    if m.T.shape != shape:
+                        raise GeofieldValueError(f"mask: shape {m.shape} is not (len(ypoints), "
+                                                 f"len(xpoints)) = {shape}")
+                    m = m.T
+            keep = ~m.ravel()
+            px, py_ = gx.ravel()[keep], gy.ravel()[keep]
+        spec_n = (_pd.node_arrays(specified_drift_arrays, len(self._spec), style, shape, keep)
+                  if self._spec else [])
+        func_n = _pd.evaluate(self._funcs, self._adjusted(px, py_), px.size)
+        model, sill, rng, nugget = self._gf
+        aniso = None
+        if self.anisotropy_scaling != 1.0 or self.anisotropy_angle != 0.0:
+            aniso = (90.0 - self.anisotropy_angle, 1.0 / self.anisotropy_scaling)
+        z, var, _, self.info, self.last_device = _native.krige(
+            self.X_ORIG, self.Y_ORIG, [self.Z], ["z"], [(model, [sill], [rng], nugget)],
+            (self._kind, None, self._drift(), aniso, None, None, not self.exact_values, None),
+            (np.ascontiguousarray(px), np.ascontiguousarray(py_)), None, True, "float64",
+            device, given_drift=_pd.given(self._spec, spec_n, self._func_s, func_n))
+        if style == "points":
+            return np.ma.masked_array(z[0]), np.ma.masked_array(var[0])
+        z_full, s_full = np.zeros(shape), np.zeros(shape)
+        z_full.ravel()[keep], s_full.ravel()[keep] = z[0], var[0]
+        m = ~keep.reshape(shape)
+        return np.ma.masked_array(z_full, mask=m), np.ma.masked_array(s_full, mask=m)
 
 
 from ._pykrige3d import OrdinaryKriging3D, UniversalKriging3D  # noqa: E402 - needs the above

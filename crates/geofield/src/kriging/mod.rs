@@ -47,6 +47,7 @@ pub(crate) mod dual;
 pub mod empirical;
 pub(crate) mod eval;
 mod fitting;
+pub mod given;
 pub(crate) mod global;
 pub mod indicator;
 #[cfg(feature = "io")]
@@ -75,6 +76,7 @@ pub use empirical::{
     variogram_map,
 };
 pub use fitting::{SurfaceFit, fit_surfaces};
+pub use given::{GivenDrift, GivenKriged, krige_given};
 pub use indicator::{OrderCorrection, indicator_set};
 pub use kriged::{Band, Kriged, Prediction};
 pub use nested::fit_models;

@@ -343,3 +343,70 @@ pub fn krige3d(
     k.seconds = t0.elapsed().as_secs_f64();
     Ok(k)
 }
+
+/// 3-D universal kriging of `samples` with the given drift variables `drift` (values at the
+/// samples in their order and at `params.target`'s nodes, see [`super::given`]): `params.kind`
+/// ordinary (a constant plus the given variables) or universal (plus 1, x, y, z); global only,
+/// on the CPU whatever the backend (the label says so). Samples at the same place are refused.
+pub fn krige3d_given(
+    backend: &Backend,
+    samples: &Samples3,
+    params: &Krige3Params,
+    drift: &super::given::GivenDrift,
+) -> Result<Kriged3, GeofieldError> {
+    use super::given::{Basis, System, cpu_label, krige, poly_of};
+    let t0 = Instant::now();
+    samples.validate()?;
+    params.validate()?;
+    let poly = poly_of(params.kind)?;
+    if params.neighbors.is_some() {
+        return Err(GeofieldError::Unsupported(
+            "a given drift with local kriging (neighbors): it is global only".into(),
+        ));
+    }
+    let nn = params.target.len();
+    geofield_core::check_memory(
+        || format!("{nn} nodes of 3-D kriging output"),
+        nn as u128 * 16,
+    )?;
+    drift.check_counts(samples.len(), nn)?;
+    let n = samples.len() as f64;
+    let c = [&samples.xs, &samples.ys, &samples.zs].map(|v| v.iter().sum::<f64>() / n);
+    let map = |p: [f64; 3]| {
+        params
+            .anisotropy
+            .apply([p[0] - c[0], p[1] - c[1], p[2] - c[2]])
+    };
+    let pts: Vec<[f64; 3]> = (0..samples.len())
+        .map(|i| map([samples.xs[i], samples.ys[i], samples.zs[i]]))
+        .collect();
+    let nodes: Vec<[f64; 3]> = (0..nn).map(|t| map(params.target.node(t))).collect();
+    let basis = Basis::new(poly, 3, &pts, drift);
+    let d = |a: &[f64; 3], b: &[f64; 3]| {
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+    };
+    let diag = pts
+        .iter()
+        .flat_map(|a| pts.iter().map(move |b| d(a, b)))
+        .fold(0.0f64, f64::max);
+    let v = &params.variogram;
+    let cov =
+        super::space::Covariance::new(v, super::space::eps_for(diag), params.nugget, v.gamma(diag));
+    let sys = System {
+        cov: &cov,
+        pts: &pts,
+        basis: &basis,
+        given: drift,
+        describe: &|i| format!("sample {i}"),
+    };
+    let (mut p, var) = krige(&sys, &[&samples.values], &nodes, params.variance)?;
+    Ok(Kriged3 {
+        values: p.pop().unwrap_or_default(),
+        variance: var,
+        locations: samples.len(),
+        merged: 0,
+        missing: 0,
+        evaluated: cpu_label(backend, samples.len()),
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
