@@ -1,7 +1,6 @@
 //! Radius queries, pairs, pair counts, k-NN in any space and Ripley's K from numpy arrays
 //! (`geofield.NeighborIndex`'s scipy methods and `geofield.ripley_k`). float64 throughout.
 
-use geofield::Backend;
 use geofield::neighbors::ball::{self, BallParams, Metric, Order, Space};
 use geofield::neighbors::envelope::{self, Summary};
 use geofield::neighbors::pcf::{self, Divisor};
