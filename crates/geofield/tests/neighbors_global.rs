@@ -2,7 +2,12 @@
 //! centre), the global test's rejection rate under randomness, the tests' p-values under
 //! randomness and for a clustered pattern, the global envelope and MAD test agreeing, and the
 //! refusals. The exact agreement with spatstat is python/tests/test_spatstat.py's.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 mod backends;
 
