@@ -2,7 +2,6 @@
 //! (`geofield.NeighborIndex`'s scipy methods and `geofield.ripley_k`). float64 throughout.
 
 use geofield::neighbors::ball::{self, BallParams, Metric, Order, Space};
-use geofield::neighbors::envelope::{self, Summary};
 use geofield::neighbors::pcf::{self, Divisor};
 use geofield::neighbors::ripley::{self, Correction, Window};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -234,7 +233,7 @@ pub fn ripley_k<'py>(
 
 /// A 2-D pattern's points (flat x, y), its window (given, or the bounding box) and radii
 /// (given, or spatstat's default).
-fn plane<'a>(
+pub(crate) fn plane<'a>(
     points: &'a PyReadonlyArray2<'_, f64>,
     window: Option<[f64; 4]>,
     radii: Option<&PyReadonlyArray1<'_, f64>>,
@@ -255,7 +254,7 @@ fn plane<'a>(
 }
 
 /// g's divisor by spatstat's name.
-fn divisor_of(divisor: &str) -> PyResult<Divisor> {
+pub(crate) fn divisor_of(divisor: &str) -> PyResult<Divisor> {
     match divisor {
         "r" => Ok(Divisor::R),
         "d" => Ok(Divisor::D),
@@ -279,7 +278,7 @@ fn window_of(window: Option<[f64; 4]>, pts: &[f64]) -> PyResult<Window> {
 }
 
 /// spatstat's correction names (and ours).
-fn corrections_of(names: &[String]) -> PyResult<Vec<Correction>> {
+pub(crate) fn corrections_of(names: &[String]) -> PyResult<Vec<Correction>> {
     names
         .iter()
         .map(|c| {
@@ -329,62 +328,5 @@ pub fn pair_correlation<'py>(
     d.set_item("n", g.n)?;
     d.set_item("area", g.area)?;
     d.set_item("window", (window.x0, window.y0, window.x1, window.y1))?;
-    Ok(d)
-}
-
-/// A pointwise CSR envelope (spatstat's `envelope`): a dict of float64 arrays `r`, `obs`,
-/// `theo`, `lo`, `hi`, `mean`, plus `alpha` (the pointwise level), `nsim`, `nrank`.
-#[pyfunction]
-#[pyo3(signature = (points, window, radii, fun, correction, nsim, nrank, seed, bw, divisor, backend))]
-#[allow(clippy::too_many_arguments)]
-pub fn csr_envelope<'py>(
-    py: Python<'py>,
-    points: PyReadonlyArray2<'py, f64>,
-    window: Option<[f64; 4]>,
-    radii: Option<PyReadonlyArray1<'py, f64>>,
-    fun: &str,
-    correction: String,
-    nsim: usize,
-    nrank: usize,
-    seed: u64,
-    bw: Option<f64>,
-    divisor: &str,
-    backend: &str,
-) -> PyResult<Bound<'py, PyDict>> {
-    let be = open(backend)?.backend;
-    let (pts, window, radii) = plane(&points, window, radii.as_ref())?;
-    let correction = corrections_of(&[correction])?[0];
-    let divisor = divisor_of(divisor)?;
-    let summary = match fun {
-        "K" | "Kest" => Summary::K,
-        "L" | "Lest" => Summary::L,
-        "g" | "pcf" => Summary::G { bw, divisor },
-        o => {
-            return Err(errors::arg("fun", format!("{o:?} is not 'K', 'L' or 'g'")));
-        }
-    };
-    let e = py
-        .detach(|| {
-            envelope::csr_envelope(
-                &be, pts, &window, &radii, correction, summary, nsim, nrank, seed,
-            )
-        })
-        .map_err(errors::lib)?;
-    let d = PyDict::new(py);
-    for (name, v) in [
-        ("r", &e.r),
-        ("obs", &e.obs),
-        ("theo", &e.theo),
-        ("lo", &e.lo),
-        ("hi", &e.hi),
-        ("mean", &e.mean),
-    ] {
-        d.set_item(name, PyArray1::from_vec(py, v.clone()))?;
-    }
-    d.set_item("alpha", e.alpha())?;
-    d.set_item("nsim", e.nsim)?;
-    d.set_item("nrank", e.nrank)?;
-    d.set_item("correction", e.correction.name())?;
-    d.set_item("backend", be.label())?;
     Ok(d)
 }

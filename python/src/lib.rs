@@ -10,6 +10,7 @@ mod ball;
 mod cokriging;
 mod crs;
 mod dispersal;
+mod envelope;
 mod errors;
 mod flock;
 mod forest;
@@ -38,7 +39,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ball::ball_knn, m)?)?;
     m.add_function(wrap_pyfunction!(ball::ripley_k, m)?)?;
     m.add_function(wrap_pyfunction!(ball::pair_correlation, m)?)?;
-    m.add_function(wrap_pyfunction!(ball::csr_envelope, m)?)?;
+    m.add_function(wrap_pyfunction!(envelope::csr_envelope, m)?)?;
+    m.add_function(wrap_pyfunction!(envelope::csr_test, m)?)?;
+    m.add_function(wrap_pyfunction!(envelope::csr_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(knn::check_points, m)?)?;
     m.add_function(wrap_pyfunction!(kriging::krige, m)?)?;
     m.add_function(wrap_pyfunction!(krige3d::krige3d, m)?)?;

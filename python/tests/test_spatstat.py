@@ -145,3 +145,92 @@ def test_pair_correlation_equals_spatstat_pcf(tmp_path, divisor):
         assert worst <= tol, f"g {c}: worst {worst:.2e} > {tol:.2e}"
     # and the pattern is clustered at the clusters' scale, so the comparison is of signal
     assert ours["iso"][20] > 2.0
+
+
+# Global envelopes and the MAD / DCLF tests against spatstat's envelope(global=TRUE), mad.test
+# and dclf.test, fed geofield's own simulated patterns (simulate = a list of ppp): the same
+# patterns, radii and correction on both sides, so everything must agree to rounding (the K
+# sums' 1e-9, above) and the p-values exactly (no ties: checked).
+ENV_R = np.linspace(0.0, 12.0, 25)
+
+
+def _spatstat_global(tmp_path, pts, sims, fun, nsim, nrank, use_theory, interval):
+    np.savetxt(tmp_path / "pts.csv", pts, delimiter=",", header="x,y", comments="")
+    rows = np.concatenate([np.column_stack([np.full(len(p), i), p]) for i, p in enumerate(sims)])
+    np.savetxt(tmp_path / "sims.csv", rows, delimiter=",", header="sim,x,y", comments="")
+    rr = "c(" + ",".join(repr(float(v)) for v in ENV_R) + ")"
+    iv = "NULL" if interval is None else f"c({interval[0]!r}, {interval[1]!r})"
+    ut = "TRUE" if use_theory else "FALSE"
+    script = f"""
+suppressMessages(library(spatstat))
+W <- owin(c({WINDOW[0]}, {WINDOW[2]}), c({WINDOW[1]}, {WINDOW[3]}))
+d <- read.csv("pts.csv")
+X <- ppp(d$x, d$y, window=W)
+s <- read.csv("sims.csv")
+sims <- lapply(split(s, factor(s$sim, levels=sort(unique(s$sim)))),
+               function(q) ppp(q$x, q$y, window=W))
+E <- envelope(X, {fun}, nsim={nsim}, nrank={nrank}, simulate=sims, global=TRUE,
+              use.theory={ut}, ginterval={iv}, correction="translate", r={rr}, verbose=FALSE)
+write.csv(as.data.frame(E), "env.csv", row.names=FALSE)
+for (tst in c("mad", "dclf")) {{
+  f <- if (tst == "mad") mad.test else dclf.test
+  T <- f(X, {fun}, nsim={nsim}, simulate=sims[1:{nsim}], use.theory={ut}, rinterval={iv},
+         correction="translate", r={rr}, savefuns=TRUE, verbose=FALSE)
+  st <- attr(T, "statistics")
+  writeLines(format(c(st$data, T$p.value, st$sim), digits=17), paste0(tst, ".txt"))
+}}
+"""
+    (tmp_path / "e.R").write_text(script)
+    subprocess.run(["Rscript", "e.R"], cwd=tmp_path, check=True, capture_output=True)
+    data = np.genfromtxt(tmp_path / "env.csv", delimiter=",", names=True)
+    env = {c: np.asarray(data[c], dtype=float) for c in data.dtype.names}
+    tests = {}
+    for tst in ("mad", "dclf"):
+        v = np.array([float(x) for x in (tmp_path / f"{tst}.txt").read_text().split()])
+        tests[tst] = {"statistic": v[0], "p_value": v[1], "sim": v[2:]}
+    return env, tests
+
+
+def _rel(a, b, scale):
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)) / scale))
+
+
+@pytest.mark.parametrize("fun,use_theory,interval", [
+    ("Kest", True, None),
+    ("Lest", True, (2.0, 10.0)),
+    ("Kest", False, (1.0, 12.0)),
+    ("Lest", False, None),
+])
+def test_global_envelope_and_deviation_tests_equal_spatstat(tmp_path, fun, use_theory, interval):
+    # a random pattern: p-values between the extremes, so the ranks are informative
+    pts = np.random.default_rng(4).uniform([0, 0], [100, 60], (150, 2))
+    nsim, nrank, seed = 39, 2, 17
+    f = fun[0]
+    count = nsim if use_theory else 2 * nsim
+    sims = geofield.csr_patterns(pts, WINDOW, nsim=count, seed=seed)
+    assert len(sims) == count and all(p.shape[1] == 2 and len(p) >= 2 for p in sims)
+    theirs, their_tests = _spatstat_global(tmp_path, pts, sims, fun, nsim, nrank, use_theory,
+                                           interval)
+    ours = geofield.csr_envelope(pts, WINDOW, ENV_R, fun=f, nsim=nsim, nrank=nrank, seed=seed,
+                                 backend="cpu", global_=True, ginterval=interval,
+                                 use_theory=use_theory)
+    assert ours["global"] and ours["alpha"] == pytest.approx(nrank / (nsim + 1))
+    ok = np.isfinite(ours["lo"])
+    np.testing.assert_array_equal(ours["r"][ok], theirs["r"])
+    width = ours["width"]
+    centre = theirs["theo"] if use_theory else theirs["mmean"]
+    # the band: relative to its half-width where the curve is near 0 (K(0) = 0: lo = -width)
+    scale = np.maximum(np.abs(theirs["lo"]), width)
+    assert _rel(ours["lo"][ok], theirs["lo"], scale) <= 1e-9
+    assert _rel(ours["hi"][ok], theirs["hi"], np.maximum(np.abs(theirs["hi"]), width)) <= 1e-9
+    assert _rel(ours["centre"][ok], centre, np.maximum(np.abs(centre), width)) <= 1e-9
+    assert _rel(ours["obs"][ok][1:], theirs["obs"][1:], np.abs(theirs["obs"][1:])) <= 1e-9
+    for name, test in (("mad", geofield.mad_test), ("dclf", geofield.dclf_test)):
+        t = test(pts, WINDOW, ENV_R, fun=f, nsim=nsim, seed=seed, backend="cpu",
+                 rinterval=interval, use_theory=use_theory)
+        s = their_tests[name]
+        assert t["ties"] == 0, "spatstat would break ties at random"
+        assert abs(t["statistic"] - s["statistic"]) <= 1e-9 * s["statistic"], (name, t, s)
+        assert _rel(t["sim_statistics"], s["sim"], s["sim"]) <= 1e-9, name
+        assert t["p_value"] == s["p_value"], (name, t["p_value"], s["p_value"])
+        assert 1 / (nsim + 1) < t["p_value"] < 1, f"{name}: an informative p {t['p_value']}"

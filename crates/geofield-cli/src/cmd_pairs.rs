@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use geofield::neighbors::envelope::{Summary as Fun, csr_envelope};
+use geofield::neighbors::envelope::{Summary as Fun, simulate_curves};
+use geofield::neighbors::global::{Reference, Statistic};
 use geofield::neighbors::io::{
     Points as Coords, read_points, write_envelope_csv, write_g_csv, write_k_csv, write_l_png,
 };
@@ -73,8 +74,9 @@ pub struct PairsArgs {
     /// g's divisor: r (spatstat's default) or d (each pair by its distance).
     #[arg(long, value_enum, default_value = "r", requires = "pcf")]
     pub divisor: DivisorArg,
-    /// A pointwise envelope under complete spatial randomness (spatstat's `envelope`): this many
-    /// Poisson patterns of the same intensity in the window; CSV (r, obs, theo, lo, hi, mean).
+    /// An envelope under complete spatial randomness (spatstat's `envelope`): --nsim Poisson
+    /// patterns of the same intensity in the window; CSV (r, obs, theo, lo, hi, mean, and the
+    /// band's centre for --envelope-global). Pointwise unless --envelope-global.
     #[arg(long, value_name = "PATH", requires = "nsim")]
     pub envelope: Option<PathBuf>,
     /// Simulations of --envelope (spatstat's default 99: level 2 nrank / (nsim + 1) = 0.02).
@@ -92,6 +94,84 @@ pub struct PairsArgs {
     /// Seed of the simulations.
     #[arg(long, default_value_t = 0, requires = "envelope")]
     pub seed: u64,
+    /// A global envelope (spatstat's `global = TRUE`): the band centre +- the nrank-th largest
+    /// of the simulations' maximum absolute deviations from the centre over
+    /// --envelope-interval, constant width; a curve leaving it anywhere there rejects
+    /// randomness at level nrank / (nsim + 1).
+    #[arg(long, requires = "envelope")]
+    pub envelope_global: bool,
+    /// The interval RMIN,RMAX of r of the global envelope and the tests (spatstat's `ginterval`
+    /// and `rinterval`), within the radii. Default: every radius.
+    #[arg(long, value_name = "RMIN,RMAX", requires = "envelope")]
+    pub envelope_interval: Option<String>,
+    /// The deviations' reference (spatstat's `use.theory`): theory (its default for CSR: pi
+    /// r^2, r, 1) or mean (a global envelope's centre from --nsim further simulations; the
+    /// tests' leave-one-out mean of the simulated and observed curves).
+    #[arg(long, value_enum, default_value = "theory", requires = "envelope")]
+    pub envelope_reference: ReferenceArg,
+    /// Monte Carlo tests of randomness on the same simulations, comma-separated: mad (maximum
+    /// absolute deviation, spatstat's `mad.test`) and dclf (integrated squared deviation,
+    /// `dclf.test`); printed with their p-values and written to --json.
+    #[arg(long, value_enum, value_delimiter = ',', requires = "envelope")]
+    pub envelope_test: Vec<TestArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ReferenceArg {
+    Theory,
+    Mean,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestArg {
+    Mad,
+    Dclf,
+}
+
+#[derive(serde::Serialize)]
+struct EnvelopeJson {
+    function: &'static str,
+    correction: &'static str,
+    kind: &'static str,
+    nsim: usize,
+    nrank: usize,
+    alpha: f64,
+    seed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interval: Option<(f64, f64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    width: Option<f64>,
+    /// Radii where the observed curve leaves the band.
+    outside: usize,
+}
+
+#[derive(serde::Serialize)]
+struct TestJson {
+    test: &'static str,
+    statistic: f64,
+    p_value: f64,
+    rank: usize,
+    ties: usize,
+    nsim: usize,
+    reference: &'static str,
+    interval: (f64, f64),
+}
+
+fn parse_interval(s: &str) -> Result<(f64, f64)> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .with_context(|| format!("--envelope-interval: {p:?} is not a number"))
+        })
+        .collect::<Result<_>>()?;
+    match v[..] {
+        [a, b] => Ok((a, b)),
+        _ => bail!("--envelope-interval must be RMIN,RMAX (two numbers), got {s:?}"),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -122,6 +202,10 @@ struct Summary {
     backend: String,
     device: String,
     seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    envelope: Option<EnvelopeJson>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tests: Vec<TestJson>,
     outputs: Vec<String>,
 }
 
@@ -157,6 +241,11 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
     outs.plan_opt("--envelope", a.envelope.as_deref(), Kind::File)?;
     outs.plan_opt("--json", ctx.json(), Kind::File)?;
     let mut window = a.window.as_deref().map(parse_window).transpose()?;
+    let interval = a
+        .envelope_interval
+        .as_deref()
+        .map(parse_interval)
+        .transpose()?;
     if let Some(r) = a.r_max
         && !(r.is_finite() && r > 0.0)
     {
@@ -270,12 +359,47 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
                     },
                 },
             };
-            Some(
-                csr_envelope(
-                    &be, &xy, &window, &radii, correction, summary, nsim, a.nrank, a.seed,
-                )
-                .with_context(|| format!("the CSR envelope of {}", a.points.display()))?,
+            let reference = match a.envelope_reference {
+                ReferenceArg::Theory => Reference::Theory,
+                ReferenceArg::Mean => Reference::Mean,
+            };
+            let count = if a.envelope_global {
+                reference.simulations(nsim)
+            } else {
+                nsim
+            };
+            let what = || format!("the CSR envelope of {}", a.points.display());
+            let curves = simulate_curves(
+                &be, &xy, &window, &radii, correction, summary, count, a.seed,
             )
+            .with_context(what)?;
+            let e = if a.envelope_global {
+                curves.global(nsim, a.nrank, interval, reference)
+            } else {
+                curves.pointwise(nsim, a.nrank)
+            }
+            .with_context(what)?;
+            let mut tests = Vec::new();
+            for t in &a.envelope_test {
+                let statistic = match t {
+                    TestArg::Mad => Statistic::Mad,
+                    TestArg::Dclf => Statistic::Dclf,
+                };
+                if tests
+                    .iter()
+                    .any(|x: &geofield::neighbors::global::DeviationTest| x.statistic == statistic)
+                {
+                    continue;
+                }
+                tests.push(
+                    curves
+                        .deviation_test(statistic, nsim, interval, reference)
+                        .with_context(|| {
+                            format!("the {} test of {}", statistic.name(), a.points.display())
+                        })?,
+                );
+            }
+            Some((e, tests))
         }
         _ => None,
     };
@@ -324,23 +448,82 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
     if let (Some(p), Some(g)) = (&a.pcf, &g) {
         written.push(outs.write_one(p, |s| Ok(write_g_csv(s, g)?))?);
     }
-    if let (Some(p), Some(e)) = (&a.envelope, &env) {
+    let mut env_json = None;
+    let mut tests_json = Vec::new();
+    if let (Some(p), Some((e, tests))) = (&a.envelope, &env) {
         let out: Vec<usize> = (0..e.r.len())
             .filter(|&i| e.obs[i] < e.lo[i] || e.obs[i] > e.hi[i])
             .collect();
+        let kind = match &e.global {
+            Some(g) => format!(
+                "global over r in [{}, {}] about the {}, width {:.4}, level {:.3}",
+                g.interval.0,
+                g.interval.1,
+                g.reference.name(),
+                g.width,
+                e.alpha()
+            ),
+            None => format!("pointwise level {:.3}", e.alpha()),
+        };
         println!(
-            "CSR envelope of {} ({}, {} simulations, rank {}: pointwise level {:.3}): the \
-             observed curve leaves it at {} of {} radii{}",
+            "CSR envelope of {} ({}, {} simulations, rank {}: {kind}): the observed curve \
+             leaves it at {} of {} radii{}",
             e.summary.name(),
             e.correction.name(),
             e.nsim,
             e.nrank,
-            e.alpha(),
             out.len(),
             e.r.len(),
             out.first()
                 .map_or(String::new(), |&i| format!(" (first at r = {})", e.r[i]))
         );
+        for t in tests {
+            println!(
+                "  {} test of {} (reference {}, r in [{}, {}]): statistic {:.6e}, p = {:.4} \
+                 (rank {} of {}{})",
+                t.statistic.name().to_uppercase(),
+                e.summary.name(),
+                t.reference.name(),
+                t.interval.0,
+                t.interval.1,
+                t.observed,
+                t.p_value,
+                t.rank,
+                t.nsim + 1,
+                if t.ties > 0 {
+                    format!(", {} ties counted against the pattern", t.ties)
+                } else {
+                    String::new()
+                }
+            );
+            tests_json.push(TestJson {
+                test: t.statistic.name(),
+                statistic: t.observed,
+                p_value: t.p_value,
+                rank: t.rank,
+                ties: t.ties,
+                nsim: t.nsim,
+                reference: t.reference.name(),
+                interval: t.interval,
+            });
+        }
+        env_json = Some(EnvelopeJson {
+            function: e.summary.name(),
+            correction: e.correction.name(),
+            kind: if e.global.is_some() {
+                "global"
+            } else {
+                "pointwise"
+            },
+            nsim: e.nsim,
+            nrank: e.nrank,
+            alpha: e.alpha(),
+            seed: a.seed,
+            interval: e.global.as_ref().map(|g| g.interval),
+            reference: e.global.as_ref().map(|g| g.reference.name()),
+            width: e.global.as_ref().map(|g| g.width),
+            outside: out.len(),
+        });
         written.push(outs.write_one(p, |s| Ok(write_envelope_csv(s, e)?))?);
     }
     if let Some(p) = &a.png {
@@ -350,7 +533,9 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
                 .file_name()
                 .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
         );
-        written.push(outs.write_one(p, |s| Ok(write_l_png(s, &k, &title, env.as_ref())?))?);
+        written.push(outs.write_one(p, |s| {
+            Ok(write_l_png(s, &k, &title, env.as_ref().map(|(e, _)| e))?)
+        })?);
     }
     if let Some(p) = ctx.json() {
         let summary = Summary {
@@ -367,6 +552,8 @@ pub fn run(a: &PairsArgs, ctx: &Ctx) -> Result<()> {
             backend: be.label(),
             device: be.device_name(),
             seconds: secs,
+            envelope: env_json,
+            tests: tests_json,
             outputs: written.iter().map(|p| p.display().to_string()).collect(),
         };
         written.push(outs.write_json(p, &summary)?);

@@ -13,7 +13,9 @@ The same library as the ``geofield`` command line, from numpy, pandas and xarray
   their 3-D versions.
 - :class:`NeighborIndex`: exact neighbour searches, a drop-in for scipy's ``cKDTree`` (k-NN,
   radius queries, pairs, pair counts, p = 1/2/inf, periodic boxes); :func:`ripley_k`: Ripley's K; :func:`pair_correlation`: g(r);
-  :func:`csr_envelope`: their envelopes under randomness.
+  :func:`csr_envelope`: their envelopes under randomness (pointwise or global);
+  :func:`mad_test`, :func:`dclf_test`: the MAD and DCLF tests; :func:`csr_patterns`: the
+  simulated patterns.
 - :class:`Flock`: OpenSteer's boids, state resident on the GPU between steps.
 - :func:`wind`: a mass-consistent 3-D wind field over terrain from stations.
 
@@ -34,7 +36,8 @@ from .flocking import Flock
 from .kriging3d import cokrige, krige3d, variogram3d
 from .kriging import (cross_validate, indicator_krige, krige, krige_points, simulate, variogram,
                       variogram_map)
-from .neighbors import NeighborIndex, csr_envelope, pair_correlation, ripley_k
+from .neighbors import (NeighborIndex, csr_envelope, csr_patterns, dclf_test, mad_test,
+                        pair_correlation, ripley_k)
 from .wind import wind
 from . import forest, pykrige
 
@@ -63,6 +66,9 @@ __all__ = [
     "info",
     "pykrige",
     "csr_envelope",
+    "csr_patterns",
+    "dclf_test",
+    "mad_test",
     "pair_correlation",
     "ripley_k",
 ]

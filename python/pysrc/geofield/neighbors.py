@@ -412,23 +412,103 @@ def pair_correlation(points, window=None, r=None, correction=("translate", "isot
                                          None if bw is None else float(bw), str(divisor)))
 
 
+def _interval(name, v):
+    if v is None:
+        return None
+    v = tuple(float(x) for x in v)
+    if len(v) != 2:
+        raise GeofieldValueError(f"{name}: expected (rmin, rmax), got {v!r}")
+    return v
+
+
 def csr_envelope(points, window=None, r=None, fun="L", correction="translate", nsim=99, nrank=1,
-                 seed=0, bw=None, divisor="r", backend="auto"):
-    """A pointwise simulation envelope of K, L or g under complete spatial randomness
-    (spatstat's ``envelope(X, Lest, nsim=99)``): ``nsim`` Poisson patterns of the observed
-    intensity in the window, the function of each at the same radii with the same
-    ``correction``, and at each r the ``nrank``-th smallest (``lo``) and largest (``hi``).
+                 seed=0, bw=None, divisor="r", backend="auto", global_=False, ginterval=None,
+                 use_theory=True):
+    """A simulation envelope of K, L or g under complete spatial randomness (spatstat's
+    ``envelope(X, Lest, nsim=99)``): ``nsim`` Poisson patterns of the observed intensity in
+    the window (:func:`csr_patterns`), the function of each at the same radii with the same
+    ``correction``.
 
-    Where the observed curve (``obs``) leaves [lo, hi] at a given r, randomness is rejected at
-    the pointwise level ``alpha`` = 2 nrank / (nsim + 1) (0.02 by default); testing many r at
-    once needs a global envelope, which this is not. ``fun``: "K", "L" or "g" (``bw`` and
-    ``divisor`` as :func:`pair_correlation`). ``seed`` fixes the simulations (each has its own
-    generator: the same on every backend and thread count). K runs on ``backend``.
+    Pointwise (default): at each r the ``nrank``-th smallest (``lo``) and largest (``hi``)
+    simulated value. Where the observed curve (``obs``) leaves [lo, hi] at one r chosen
+    beforehand, randomness is rejected at the pointwise level ``alpha`` = 2 nrank / (nsim + 1)
+    (0.02 by default); scanning every r for an exit is not a test at that level.
 
-    Returns a dict of numpy arrays ``r``, ``obs``, ``theo``, ``lo``, ``hi``, ``mean`` and
-    ``alpha``, ``nsim``, ``nrank``, ``correction``, ``backend``.
+    Global (``global_=True``, spatstat's ``global=TRUE``): the band ``centre`` +- ``width``
+    of constant width, ``width`` the nrank-th largest over the simulations of their maximum
+    absolute deviation from the centre over r in ``ginterval`` (rmin, rmax) (default: every r;
+    lo, hi NaN outside). An observed curve leaving it anywhere in the interval rejects
+    randomness at ``alpha`` = nrank / (nsim + 1). The centre is the theory (pi r^2, r or 1;
+    ``use_theory=True``, spatstat's default for CSR) or, with ``use_theory=False``, the mean
+    of ``nsim`` further simulations (spatstat's ``nsim2 = nsim``: 2 nsim patterns in all).
+
+    ``fun``: "K", "L" or "g" (``bw`` and ``divisor`` as :func:`pair_correlation`). ``seed``
+    fixes the simulations (each has its own generator: the same on every backend and thread
+    count). K runs on ``backend``.
+
+    Returns a dict of numpy arrays ``r``, ``obs``, ``theo``, ``lo``, ``hi``, ``mean`` (the
+    band's simulations' mean) and ``alpha``, ``nsim``, ``nrank``, ``correction``, ``backend``,
+    ``global``; global envelopes add ``centre``, ``width``, ``ginterval``, ``use_theory``.
     """
     pts, w, rr = _pattern(points, window, r)
     return dict(_native.csr_envelope(pts, w, rr, str(fun), str(correction), int(nsim),
                                      int(nrank), int(seed), None if bw is None else float(bw),
-                                     str(divisor), backend))
+                                     str(divisor), backend, bool(global_),
+                                     _interval("ginterval", ginterval), bool(use_theory)))
+
+
+def _deviation_test(test, points, window, r, fun, correction, nsim, seed, bw, divisor, backend,
+                    rinterval, use_theory):
+    pts, w, rr = _pattern(points, window, r)
+    return dict(_native.csr_test(pts, w, rr, str(fun), str(correction), int(nsim), int(seed),
+                                 None if bw is None else float(bw), str(divisor), backend, test,
+                                 _interval("rinterval", rinterval), bool(use_theory)))
+
+
+_TEST_DOC = """Monte Carlo test of complete spatial randomness (spatstat's ``{name}``) with
+    ``nsim`` CSR patterns (the first ``nsim`` of :func:`csr_envelope`'s with the same ``seed``).
+
+    The deviation d(r) of a curve is f(r) - theory (``use_theory=True``, spatstat's default for
+    CSR) or, with ``use_theory=False``, (f(r) - m(r)) (nsim + 1) / nsim with m the mean of the
+    nsim simulated and the observed curves (spatstat's default ``leaveout=1``), over the r in
+    ``rinterval`` (rmin, rmax) (default: every r; an undefined observed value at its first r
+    only, as g(0), moves rmin to the next r). {stat}
+
+    The p-value is rank / (nsim + 1), rank = 1 + the simulations whose statistic is at least
+    the observed one (ties count against the pattern; spatstat's default draws their share at
+    random, so the two agree whenever ``ties`` is 0).
+
+    Returns a dict: ``statistic``, ``p_value``, ``rank``, ``ties``, ``sim_statistics`` (each
+    simulation's), ``rinterval`` (the one used), ``nsim``, ``test``, ``use_theory``.
+    """
+
+
+def mad_test(points, window=None, r=None, fun="L", correction="translate", nsim=99, seed=0,
+             bw=None, divisor="r", backend="auto", rinterval=None, use_theory=True):
+    return _deviation_test("mad", points, window, r, fun, correction, nsim, seed, bw, divisor,
+                           backend, rinterval, use_theory)
+
+
+def dclf_test(points, window=None, r=None, fun="L", correction="translate", nsim=99, seed=0,
+              bw=None, divisor="r", backend="auto", rinterval=None, use_theory=True):
+    return _deviation_test("dclf", points, window, r, fun, correction, nsim, seed, bw, divisor,
+                           backend, rinterval, use_theory)
+
+
+mad_test.__doc__ = _TEST_DOC.format(
+    name="mad.test", stat="The statistic is max |d(r)| (maximum absolute deviation).")
+dclf_test.__doc__ = _TEST_DOC.format(
+    name="dclf.test",
+    stat="The statistic is (rmax - rmin) mean(d(r)^2) over those r (spatstat's discretisation "
+         "of the integral of d^2; 1 times the mean for a single r: "
+         "Diggle-Cressie-Loosmore-Ford).")
+
+
+def csr_patterns(points, window=None, nsim=99, seed=0, first=0):
+    """The CSR patterns that :func:`csr_envelope`, :func:`mad_test` and :func:`dclf_test` draw
+    for ``points`` in ``window`` with ``seed``: patterns ``first`` .. ``first + nsim - 1``, a
+    list of float64 arrays (m, 2) (a Poisson number of mean n = len(points), redrawn below 2,
+    of uniform points). A global envelope with ``use_theory=False`` uses patterns 0 .. 2 nsim - 1.
+    """
+    pts, w, _ = _pattern(points, window, None)
+    return list(_native.csr_patterns(pts, w, int(nsim), int(seed), int(first)))

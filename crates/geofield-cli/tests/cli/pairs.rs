@@ -209,3 +209,99 @@ fn pairs_bad_input_fails_cleanly() {
     std::fs::write(&p, "x,y\n0,0\n1,x\n").unwrap();
     check(&[], "p.csv:3");
 }
+
+#[test]
+fn pairs_writes_a_global_envelope_and_the_mad_and_dclf_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 60 trees in 6 tight clumps: both tests give the smallest p-value, 1 / (nsim + 1)
+    let mut csv = String::from("x,y\n");
+    for c in 0..6 {
+        let (cx, cy) = (
+            15.0 + 30.0 * f64::from(c % 3),
+            15.0 + 30.0 * f64::from(c / 3),
+        );
+        for t in 0..10 {
+            let a = f64::from(t) * 0.628;
+            csv.push_str(&format!("{},{}\n", cx + 1.5 * a.cos(), cy + 1.5 * a.sin()));
+        }
+    }
+    let stems = d.join("stems.csv");
+    std::fs::write(&stems, csv).unwrap();
+    let (out, env, json) = (d.join("k.csv"), d.join("env.csv"), d.join("s.json"));
+    let base = [
+        "pairs",
+        "--points",
+        s(&stems),
+        "--window",
+        "0,0,90,60",
+        "--radii",
+        "0,1,2,3,5,8",
+        "--correction",
+        "translate",
+        "--out",
+        s(&out),
+        "--envelope",
+        s(&env),
+        "--nsim",
+        "19",
+        "--envelope-global",
+    ];
+    let mut args = base.to_vec();
+    args.extend([
+        "--envelope-interval",
+        "1,8",
+        "--envelope-test",
+        "mad,dclf",
+        "--json",
+        s(&json),
+    ]);
+    let o = geofield(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let (head, cols) = columns(&env);
+    assert_eq!(head, ["r", "obs", "theo", "lo", "hi", "mean", "centre"]);
+    assert!(cols[3][0].is_nan(), "r = 0 is outside the interval");
+    let w = cols[4][1] - cols[3][1];
+    for i in 1..6 {
+        assert!(
+            (cols[4][i] - cols[3][i] - w).abs() < 1e-12,
+            "constant width"
+        );
+        assert_eq!(cols[6][i], cols[0][i], "centre: the theory L = r");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["envelope"]["kind"], "global");
+    assert_eq!(j["envelope"]["alpha"], 0.05);
+    assert_eq!(j["tests"].as_array().unwrap().len(), 2);
+    for t in j["tests"].as_array().unwrap() {
+        assert_eq!(t["p_value"], 0.05, "{t}");
+        assert_eq!(t["rank"], 1);
+        assert_eq!(t["interval"], serde_json::json!([1.0, 8.0]));
+    }
+    let m = text(&o);
+    assert!(
+        m.contains("MAD test of L") && m.contains("DCLF test of L"),
+        "{m}"
+    );
+    // refusals: exit code 2 and a message naming the problem
+    for (extra, needle) in [
+        (&["--envelope-interval", "1,9"][..], "interval"),
+        (&["--envelope-interval", "1"][..], "RMIN,RMAX"),
+        (
+            &["--envelope-interval", "2.1,2.5"][..],
+            "at least one of the radii",
+        ),
+        (&["--nrank", "10"][..], "nrank"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let o = geofield(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(needle), "{needle}: {}", text(&o));
+    }
+    let mut args = base.to_vec();
+    args[14] = "0";
+    let o = geofield(&args);
+    assert_eq!(o.status.code(), Some(2), "nsim 0: {}", text(&o));
+}

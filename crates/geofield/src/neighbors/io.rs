@@ -179,16 +179,19 @@ pub fn write_g_csv(path: &Path, g: &super::pcf::PairCorrelation) -> Result<(), I
     write_columns_csv(path, &names, &data)
 }
 
-/// Write a CSR envelope as CSV: `r`, `obs`, `theo`, `lo`, `hi`, `mean` (undefined as `NaN`).
+/// Write a CSR envelope as CSV: `r`, `obs`, `theo`, `lo`, `hi`, `mean` (undefined as `NaN`),
+/// and for a global envelope `centre`, the band's reference curve (the theory or the mean of
+/// the separate simulations; `lo` and `hi` are `NaN` outside its interval).
 pub fn write_envelope_csv(path: &Path, e: &super::envelope::Envelope) -> Result<(), InputError> {
-    let names: Vec<String> = ["r", "obs", "theo", "lo", "hi", "mean"]
+    let mut names: Vec<String> = ["r", "obs", "theo", "lo", "hi", "mean"]
         .map(String::from)
         .to_vec();
-    write_columns_csv(
-        path,
-        &names,
-        &[&e.r, &e.obs, &e.theo, &e.lo, &e.hi, &e.mean],
-    )
+    let mut data: Vec<&[f64]> = vec![&e.r, &e.obs, &e.theo, &e.lo, &e.hi, &e.mean];
+    if let Some(g) = &e.global {
+        names.push("centre".into());
+        data.push(&g.centre);
+    }
+    write_columns_csv(path, &names, &data)
 }
 
 /// Draw L(r) = √(K(r)/π) of each correction asked for against r, with the value under
@@ -196,7 +199,8 @@ pub fn write_envelope_csv(path: &Path, e: &super::envelope::Envelope) -> Result<
 /// that scale; below it, regularity.
 ///
 /// With an `envelope` of L, its lower and upper curves are drawn too (grey): where the observed
-/// L leaves the band, the pattern departs from randomness at the envelope's pointwise level.
+/// L leaves the band, the pattern departs from randomness at the envelope's level (pointwise at
+/// one r chosen beforehand, or anywhere in its interval for a global envelope).
 pub fn write_l_png(
     path: &Path,
     k: &super::ripley::KFunction,
@@ -230,14 +234,16 @@ pub fn write_l_png(
         )
     });
     if let Some(e) = envelope.filter(|e| e.summary == super::envelope::Summary::L) {
-        for (name, v) in [
-            ("CSR envelope (lower)", &e.lo),
-            ("CSR envelope (upper)", &e.hi),
-        ] {
+        let kind = if e.global.is_some() { "global " } else { "" };
+        for (name, v) in [("lower", &e.lo), ("upper", &e.hi)] {
             series.push(ChartSeries {
                 markers: false,
                 ..ChartSeries::new(
-                    format!("{name}, {} {} sims", e.correction.name(), e.nsim),
+                    format!(
+                        "{kind}CSR envelope ({name}), {} {} sims",
+                        e.correction.name(),
+                        e.nsim
+                    ),
                     [160, 160, 160],
                     e.r.iter()
                         .zip(v.iter())

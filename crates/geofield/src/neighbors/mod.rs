@@ -61,6 +61,7 @@ mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod dynamic;
 pub mod envelope;
+pub mod global;
 #[cfg(feature = "io")]
 pub mod io;
 pub(crate) mod kbest;
