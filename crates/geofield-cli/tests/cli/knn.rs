@@ -102,7 +102,16 @@ fn knn_bad_input_fails_cleanly() {
     check(run(&["--points", s(&pcsv), "--k", "0"]), "k");
     check(run(&["--points", s(&pcsv), "--k", "70000"]), "65536");
     check(
-        run(&["--points", s(&pcsv), "--k", "2", "--metric", "manhattan", "--index", "brute"]),
+        run(&[
+            "--points",
+            s(&pcsv),
+            "--k",
+            "2",
+            "--metric",
+            "manhattan",
+            "--index",
+            "brute",
+        ]),
         "--index",
     );
     // A point outside the periodic box.
@@ -144,8 +153,17 @@ fn knn_in_any_space_matches_brute_force() {
         ("euclidean", false, 120),
     ] {
         let mut args = vec![
-            "knn", "--points", s(&pcsv), "--k", "", "--metric", metric, "--out", s(&idx),
-            "--distances", s(&dist),
+            "knn",
+            "--points",
+            s(&pcsv),
+            "--k",
+            "",
+            "--metric",
+            metric,
+            "--out",
+            s(&idx),
+            "--distances",
+            s(&dist),
         ];
         let ks = k.to_string();
         args[4] = &ks;
@@ -168,7 +186,11 @@ fn knn_in_any_space_matches_brute_force() {
                     let d: Vec<i64> = (0..2)
                         .map(|a| {
                             let d = (pts[j][a] - pts[q][a]).abs();
-                            if boxed && 2 * d > period[a] { period[a] - d } else { d }
+                            if boxed && 2 * d > period[a] {
+                                period[a] - d
+                            } else {
+                                d
+                            }
                         })
                         .collect();
                     let v = match metric {
@@ -182,8 +204,16 @@ fn knn_in_any_space_matches_brute_force() {
             all.sort();
             for r in 0..k {
                 let (v, j) = all[r];
-                assert_eq!(ix[q * k + r], j as i64, "{metric} {boxed} query {q} rank {r}");
-                let want = if metric == "euclidean" { (v as f64).sqrt() } else { v as f64 };
+                assert_eq!(
+                    ix[q * k + r],
+                    j as i64,
+                    "{metric} {boxed} query {q} rank {r}"
+                );
+                let want = if metric == "euclidean" {
+                    (v as f64).sqrt()
+                } else {
+                    v as f64
+                };
                 assert_eq!(dv[q * k + r], want);
             }
         }
