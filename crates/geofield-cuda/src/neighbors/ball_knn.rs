@@ -8,7 +8,7 @@
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::sync::MutexGuard;
 
-use super::ball::{BallKernelParams, Cells, Keep, MODULE, Reach, Staged, cfg};
+use super::ball::{BallKernelParams, Cells, Keep, MODULE, Reach, Rows, Staged, cfg};
 use super::launch_err;
 use crate::context::Gpu;
 use crate::error::{CudaError, invalid};
@@ -123,6 +123,8 @@ impl<'g> KnnSearch<'g> {
             .download(&self.counts, self.nq, "the candidate counts")
     }
 
+    /// One-element stand-ins for the row buffers a count launch does not touch.
+    #[allow(clippy::type_complexity)]
     fn dummies(&self) -> Result<(CudaSlice<u64>, CudaSlice<u32>, CudaSlice<f64>), CudaError> {
         Ok((
             self.gpu.zeros::<u64>(1, "the row offsets")?,
@@ -158,7 +160,7 @@ impl<'g> KnnSearch<'g> {
         &mut self,
         reach: &[f64],
         counts: &[u32],
-    ) -> Result<(Vec<u64>, Vec<u32>, Vec<f64>), CudaError> {
+    ) -> Result<Rows, CudaError> {
         if counts.len() != self.nq {
             return Err(invalid("ball_knn", "one count per query"));
         }
