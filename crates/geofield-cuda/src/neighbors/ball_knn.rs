@@ -156,11 +156,7 @@ impl<'g> KnnSearch<'g> {
 
     /// Every candidate of each query within its reach, as CSR rows in the cells' order:
     /// (offsets, indices, raw values). `counts` are [`KnnSearch::counts`] of the same `reach`.
-    pub fn keys(
-        &mut self,
-        reach: &[f64],
-        counts: &[u32],
-    ) -> Result<Rows, CudaError> {
+    pub fn keys(&mut self, reach: &[f64], counts: &[u32]) -> Result<Rows, CudaError> {
         if counts.len() != self.nq {
             return Err(invalid("ball_knn", "one count per query"));
         }
