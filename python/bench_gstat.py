@@ -6,7 +6,10 @@
 - kriging with external drift on a 400 x 400 grid from 500 samples (gstat ``z ~ dem``);
 - ordinary cokriging, global: ~166 primary + 500 secondary samples onto 200 x 200 nodes, with
   the LMC geofield fitted given to gstat (``gstat()`` with both variables and the cross model);
-- 3-D global ordinary kriging onto 100 x 100 x 20 nodes from 500 samples, anisotropic.
+- 3-D global ordinary kriging onto 100 x 100 x 20 nodes from 500 samples, anisotropic;
+- indicator kriging at the three quartiles onto 200 x 200 nodes from 500 samples (gstat
+  ``krige(I(z <= t) ~ 1, ...)`` per threshold; geofield ``indicator_krige`` with
+  ``correction="none"``, gstat's raw estimates).
 
 All global (every sample in every system), f64, with variances. gstat is timed inside R
 (``system.time`` around ``krige``/``predict`` only: no R startup, no CSV I/O); geofield around
@@ -178,10 +181,39 @@ def case_3d(tmp, backends, repeat):
     return "3-D OK 100x100x20 from 500", rows, secs, pred, v
 
 
+def case_indicator(tmp, backends, repeat):
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(0, 1000, (2, 500))
+    z = np.exp(np.sin(x / 170) + np.cos(y / 230) + 0.3 * rng.normal(size=500))
+    ts = np.quantile(z, [0.25, 0.5, 0.75])
+    kw = dict(sill=0.2, range=350.0, nugget=0.05, extent=(0, 0, 1000, 1000), cell_size=5.0,
+              correction="none", variance=True)
+    rows = {}
+    for be in backends:
+        t, ds = median_time(lambda: geofield.indicator_krige(x, y, z, ts, "spherical",
+                                                             backend=be, **kw), repeat)
+        rows[be] = (t, ds["probability"].values.ravel())
+    gx, gy = grid_nodes(ds)
+    m = vgm([("spherical", 0.2, 350.0, None)], 0.05)
+    script = (f"m <- {m}\nts <- c({', '.join(repr(float(v)) for v in ts)})\n"
+              "secs <- system.time(pred <- unlist(lapply(ts, function(t) {\n"
+              "  d$i <- as.numeric(d$z <= t)\n"
+              "  krige(i ~ 1, ~x + y, d, g, model = m)$var1.pred })))")
+    secs, pred = run_gstat(tmp, "ik", script, {"d": dict(x=x, y=y, z=z),
+                                                "g": dict(x=gx, y=gy)})
+    return "indicator 3 quartiles 200x200 from 500", rows, secs, pred, np.array([0.0, 1.0])
+
+
+CASES = {"block": case_block, "ked": case_ked, "cokrige": case_cokrige, "3d": case_3d,
+         "indicator": case_indicator}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cases", default=",".join(CASES),
+                    help=f"comma-separated subset of {','.join(CASES)}")
     args = ap.parse_args()
     info = geofield.info()
     backends = ["cpu"] + (["cuda"] if info["cuda_available"] else [])
@@ -192,7 +224,7 @@ def main():
     print(f"{'case':<44} {'gstat s':>9} " + " ".join(f"{be + ' s':>9} {'x':>7}" for be in backends)
           + "  max|diff|/scale")
     with tempfile.TemporaryDirectory() as tmp:
-        for case in (case_block, case_ked, case_cokrige, case_3d):
+        for case in (CASES[c] for c in args.cases.split(",")):
             name, rows, secs, pred, data = case(tmp, backends, args.repeat)
             scale = max(np.max(np.abs(data)), np.ptp(data))
             row = {"case": name, "gstat_s": secs, "geofield": {}}

@@ -17,6 +17,8 @@
 //! Prediction by dual kriging, Σ αᵢ C(xᵢ, x₀) + Σ βₖ fₖ(x₀) with [[C, F], [Fᵀ, 0]] [α; β] = [z; 0];
 //! variance σ² = C(0) − λ·c − μ·f with [[C, F], [Fᵀ, 0]] [λ; μ] = [c; f] solved per node.
 
+use faer::Mat;
+use faer::linalg::solvers::Solve;
 use rayon::prelude::*;
 
 use super::space::Covariance;
@@ -215,57 +217,8 @@ fn check_rank(f: &[f64], n: usize, basis: &Basis) -> Result<(), GeofieldError> {
     Ok(())
 }
 
-/// A dense LU factorisation with partial pivoting.
-struct Lu {
-    m: usize,
-    a: Vec<f64>,
-    piv: Vec<usize>,
-}
-
-impl Lu {
-    fn new(mut a: Vec<f64>, m: usize) -> Option<Lu> {
-        let mut piv: Vec<usize> = (0..m).collect();
-        let amax = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-        for k in 0..m {
-            let r = (k..m).max_by(|&i, &j| a[i * m + k].abs().total_cmp(&a[j * m + k].abs()))?;
-            let pivot = a[r * m + k].abs();
-            if pivot.is_nan() || pivot <= 1e-14 * amax {
-                return None;
-            }
-            if r != k {
-                for c in 0..m {
-                    a.swap(k * m + c, r * m + c);
-                }
-                piv.swap(k, r);
-            }
-            let d = a[k * m + k];
-            for i in k + 1..m {
-                let l = a[i * m + k] / d;
-                a[i * m + k] = l;
-                if l != 0.0 {
-                    for c in k + 1..m {
-                        a[i * m + c] -= l * a[k * m + c];
-                    }
-                }
-            }
-        }
-        Some(Lu { m, a, piv })
-    }
-
-    fn solve(&self, b: &[f64]) -> Vec<f64> {
-        let m = self.m;
-        let mut x: Vec<f64> = self.piv.iter().map(|&i| b[i]).collect();
-        for i in 0..m {
-            let s: f64 = (0..i).map(|c| self.a[i * m + c] * x[c]).sum();
-            x[i] -= s;
-        }
-        for i in (0..m).rev() {
-            let s: f64 = (i + 1..m).map(|c| self.a[i * m + c] * x[c]).sum();
-            x[i] = (x[i] - s) / self.a[i * m + i];
-        }
-        x
-    }
-}
+/// Nodes per block of right-hand sides of the variance solves.
+const NODE_BLOCK: usize = 256;
 
 /// The samples of one given-drift system, in kriging space.
 pub(crate) struct System<'a> {
@@ -322,42 +275,60 @@ pub(crate) fn krige(
         }
     }
     check_rank(&f, n, sys.basis)?;
-    let lu = Lu::new(a, m).ok_or_else(|| {
+    let singular = || {
         GeofieldError::Invalid(format!(
             "the kriging system of {n} samples with a {p}-term drift is singular"
         ))
-    })?;
-    let duals: Vec<Vec<f64>> = values
-        .iter()
-        .map(|z| {
-            let mut b = z.to_vec();
-            b.resize(m, 0.0);
-            lu.solve(&b)
-        })
-        .collect();
-    let per_node: Vec<(Vec<f64>, f64)> = nodes
-        .par_iter()
+    };
+    // LU with partial pivoting (faer): the system is symmetric but indefinite. C is positive
+    // definite for a valid model and distinct samples, and F has full column rank
+    // (check_rank), so it is nonsingular; a non-finite solution still reports it.
+    let lu = Mat::from_fn(m, m, |i, j| a[i * m + j]).partial_piv_lu();
+    let mut z = Mat::from_fn(m, values.len(), |i, h| if i < n { values[h][i] } else { 0.0 });
+    lu.solve_in_place(z.as_mut());
+    if !z.col_iter().all(|c| c.iter().all(|v| v.is_finite())) {
+        return Err(singular());
+    }
+    // Per block of nodes: the right-hand sides b (covariances to the samples, then the drift
+    // terms), the predictions dᵀb, and with variance w = A⁻¹b solved for the whole block at
+    // once, σ² = c₀ − wᵀb.
+    let blocks: Vec<Vec<(Vec<f64>, f64)>> = nodes
+        .par_chunks(NODE_BLOCK)
         .enumerate()
-        .map(|(j, x0)| {
-            let mut b = vec![0.0; m];
-            for (bi, p) in b[..n].iter_mut().zip(sys.pts) {
-                *bi = sys.cov.at(dist(x0, p));
+        .map(|(bi, chunk)| {
+            let j0 = bi * NODE_BLOCK;
+            let mut b = Mat::<f64>::zeros(m, chunk.len());
+            let mut row = vec![0.0; p];
+            for (c, x0) in chunk.iter().enumerate() {
+                for (i, pt) in sys.pts.iter().enumerate() {
+                    b[(i, c)] = sys.cov.at(dist(x0, pt));
+                }
+                sys.basis
+                    .row(x0, &|k| sys.given.at_nodes[k][j0 + c], &mut row);
+                for (k, v) in row.iter().enumerate() {
+                    b[(n + k, c)] = *v;
+                }
             }
-            sys.basis
-                .row(x0, &|k| sys.given.at_nodes[k][j], &mut b[n..]);
-            let preds = duals
-                .iter()
-                .map(|d| d.iter().zip(&b).map(|(x, y)| x * y).sum())
+            let preds: Vec<Vec<f64>> = (0..chunk.len())
+                .map(|c| {
+                    (0..values.len())
+                        .map(|h| (0..m).map(|i| z[(i, h)] * b[(i, c)]).sum())
+                        .collect()
+                })
                 .collect();
-            let var = if variance {
-                let w = lu.solve(&b);
-                sys.cov.c0 - w.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>()
+            let vars: Vec<f64> = if variance {
+                let mut w = b.clone();
+                lu.solve_in_place(w.as_mut());
+                (0..chunk.len())
+                    .map(|c| sys.cov.c0 - (0..m).map(|i| w[(i, c)] * b[(i, c)]).sum::<f64>())
+                    .collect()
             } else {
-                f64::NAN
+                vec![f64::NAN; chunk.len()]
             };
-            (preds, var)
+            preds.into_iter().zip(vars).collect()
         })
         .collect();
+    let per_node: Vec<(Vec<f64>, f64)> = blocks.into_iter().flatten().collect();
     let preds = (0..values.len())
         .map(|h| per_node.iter().map(|(p, _)| p[h]).collect())
         .collect();
