@@ -284,7 +284,11 @@ pub(crate) fn krige(
     // definite for a valid model and distinct samples, and F has full column rank
     // (check_rank), so it is nonsingular; a non-finite solution still reports it.
     let lu = Mat::from_fn(m, m, |i, j| a[i * m + j]).partial_piv_lu();
-    let mut z = Mat::from_fn(m, values.len(), |i, h| if i < n { values[h][i] } else { 0.0 });
+    let mut z = Mat::from_fn(
+        m,
+        values.len(),
+        |i, h| if i < n { values[h][i] } else { 0.0 },
+    );
     lu.solve_in_place(z.as_mut());
     if !z.col_iter().all(|c| c.iter().all(|v| v.is_finite())) {
         return Err(singular());
