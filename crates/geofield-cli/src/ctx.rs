@@ -200,11 +200,14 @@ impl Ctx {
         Ok(sel)
     }
 
-    /// Print the CPU-fallback note of a selection made elsewhere (e.g. in a background thread).
+    /// Print the CPU-fallback note of a selection (made here or elsewhere, e.g. in a background
+    /// thread), and on a GPU have GeoTIFF tiles compressed there from now on
+    /// ([`geofield::gpu_tiles::install`]).
     pub fn report_backend(&self, sel: &BackendSelection) {
         if let Some(r) = &sel.fallback_reason {
             self.note(&format!("using the CPU backend: {r}"));
         }
+        geofield::gpu_tiles::install(&sel.backend);
     }
 
     /// An informational line on stderr, suppressed by `--quiet`.

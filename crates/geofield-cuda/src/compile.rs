@@ -53,6 +53,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("neighbors", include_str!("../kernels/neighbors.cu")),
     ("ball", include_str!("../kernels/ball.cu")),
     ("sim", include_str!("../kernels/sim.cu")),
+    ("tiles", include_str!("../kernels/tiles.cu")),
     (
         "forest",
         concat!(

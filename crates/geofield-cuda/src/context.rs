@@ -95,6 +95,28 @@ impl Gpu {
         }))
     }
 
+    /// The same device with a stream of its own (non-blocking): work queued on it runs beside
+    /// this handle's (a compressor working while the maps compute), with its own kernel cache,
+    /// staging buffer and lock.
+    pub fn beside(&self) -> Result<Arc<Gpu>, CudaError> {
+        let stream = self
+            .ctx
+            .new_stream()
+            .doing("creating a second CUDA stream")?;
+        Ok(Arc::new(Gpu {
+            ctx: Arc::clone(&self.ctx),
+            stream,
+            info: self.info.clone(),
+            arch: self.arch.clone(),
+            modules: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(()),
+            blas: Mutex::new(None),
+            busy: Mutex::new(()),
+            staging: Mutex::new(None),
+            host_pool: Mutex::new(Vec::new()),
+        }))
+    }
+
     /// The device's properties.
     pub fn info(&self) -> &DeviceInfo {
         &self.info

@@ -13,6 +13,8 @@
 //! - [`neighbors`]: exact k-nearest-neighbour search (brute force and a uniform grid).
 //! - [`forest`]: per-seed seed placement (every seed drawn and counted in its cell), bitwise
 //!   equal to the CPU.
+//! - [`tiles`]: GeoTIFF tiles of f32 maps compressed on the device (predictor and DEFLATE), the
+//!   same bytes as geofield-io's `segdeflate`.
 //! - [`kriging`]: dual predictions, global variance (a fused product-and-reduction kernel over node tiles; cuBLAS above 4,096 samples), local
 //!   kriging (warp per node) and the paper's per-node bordered solve.
 //! - [`flock`]: OpenSteer's boids flock with the whole step (grid build, search, steering,
@@ -39,6 +41,7 @@ pub mod forest;
 pub mod kriging;
 pub mod neighbors;
 mod probe;
+pub mod tiles;
 pub mod wind;
 
 pub use compile::{

@@ -32,6 +32,8 @@ mod error;
 pub mod flock;
 pub mod forest;
 #[cfg(feature = "io")]
+pub mod gpu_tiles;
+#[cfg(feature = "io")]
 pub mod input_error;
 pub mod kriging;
 #[cfg(feature = "mpi")]

@@ -12,6 +12,8 @@ pub(super) trait Sample: Copy + Send + Sync + PartialEq + 'static {
     fn to_f64(self) -> f64;
     /// Little-endian bytes in the first [`Sample::BYTES`] of eight.
     fn bytes_le(self) -> [u8; 8];
+    /// The values as f32, when they are.
+    fn as_f32(values: &[Self]) -> Option<&[f32]>;
 }
 
 impl Sample for f32 {
@@ -35,6 +37,9 @@ impl Sample for f32 {
         let b = self.to_le_bytes();
         [b[0], b[1], b[2], b[3], 0, 0, 0, 0]
     }
+    fn as_f32(values: &[Self]) -> Option<&[f32]> {
+        Some(values)
+    }
 }
 
 impl Sample for f64 {
@@ -56,6 +61,9 @@ impl Sample for f64 {
     }
     fn bytes_le(self) -> [u8; 8] {
         self.to_le_bytes()
+    }
+    fn as_f32(_: &[Self]) -> Option<&[f32]> {
+        None
     }
 }
 
@@ -379,6 +387,12 @@ pub(super) fn compress_image<T: Sample>(
     codec: Compression,
 ) -> Result<Vec<Vec<u8>>, String> {
     let nan_as = nodata.filter(|v| v.is_finite()).map(T::from_f64);
+    if codec == Compression::Deflate
+        && let Some(f32s) = T::as_f32(values)
+        && let Some(tiles) = super::segdeflate::on_accelerator(f32s, cols, rows, bands, nodata)
+    {
+        return Ok(tiles);
+    }
     let (across, down) = (cols.div_ceil(TILE_SIZE), rows.div_ceil(TILE_SIZE));
     (0..bands * across * down)
         .into_par_iter()
@@ -405,6 +419,21 @@ pub(super) fn compress_tile<T: Sample>(
     col0: usize,
     nan_as: Option<T>,
 ) -> Result<Vec<u8>, String> {
+    let raw = predictor_tile(plane, cols, rows, row0, col0, nan_as);
+    z.compress(&raw)
+        .map_err(|e| format!("compressing a tile failed: {e}"))
+}
+
+/// The bytes of the tile at (`row0`, `col0`) of a `cols` × `rows` plane after the
+/// floating-point predictor: pixels outside the plane are zeros, NaN cells `nan_as` when given.
+pub(super) fn predictor_tile<T: Sample>(
+    plane: &[T],
+    cols: usize,
+    rows: usize,
+    row0: usize,
+    col0: usize,
+    nan_as: Option<T>,
+) -> Vec<u8> {
     let row_bytes = TILE_SIZE * T::BYTES;
     let mut raw = vec![0u8; TILE_SIZE * row_bytes];
     let mut vals = [T::zero(); TILE_SIZE];
@@ -426,8 +455,7 @@ pub(super) fn compress_tile<T: Sample>(
         }
         floating_point_predictor(&vals, &mut shuffled, out);
     }
-    z.compress(&raw)
-        .map_err(|e| format!("compressing a tile failed: {e}"))
+    raw
 }
 
 /// TIFF predictor 3 (Adobe TIFF Technical Note 3) for one row of one sample per pixel: byte
