@@ -4,6 +4,7 @@
 //! the tile's predictor bytes, which the tests check byte for byte.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
 
 use crate::context::Gpu;
 use crate::error::{CudaError, DriverResultExt, invalid};
@@ -42,6 +43,14 @@ pub fn prepare(gpu: &Gpu) -> Result<(), CudaError> {
     gpu.prepare(MODULE, &["tiles_deflate_f32", "tiles_pack"])
 }
 
+/// Where [`deflate_f32_timed`]'s time went: seconds of the whole call, and milliseconds of
+/// the compressing kernel (device events).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TileTimes {
+    pub total_s: f64,
+    pub kernel_ms: f64,
+}
+
 /// The tiles of a `cols` × `rows` f32 image (row-major), compressed: tile rows north to south,
 /// tiles west to east, edge tiles padded with zeros, NaN cells stored as `fill` when given.
 pub fn deflate_f32(
@@ -51,6 +60,19 @@ pub fn deflate_f32(
     rows: usize,
     fill: Option<f32>,
 ) -> Result<Vec<Vec<u8>>, CudaError> {
+    deflate_f32_timed(gpu, values, cols, rows, fill).map(|(t, _)| t)
+}
+
+/// [`deflate_f32`] and where its time went.
+pub fn deflate_f32_timed(
+    gpu: &Gpu,
+    values: &[f32],
+    cols: usize,
+    rows: usize,
+    fill: Option<f32>,
+) -> Result<(Vec<Vec<u8>>, TileTimes), CudaError> {
+    let t0 = std::time::Instant::now();
+    let mut times = TileTimes::default();
     if values.len() != cols * rows {
         return Err(invalid(
             "tiles",
@@ -60,7 +82,7 @@ pub fn deflate_f32(
     let (across, down) = (cols.div_ceil(TILE), rows.div_ceil(TILE));
     let mut tiles = Vec::with_capacity(across * down);
     if across == 0 || down == 0 {
-        return Ok(tiles);
+        return Ok((tiles, times));
     }
     prepare(gpu)?;
     let _held = gpu.hold();
@@ -69,9 +91,12 @@ pub fn deflate_f32(
         let tr1 = (tr0 + tile_rows_per_batch).min(down);
         let (r0, r1) = (tr0 * TILE, (tr1 * TILE).min(rows));
         let part = &values[r0 * cols..r1 * cols];
-        tiles.extend(batch(gpu, part, cols, r1 - r0, across, tr1 - tr0, fill)?);
+        let (t, ms) = batch(gpu, part, cols, r1 - r0, across, tr1 - tr0, fill)?;
+        tiles.extend(t);
+        times.kernel_ms += ms;
     }
-    Ok(tiles)
+    times.total_s = t0.elapsed().as_secs_f64();
+    Ok((tiles, times))
 }
 
 /// One launch: `n_down` tile rows of `rows` image rows.
@@ -83,7 +108,7 @@ fn batch(
     across: usize,
     n_down: usize,
     fill: Option<f32>,
-) -> Result<Vec<Vec<u8>>, CudaError> {
+) -> Result<(Vec<Vec<u8>>, f64), CudaError> {
     let n = across * n_down;
     let p = TileParams {
         cols: cols as u64,
@@ -115,7 +140,9 @@ fn batch(
     // bytes, zeroed), lens (n)): block k < n reads the cells of tile k inside rows × cols,
     // writes raw[k], at most CAP bytes of out[k] (a stored tile is the longest stream) and
     // lens[k].
+    let start = gpu.mark()?;
     unsafe { b.launch(cfg) }.doing("launching tiles_deflate_f32")?;
+    let ms = f64::from(gpu.elapsed_ms(&start)?);
     let lengths = gpu.download(&lens, n, "the tiles' lengths")?;
     let mut offsets = Vec::with_capacity(n + 1);
     let mut total = 0u64;
@@ -143,11 +170,12 @@ fn batch(
     // prefix sums).
     unsafe { b.launch(cfg) }.doing("launching tiles_pack")?;
     let bytes = gpu.download(&packed, total as usize, "the compressed tiles")?;
-    Ok(lengths
-        .iter()
+    let tiles = lengths
+        .par_iter()
         .zip(&offsets)
         .map(|(&l, &o)| bytes[o as usize..o as usize + l as usize].to_vec())
-        .collect())
+        .collect();
+    Ok((tiles, ms))
 }
 
 #[cfg(test)]

@@ -195,9 +195,15 @@ impl<T: Sample> RowEncoder<T> {
             let n = values.len() / cols.max(1);
             l.received += n;
             let last = l.received == l.rows;
-            // Complete tile rows straight from `values` when nothing is pending (no copy).
+            // Rows compressed together: whole tile rows, or on an accelerator enough of them
+            // to fill it (the same tiles either way).
+            let unit = match codec == Compression::Deflate && T::as_f32(values).is_some() {
+                true => super::segdeflate::accelerator_rows(cols).unwrap_or(TILE_SIZE),
+                false => TILE_SIZE,
+            };
+            // Complete units straight from `values` when nothing is pending (no copy).
             let take = if l.pending.is_empty() {
-                if last { n } else { n / TILE_SIZE * TILE_SIZE }
+                if last { n } else { n / unit * unit }
             } else {
                 0
             };
@@ -210,7 +216,7 @@ impl<T: Sample> RowEncoder<T> {
             let ready = if last {
                 pending_rows
             } else {
-                pending_rows / TILE_SIZE * TILE_SIZE
+                pending_rows / unit * unit
             };
             if ready > 0 {
                 let tiles =

@@ -54,6 +54,18 @@ pub fn tile_accelerator_installed() -> bool {
         .is_some()
 }
 
+/// Tiles an accelerator is given at once, at least: a GPU compresses about a thousand tiles in
+/// the time of one (one block a tile, all resident together), so images wait until they have
+/// that many before they are sent.
+const ACCELERATOR_TILES: usize = 1024;
+
+/// Rows of an image `cols` wide to send to the installed accelerator at once (whole tile rows
+/// holding about [`ACCELERATOR_TILES`] tiles); `None` without one.
+pub(super) fn accelerator_rows(cols: usize) -> Option<usize> {
+    tile_accelerator_installed()
+        .then(|| (ACCELERATOR_TILES / cols.div_ceil(TILE_SIZE).max(1)).max(1) * TILE_SIZE)
+}
+
 /// The tiles of `bands` planes of `cols` × `rows` f32 values, band after band, from the
 /// installed accelerator; `None` without one or when it fails (the caller then compresses on
 /// the CPU).
