@@ -135,7 +135,11 @@ fn batch(
         shared_mem_bytes: 0,
     };
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&p).arg(&vals).arg(&mut raw).arg(&mut out).arg(&mut lens);
+    b.arg(&p)
+        .arg(&vals)
+        .arg(&mut raw)
+        .arg(&mut out)
+        .arg(&mut lens);
     // SAFETY: tiles_deflate_f32(params, vals (rows × cols), raw (n × TILE_BYTES), out (n × CAP
     // bytes, zeroed), lens (n)): block k < n reads the cells of tile k inside rows × cols,
     // writes raw[k], at most CAP bytes of out[k] (a stored tile is the longest stream) and
@@ -148,7 +152,10 @@ fn batch(
     let mut total = 0u64;
     for &l in &lengths {
         if l as usize > CAP {
-            return Err(invalid("tiles", format!("a tile of {l} bytes (at most {CAP})")));
+            return Err(invalid(
+                "tiles",
+                format!("a tile of {l} bytes (at most {CAP})"),
+            ));
         }
         offsets.push(total);
         total += u64::from(l);
@@ -164,7 +171,12 @@ fn batch(
     };
     let (cap, count) = (CAP as u64, n as u32);
     let mut b = gpu.stream().launch_builder(&pack);
-    b.arg(&out).arg(&cap).arg(&count).arg(&lens).arg(&off).arg(&mut packed);
+    b.arg(&out)
+        .arg(&cap)
+        .arg(&count)
+        .arg(&lens)
+        .arg(&off)
+        .arg(&mut packed);
     // SAFETY: tiles_pack(out, cap, tiles, len, offset, packed): block k copies len[k] ≤ cap
     // bytes of tile k to packed[offset[k]..], inside `packed` (offsets are the lengths'
     // prefix sums).

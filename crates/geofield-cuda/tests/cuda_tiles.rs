@@ -62,7 +62,11 @@ fn check(name: &str, v: &[f32], cols: usize, rows: usize, fill: Option<f32>) {
     }
     let raw = 4 * 65536 * got.len();
     let packed: usize = got.iter().map(Vec::len).sum();
-    eprintln!("{name}: {} tiles, ratio {:.3}", got.len(), raw as f64 / packed as f64);
+    eprintln!(
+        "{name}: {} tiles, ratio {:.3}",
+        got.len(),
+        raw as f64 / packed as f64
+    );
 }
 
 #[test]

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use geofield_core::{GridSpec, Raster, RasterData};
 use geofield_io::geotiff::segdeflate::{TileAccelerator, set_tile_accelerator, tile_f32};
-use geofield_io::geotiff::{BandValues, BigTiff, CogBuilder, Compression};
+use geofield_io::geotiff::{
+    BandValues, BigTiff, CogBuilder, CogPart, Compression, PartDone, RowSplit, assemble,
+};
 use geofield_io::{RasterMeta, read_raster, write_raster};
 
 /// The CPU's copy of the GPU encoder, counting the tiles it made; fails when `broken`.
@@ -65,7 +67,9 @@ fn value(b: usize, i: usize) -> f64 {
 
 fn raster(f64: bool) -> Raster {
     let g = grid(700, 1300);
-    let v: Vec<f64> = (0..2).flat_map(|b| (0..g.n_cells()).map(move |i| value(b, i))).collect();
+    let v: Vec<f64> = (0..2)
+        .flat_map(|b| (0..g.n_cells()).map(move |i| value(b, i)))
+        .collect();
     let data = match f64 {
         true => RasterData::F64(v),
         false => RasterData::F32(v.iter().map(|&x| x as f32).collect()),
@@ -149,6 +153,56 @@ fn accelerated_tiles_read_back_and_fall_back_cleanly() {
     write_raster(&p64, &r64, &meta).unwrap();
     write_raster(&pz, &r32, &zstd).unwrap();
     assert_eq!(twin.tiles.load(Ordering::Relaxed), before);
+
+    // Parts of the rows (MPI ranks) write the whole raster's file, byte for byte.
+    let g = grid(300, 2600);
+    let band: Vec<f32> = (0..g.n_cells())
+        .map(|i| {
+            let (r, c) = ((i / 300) as f32, (i % 300) as f32);
+            (c * 0.013).sin() * (r * 0.007).cos() + 1e-3 * (i % 31) as f32
+        })
+        .collect();
+    let whole = dir.path().join("whole.tif");
+    let mut b = CogBuilder::new(&whole, g, vec!["a".into()], false, meta.clone()).unwrap();
+    b.add_band(&whole, 0, BandValues::F32(&band)).unwrap();
+    b.finish(&whole, BigTiff::IfNeeded).unwrap();
+    for parts in [2, 3] {
+        let split = RowSplit::new(g.cols, g.rows, parts);
+        assert_eq!(split.rows.len(), parts);
+        let done: Vec<PartDone> = (0..parts)
+            .map(|p| {
+                let mut part = CogPart::new(&g, 1, false, &meta, &split, p);
+                let rows = split.rows[p].clone();
+                let vals = &band[rows.start * 300..rows.end * 300];
+                part.add_rows(dir.path(), 0, rows.start, BandValues::F32(vals))
+                    .unwrap();
+                part.finish(dir.path()).unwrap()
+            })
+            .collect();
+        let messages: Vec<Vec<u8>> = done.iter().map(PartDone::message).collect();
+        let path = dir.path().join(format!("parts{parts}.tif"));
+        let names = vec!["a".to_string()];
+        let a = assemble(
+            &path,
+            &g,
+            &names,
+            false,
+            &meta,
+            &split,
+            &messages,
+            BigTiff::IfNeeded,
+        )
+        .unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for (d, s) in done.iter().zip(&a.starts) {
+            d.write_at(&path, &file, s).unwrap();
+        }
+        drop(file);
+        assert!(
+            std::fs::read(&path).unwrap() == std::fs::read(&whole).unwrap(),
+            "{parts} parts"
+        );
+    }
 
     // A failing accelerator: the CPU's file.
     set_tile_accelerator(Some(Arc::new(CpuTwin {

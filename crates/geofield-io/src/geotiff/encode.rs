@@ -189,6 +189,9 @@ impl<T: Sample> RowEncoder<T> {
             return Ok(());
         }
         let has_next = i + 1 < self.levels.len();
+        // A part's rows end inside the image: it compresses whole tile rows as they come, so
+        // that none is left waiting at its end.
+        let whole = self.raw.is_none();
         let next = {
             let l = &mut self.levels[i];
             let cols = l.cols;
@@ -197,7 +200,7 @@ impl<T: Sample> RowEncoder<T> {
             let last = l.received == l.rows;
             // Rows compressed together: whole tile rows, or on an accelerator enough of them
             // to fill it (the same tiles either way).
-            let unit = match codec == Compression::Deflate && T::as_f32(values).is_some() {
+            let unit = match whole && codec == Compression::Deflate && T::as_f32(values).is_some() {
                 true => super::segdeflate::accelerator_rows(cols).unwrap_or(TILE_SIZE),
                 false => TILE_SIZE,
             };

@@ -58,8 +58,8 @@ use crate::atomic::{Staged, commit, write_error};
 use crate::raster_out::{RasterMeta, check_shape, format_f64};
 
 mod encode;
-pub mod segdeflate;
 mod ifd;
+pub mod segdeflate;
 mod split;
 mod stream;
 

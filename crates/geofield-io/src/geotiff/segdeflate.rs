@@ -43,7 +43,9 @@ fn accelerator_slot() -> &'static RwLock<Option<Arc<dyn TileAccelerator>>> {
 /// libdeflate on the CPU (files a few per cent larger, the CPU left to other work). The
 /// command-line tool installs one on runs whose backend is a GPU.
 pub fn set_tile_accelerator(a: Option<Arc<dyn TileAccelerator>>) {
-    *accelerator_slot().write().unwrap_or_else(|e| e.into_inner()) = a;
+    *accelerator_slot()
+        .write()
+        .unwrap_or_else(|e| e.into_inner()) = a;
 }
 
 /// Whether a tile accelerator is installed.
@@ -204,12 +206,12 @@ pub fn huffman_lengths(freq: &[u32], limit: u32, out: &mut [u8]) {
     let n = freq.len();
     let mut f: Vec<u32> = freq.to_vec();
     let mut used = f.iter().filter(|&&x| x > 0).count();
-    for s in 0..n {
+    for x in f.iter_mut() {
         if used >= 2 {
             break;
         }
-        if f[s] == 0 {
-            f[s] = 1;
+        if *x == 0 {
+            *x = 1;
             used += 1;
         }
     }
@@ -236,8 +238,7 @@ pub fn huffman_lengths(freq: &[u32], limit: u32, out: &mut [u8]) {
         let (mut li, mut qi) = (0usize, 0usize);
         for k in 0..m - 1 {
             for kid in &mut kids[k] {
-                let take_leaf =
-                    li < m && (qi >= k || u64::from(f[leaves[li]]) <= weight[qi]);
+                let take_leaf = li < m && (qi >= k || u64::from(f[leaves[li]]) <= weight[qi]);
                 if take_leaf {
                     *kid = li;
                     li += 1;
@@ -588,7 +589,11 @@ mod tests {
             huffman_lengths(&f, limit, &mut l);
             assert!(l.iter().all(|&x| u32::from(x) <= limit));
             // Kraft's sum is exactly 1: a complete prefix code.
-            let kraft: f64 = l.iter().filter(|&&x| x > 0).map(|&x| 0.5f64.powi(x.into())).sum();
+            let kraft: f64 = l
+                .iter()
+                .filter(|&&x| x > 0)
+                .map(|&x| 0.5f64.powi(x.into()))
+                .sum();
             assert_eq!(kraft, 1.0);
             assert_eq!(l.iter().filter(|&&x| x > 0).count(), 30);
         }
@@ -607,41 +612,5 @@ mod tests {
         std::io::Write::write_all(&mut e, &data).expect("in memory");
         let z = e.finish().expect("in memory");
         assert_eq!(z[z.len() - 4..], adler32(&data).to_be_bytes());
-    }
-}
-
-#[cfg(test)]
-mod measure {
-    #[test]
-    #[ignore]
-    fn ratio_on_a_map() {
-        let Ok(p) = std::env::var("SEG_NPY") else { return };
-        let bytes = std::fs::read(p).unwrap();
-        let hl = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-        let v: Vec<f32> = bytes[10 + hl..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-        let n = 2048;
-        let mut raws = vec![];
-        for s in 0..v.len() / (n * n) {
-            for tr in 0..8 {
-                for tc in 0..8 {
-                    let mut raw = vec![0u8; 262144];
-                    let mut sh = vec![0u8; 1024];
-                    for r in 0..256 {
-                        let row = &v[s * n * n + (tr * 256 + r) * n + tc * 256..][..256];
-                        super::super::encode::floating_point_predictor(row, &mut sh, &mut raw[r * 1024..(r + 1) * 1024]);
-                    }
-                    raws.push(raw);
-                }
-            }
-        }
-        let tot: usize = raws.iter().map(|r| r.len()).sum();
-        let t = std::time::Instant::now();
-        let a: usize = raws.iter().map(|r| super::compress(r, 1024).len()).sum();
-        let ta = t.elapsed().as_secs_f64();
-        let t = std::time::Instant::now();
-        let mut z = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(1).unwrap());
-        let b: usize = raws.iter().map(|r| { let mut o = vec![0u8; z.zlib_compress_bound(r.len())]; z.zlib_compress(r, &mut o).unwrap() }).sum();
-        let tb = t.elapsed().as_secs_f64();
-        println!("seg {:.4} {:.0} MB/s; libdeflate1 {:.4} {:.0} MB/s", tot as f64 / a as f64, tot as f64 / ta / 1e6, tot as f64 / b as f64, tot as f64 / tb / 1e6);
     }
 }
