@@ -3,9 +3,9 @@
 //
 // The twin of geofield-io's `geotiff::segdeflate::compress` (the CPU oracle): the same parse,
 // the same Huffman tables, the same bits, byte for byte. Thread t owns the tile's row t: its
-// 1024 predictor bytes are one segment, parsed greedily against the fixed distances. The parse
-// runs three times (frequencies; each segment's bit count; the bits themselves), which costs
-// less than keeping the tokens. Thread 0 builds the tables between the passes.
+// 1024 predictor bytes are one segment, parsed greedily against the fixed distances once; its
+// tokens (16 bits each) are kept for the two later passes (each segment's bit count; the bits
+// themselves). Every thread takes part in building the tables; thread 0 merges.
 
 #define TD_ROWS 256
 #define TD_SEG 1024
@@ -52,22 +52,32 @@ __device__ __forceinline__ u32 td_dist_code(u32 dist) {
     return i;
 }
 
-// The longest match at i (against the distances, not past end, at most 258) and its distance.
-__device__ __forceinline__ u32 td_match(const unsigned char* d, u32 i, u32 end, u32* dist) {
-    u32 best = 0, best_d = 0;
-    u32 most = min(end - i, (u32)TD_MAX_MATCH);
-    for (int k = 0; k < TD_NDISTANCES; ++k) {
+// The longest match at i (against the distances, not past end, at most 258) and the index of
+// its distance; a match as long as it can be ends the search (no later one is longer).
+__device__ __forceinline__ u32 td_match(const unsigned char* d, u32 i, u32 end, u32* which) {
+    u32 best = 0, best_k = 0;
+    const u32 most = min(end - i, (u32)TD_MAX_MATCH);
+    const unsigned char c = d[i];
+    for (u32 k = 0; k < TD_NDISTANCES; ++k) {
         u32 dd = td_distances[k];
         if (dd > i) break;
-        u32 l = 0;
+        if (d[i - dd] != c) continue;
+        u32 l = 1;
         while (l < most && d[i + l] == d[i + l - dd]) ++l;
         if (l > best) {
             best = l;
-            best_d = dd;
+            best_k = k;
+            if (best == most) break;
         }
     }
-    *dist = best_d;
+    *which = best_k;
     return best;
+}
+
+// A token of the parse in 16 bits: a literal byte, or (bit 15) a match of length 3 + bits 0-7
+// at distance td_distances[bits 8-10].
+__device__ __forceinline__ unsigned short td_token(u32 len, u32 k, u32 lit) {
+    return len >= 3 ? (unsigned short)(0x8000u | (k << 8) | (len - 3)) : (unsigned short)lit;
 }
 
 // Shared state of one tile's block.
@@ -260,7 +270,8 @@ __device__ TdWriter td_writer(u32* out, u64 start, u64 end) {
 #if GF_WANTED(tiles_deflate_f32)
 extern "C" __global__ void __launch_bounds__(TD_ROWS)
 tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* __restrict__ raw,
-                  u32* __restrict__ out, u32* __restrict__ out_len) {
+                  unsigned short* __restrict__ tok, u32* __restrict__ out,
+                  u32* __restrict__ out_len) {
     __shared__ TdShared s;
     __shared__ u32 row_bits[TD_ROWS];
     const u32 tile = blockIdx.x;
@@ -269,6 +280,9 @@ tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* _
     const u64 row0 = (u64)(tile / p.across) * TD_ROWS;
     const u64 col0 = (u64)(tile % p.across) * TD_ROWS;
     unsigned char* d = raw + (u64)tile * TD_TILE_BYTES;
+    // Token j of thread t at tk[j * TD_ROWS + t] (threads read their j-th tokens together).
+    unsigned short* tk = tok + (u64)tile * TD_SEG * TD_ROWS;
+    __shared__ u32 ntok[TD_ROWS];
     u32* o = out + (u64)tile * (p.cap / 4);
 
     for (u32 k = t; k < TD_NLIT; k += TD_ROWS) s.lit_f[k] = 0;
@@ -310,19 +324,22 @@ tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* _
         }
         s.ad_a[t] = a % 65521u;
         s.ad_b[t] = b % 65521u;
-        u32 i = start;
+        u32 i = start, j = 0;
         while (i < end) {
-            u32 dist;
-            u32 l = td_match(d, i, end, &dist);
+            u32 k;
+            u32 l = td_match(d, i, end, &k);
+            u32 lit = d[i];
+            tk[j++ * TD_ROWS + t] = td_token(l, k, lit);
             if (l >= 3) {
                 atomicAdd(&s.lit_f[257 + td_len_code(l)], 1u);
-                atomicAdd(&s.dist_f[td_dist_code(dist)], 1u);
+                atomicAdd(&s.dist_f[td_dist_code(td_distances[k])], 1u);
                 i += l;
             } else {
-                atomicAdd(&s.lit_f[d[i]], 1u);
+                atomicAdd(&s.lit_f[lit], 1u);
                 ++i;
             }
         }
+        ntok[t] = j;
     }
     __syncthreads();
 
@@ -433,17 +450,15 @@ tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* _
     // Pass 2: each segment's bits.
     {
         u64 bits = 0;
-        u32 i = start;
-        while (i < end) {
-            u32 dist;
-            u32 l = td_match(d, i, end, &dist);
-            if (l >= 3) {
-                u32 lc = td_len_code(l), dc = td_dist_code(dist);
+        const u32 nt = ntok[t];
+        for (u32 j = 0; j < nt; ++j) {
+            u32 v = tk[j * TD_ROWS + t];
+            if (v & 0x8000u) {
+                u32 l = (v & 0xffu) + 3, dc = td_dist_code(td_distances[(v >> 8) & 7u]);
+                u32 lc = td_len_code(l);
                 bits += s.lit_l[257 + lc] + td_len_extra[lc] + s.dist_l[dc] + td_dist_extra[dc];
-                i += l;
             } else {
-                bits += s.lit_l[d[i]];
-                ++i;
+                bits += s.lit_l[v];
             }
         }
         if (t + 1 == TD_ROWS) bits += s.lit_l[256];
@@ -481,20 +496,18 @@ tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* _
                 w.put(s.cl_x[k], td_cl_extra(sym));
             }
         }
-        u32 i = start;
-        while (i < end) {
-            u32 dist;
-            u32 l = td_match(d, i, end, &dist);
-            if (l >= 3) {
+        const u32 nt = ntok[t];
+        for (u32 j = 0; j < nt; ++j) {
+            u32 v = tk[j * TD_ROWS + t];
+            if (v & 0x8000u) {
+                u32 l = (v & 0xffu) + 3, dist = td_distances[(v >> 8) & 7u];
                 u32 lc = td_len_code(l), dc = td_dist_code(dist);
                 w.put(s.lit_c[257 + lc], s.lit_l[257 + lc]);
                 w.put(l - td_len_base[lc], td_len_extra[lc]);
                 w.put(s.dist_c[dc], s.dist_l[dc]);
                 w.put(dist - td_dist_base[dc], td_dist_extra[dc]);
-                i += l;
             } else {
-                w.put(s.lit_c[d[i]], s.lit_l[d[i]]);
-                ++i;
+                w.put(s.lit_c[v], s.lit_l[v]);
             }
         }
         if (t + 1 == TD_ROWS) w.put(s.lit_c[256], s.lit_l[256]);

@@ -18,8 +18,8 @@ const TILE_BYTES: usize = TILE * TILE * 4;
 /// zlib header and Adler-32, rounded up to whole words. The encoder stores a tile that would
 /// not shrink, so no stream is longer.
 const CAP: usize = (TILE_BYTES + 5 * 5 + 6).div_ceil(4) * 4;
-/// Tiles per launch: their scratch (predictor bytes and reserved output, ~0.5 MB a tile) stays
-/// under 0.5 GB.
+/// Tiles per launch: their scratch (predictor bytes, tokens and reserved output, ~1 MB a
+/// tile) stays near 1 GB.
 const BATCH: usize = 1024;
 
 /// Mirror of `TileParams` in tiles.cu.
@@ -121,11 +121,13 @@ fn batch(
     };
     gpu.ensure_free(
         "compressing GeoTIFF tiles",
-        (n * (TILE_BYTES + CAP) + std::mem::size_of_val(part)) as u64,
+        (n * (3 * TILE_BYTES + CAP) + std::mem::size_of_val(part)) as u64,
     )?;
     let vals = gpu.upload_staged(part, "the map's rows")?;
     // SAFETY: the kernel writes every tile's predictor bytes before reading them.
     let mut raw = unsafe { gpu.alloc_unset::<u8>(n * TILE_BYTES, "the predictor bytes") }?;
+    // SAFETY: each thread writes its tokens before reading them back.
+    let mut tok = unsafe { gpu.alloc_unset::<u16>(n * TILE_BYTES, "the parse's tokens") }?;
     let mut out = gpu.zeros::<u32>(n * CAP / 4, "the compressed tiles")?;
     let mut lens = gpu.zeros::<u32>(n, "the tiles' lengths")?;
     let f = gpu.function(MODULE, "tiles_deflate_f32")?;
@@ -138,12 +140,13 @@ fn batch(
     b.arg(&p)
         .arg(&vals)
         .arg(&mut raw)
+        .arg(&mut tok)
         .arg(&mut out)
         .arg(&mut lens);
-    // SAFETY: tiles_deflate_f32(params, vals (rows × cols), raw (n × TILE_BYTES), out (n × CAP
-    // bytes, zeroed), lens (n)): block k < n reads the cells of tile k inside rows × cols,
-    // writes raw[k], at most CAP bytes of out[k] (a stored tile is the longest stream) and
-    // lens[k].
+    // SAFETY: tiles_deflate_f32(params, vals (rows × cols), raw (n × TILE_BYTES), tok (n ×
+    // TILE_BYTES u16: at most one token a byte), out (n × CAP bytes, zeroed), lens (n)):
+    // block k < n reads the cells of tile k inside rows × cols, writes raw[k], its tokens, at
+    // most CAP bytes of out[k] (a stored tile is the longest stream) and lens[k].
     let start = gpu.mark()?;
     unsafe { b.launch(cfg) }.doing("launching tiles_deflate_f32")?;
     let ms = f64::from(gpu.elapsed_ms(&start)?);
@@ -204,8 +207,11 @@ mod tests {
             return;
         }
         let src = module_source(MODULE).expect("registered");
-        if let Err(e) = compile_with_log(MODULE, src, "sm_90") {
-            panic!("{e}");
+        match compile_with_log(MODULE, src, "sm_90") {
+            Ok(c) => {
+                eprintln!("{}", c.log);
+            }
+            Err(e) => panic!("{e}"),
         }
     }
 }

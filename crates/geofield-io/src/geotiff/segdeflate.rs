@@ -182,6 +182,10 @@ fn parse_segment(data: &[u8], start: usize, end: usize, mut emit: impl FnMut(Tok
             }
             if l > best {
                 (best, best_d) = (l, d);
+                // No later distance can be longer (the kernel stops here too).
+                if best == most {
+                    break;
+                }
             }
         }
         if best >= MIN_MATCH {
