@@ -81,7 +81,17 @@ impl Gpu {
         if ctx.has_async_alloc() {
             transfer::keep_pool_memory(&ctx);
         }
-        Ok(Arc::new(Gpu {
+        Ok(Gpu::with_stream(ctx, stream, info, arch))
+    }
+
+    /// A handle on `ctx` queueing its work on `stream`, with empty caches.
+    fn with_stream(
+        ctx: Arc<CudaContext>,
+        stream: Arc<CudaStream>,
+        info: DeviceInfo,
+        arch: String,
+    ) -> Arc<Gpu> {
+        Arc::new(Gpu {
             ctx,
             stream,
             info,
@@ -92,7 +102,7 @@ impl Gpu {
             busy: Mutex::new(()),
             staging: Mutex::new(None),
             host_pool: Mutex::new(Vec::new()),
-        }))
+        })
     }
 
     /// The same device with a stream of its own (non-blocking): work queued on it runs beside
@@ -103,18 +113,12 @@ impl Gpu {
             .ctx
             .new_stream()
             .doing("creating a second CUDA stream")?;
-        Ok(Arc::new(Gpu {
-            ctx: Arc::clone(&self.ctx),
+        Ok(Gpu::with_stream(
+            Arc::clone(&self.ctx),
             stream,
-            info: self.info.clone(),
-            arch: self.arch.clone(),
-            modules: Mutex::new(HashMap::new()),
-            compiling: Mutex::new(()),
-            blas: Mutex::new(None),
-            busy: Mutex::new(()),
-            staging: Mutex::new(None),
-            host_pool: Mutex::new(Vec::new()),
-        }))
+            self.info.clone(),
+            self.arch.clone(),
+        ))
     }
 
     /// The device's properties.

@@ -11,11 +11,16 @@ use geofield_io::geotiff::segdeflate::{TileAccelerator, set_tile_accelerator};
 
 use crate::Backend;
 
-/// The accelerator: the run's GPU, and (opened on first use) a handle on it with a stream of
-/// its own, its kernels compiled; `None` there when that failed (the CPU's codec then).
+/// Streams the tiles are compressed on: while one stream's tiles compute, the other's rows and
+/// tiles cross the bus.
+const STREAMS: usize = 2;
+
+/// The accelerator: the run's GPU, and (opened on first use) [`STREAMS`] handles on it, each
+/// with a stream of its own, the kernels compiled; `None` there when that failed (the CPU's
+/// codec then).
 struct GpuTiles {
     gpu: Arc<Gpu>,
-    own: OnceLock<Option<Arc<Gpu>>>,
+    own: OnceLock<Option<Vec<Arc<Gpu>>>>,
 }
 
 impl TileAccelerator for GpuTiles {
@@ -27,14 +32,37 @@ impl TileAccelerator for GpuTiles {
         fill: Option<f32>,
     ) -> Result<Vec<Vec<u8>>, String> {
         let own = self.own.get_or_init(|| {
-            let own = self.gpu.beside().ok()?;
-            geofield_cuda::tiles::prepare(&own).ok()?;
-            Some(own)
+            let handles: Option<Vec<Arc<Gpu>>> =
+                (0..STREAMS).map(|_| self.gpu.beside().ok()).collect();
+            let handles = handles?;
+            for h in &handles {
+                geofield_cuda::tiles::prepare(h).ok()?;
+            }
+            Some(handles)
         });
-        let Some(gpu) = own else {
+        let Some(handles) = own else {
             return Err("the GPU's tile compressor could not be opened".into());
         };
-        geofield_cuda::tiles::deflate_f32(gpu, values, cols, rows, fill).map_err(|e| e.to_string())
+        let run = |gpu: &Gpu, v: &[f32], r: usize| {
+            geofield_cuda::tiles::deflate_f32(gpu, v, cols, r, fill).map_err(|e| e.to_string())
+        };
+        // Tile rows split between the streams (tiles do not depend on each other: the same
+        // bytes as one call).
+        let tile_rows = rows.div_ceil(geofield_cuda::tiles::TILE);
+        if tile_rows < 2 {
+            return run(&handles[0], values, rows);
+        }
+        let split = tile_rows.div_ceil(2) * geofield_cuda::tiles::TILE * cols;
+        let (a, b) = values.split_at(split.min(values.len()));
+        let rows_a = a.len() / cols.max(1);
+        let (ta, tb) = std::thread::scope(|s| {
+            let second = s.spawn(|| run(&handles[1], b, rows - rows_a));
+            let first = run(&handles[0], a, rows_a);
+            (first, second.join())
+        });
+        let mut tiles = ta?;
+        tiles.extend(tb.map_err(|_| "a tile thread panicked".to_string())??);
+        Ok(tiles)
     }
 }
 
