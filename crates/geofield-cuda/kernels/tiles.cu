@@ -104,6 +104,8 @@ struct TdShared {
     unsigned short depth[TD_NLIT];
     u32 m;
     u32 again;
+    u32 count[16];
+    u32 next[16];
     // Per segment: Adler-32 partial sums, bit counts, then bit offsets.
     u32 ad_a[TD_ROWS];
     u32 ad_b[TD_ROWS];
@@ -117,7 +119,7 @@ struct TdShared {
 // Code lengths (at most `limit`) of `freq` into `out`: the rule of segdeflate::huffman_lengths.
 // Every thread of the block calls it. The leaves' order (frequency, then symbol) is each used
 // symbol's rank, counted by its own thread (insertion sort's order); thread 0 merges.
-__device__ void td_lengths(TdShared& s, const u32* freq, u32 n, u32 limit, unsigned char* out) {
+__device__ __forceinline__ void td_lengths(TdShared& s, const u32* freq, u32 n, u32 limit, unsigned char* out) {
     const u32 t = threadIdx.x;
     for (u32 k = t; k < n; k += TD_ROWS) s.f[k] = freq[k];
     __syncthreads();
@@ -188,9 +190,10 @@ __device__ void td_lengths(TdShared& s, const u32* freq, u32 n, u32 limit, unsig
     }
 }
 
-// Canonical codes of `len`, bit-reversed for LSB-first output.
-__device__ void td_codes(const unsigned char* len, u32 n, unsigned short* code) {
-    u32 count[16], next[16];
+// Canonical codes of `len`, bit-reversed for LSB-first output (`count`, `next`: 16 words of
+// scratch each, in shared memory: local arrays would be spilled).
+__device__ __forceinline__ void td_codes(const unsigned char* len, u32 n, unsigned short* code,
+                                         u32* count, u32* next) {
     for (int b = 0; b < 16; ++b) count[b] = 0;
     for (u32 k = 0; k < n; ++k) count[len[k]]++;
     count[0] = 0;
@@ -256,7 +259,7 @@ struct TdWriter {
 };
 
 // A writer of bits [start, end) of `out`.
-__device__ TdWriter td_writer(u32* out, u64 start, u64 end) {
+__device__ __forceinline__ TdWriter td_writer(u32* out, u64 start, u64 end) {
     TdWriter w;
     w.out = out;
     w.word = start / 32;
@@ -268,7 +271,9 @@ __device__ TdWriter td_writer(u32* out, u64 start, u64 end) {
 }
 
 #if GF_WANTED(tiles_deflate_f32)
-extern "C" __global__ void __launch_bounds__(TD_ROWS)
+// Four blocks an SM: 64 registers a thread, without spills on sm_80 and sm_90 (ptxas' own
+// choice left it at 40 to 64 with a few spilled words, which the compile test refuses).
+extern "C" __global__ void __launch_bounds__(TD_ROWS, 4)
 tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* __restrict__ raw,
                   unsigned short* __restrict__ tok, u32* __restrict__ out,
                   u32* __restrict__ out_len) {
@@ -395,9 +400,9 @@ tiles_deflate_f32(TileParams p, const float* __restrict__ vals, unsigned char* _
         u32 hclen = 19;
         while (hclen > 4 && s.cl_l[td_cl_order[hclen - 1]] == 0) --hclen;
         s.hclen = hclen;
-        td_codes(s.lit_l, TD_NLIT, s.lit_c);
-        td_codes(s.dist_l, TD_NDIST, s.dist_c);
-        td_codes(s.cl_l, 19, s.cl_c);
+        td_codes(s.lit_l, TD_NLIT, s.lit_c, s.count, s.next);
+        td_codes(s.dist_l, TD_NDIST, s.dist_c, s.count, s.next);
+        td_codes(s.cl_l, 19, s.cl_c, s.count, s.next);
         u64 hdr = 3 + 14 + 3 * (u64)hclen;
         for (u32 k = 0; k < nt; ++k) hdr += s.cl_l[s.cl_sym[k]] + td_cl_extra(s.cl_sym[k]);
         u64 body = 0;

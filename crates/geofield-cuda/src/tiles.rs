@@ -207,11 +207,11 @@ mod tests {
             return;
         }
         let src = module_source(MODULE).expect("registered");
-        match compile_with_log(MODULE, src, "sm_90") {
-            Ok(c) => {
-                eprintln!("{}", c.log);
+        for arch in ["sm_80", "sm_90"] {
+            match compile_with_log(MODULE, src, arch) {
+                Ok(c) => eprintln!("{arch}: {}", c.log),
+                Err(e) => panic!("{e}"),
             }
-            Err(e) => panic!("{e}"),
         }
     }
 }
