@@ -352,6 +352,31 @@ def test_kriging3d_anisotropic(tmp_path, backend):
               nug + sum(s))
 
 
+def test_kriging3d_local_nmax(tmp_path, backend):
+    # gstat's nmax in 3-D: the k nearest samples of each location (Euclidean: no anisotropy,
+    # since gstat picks neighbours by plain distance), ordinary and universal (linear drift in
+    # x, y, z); on "cuda" the search and the systems run on the GPU.
+    rng = np.random.default_rng(11)
+    n = 500
+    x, y = rng.uniform(0, 1000, (2, n))
+    z = rng.uniform(0, 200, n)
+    v = 0.002 * x - 0.004 * z + np.sin(x / 150 + z / 60) + np.cos(y / 200) + 0.1 * rng.normal(size=n)
+    px, py, pz = (a.ravel() for a in np.meshgrid(np.linspace(10, 990, 7),
+                                                  np.linspace(20, 980, 6), np.linspace(5, 195, 5)))
+    st, nug = [("exponential", 1.0, 500.0)], 0.05
+    m, s, r = geo_model(st)
+    for k in (10, 30):
+        for formula, kind in (("v ~ 1", "ordinary"), ("v ~ x + y + z", "universal")):
+            out = gstat(tmp_path, f"m <- {vgm(st, nug)}\n"
+                        f"r <- krige({formula}, ~x + y + z, d, p, model = m, nmax = {k})\n"
+                        "out <- data.frame(pred = r$var1.pred, var = r$var1.var)",
+                        d=dict(x=x, y=y, z=z, v=v), p=dict(x=px, y=py, z=pz))
+            zo, vo = geofield.krige3d(x, y, z, v, m, sill=s, range=r, nugget=nug, kind=kind,
+                                      points=(px, py, pz), neighbors=k, backend=backend)
+            check(f"3-D {kind} nmax={k} [{backend}]", zo, out["pred"], vo, out["var"], v,
+                  nug + sum(s))
+
+
 def test_meuse(tmp_path, backend):
     # Meuse log(zinc) with the classic vgm(.59, "Sph", 874, .04), at every 7th node of
     # meuse.grid: point and 40 m block kriging (global) and point kriging with nmax = 30.

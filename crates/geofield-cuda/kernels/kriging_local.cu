@@ -22,15 +22,38 @@ template <> __device__ __forceinline__ double kr_nan<double>() {
     return __longlong_as_double(0x7ff8000000000000LL);
 }
 
+// |a|^2 of a D-vector (D = 2: dx dx + dy dy, as the 2-D kernel always wrote it).
+template <int D> __device__ __forceinline__ double kr_norm2(const double* a);
+template <> __device__ __forceinline__ double kr_norm2<2>(const double* a) {
+    return a[0] * a[0] + a[1] * a[1];
+}
+template <> __device__ __forceinline__ double kr_norm2<3>(const double* a) {
+    return a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+}
+
+// The 3-D drift (1, u, v, w) on kriging-space q / s (kriging/volume/solve.rs `Space::drift`).
+__device__ __forceinline__ void kr_drift3(const double* q, double s, double* f) {
+#pragma unroll
+    for (int l = 0; l < KR_PMAX; ++l) f[l] = 0.0;
+    f[0] = 1.0;
+    f[1] = q[0] / s;
+    f[2] = q[1] / s;
+    f[3] = q[2] / s;
+}
+
 // One warp per node. Shared memory per warp (T elements, ld = k + 1): A (k x ld, lower), B
 // (k x KR_BSTRIDE: column 0 = k then w then u, columns 1..p = F then G), LAM (k), S (32
 // small sums), then k ints of neighbour indices in a separate region after all warps' T data.
-template <typename T>
+// D = 2: the samples are (x, y), the nodes those of P.grid (qpts null), the drift polynomial,
+// the host's or a block's (sup). D = 3: the samples are (x, y, z) in kriging space, node jl of
+// the tile is qpts[3 jl ..], the drift (1, u, v, w) (p <= 4), points only (sup.nb = 0).
+template <typename T, int D>
 __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& cov_p,
                                          const double* __restrict__ sxy, const T* __restrict__ z,
                                          const double* __restrict__ mean,
                                          const long long* __restrict__ nbr, T* __restrict__ pred,
-                                         T* __restrict__ var, const KrSupportArgs& sup) {
+                                         T* __restrict__ var, const KrSupportArgs& sup,
+                                         const double* __restrict__ qpts) {
     KR_STAGE_COV(cov_p)
     extern __shared__ __align__(16) unsigned char kr_smem[];
     const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -45,8 +68,13 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
     int* id = reinterpret_cast<int*>(reinterpret_cast<T*>(kr_smem) + (size_t)wpb * P.region) + warp * k;
     const u64 j = P.j0 + jl;
     const u64 N = P.n_nodes;
-    double x, y;
-    kr_node(P.grid, j, x, y);
+    double xq[D];
+    if (D == 2 && qpts == nullptr) {
+        kr_node(P.grid, j, xq[0], xq[1]);
+    } else {
+#pragma unroll
+        for (int c = 0; c < D; ++c) xq[c] = qpts[(u64)D * jl + c];
+    }
     // neighbours (ascending, padding -1 at the end)
     u32 m = 0;
     for (u32 a0 = 0; a0 < k; a0 += 32) {
@@ -71,29 +99,36 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
                 c = (T)cov.c_zero;
             } else {
                 const int ia = id[a], ib = id[b];
-                const double dx = sxy[2 * ia] - sxy[2 * ib], dy = sxy[2 * ia + 1] - sxy[2 * ib + 1];
-                c = KrCovT<T, false>::eval(cov, (T)sqrt(dx * dx + dy * dy));
+                double d[D];
+#pragma unroll
+                for (int e = 0; e < D; ++e) d[e] = sxy[D * ia + e] - sxy[D * ib + e];
+                c = KrCovT<T, false>::eval(cov, (T)sqrt(kr_norm2<D>(d)));
             }
             A[a * ld + b] = c;
         }
         for (u32 a = lane; a < m; a += 32) {
             const int ia = id[a];
-            const double sx = sxy[2 * ia], sy = sxy[2 * ia + 1];
-            const double dx = sx - x, dy = sy - y;
-            if (sup.nb == 0) {
-                B[a * KR_BSTRIDE] = KrCovT<T, false>::eval(cov, (T)sqrt(dx * dx + dy * dy));
+            double d[D];
+#pragma unroll
+            for (int e = 0; e < D; ++e) d[e] = sxy[D * ia + e] - xq[e];
+            if (D == 3 || sup.nb == 0) {
+                B[a * KR_BSTRIDE] = KrCovT<T, false>::eval(cov, (T)sqrt(kr_norm2<D>(d)));
             } else {
                 // a block: the weighted mean of C(|x_i - (x + d_b)|) over its points
                 double c = 0.0;
                 for (u32 b = 0; b < sup.nb; ++b) {
-                    const double ex = dx - sup.boff[3 * b], ey = dy - sup.boff[3 * b + 1];
+                    const double ex = d[0] - sup.boff[3 * b], ey = d[1] - sup.boff[3 * b + 1];
                     c += sup.boff[3 * b + 2] * (double)KrCovT<T, false>::eval(cov, (T)sqrt(ex * ex + ey * ey));
                 }
                 B[a * KR_BSTRIDE] = (T)c;
             }
             double f[KR_PMAX];
             // the samples' drift: the host's (external drift) or the polynomial one
-            kr_node_drift(sx, sy, P.drift_scale, p, sup.sdrift, sup.fstride, (u64)ia, f);
+            if (D == 3)
+                kr_drift3(&sxy[D * ia], P.drift_scale, f);
+            else
+                kr_node_drift(sxy[D * ia], sxy[D * ia + 1], P.drift_scale, p, sup.sdrift, sup.fstride,
+                              (u64)ia, f);
             for (u32 l = 0; l < p; ++l) B[a * KR_BSTRIDE + 1 + l] = (T)f[l];
         }
         __syncwarp();
@@ -139,7 +174,10 @@ __device__ __forceinline__ void kr_local(const KrLocalParams& P, const KrCov& co
         }
         __syncwarp();
         double f[KR_PMAX];
-        kr_node_drift(x, y, P.drift_scale, p, sup.fnode, sup.fstride, j, f);
+        if (D == 3)
+            kr_drift3(xq, P.drift_scale, f);
+        else
+            kr_node_drift(xq[0], xq[1], P.drift_scale, p, sup.fnode, sup.fstride, j, f);
         double R[KR_PMAX * KR_PMAX], t[KR_PMAX], v[KR_PMAX];
         double vr = cov.var_zero - (double)S[0];
         {
@@ -230,7 +268,7 @@ extern "C" __global__ void kriging_local_f32(KrLocalParams P, KrCov cov, const d
                                              const float* __restrict__ z, const double* __restrict__ mean,
                                              const long long* __restrict__ nbr, float* __restrict__ pred,
                                              float* __restrict__ var, KrSupportArgs sup) {
-    kr_local<float>(P, cov, sxy, z, mean, nbr, pred, var, sup);
+    kr_local<float, 2>(P, cov, sxy, z, mean, nbr, pred, var, sup, nullptr);
 }
 #endif
 #if GF_WANTED(kriging_local_f64)
@@ -238,7 +276,17 @@ extern "C" __global__ void kriging_local_f64(KrLocalParams P, KrCov cov, const d
                                              const double* __restrict__ z, const double* __restrict__ mean,
                                              const long long* __restrict__ nbr, double* __restrict__ pred,
                                              double* __restrict__ var, KrSupportArgs sup) {
-    kr_local<double>(P, cov, sxy, z, mean, nbr, pred, var, sup);
+    kr_local<double, 2>(P, cov, sxy, z, mean, nbr, pred, var, sup, nullptr);
+}
+#endif
+// 3-D local kriging (f64): node jl of the tile at qpts[3 jl ..] in kriging space.
+#if GF_WANTED(kriging_local3_f64)
+extern "C" __global__ void kriging_local3_f64(KrLocalParams P, KrCov cov, const double* __restrict__ sxyz,
+                                              const double* __restrict__ z, const double* __restrict__ mean,
+                                              const long long* __restrict__ nbr, double* __restrict__ pred,
+                                              double* __restrict__ var, KrSupportArgs sup,
+                                              const double* __restrict__ qpts) {
+    kr_local<double, 3>(P, cov, sxyz, z, mean, nbr, pred, var, sup, qpts);
 }
 #endif
 

@@ -106,13 +106,72 @@ fn kriging_3d_on_every_backend_equals_the_cpu() {
                 "ordinary power (pseudo-covariance), grid",
                 Krige3Params::new(power.clone(), grid.clone()),
             ),
+            // Local systems (the k nearest samples of each node): on the GPU the k-NN search
+            // and every node's Cholesky run on the device.
+            (
+                "local ordinary spherical, anisotropic, 24 nearest, grid",
+                Krige3Params {
+                    anisotropy: anis,
+                    neighbors: Some(24),
+                    ..Krige3Params::new(sph.clone(), grid.clone())
+                },
+            ),
+            (
+                "local simple nested, 16 nearest, points",
+                Krige3Params {
+                    kind: Kind::Simple { mean: 3.0 },
+                    neighbors: Some(16),
+                    ..Krige3Params::new(nested.clone(), points.clone())
+                },
+            ),
+            (
+                "local universal linear, nugget as error, 40 nearest, grid",
+                Krige3Params {
+                    kind: Kind::Universal {
+                        drift: Drift::Linear,
+                    },
+                    nugget: NuggetMode::MeasurementError,
+                    anisotropy: anis,
+                    neighbors: Some(40),
+                    ..Krige3Params::new(nested.clone(), grid.clone())
+                },
+            ),
+            (
+                "local ordinary power, 64 nearest within 250 m, grid",
+                Krige3Params {
+                    neighbors: Some(64),
+                    radius: Some(250.0),
+                    ..Krige3Params::new(power.clone(), grid.clone())
+                },
+            ),
         ];
         for (what, p) in cases {
             let cpu = krige3d(&Backend::Cpu, &s, &p).unwrap();
             let got = krige3d(be, &s, &p).unwrap();
             if matches!(be, Backend::Cuda(_)) {
-                assert!(got.evaluated.starts_with("CUDA"), "{}", got.evaluated);
+                assert!(got.evaluated.starts_with("CUDA,"), "{}", got.evaluated);
             }
+            // Nodes without enough neighbours within the radius are NaN on both (compared
+            // below as equal).
+            let nan = |v: &[f64]| v.iter().map(|x| x.is_nan()).collect::<Vec<_>>();
+            assert_eq!(nan(&cpu.values), nan(&got.values), "{what}: NaN nodes");
+            let keep = |v: &[f64]| {
+                v.iter()
+                    .map(|x| if x.is_nan() { 0.0 } else { *x })
+                    .collect::<Vec<_>>()
+            };
+            let (cpu, got) = (
+                geofield::kriging::volume::Kriged3 {
+                    values: keep(&cpu.values),
+                    variance: cpu.variance.as_deref().map(keep),
+                    ..cpu
+                },
+                geofield::kriging::volume::Kriged3 {
+                    values: keep(&got.values),
+                    variance: got.variance.as_deref().map(keep),
+                    ..got
+                },
+            );
             let scale = s.values.iter().fold(0.0f64, |a, v| a.max(v.abs()));
             close(
                 &format!("{what}: prediction"),

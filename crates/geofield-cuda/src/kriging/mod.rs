@@ -62,6 +62,7 @@ use crate::neighbors::GpuCoord;
 mod cov;
 mod dual;
 mod local;
+mod local3;
 mod paper;
 pub mod params;
 mod points;
@@ -75,6 +76,7 @@ pub use cov::{
 };
 pub use dual::{DualInputs, dual_kernels, dual_predict};
 pub use local::{LocalInputs, LocalOutput, LocalTimes, local_krige};
+pub use local3::{Local3Inputs, local_krige3};
 pub use paper::{PaperMode, paper_krige};
 pub use points::{
     POINTS_MAX_COVS, PointsInputs, PointsOutput, PointsVariance, PtsParams, points_eval,

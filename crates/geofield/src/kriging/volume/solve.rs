@@ -413,6 +413,11 @@ pub(super) fn local(
         });
     }
     let flat: Vec<f64> = pr.pts.iter().flat_map(|q| q.iter().copied()).collect();
+    if let Backend::Cuda(gpu) = backend
+        && k <= geofield_cuda::kriging::K_MAX
+    {
+        return local_gpu(gpu, &pr, &flat, params, k);
+    }
     let kp = KnnParams {
         k,
         radius: params.radius,
@@ -455,6 +460,26 @@ pub(super) fn local(
             }
         }
     }
+    let evaluated = format!("{on}, local ({k} nearest of {n} sample locations, f64)");
+    local_done(
+        params,
+        k,
+        n,
+        values,
+        params.variance.then_some(variance),
+        evaluated,
+    )
+}
+
+/// [`local`]'s result: an error for a singular node when every node has its k neighbours.
+fn local_done(
+    params: &Krige3Params,
+    k: usize,
+    n: usize,
+    values: Vec<f64>,
+    variance: Option<Vec<f64>>,
+    evaluated: String,
+) -> Result<Kriged3, GeofieldError> {
     if params.radius.is_none()
         && let Some(t) = values.iter().position(|v| v.is_nan())
     {
@@ -465,11 +490,44 @@ pub(super) fn local(
     }
     Ok(Kriged3 {
         values,
-        variance: params.variance.then_some(variance),
+        variance,
         locations: n,
         merged: 0,
         missing: 0,
-        evaluated: format!("{on}, local ({k} nearest of {n} sample locations, f64)"),
+        evaluated,
         seconds: 0.0,
     })
+}
+
+/// [`local`] on the GPU (k ≤ 64): the nodes mapped into kriging space on the host, the k-NN
+/// search and every node's system on the device (`geofield_cuda::kriging::local_krige3`: the
+/// same system as [`solve_node`], f64).
+fn local_gpu(
+    gpu: &std::sync::Arc<geofield_cuda::Gpu>,
+    pr: &Prepared,
+    samples: &[f64],
+    params: &Krige3Params,
+    k: usize,
+) -> Result<Kriged3, GeofieldError> {
+    let nodes = params.target.len();
+    let mut q = vec![0.0; 3 * nodes];
+    q.par_chunks_mut(3)
+        .enumerate()
+        .for_each(|(t, o)| o.copy_from_slice(&pr.space.map(params.target.node(t))));
+    let cov = crate::kriging::cuda::device_covariance(&pr.cov);
+    let inp = geofield_cuda::kriging::Local3Inputs {
+        samples,
+        values: &pr.z,
+        nodes: &q,
+        k,
+        radius2: params.radius.map(|r| r * r),
+        drift_terms: pr.p,
+        drift_scale: pr.space.scale,
+        mean: pr.offset,
+        want_variance: params.variance,
+    };
+    let (out, _) = geofield_cuda::kriging::local_krige3(gpu, &cov, &inp)?;
+    let n = pr.pts.len();
+    let evaluated = format!("CUDA, local ({k} nearest of {n} sample locations, f64)");
+    local_done(params, k, n, out.pred, out.var, evaluated)
 }
