@@ -203,15 +203,18 @@ fn diurnal_inputs(
             ));
         }
         (Some(h), None) => h,
-        (None, Some(z)) => gw::io::parse_utc_offset(&z).ok_or_else(|| {
-            errors::arg(
-                "diurnal.time_zone",
-                format!(
-                    "{z:?} is not a fixed UTC offset (e.g. \"UTC-7\", \"-06:00\"); named zones \
-                     are not known: give the zone's offset at the date as utc_offset"
-                ),
-            )
-        })?,
+        (None, Some(z)) => gw::io::TimeZone::parse(&z)
+            .ok_or_else(|| {
+                errors::arg(
+                    "diurnal.time_zone",
+                    format!(
+                        "{z:?} is neither a time zone of the IANA database (e.g. \
+                         \"America/Denver\") nor a fixed UTC offset (e.g. \"UTC-7\", \"-06:00\")"
+                    ),
+                )
+            })?
+            .offset_at(year, month, day, hour, minute)
+            .map_err(|e| errors::arg("diurnal.time_zone", e))?,
         (None, None) => {
             return Err(errors::arg(
                 "diurnal",

@@ -258,8 +258,16 @@ def test_diurnal_non_neutral_and_bad_inputs():
         geofield.wind(d, diurnal={k: v for k, v in inputs.items() if k != "air_temp"}, **kw)
     with pytest.raises(ValueError, match="time"):
         geofield.wind(d, diurnal=dict(inputs, time="25:00"), **kw)
+    # A named zone: its offset at the date (21 June in Denver: daylight time, UTC-6).
+    no_offset = {k: v for k, v in inputs.items() if k != "utc_offset"}
+    named = geofield.wind(d, diurnal=dict(no_offset, time_zone="America/Denver"), **kw)
+    fixed = geofield.wind(d, diurnal=dict(inputs, utc_offset=-6), **kw)
+    assert named.attrs["diurnal_obukhov_length_m"] == fixed.attrs["diurnal_obukhov_length_m"]
+    assert np.array_equal(named["u"].values, fixed["u"].values, equal_nan=True)
     with pytest.raises(ValueError, match="time_zone"):
-        geofield.wind(d, diurnal=dict({k: v for k, v in inputs.items() if k != "utc_offset"},
+        geofield.wind(d, diurnal=dict(no_offset, time_zone="Mars/Olympus_Mons"), **kw)
+    with pytest.raises(ValueError, match="does not exist"):
+        geofield.wind(d, diurnal=dict(no_offset, date="2024-03-10", time="02:30",
                                       time_zone="America/Denver"), **kw)
     with pytest.raises(ValueError, match="lat"):
         geofield.wind(d.drop_vars([c for c in d.coords if c not in ("x", "y")]),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use geofield::wind::diurnal::Diurnal;
-use geofield::wind::io::{NinjaCfg, centre_lonlat, parse_utc_offset, read_ninja_cfg};
+use geofield::wind::io::{NinjaCfg, TimeZone, centre_lonlat, read_ninja_cfg};
 use geofield::wind::solar::UtcTime;
 use geofield_core::GridSpec;
 
@@ -37,8 +37,8 @@ pub struct DiurnalArgs {
     /// Local time minus UTC in hours (-7 for MST, 5.5 for IST).
     #[arg(long, allow_negative_numbers = true, conflicts_with = "time_zone")]
     pub utc_offset: Option<f64>,
-    /// The time zone as a fixed offset: UTC-7, -06:00, +0530, Etc/GMT+7 (named zones such as
-    /// America/Denver are not known: give their offset at the date).
+    /// The time zone: a named zone of the IANA database (America/Denver: its offset at the
+    /// date, daylight saving time included) or a fixed offset (UTC-7, -06:00, +0530, Etc/GMT+7).
     #[arg(long, allow_hyphen_values = true)]
     pub time_zone: Option<String>,
     /// Air temperature near the ground (degrees C).
@@ -147,18 +147,17 @@ fn time_utc(
     cfg: Option<&std::path::Path>,
     why: &str,
 ) -> Result<UtcTime> {
-    let offset = match (a.utc_offset, &a.time_zone, c.utc_offset_h) {
+    let zone = match (a.utc_offset, &a.time_zone, c.time_zone) {
         (Some(h), _, _) => {
             if !(h.is_finite() && h.abs() <= 14.0) {
                 bail!("--utc-offset must be in [-14, 14] hours, got {h}");
             }
-            Some(h)
+            Some(TimeZone::Fixed(h))
         }
-        (None, Some(z), _) => Some(parse_utc_offset(z).with_context(|| {
+        (None, Some(z), _) => Some(TimeZone::parse(z).with_context(|| {
             format!(
-                "--time-zone {z:?}: not a fixed UTC offset (e.g. UTC-7, -06:00, +0530, \
-                 Etc/GMT+7); named zones are not known, give the zone's offset at the date \
-                 with --utc-offset"
+                "--time-zone {z:?}: neither a time zone of the IANA database (e.g. \
+                 America/Denver) nor a fixed UTC offset (e.g. UTC-7, -06:00, +0530, Etc/GMT+7)"
             )
         })?),
         (None, None, Some(z)) => Some(z.value),
@@ -178,7 +177,7 @@ fn time_utc(
     let Some(time) = &a.time else {
         bail!("{why} needs --time HH:MM (the local clock time)");
     };
-    let Some(offset) = offset else {
+    let Some(zone) = zone else {
         bail!("{why} needs --utc-offset H (local time minus UTC, e.g. -7) or --time-zone");
     };
     let parts: Vec<&str> = date.trim().split('-').collect();
@@ -199,6 +198,9 @@ fn time_utc(
     if h > 23 || mi > 59 {
         bail!("--time {time:?}: hours 0-23 and minutes 0-59");
     }
+    let offset = zone
+        .offset_at(y, mo, d, h, mi)
+        .map_err(|e| anyhow::anyhow!("--date {date:?} --time {time:?} in {zone}: {e}"))?;
     UtcTime::from_local(y, mo, d, h, mi, offset)
         .with_context(|| format!("--date {date:?}: not a date"))
 }

@@ -179,7 +179,8 @@ def _diurnal(d):
                                  "or a time")
     if (d.get("utc_offset") is None) == (d.get("time_zone") is None):
         raise GeofieldValueError("diurnal: give one of 'utc_offset' (hours, local minus UTC) "
-                                 "and 'time_zone' (a fixed offset such as \"UTC-7\")")
+                                 "and 'time_zone' (\"America/Denver\" or a fixed offset such as "
+                                 "\"UTC-7\")")
     if (d.get("lat") is None) != (d.get("lon") is None):
         raise GeofieldValueError("diurnal: give both 'lat' and 'lon', or neither (the DEM's CRS)")
     opt = (lambda k: None if d.get(k) is None else float(d[k]))
@@ -280,8 +281,10 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         by night, from the sun on each slope and the surface heat flux (Holtslag & van Ulden
         1983), added to the first guess. Keys: ``date`` ("YYYY-MM-DD" or a ``datetime.date``),
         ``time`` (local "HH:MM" or a ``datetime.time``; or ``date`` a ``datetime.datetime``),
-        ``utc_offset`` (hours, local time minus UTC, e.g. -7) or ``time_zone`` (a fixed offset
-        such as "UTC-7" or "-06:00"), ``air_temp`` (°C), ``cloud_cover`` (%, 0–100), and
+        ``utc_offset`` (hours, local time minus UTC, e.g. -7) or ``time_zone`` (a zone of the
+        IANA database such as "America/Denver", its offset at the date with daylight saving
+        time, or a fixed offset such as "UTC-7" or "-06:00"), ``air_temp`` (°C),
+        ``cloud_cover`` (%, 0–100), and
         optionally ``lat``/``lon`` (degrees; default the DEM centre's, from its CRS) and
         ``slope_flows`` (default True; False with ``non_neutral_stability`` for the stability
         correction alone, as WindNinja's ``non_neutral_stability`` without ``diurnal_winds``).

@@ -155,13 +155,14 @@ fn wind_diurnal_upslope_at_noon_downslope_at_night() {
     assert_eq!(j["options"]["diurnal"]["slope_flows"], false);
     assert!(j["report"]["diurnal"]["obukhov_length_m"].as_f64().unwrap() < 0.0);
 
-    // The same run from WindNinja's .cfg keys (68 F = 20 C; 13:00 MDT = 12:00 MST).
+    // The same run from WindNinja's .cfg keys (68 F = 20 C; 13:00 in Denver on 21 June is
+    // daylight time, UTC-6: the named zone's offset at the date).
     let cfg = d.join("ninja.cfg");
     std::fs::write(
         &cfg,
         "num_threads = 2\ndiurnal_winds = true\nuni_air_temp = 68\nair_temp_units = F\n\
          uni_cloud_cover = 0\ncloud_cover_units = percent\nyear = 2024\nmonth = 6\nday = 21\n\
-         hour = 13\nminute = 0\ntime_zone = UTC-6\n",
+         hour = 13\nminute = 0\ntime_zone = America/Denver\n",
     )
     .unwrap();
     let ((wc, ec), jc) = run(
@@ -254,7 +255,7 @@ fn wind_diurnal_bad_flags_exit_2() {
         (
             [
                 &without("--utc-offset", 2)[..],
-                &["--time-zone", "America/Denver"][..],
+                &["--time-zone", "Mars/Olympus_Mons"][..],
             ]
             .concat(),
             "--time-zone".into(),

@@ -70,7 +70,7 @@ pub use ninja::{
     POINT_COLUMNS, Point, StationFile, is_windninja_header, ninja_output_stem, read_points,
     read_station_file, sample_points, write_points,
 };
-pub use ninja_cfg::{AtLine, NinjaCfg, centre_lonlat, parse_utc_offset, read_ninja_cfg};
+pub use ninja_cfg::{AtLine, NinjaCfg, TimeZone, centre_lonlat, parse_utc_offset, read_ninja_cfg};
 pub use read::{
     Dem, DemError, STATION_COLUMNS, fill_nodata, geographic_reason, read_dem, read_stations,
 };

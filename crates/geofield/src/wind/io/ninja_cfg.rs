@@ -1,8 +1,8 @@
 //! WindNinja's configuration file (`.cfg`, the `key = value` file that `WindNinja_cli` reads):
 //! the keys of its diurnal and stability inputs ([`read_ninja_cfg`]), and the two helpers every
-//! front end needs to turn them into [`crate::wind::diurnal::Diurnal`]: a fixed UTC offset from
-//! a time-zone text ([`parse_utc_offset`]) and the latitude and longitude of the DEM's centre
-//! from its CRS ([`centre_lonlat`]).
+//! front end needs to turn them into [`crate::wind::diurnal::Diurnal`]: the time zone of a text
+//! ([`TimeZone`]: a fixed UTC offset, [`parse_utc_offset`], or a named zone of the IANA
+//! database) and the latitude and longitude of the DEM's centre from its CRS ([`centre_lonlat`]).
 //!
 //! # Keys read (WindNinja's names)
 //!
@@ -13,12 +13,12 @@
 //! | `uni_air_temp`, `air_temp_units` | air temperature; units `C`, `F` or `K` (default `C`) |
 //! | `uni_cloud_cover`, `cloud_cover_units` | cloud cover; `percent` (default) or `fraction` |
 //! | `year`, `month`, `day`, `hour`, `minute` | the local date and clock time |
-//! | `time_zone` | a fixed offset: `UTC-7`, `GMT+5:30`, `-07:00`, `+0530`, `Etc/GMT+7` (= UTC−7), `UTC` |
+//! | `time_zone` | a named zone (`America/Denver`, as WindNinja's own list; daylight saving time at the date) or a fixed offset: `UTC-7`, `GMT+5:30`, `-07:00`, `+0530`, `Etc/GMT+7` (= UTC−7), `UTC` |
 //!
 //! Lines are `key = value` (also `key value`), `#` starts a comment, keys are matched in any
-//! case; other keys (WindNinja's many others) are left for the caller, which lists them. A
-//! named zone such as `America/Denver` is refused: it needs the time-zone database, which is
-//! not shipped; give its offset at the date instead. Every bad value is an
+//! case; other keys (WindNinja's many others) are left for the caller, which lists them. Named
+//! zones come from the IANA time-zone database built into geofield (the `chrono-tz` crate):
+//! their offset at the file's date, so `America/Denver` in July is UTC−6. Every bad value is an
 //! [`InputError::Field`] naming the file, the line and the key.
 
 use std::path::Path;
@@ -50,8 +50,8 @@ pub struct NinjaCfg {
     pub day: Option<AtLine<u32>>,
     pub hour: Option<AtLine<u32>>,
     pub minute: Option<AtLine<u32>>,
-    /// Hours east of Greenwich.
-    pub utc_offset_h: Option<AtLine<f64>>,
+    /// The `time_zone` key.
+    pub time_zone: Option<AtLine<TimeZone>>,
     /// The other keys, in file order (not diurnal inputs).
     pub other_keys: Vec<String>,
 }
@@ -66,21 +66,100 @@ impl NinjaCfg {
             self.day,
             self.hour,
             self.minute,
-            self.utc_offset_h,
+            self.time_zone,
         ) else {
             return Ok(None);
         };
-        UtcTime::from_local(y.value, mo.value, d.value, h.value, mi.value, z.value)
-            .map(Some)
-            .ok_or_else(|| InputError::Field {
-                path: path.to_path_buf(),
-                line: d.line,
-                field: "key \"day\"".into(),
-                reason: format!(
+        let field = |line: u64, key: &str, reason: String| InputError::Field {
+            path: path.to_path_buf(),
+            line,
+            field: format!("key {key:?}"),
+            reason,
+        };
+        let not_a_date = || {
+            field(
+                d.line,
+                "day",
+                format!(
                     "{:04}-{:02}-{:02} is not a date",
                     y.value, mo.value, d.value
                 ),
-            })
+            )
+        };
+        if chrono::NaiveDate::from_ymd_opt(y.value, mo.value, d.value).is_none() {
+            return Err(not_a_date());
+        }
+        let offset = z
+            .value
+            .offset_at(y.value, mo.value, d.value, h.value, mi.value)
+            .map_err(|reason| field(z.line, "time_zone", reason))?;
+        UtcTime::from_local(y.value, mo.value, d.value, h.value, mi.value, offset)
+            .map(Some)
+            .ok_or_else(not_a_date)
+    }
+}
+
+/// A time zone: a fixed offset from UTC, or a named zone of the IANA database (`America/Denver`)
+/// whose offset depends on the date (daylight saving time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeZone {
+    /// Hours east of Greenwich.
+    Fixed(f64),
+    Named(chrono_tz::Tz),
+}
+
+impl TimeZone {
+    /// `text` as a fixed offset ([`parse_utc_offset`]) or as the name of a zone of the IANA
+    /// database, in any case (`America/Denver`, `europe/paris`); `None` for neither.
+    pub fn parse(text: &str) -> Option<TimeZone> {
+        if let Some(h) = parse_utc_offset(text) {
+            return Some(TimeZone::Fixed(h));
+        }
+        chrono_tz::Tz::from_str_insensitive(text.trim())
+            .ok()
+            .map(TimeZone::Named)
+    }
+
+    /// Hours east of Greenwich at the local date and clock time. In a named zone, a clock time
+    /// of the hour skipped when daylight saving time starts does not exist (an error); in the
+    /// hour lived twice when it ends, the first (daylight saving) offset is taken.
+    pub fn offset_at(
+        &self,
+        year: i32,
+        month: u32,
+        day: u32,
+        hour: u32,
+        minute: u32,
+    ) -> Result<f64, String> {
+        use chrono::{Offset, TimeZone as _};
+        let tz = match self {
+            TimeZone::Fixed(h) => return Ok(*h),
+            TimeZone::Named(tz) => tz,
+        };
+        let local = chrono::NaiveDate::from_ymd_opt(year, month, day)
+            .ok_or_else(|| format!("{year:04}-{month:02}-{day:02} is not a date"))?
+            .and_hms_opt(hour, minute, 0)
+            .ok_or_else(|| format!("{hour:02}:{minute:02} is not a clock time"))?;
+        match tz.offset_from_local_datetime(&local) {
+            chrono::LocalResult::Single(o) | chrono::LocalResult::Ambiguous(o, _) => {
+                Ok(o.fix().local_minus_utc() as f64 / 3600.0)
+            }
+            chrono::LocalResult::None => Err(format!(
+                "{} does not exist in {}: the clocks skip that hour (daylight saving time \
+                 starts); give a time outside it",
+                local.format("%Y-%m-%d %H:%M"),
+                tz.name()
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for TimeZone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeZone::Fixed(h) => write!(f, "UTC{h:+}"),
+            TimeZone::Named(tz) => f.write_str(tz.name()),
+        }
     }
 }
 
@@ -215,15 +294,14 @@ pub fn read_ninja_cfg(path: &Path) -> Result<NinjaCfg, InputError> {
             "hour" => cfg.hour = Some(whole(0, 23)?),
             "minute" => cfg.minute = Some(whole(0, 59)?),
             "time_zone" => {
-                let off = parse_utc_offset(value).ok_or_else(|| {
+                let zone = TimeZone::parse(value).ok_or_else(|| {
                     bad(format!(
-                        "{} is not a fixed UTC offset (e.g. UTC-7, -06:00, Etc/GMT+7); named \
-                         zones need the time-zone database, which geofield does not ship: give \
-                         the zone's offset at the date",
+                        "{} is neither a time zone of the IANA database (e.g. America/Denver) \
+                         nor a fixed UTC offset (e.g. UTC-7, -06:00, Etc/GMT+7)",
                         quote(value)
                     ))
                 })?;
-                cfg.utc_offset_h = Some(AtLine { value: off, line });
+                cfg.time_zone = Some(AtLine { value: zone, line });
             }
             _ => cfg.other_keys.push(key.clone()),
         }
@@ -316,6 +394,34 @@ mod tests {
         }
     }
 
+    /// Named zones at dates on both sides of their daylight saving changes (the US rule since
+    /// 2007: from the second Sunday of March, 02:00, to the first Sunday of November, 02:00;
+    /// South Australia: from the first Sunday of October to the first Sunday of April).
+    #[test]
+    fn named_time_zones() {
+        let at = |z: &str, y, mo, d, h, mi| TimeZone::parse(z).unwrap().offset_at(y, mo, d, h, mi);
+        assert_eq!(at("America/Denver", 2024, 6, 21, 13, 30), Ok(-6.0));
+        assert_eq!(at("america/denver", 2024, 1, 15, 13, 30), Ok(-7.0));
+        assert_eq!(at("America/Phoenix", 2024, 6, 21, 13, 30), Ok(-7.0));
+        assert_eq!(at("Asia/Kolkata", 2024, 6, 21, 9, 0), Ok(5.5));
+        assert_eq!(at("Australia/Adelaide", 2024, 1, 10, 12, 0), Ok(10.5));
+        assert_eq!(at("Australia/Adelaide", 2024, 7, 10, 12, 0), Ok(9.5));
+        assert_eq!(at("UTC-7", 2024, 6, 21, 13, 30), Ok(-7.0));
+        // 2024-03-10 02:30 does not exist in Denver; 2024-11-03 01:30 happens twice (the
+        // first, daylight time, is taken).
+        let e = at("America/Denver", 2024, 3, 10, 2, 30).unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        assert_eq!(at("America/Denver", 2024, 3, 10, 3, 30), Ok(-6.0));
+        assert_eq!(at("America/Denver", 2024, 11, 3, 1, 30), Ok(-6.0));
+        assert_eq!(at("America/Denver", 2024, 11, 3, 2, 30), Ok(-7.0));
+        assert!(at("America/Denver", 2023, 2, 29, 12, 0).is_err());
+        assert_eq!(TimeZone::parse("Mars/Olympus_Mons"), None);
+        assert_eq!(
+            TimeZone::parse("America/Denver").unwrap().to_string(),
+            "America/Denver"
+        );
+    }
+
     fn write(name: &str, text: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("geofield-ninja-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -356,7 +462,7 @@ mod tests {
             ),
             ("uni_air_temp = 200\n", 1, "uni_air_temp"),
             ("uni_cloud_cover = 120\n", 1, "uni_cloud_cover"),
-            ("time_zone = America/Denver\n", 1, "time_zone"),
+            ("time_zone = Mars/Olympus_Mons\n", 1, "time_zone"),
             ("hour = noon\n", 1, "hour"),
         ] {
             let p = write("bad.cfg", text);
@@ -371,6 +477,25 @@ mod tests {
         let c = read_ninja_cfg(&p).unwrap();
         let e = c.utc_time(&p).unwrap_err().to_string();
         assert!(e.contains(":3: key \"day\""), "{e}");
+        // WindNinja's own example: a named zone, daylight time in June (13:30 MDT = 19:30 UTC).
+        let p = write(
+            "named.cfg",
+            "year = 2024\nmonth = 6\nday = 21\nhour = 13\nminute = 30\n\
+             time_zone = America/Denver\n",
+        );
+        let t = read_ninja_cfg(&p).unwrap().utc_time(&p).unwrap().unwrap();
+        assert!((t.hour - 19.5).abs() < 1e-12, "{}", t.hour);
+        let p = write(
+            "gap.cfg",
+            "year = 2024\nmonth = 3\nday = 10\nhour = 2\nminute = 30\n\
+             time_zone = America/Denver\n",
+        );
+        let e = read_ninja_cfg(&p)
+            .unwrap()
+            .utc_time(&p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":6: key \"time_zone\""), "{e}");
     }
 
     /// The centre of a 1 km square in UTM 11N around 500 000 E (the central meridian −117°),
