@@ -16,6 +16,13 @@
 //!
 //! Prediction by dual kriging, Σ αᵢ C(xᵢ, x₀) + Σ βₖ fₖ(x₀) with [[C, F], [Fᵀ, 0]] [α; β] = [z; 0];
 //! variance σ² = C(0) − λ·c − μ·f with [[C, F], [Fᵀ, 0]] [λ; μ] = [c; f] solved per node.
+//!
+//! On a CUDA backend ([`krige_on`]) the same system is factored on the host the way the other
+//! global systems are ([`super::dual::DualSystem`]: the Cholesky factor of C, then the drift's
+//! p × p system) and the GPU evaluates every node (`geofield_cuda::kriging::points_eval`: the
+//! covariances to the samples, cᵀα + fᵀβ and the variance from L⁻¹ and R⁻¹), the nodes' drift
+//! terms computed on the host. The variance kernel holds at most 6 drift terms: with more and a
+//! variance, the CPU's LU path runs (the label says so).
 
 use faer::Mat;
 use faer::linalg::solvers::Solve;
@@ -241,40 +248,15 @@ pub(crate) fn krige(
 ) -> Result<super::systems::Evaluated, GeofieldError> {
     let (n, p) = (sys.pts.len(), sys.basis.len());
     let m = n + p;
-    let dist = |a: &[f64; 3], b: &[f64; 3]| {
-        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-    };
+    let (c, f) = sample_system(sys)?;
     let mut a = vec![0.0; m * m];
     for i in 0..n {
-        a[i * m + i] = sys.cov.c0;
-        for j in 0..i {
-            let h = dist(&sys.pts[i], &sys.pts[j]);
-            if h <= sys.cov.eps {
-                return Err(GeofieldError::Invalid(format!(
-                    "{} and {} are at the same place: kriging with a given drift does not \
-                     merge samples (their drift values could differ); remove or average them",
-                    (sys.describe)(j),
-                    (sys.describe)(i)
-                )));
-            }
-            let c = sys.cov.between_samples(h);
-            a[i * m + j] = c;
-            a[j * m + i] = c;
-        }
-    }
-    let mut f = vec![0.0; n * p];
-    for i in 0..n {
-        sys.basis.row(
-            &sys.pts[i],
-            &|k| sys.given.at_samples[k][i],
-            &mut f[i * p..(i + 1) * p],
-        );
+        a[i * m..i * m + n].copy_from_slice(&c[i * n..(i + 1) * n]);
         for k in 0..p {
             a[i * m + n + k] = f[i * p + k];
             a[(n + k) * m + i] = f[i * p + k];
         }
     }
-    check_rank(&f, n, sys.basis)?;
     let singular = || {
         GeofieldError::Invalid(format!(
             "the kriging system of {n} samples with a {p}-term drift is singular"
@@ -340,13 +322,129 @@ pub(crate) fn krige(
     Ok((preds, var))
 }
 
+fn dist(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// The samples' covariance matrix C (n × n, row-major) and drift basis F (n × p, row-major),
+/// F's columns checked independent; samples at the same place refused.
+fn sample_system(sys: &System<'_>) -> Result<(Vec<f64>, Vec<f64>), GeofieldError> {
+    let (n, p) = (sys.pts.len(), sys.basis.len());
+    let mut c = vec![0.0; n * n];
+    for i in 0..n {
+        c[i * n + i] = sys.cov.c0;
+        for j in 0..i {
+            let h = dist(&sys.pts[i], &sys.pts[j]);
+            if h <= sys.cov.eps {
+                return Err(GeofieldError::Invalid(format!(
+                    "{} and {} are at the same place: kriging with a given drift does not \
+                     merge samples (their drift values could differ); remove or average them",
+                    (sys.describe)(j),
+                    (sys.describe)(i)
+                )));
+            }
+            let v = sys.cov.between_samples(h);
+            c[i * n + j] = v;
+            c[j * n + i] = v;
+        }
+    }
+    let mut f = vec![0.0; n * p];
+    for i in 0..n {
+        sys.basis.row(
+            &sys.pts[i],
+            &|k| sys.given.at_samples[k][i],
+            &mut f[i * p..(i + 1) * p],
+        );
+    }
+    check_rank(&f, n, sys.basis)?;
+    Ok((c, f))
+}
+
+/// [`krige`] on `backend`: on a GPU by [`krige_gpu`] (unless a variance needs more drift terms
+/// than its kernel holds), else on the CPU; with the label of what evaluated it. `dims`: the
+/// kriging-space coordinates used (2 or 3).
+pub(crate) fn krige_on(
+    backend: &crate::Backend,
+    sys: &System<'_>,
+    values: &[&[f64]],
+    nodes: &[[f64; 3]],
+    variance: bool,
+    dims: usize,
+) -> Result<(super::systems::Evaluated, String), GeofieldError> {
+    let n = sys.pts.len();
+    if let crate::Backend::Cuda(gpu) = backend
+        && (!variance || sys.basis.len() <= geofield_cuda::kriging::P_MAX)
+    {
+        let out = krige_gpu(gpu, sys, values, nodes, variance, dims)?;
+        return Ok((
+            out,
+            format!("CUDA, global with a given drift ({n} samples, f64)"),
+        ));
+    }
+    Ok((krige(sys, values, nodes, variance)?, cpu_label(backend, n)))
+}
+
+/// The system of `sys` factored on the host (Cholesky of C, then the drift's system), every
+/// node evaluated on the GPU (module docs).
+fn krige_gpu(
+    gpu: &geofield_cuda::Gpu,
+    sys: &System<'_>,
+    values: &[&[f64]],
+    nodes: &[[f64; 3]],
+    variance: bool,
+    dims: usize,
+) -> Result<super::systems::Evaluated, GeofieldError> {
+    let (n, p) = (sys.pts.len(), sys.basis.len());
+    let (c, f) = sample_system(sys)?;
+    let samples: Vec<f64> = sys.pts.iter().flat_map(|q| q[..dims].to_vec()).collect();
+    let q: Vec<f64> = nodes.iter().flat_map(|q| q[..dims].to_vec()).collect();
+    let mut fnode = vec![0.0; nodes.len() * p];
+    fnode
+        .par_chunks_mut(p.max(1))
+        .zip(nodes.par_iter())
+        .enumerate()
+        .for_each(|(j, (row, x0))| {
+            if p > 0 {
+                sys.basis.row(x0, &|k| sys.given.at_nodes[k][j], row);
+            }
+        });
+    let covs = [super::cuda::device_covariance(sys.cov).to_params()?];
+    let mut preds = Vec::with_capacity(values.len());
+    let mut var = None;
+    for (h, z) in values.iter().enumerate() {
+        let cmat = Mat::from_fn(n, n, |i, j| c[i * n + j]);
+        let dual = super::dual::DualSystem::new(cmat, |i, k| f[i * p + k], p, z).map_err(|_| {
+            GeofieldError::Invalid(format!(
+                "the kriging system of {n} samples with a {p}-term drift is singular"
+            ))
+        })?;
+        let want = variance && h == 0;
+        let (pred, v, _) = super::cuda::eval_dual_points(
+            gpu,
+            &dual,
+            dims,
+            &samples,
+            &covs,
+            &[],
+            &q,
+            &fnode,
+            want.then_some(sys.cov.c0),
+        )?;
+        preds.push(pred);
+        if want {
+            var = v;
+        }
+    }
+    Ok((preds, var))
+}
+
 /// The result of [`krige_given`]: predictions per surface and the variance per surface, in the
 /// target's node order (a grid: row-major from the north-west cell).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GivenKriged {
     pub values: Vec<Vec<f64>>,
     pub variance: Option<Vec<Vec<f64>>>,
-    /// What evaluated it: always the CPU (a given drift has no GPU path).
+    /// What evaluated it (the GPU on a CUDA backend, see the module docs).
     pub evaluated: String,
 }
 
@@ -386,8 +484,8 @@ pub(crate) fn cpu_label(backend: &crate::Backend, n: usize) -> String {
 /// (values at the samples in their order, and at `params.target`'s nodes): `params.options.kind`
 /// ordinary (the mean is a constant plus the given variables) or universal linear / quadratic
 /// (plus the polynomial in x, y). Global, point support only; anisotropy and the nugget mode as
-/// [`super::krige`]; computed on the CPU whatever the backend. Every surface needs a value at
-/// every sample.
+/// [`super::krige`]; on a CUDA backend the nodes are evaluated on the GPU. Every surface needs a
+/// value at every sample.
 pub fn krige_given(
     backend: &crate::Backend,
     samples: &super::SampleSet,
@@ -470,6 +568,7 @@ pub fn krige_given(
         .fold(0.0f64, f64::max);
     let mut values = vec![];
     let mut variance = vec![];
+    let mut evaluated = cpu_label(backend, samples.len());
     for (h, s) in samples.surfaces.iter().enumerate() {
         if let Some(i) = s.values.iter().position(|v| v.is_nan()) {
             return Err(GeofieldError::Invalid(format!(
@@ -488,16 +587,18 @@ pub fn krige_given(
             given: drift,
             describe: &|i| samples.describe(i),
         };
-        let (p, var) = krige(&sys, &[&s.values], &nodes, params.variance).map_err(|e| match e {
+        let ((p, var), label) = krige_on(backend, &sys, &[&s.values], &nodes, params.variance, 2)
+            .map_err(|e| match e {
             GeofieldError::Invalid(m) => GeofieldError::Invalid(format!("{}: {m}", s.name)),
             e => e,
         })?;
         values.extend(p);
         variance.extend(var);
+        evaluated = label;
     }
     Ok(GivenKriged {
         values,
         variance: params.variance.then_some(variance),
-        evaluated: cpu_label(backend, samples.len()),
+        evaluated,
     })
 }

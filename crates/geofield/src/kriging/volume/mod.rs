@@ -347,14 +347,15 @@ pub fn krige3d(
 /// 3-D universal kriging of `samples` with the given drift variables `drift` (values at the
 /// samples in their order and at `params.target`'s nodes, see [`super::given`]): `params.kind`
 /// ordinary (a constant plus the given variables) or universal (plus 1, x, y, z); global only,
-/// on the CPU whatever the backend (the label says so). Samples at the same place are refused.
+/// evaluated on the GPU on a CUDA backend ([`super::given::krige_on`]). Samples at the same
+/// place are refused.
 pub fn krige3d_given(
     backend: &Backend,
     samples: &Samples3,
     params: &Krige3Params,
     drift: &super::given::GivenDrift,
 ) -> Result<Kriged3, GeofieldError> {
-    use super::given::{Basis, System, cpu_label, krige, poly_of};
+    use super::given::{Basis, System, krige_on, poly_of};
     let t0 = Instant::now();
     samples.validate()?;
     params.validate()?;
@@ -399,14 +400,21 @@ pub fn krige3d_given(
         given: drift,
         describe: &|i| format!("sample {i}"),
     };
-    let (mut p, var) = krige(&sys, &[&samples.values], &nodes, params.variance)?;
+    let ((mut p, var), evaluated) = krige_on(
+        backend,
+        &sys,
+        &[&samples.values],
+        &nodes,
+        params.variance,
+        3,
+    )?;
     Ok(Kriged3 {
         values: p.pop().unwrap_or_default(),
         variance: var,
         locations: samples.len(),
         merged: 0,
         missing: 0,
-        evaluated: cpu_label(backend, samples.len()),
+        evaluated,
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
