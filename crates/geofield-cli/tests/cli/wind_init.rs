@@ -3,7 +3,7 @@
 //! longitude/latitude grid over flat ground west of the UTM zone's central meridian comes out
 //! turned by the meridian convergence; refusals exit 2 and write nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use geofield_io::project::{Datum, project_lonlat};
 use geofield_io::{NcAttr, NcData, NcFile, NcVar, read_raster, write_netcdf};
@@ -246,5 +246,4 @@ fn refusals_write_nothing() {
         assert!(msg.contains(says), "{extra:?}: {msg}");
         assert_eq!(listing(d), before, "{extra:?} wrote something");
     }
-    let _: PathBuf = out;
 }

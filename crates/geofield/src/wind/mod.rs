@@ -99,10 +99,13 @@ fn non_finite(what: &str, grid: &WindGrid, stations: &[Station]) -> GeofieldErro
         what: what.into(),
         cause: format!(
             "{}; the layers span {bottom:.4e} to {top:.4e} m",
-            fastest.map_or("no station".to_string(), |s| format!(
-                "the fastest station, {}, reports {:.4e} m/s",
-                s.id, s.speed_m_per_s
-            ))
+            fastest.map_or(
+                "no station: the first guess came from a grid".to_string(),
+                |s| format!(
+                    "the fastest station, {}, reports {:.4e} m/s",
+                    s.id, s.speed_m_per_s
+                )
+            )
         ),
     }
 }
