@@ -114,6 +114,7 @@ fn py_names(s: &str) -> String {
 fn init_grid(
     source: &Source<'_>,
     dem_epsg: Option<u16>,
+    weather: bool,
 ) -> PyResult<Option<(gw::InitGrid, Vec<String>)>> {
     match source {
         Source::GridFile((_, path, u, v, time, height, crs)) => {
@@ -128,6 +129,9 @@ fn init_grid(
                 time,
                 crs_epsg: *crs,
                 dem_epsg,
+                weather,
+                temp_var: None,
+                cloud_var: None,
             };
             let r = gw::io::read_init_grid(path, &req).map_err(|e| {
                 errors::raise(
@@ -179,22 +183,34 @@ type DiurnalArg = (
     u32,
     Option<f64>,
     Option<String>,
-    f64,
-    f64,
+    Option<f64>,
+    Option<f64>,
     Option<f64>,
     Option<f64>,
     bool,
 );
 
 /// The library's diurnal inputs of `d`, the place from the DEM's CRS (the centre of `plan`)
-/// unless `lat`/`lon` are given.
+/// unless `lat`/`lon` are given. With `gridded` (a weather model's first guess) an air
+/// temperature or cloud cover not given is NaN, for the grid to fill
+/// (`diurnal::weather_from_grid`).
 fn diurnal_inputs(
     d: DiurnalArg,
+    gridded: bool,
     plan: &GridSpec,
     crs: Option<u16>,
 ) -> PyResult<gw::diurnal::Diurnal> {
-    let (year, month, day, hour, minute, offset, zone, air_temp_c, cloud_cover_pct, lat, lon, sf) =
-        d;
+    let (year, month, day, hour, minute, offset, zone, air_temp, cloud, lat, lon, sf) = d;
+    let given = |v: Option<f64>, name: &str, what: &str| match v {
+        Some(v) => Ok(v),
+        None if gridded => Ok(f64::NAN),
+        None => Err(errors::arg(
+            "diurnal",
+            format!("needs {name} ({what}), or a gridded wind (init_grid) that has it"),
+        )),
+    };
+    let air_temp_c = given(air_temp, "air_temp", "°C near the ground")?;
+    let cloud_cover_pct = given(cloud, "cloud_cover", "%, 0-100")?;
     let offset = match (offset, zone) {
         (Some(_), Some(_)) => {
             return Err(errors::arg(
@@ -402,11 +418,23 @@ pub fn wind<'py>(
         ));
     }
     if let Some(d) = diurnal {
-        opts.diurnal = Some(diurnal_inputs(d, &plan, crs)?);
+        let gridded = matches!(source, Source::GridFile(_));
+        opts.diurnal = Some(diurnal_inputs(d, gridded, &plan, crs)?);
     }
     opts.non_neutral = non_neutral_stability;
-    gw::check_options(&opts).map_err(errors::lib)?;
-    if let Some((mut g, notes)) = init_grid(&source, crs)? {
+    gw::check_options_before_grid(&opts).map_err(errors::lib)?;
+    if let Some((mut g, mut notes)) = init_grid(&source, crs, opts.diurnal.is_some())? {
+        if let Some(d) = opts.diurnal.as_mut() {
+            let more = gw::diurnal::weather_from_grid(d, &mut g).map_err(|e| {
+                errors::arg(
+                    "diurnal",
+                    e.to_string()
+                        .replace("air_temp_c", "air_temp")
+                        .replace("cloud_cover_pct", "cloud_cover"),
+                )
+            })?;
+            notes.extend(more);
+        }
         for n in notes {
             errors::warn(py, &n)?;
         }

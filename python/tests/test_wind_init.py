@@ -117,3 +117,25 @@ def test_refusals(tmp_path):
         geofield.wind(d, init_grid=era5(), init_time=5, init_crs="EPSG:32611")
     with pytest.raises(geofield.GeofieldValueError, match="init_grid"):
         geofield.wind(d, init_grid=42)
+
+
+def test_diurnal_takes_the_grids_temperature_and_cloud_cover():
+    # ERA5's t2m (K) and tcc (a fraction) beside its wind: with diurnal=... and no air_temp or
+    # cloud_cover, the model takes them per column; the same values given over a grid without
+    # them give the same field; neither: an error naming air_temp.
+    d = dem(hill, crs="EPSG:32611")
+    ds = era5(times=("2024-06-21T18:00",))
+    shape = ds.u10.shape
+    wx = ds.assign(t2m=(ds.u10.dims, np.full(shape, 293.15), {"units": "K"}),
+                   tcc=(ds.u10.dims, np.full(shape, 0.25), {"units": "(0 - 1)"}))
+    when = dict(date="2024-06-21", time="11:00", utc_offset=-7)
+    kw = dict(nz=8, dz_m=10.0, backend="cpu", profile="log", roughness_m=0.1)
+    with pytest.warns(UserWarning, match="air temperature from"):
+        gridded = geofield.wind(d, init_grid=wx, diurnal=when, **kw)
+    flags = geofield.wind(d, init_grid=ds, diurnal=dict(when, air_temp=293.15 - 273.15,
+                                                        cloud_cover=25.0), **kw)
+    np.testing.assert_array_equal(gridded.speed_agl, flags.speed_agl)
+    assert gridded.attrs["diurnal_heat_flux_mean_w_per_m2"] == \
+        flags.attrs["diurnal_heat_flux_mean_w_per_m2"]
+    with pytest.raises(ValueError, match="air_temp"):
+        geofield.wind(d, init_grid=ds, diurnal=dict(when, cloud_cover=25.0), **kw)

@@ -63,8 +63,10 @@ pub struct DiurnalArgs {
 
 /// The diurnal model's inputs of the flags (and `--ninja-cfg`), with the place still to be
 /// set by [`locate`] when `--lat/--lon` are not given; `None` when neither `--diurnal` nor
-/// `--non-neutral-stability` asks for them. Returns (inputs, non-neutral, place given).
-pub(crate) fn inputs(a: &DiurnalArgs) -> Result<(Option<Diurnal>, bool, bool)> {
+/// `--non-neutral-stability` asks for them. Returns (inputs, non-neutral, place given). With
+/// `gridded` (a weather model's first guess), the air temperature and cloud cover may come
+/// from the grid: a value not given is NaN until [`geofield::wind::diurnal::weather_from_grid`].
+pub(crate) fn inputs(a: &DiurnalArgs, gridded: bool) -> Result<(Option<Diurnal>, bool, bool)> {
     let cfg = match &a.ninja_cfg {
         Some(p) => {
             let c =
@@ -108,17 +110,19 @@ pub(crate) fn inputs(a: &DiurnalArgs) -> Result<(Option<Diurnal>, bool, bool)> {
     let air_temp_c = match (a.air_temp, c.air_temp_c) {
         (Some(t), _) => t,
         (None, Some(t)) => t.value,
+        (None, None) if gridded => f64::NAN,
         (None, None) => bail!("{why} needs --air-temp (degrees C near the ground)"),
     };
-    if !(air_temp_c.is_finite() && air_temp_c > -90.0 && air_temp_c < 60.0) {
+    if !(air_temp_c.is_nan() || air_temp_c > -90.0 && air_temp_c < 60.0) {
         bail!("--air-temp must be in (-90, 60) degrees C, got {air_temp_c}");
     }
     let cloud_cover_pct = match (a.cloud_cover, c.cloud_cover_pct) {
         (Some(n), _) => n,
         (None, Some(n)) => n.value,
+        (None, None) if gridded => f64::NAN,
         (None, None) => bail!("{why} needs --cloud-cover (%, 0-100)"),
     };
-    if !(cloud_cover_pct.is_finite() && (0.0..=100.0).contains(&cloud_cover_pct)) {
+    if !(cloud_cover_pct.is_nan() || (0.0..=100.0).contains(&cloud_cover_pct)) {
         bail!("--cloud-cover must be a percentage in [0, 100], got {cloud_cover_pct}");
     }
     let placed = a.lat.is_some();

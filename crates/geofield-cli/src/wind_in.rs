@@ -102,7 +102,8 @@ pub(crate) fn options(a: &WindArgs) -> Result<WindOptions> {
         );
     }
     let veg = vegetation(a);
-    let (diurnal, non_neutral, _) = crate::wind_diurnal::inputs(&a.diurnal)?;
+    let (diurnal, non_neutral, _) =
+        crate::wind_diurnal::inputs(&a.diurnal, a.init.init_grid.is_some())?;
     let profile_flag = match (a.profile, non_neutral, veg) {
         (Some(p), true, _) if p != ProfileArg::Log => bail!(
             "--non-neutral-stability corrects the log profile: give --profile log (or leave \
@@ -158,7 +159,7 @@ pub(crate) fn options(a: &WindArgs) -> Result<WindOptions> {
         non_neutral,
         ..WindOptions::default()
     };
-    wind::check_options(&opts)?;
+    wind::check_options_before_grid(&opts)?;
     Ok(opts)
 }
 
@@ -235,7 +236,12 @@ pub(crate) fn read_inputs(
             )
         }
         (None, None, None) if a.init.init_grid.is_some() => {
-            let mut read = crate::wind_init::read(&a.init, dem.crs_epsg)?;
+            let mut read = crate::wind_init::read(&a.init, dem.crs_epsg, opts.diurnal.is_some())?;
+            if let Some(d) = opts.diurnal.as_mut() {
+                let notes = wind::diurnal::weather_from_grid(d, &mut read.grid)
+                    .map_err(|e| anyhow::anyhow!(crate::wind_init::flag_names(&e.to_string())))?;
+                read.notes.extend(notes);
+            }
             for n in &read.notes {
                 eprintln!("note: {n}");
             }

@@ -40,10 +40,30 @@ pub struct InitGridArgs {
     /// longitude/latitude axes, else the file's grid mapping, else the DEM's CRS.
     #[arg(long, requires = "init_grid")]
     pub init_crs: Option<String>,
+    /// The air temperature variable of --init-grid for --diurnal / --non-neutral-stability
+    /// (K, degC or degF by its units; default: by standard_name air_temperature, or t2m, T2,
+    /// tas, tmp2m, TMP_2maboveground). Per DEM column, unless --air-temp gives one value.
+    #[arg(long, requires = "init_grid")]
+    pub init_temp: Option<String>,
+    /// The cloud cover variable of --init-grid (a fraction or %, by its units; default: by
+    /// standard_name cloud_area_fraction, or tcc, clt, tcdcclm, TCDC_entireatmosphere). Per
+    /// DEM column, unless --cloud-cover gives one value.
+    #[arg(long, requires = "init_grid")]
+    pub init_cloud: Option<String>,
+}
+
+/// The library's parameter names in `text` as the flags that set them.
+pub(crate) fn flag_names(text: &str) -> String {
+    text.replace("air_temp_c", "--air-temp")
+        .replace("cloud_cover_pct", "--cloud-cover")
 }
 
 /// The gridded wind of `--init-grid` with the flags that choose what to read.
-pub(crate) fn read(a: &InitGridArgs, dem_epsg: Option<u16>) -> Result<wind::io::InitGridRead> {
+pub(crate) fn read(
+    a: &InitGridArgs,
+    dem_epsg: Option<u16>,
+    weather: bool,
+) -> Result<wind::io::InitGridRead> {
     let path = a.init_grid.as_deref().unwrap_or(std::path::Path::new(""));
     if let Some(h) = a.init_height_m
         && !(h.is_finite() && h > 0.0)
@@ -70,6 +90,9 @@ pub(crate) fn read(a: &InitGridArgs, dem_epsg: Option<u16>) -> Result<wind::io::
         time,
         crs_epsg,
         dem_epsg,
+        weather,
+        temp_var: a.init_temp.clone(),
+        cloud_var: a.init_cloud.clone(),
     };
     wind::io::read_init_grid(path, &req)
         .map_err(anyhow::Error::from)

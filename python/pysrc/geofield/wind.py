@@ -186,7 +186,7 @@ def _diurnal(d):
     opt = (lambda k: None if d.get(k) is None else float(d[k]))
     return (int(date.year), int(date.month), int(date.day), int(time.hour), int(time.minute),
             opt("utc_offset"), None if d.get("time_zone") is None else str(d["time_zone"]),
-            float(d["air_temp"]), float(d["cloud_cover"]), opt("lat"), opt("lon"),
+            opt("air_temp"), opt("cloud_cover"), opt("lat"), opt("lon"),
             bool(d.get("slope_flows", True)))
 
 
@@ -388,7 +388,8 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
                "ignored_stations": json.dumps(info["ignored_stations"])})
     if rep.get("diurnal") is not None:
         for key, value in rep["diurnal"].items():
-            ds.attrs[f"diurnal_{key}"] = value
+            # NetCDF attributes hold no booleans: 0/1.
+            ds.attrs[f"diurnal_{key}"] = int(value) if isinstance(value, bool) else value
         ds.attrs["non_neutral_stability"] = int(bool(non_neutral_stability))
     ds["speed_agl"].attrs["height_agl_m"] = float(height_agl_m)
     ds["direction_agl"].attrs["height_agl_m"] = float(height_agl_m)

@@ -15,10 +15,19 @@ fn txt(v: &str) -> NcAttr {
     NcAttr::Text(v.into())
 }
 
-/// A NetCDF of uniform (u, v) on axes `x`, `y` (`lonlat`: degrees), one time.
-fn grid_nc(path: &Path, x: &[f64], y: &[f64], (u, v): (f64, f64), lonlat: bool) {
+/// A NetCDF of uniform (u, v) on axes `x`, `y` (`lonlat`: degrees), one time, and uniform
+/// `extra` variables (name, units, value).
+fn grid_nc(
+    path: &Path,
+    x: &[f64],
+    y: &[f64],
+    (u, v): (f64, f64),
+    lonlat: bool,
+    extra: &[(&str, &str, f64)],
+) {
     let n = x.len() * y.len();
     let (uu, vv) = (vec![u; n], vec![v; n]);
+    let extra_values: Vec<Vec<f64>> = extra.iter().map(|e| vec![e.2; n]).collect();
     let (xu, yu, xs, ys) = if lonlat {
         ("degrees_east", "degrees_north", "lon", "lat")
     } else {
@@ -30,7 +39,7 @@ fn grid_nc(path: &Path, x: &[f64], y: &[f64], (u, v): (f64, f64), lonlat: bool) 
             ("units".to_string(), txt("m s-1")),
         ]
     };
-    let file = NcFile {
+    let mut file = NcFile {
         dims: vec![(ys.into(), y.len()), (xs.into(), x.len())],
         global_attrs: vec![],
         vars: vec![
@@ -60,6 +69,14 @@ fn grid_nc(path: &Path, x: &[f64], y: &[f64], (u, v): (f64, f64), lonlat: bool) 
             },
         ],
     };
+    for ((name, units, _), values) in extra.iter().zip(&extra_values) {
+        file.vars.push(NcVar {
+            name: (*name).into(),
+            dims: vec![ys.into(), xs.into()],
+            data: NcData::F64(values),
+            attrs: vec![("units".to_string(), txt(units))],
+        });
+    }
     write_netcdf(path, &file).unwrap();
 }
 
@@ -91,6 +108,7 @@ fn uniform_grid_is_one_station() {
         &[700.0, 300.0, -100.0],
         (su, sv),
         false,
+        &[],
     );
     let run = |init: bool, tag: &str| {
         let (sp, dirn) = (
@@ -161,7 +179,7 @@ fn lonlat_grid_turns_by_the_convergence() {
     // 0..360 longitudes, latitudes north first (GFS's order).
     let lon: Vec<f64> = (0..5).map(|i| 240.5 + 0.25 * i as f64).collect();
     let lat: Vec<f64> = (0..5).map(|j| 45.5 - 0.25 * j as f64).collect();
-    grid_nc(&nc, &lon, &lat, (5.0, 0.0), true);
+    grid_nc(&nc, &lon, &lat, (5.0, 0.0), true, &[]);
     let (sp, dirn, json) = (d.join("s.tif"), d.join("d.tif"), d.join("run.json"));
     let o = geofield(&[
         "wind",
@@ -207,7 +225,7 @@ fn refusals_write_nothing() {
     let h5 = d.join("wx4.nc");
     std::fs::write(&h5, b"\x89HDF\r\n\x1a\n00000000").unwrap();
     let small = d.join("small.nc");
-    grid_nc(&small, &[0.0, 100.0], &[0.0, 100.0], (1.0, 1.0), false);
+    grid_nc(&small, &[0.0, 100.0], &[0.0, 100.0], (1.0, 1.0), false, &[]);
     let before = listing(d);
     let out = d.join("f.nc");
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -246,4 +264,56 @@ fn refusals_write_nothing() {
         assert!(msg.contains(says), "{extra:?}: {msg}");
         assert_eq!(listing(d), before, "{extra:?} wrote something");
     }
+}
+
+/// `--diurnal` on a weather model's grid: its air temperature and cloud cover (t2m in K, tcc
+/// a fraction, found by name) replace --air-temp and --cloud-cover; the same values given as
+/// flags over a grid without them give the same field bit for bit; a flag given wins over the
+/// grid (with a note); neither: exit 2 naming the flag.
+#[test]
+fn diurnal_takes_the_grids_temperature_and_cloud_cover() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (dem, _) = hill(d);
+    let (x, y) = ([-100.0, 400.0, 900.0], [700.0, 300.0, -100.0]);
+    let (wx, bare) = (d.join("wx.nc"), d.join("bare.nc"));
+    let weather = [("t2m", "K", 293.15), ("tcc", "(0 - 1)", 0.25)];
+    grid_nc(&wx, &x, &y, (3.0, 1.0), false, &weather);
+    grid_nc(&bare, &x, &y, (3.0, 1.0), false, &[]);
+    let run = |nc: &Path, flags: &[&str], tag: &str| {
+        let sp = d.join(format!("{tag}_s.tif"));
+        let mut args = vec!["wind", "--dem", s(&dem), "--nz", "16", "--dz-m", "10"];
+        args.extend_from_slice(&["--init-grid", s(nc), "--init-height-m", "10", "--diurnal"]);
+        args.extend_from_slice(&["--date", "2024-06-21", "--time", "13:00"]);
+        args.extend_from_slice(&["--utc-offset", "-7", "--lat", "45", "--lon", "-117"]);
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--speed-out", s(&sp)]);
+        let o = geofield(&args);
+        (o.status.code(), text(&o), sp)
+    };
+    let (code, msg, grid_sp) = run(&wx, &[], "grid");
+    assert_eq!(code, Some(0), "{msg}");
+    assert!(
+        msg.contains("the air temperature from \"t2m\"")
+            && msg.contains("the cloud cover from \"tcc\""),
+        "{msg}"
+    );
+    // 293.15 K = 20 °C (to rounding: the flags' 20 is the K value minus 273.15 in f64).
+    let t_c = 293.15 - 273.15;
+    let (code, msg, flag_sp) = run(
+        &bare,
+        &["--air-temp", &t_c.to_string(), "--cloud-cover", "25"],
+        "flags",
+    );
+    assert_eq!(code, Some(0), "{msg}");
+    assert_eq!(raster(&grid_sp), raster(&flag_sp));
+    let (code, msg, _) = run(&wx, &["--air-temp", "5"], "over");
+    assert_eq!(code, Some(0), "{msg}");
+    assert!(msg.contains("given is used everywhere"), "{msg}");
+    assert_ne!(raster(&d.join("over_s.tif")), raster(&grid_sp));
+    let before = listing(d);
+    let (code, msg, _) = run(&bare, &["--cloud-cover", "25"], "none");
+    assert_eq!(code, Some(2), "{msg}");
+    assert!(msg.contains("--air-temp"), "{msg}");
+    assert_eq!(listing(d), before);
 }

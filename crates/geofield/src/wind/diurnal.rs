@@ -86,6 +86,72 @@ pub struct Diurnal {
     pub slope_flows: bool,
 }
 
+/// Air temperature and cloud cover per column (row 0 north) from a weather model's grid
+/// ([`super::gridded::weather_columns`]); `None`: [`Diurnal`]'s uniform value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnWeather {
+    /// °C.
+    pub air_temp_c: Option<Vec<f64>>,
+    /// %.
+    pub cloud_cover_pct: Option<Vec<f64>>,
+}
+
+/// Settles where the air temperature and the cloud cover come from when the first guess is a
+/// weather model's grid `g`: a value of `d` that is NaN (not given) is taken from the grid
+/// (`d` then holds the grid's mean, for the checks and the report; the columns use the grid's
+/// own values); a value given keeps the model uniform and drops the grid's field. Returns a
+/// note for each field dropped; an error when a value is neither given nor in the grid.
+pub fn weather_from_grid(
+    d: &mut Diurnal,
+    g: &mut super::gridded::InitGrid,
+) -> Result<Vec<String>, GeofieldError> {
+    let mut notes = Vec::new();
+    let source = g.source.clone();
+    for (value, field, what, name) in [
+        (
+            &mut d.air_temp_c,
+            &mut g.air_temp_c,
+            "air temperature",
+            "air_temp_c",
+        ),
+        (
+            &mut d.cloud_cover_pct,
+            &mut g.cloud_cover_pct,
+            "cloud cover",
+            "cloud_cover_pct",
+        ),
+    ] {
+        match (value.is_nan(), field.as_ref()) {
+            (true, Some(f)) => {
+                let finite: Vec<f64> = f.iter().copied().filter(|v| v.is_finite()).collect();
+                if finite.is_empty() {
+                    return Err(GeofieldError::Invalid(format!(
+                        "{source}: the {what} is missing everywhere"
+                    )));
+                }
+                *value = finite.iter().sum::<f64>() / finite.len() as f64;
+            }
+            (true, None) => {
+                return Err(GeofieldError::InvalidParameter {
+                    name: name.into(),
+                    value: "none".into(),
+                    expected: format!(
+                        "the diurnal model's {what}: give it, or a gridded wind that has it                          ({source} has none)"
+                    ),
+                });
+            }
+            (false, Some(_)) => {
+                notes.push(format!(
+                    "the {what} given is used everywhere; {source}'s is not"
+                ));
+                *field = None;
+            }
+            (false, None) => {}
+        }
+    }
+    Ok(notes)
+}
+
 /// Per column results of the model, row 0 north.
 #[derive(Debug, Clone)]
 pub struct DiurnalColumns {
@@ -116,6 +182,12 @@ pub struct DiurnalSummary {
     pub max_slope_flow_m_per_s: f64,
     /// Cells in the terrain's shadow (sun up) or all cells (night).
     pub shaded_cells: usize,
+    /// The mean air temperature (°C) and cloud cover (%) over the columns, and whether each
+    /// came per column from a weather model's grid.
+    pub air_temp_mean_c: f64,
+    pub cloud_cover_mean_pct: f64,
+    pub air_temp_gridded: bool,
+    pub cloud_cover_gridded: bool,
 }
 
 /// Check the inputs; errors name the field.
@@ -300,11 +372,20 @@ fn walk(
     (dh, horiz.hypot(dh))
 }
 
+/// A per-column field of `n` values (else none) and its mean (else `uniform`).
+fn per_column(f: &Option<Vec<f64>>, n: usize, uniform: f64) -> (Option<&[f64]>, f64) {
+    let f = f.as_deref().filter(|f| f.len() == n);
+    let mean = f.map_or(uniform, |f| f.iter().sum::<f64>() / n.max(1) as f64);
+    (f, mean)
+}
+
 /// Run steps 1–6 of the module docs on `terrain_m` (rows × cols, square cells `dx_m`), with
-/// the stations' mean speed `speed` at mean height `z_m` and roughness `z0_m`.
+/// the stations' mean speed `speed` at mean height `z_m` and roughness `z0_m`; the air
+/// temperature and cloud cover of each column from `weather` where it has them, else `d`'s.
 #[allow(clippy::too_many_arguments)]
 pub fn columns(
     d: &Diurnal,
+    weather: &ColumnWeather,
     terrain_m: &[f64],
     rows: usize,
     cols: usize,
@@ -314,11 +395,15 @@ pub fn columns(
     z0_m: f64,
 ) -> DiurnalColumns {
     let sun: SunPosition = solar::sun_position(&d.time_utc, d.lat_deg, d.lon_deg);
-    let cloud = d.cloud_cover_pct / 100.0;
-    let t_k = d.air_temp_c + 273.15;
-    let rho_cp_t = air_density(t_k) * CP * t_k;
-    let shaded = solar::shade(terrain_m, rows, cols, dx_m, &sun);
     let n = rows * cols;
+    let (temps, t_mean_c) = per_column(&weather.air_temp_c, n, d.air_temp_c);
+    let (clouds, cloud_mean_pct) = per_column(&weather.cloud_cover_pct, n, d.cloud_cover_pct);
+    // Column i's cloud fraction, air temperature (K) and ρ c_p T.
+    let cloud_at = |i: usize| clouds.map_or(d.cloud_cover_pct, |c| c[i]) / 100.0;
+    let t_k_at = |i: usize| temps.map_or(d.air_temp_c, |t| t[i]) + 273.15;
+    let t_k = t_mean_c + 273.15;
+    let cloud = cloud_mean_pct / 100.0;
+    let shaded = solar::shade(terrain_m, rows, cols, dx_m, &sun);
     let mut out = DiurnalColumns {
         u_m_per_s: vec![0.0; n],
         v_m_per_s: vec![0.0; n],
@@ -332,6 +417,10 @@ pub fn columns(
                 cloud,
             ),
             shaded_cells: shaded.iter().filter(|&&s| s).count(),
+            air_temp_mean_c: t_mean_c,
+            cloud_cover_mean_pct: cloud_mean_pct,
+            air_temp_gridded: temps.is_some(),
+            cloud_cover_gridded: clouds.is_some(),
             ..Default::default()
         },
     };
@@ -345,6 +434,8 @@ pub fn columns(
             } else {
                 solar::cos_incidence(&sun, beta, aspect)
             };
+            let (cloud, t_k) = (cloud_at(i), t_k_at(i));
+            let rho_cp_t = air_density(t_k) * CP * t_k;
             let h = heat_flux(solar::shortwave_w_per_m2(cos_i, cloud), t_k, cloud);
             h_sum += h;
             out.inv_l_per_m[i] = obukhov(h, speed, z_m, z0_m, t_k).1;

@@ -172,7 +172,18 @@ fn heat_flux_positive_at_noon_negative_at_night() {
     let flat = vec![100.0; N * N];
     let t_k = T_C + 273.15;
     let longwave = 5.31e-13 * t_k.powi(6) - 5.67e-8 * t_k.powi(4);
-    let day = columns(&diurnal(NOON_UTC, 0.0), &flat, N, N, DX, 3.0, 10.0, 0.1).summary;
+    let day = columns(
+        &diurnal(NOON_UTC, 0.0),
+        &ColumnWeather::default(),
+        &flat,
+        N,
+        N,
+        DX,
+        3.0,
+        10.0,
+        0.1,
+    )
+    .summary;
     assert!(
         (day.sun_zenith_deg - (40.0 - 23.44)).abs() < 0.05,
         "{}",
@@ -190,6 +201,7 @@ fn heat_flux_positive_at_noon_negative_at_night() {
     for cloud in [0.0, 50.0, 100.0] {
         let night = columns(
             &diurnal(MIDNIGHT_UTC, cloud),
+            &ColumnWeather::default(),
             &flat,
             N,
             N,
@@ -214,7 +226,17 @@ fn heat_flux_positive_at_noon_negative_at_night() {
 fn no_slope_flow_on_flat_ground() {
     let flat = vec![250.0; N * N];
     for hour in [NOON_UTC, MIDNIGHT_UTC, 6.0, 18.0] {
-        let dc = columns(&diurnal(hour, 0.0), &flat, N, N, DX, 3.0, 10.0, 0.1);
+        let dc = columns(
+            &diurnal(hour, 0.0),
+            &ColumnWeather::default(),
+            &flat,
+            N,
+            N,
+            DX,
+            3.0,
+            10.0,
+            0.1,
+        );
         assert!(dc.u_m_per_s.iter().chain(&dc.v_m_per_s).all(|&x| x == 0.0));
         assert_eq!(dc.summary.max_slope_flow_m_per_s, 0.0);
     }
@@ -235,7 +257,17 @@ fn cone_upslope_by_day_downslope_by_night() {
     let n_flank = (0..N * N).filter(|&i| flank(i)).count();
     assert!(n_flank > 300, "{n_flank}");
     for (hour, up) in [(NOON_UTC, 1.0), (MIDNIGHT_UTC, -1.0)] {
-        let dc = columns(&diurnal(hour, 0.0), &t, N, N, DX, 3.0, 10.0, 0.1);
+        let dc = columns(
+            &diurnal(hour, 0.0),
+            &ColumnWeather::default(),
+            &t,
+            N,
+            N,
+            DX,
+            3.0,
+            10.0,
+            0.1,
+        );
         for i in 0..N * N {
             let dot = up * toward_apex(&dc, i);
             let speed = dc.u_m_per_s[i].hypot(dc.v_m_per_s[i]);
@@ -256,7 +288,17 @@ fn cone_upslope_by_day_downslope_by_night() {
             "{s:?}"
         );
     }
-    let day = columns(&diurnal(NOON_UTC, 0.0), &t, N, N, DX, 3.0, 10.0, 0.1);
+    let day = columns(
+        &diurnal(NOON_UTC, 0.0),
+        &ColumnWeather::default(),
+        &t,
+        N,
+        N,
+        DX,
+        3.0,
+        10.0,
+        0.1,
+    );
     let t_k = T_C + 273.15;
     let h_max = 0.5 * 0.85 * (0.75 * 960.0 + 5.31e-13 * t_k.powi(6) - 5.67e-8 * t_k.powi(4)) / 1.12;
     let bound = (h_max * GRAVITY * CONE_H / (0.4 * air_density(t_k) * CP * t_k)).cbrt();
@@ -316,4 +358,56 @@ fn first_guess_adds_the_slope_flow() {
         }
         assert!(moved >= 8, "hour {hour}: {moved} faces moved");
     }
+}
+
+/// Gridded air temperature and cloud cover (a weather model's): the same values in every
+/// column give the uniform run bit for bit; on flat ground a column's heat flux depends on its
+/// own inputs only, so clear sky in the west and overcast in the east give the two uniform
+/// runs' fluxes weighted by their shares, and the summary says what came from the grid.
+#[test]
+fn gridded_weather_per_column() {
+    let flat = vec![100.0; N * N];
+    let run = |d: &Diurnal, w: &ColumnWeather| columns(d, w, &flat, N, N, DX, 3.0, 10.0, 0.1);
+    let d0 = diurnal(NOON_UTC, 0.0);
+    let uniform = run(&d0, &ColumnWeather::default());
+    let same = run(
+        &d0,
+        &ColumnWeather {
+            air_temp_c: Some(vec![d0.air_temp_c; N * N]),
+            cloud_cover_pct: Some(vec![0.0; N * N]),
+        },
+    );
+    assert_eq!(uniform.inv_l_per_m, same.inv_l_per_m);
+    assert_eq!(
+        uniform.summary.heat_flux_mean_w_per_m2,
+        same.summary.heat_flux_mean_w_per_m2
+    );
+    assert!(same.summary.air_temp_gridded && same.summary.cloud_cover_gridded);
+    assert!(!uniform.summary.air_temp_gridded && !uniform.summary.cloud_cover_gridded);
+    let overcast = run(&diurnal(NOON_UTC, 100.0), &ColumnWeather::default());
+    let half: Vec<f64> = (0..N * N)
+        .map(|i| if i % N < N / 2 { 0.0 } else { 100.0 })
+        .collect();
+    let mixed = run(
+        &d0,
+        &ColumnWeather {
+            air_temp_c: None,
+            cloud_cover_pct: Some(half),
+        },
+    );
+    let (h0, h1) = (
+        uniform.summary.heat_flux_mean_w_per_m2,
+        overcast.summary.heat_flux_mean_w_per_m2,
+    );
+    let hm = mixed.summary.heat_flux_mean_w_per_m2;
+    assert!(h1 < h0, "overcast {h1} vs clear {h0}");
+    // The overcast share of the columns (N odd: N/2 clear columns in each row).
+    let f = (N - N / 2) as f64 / N as f64;
+    let want = (1.0 - f) * h0 + f * h1;
+    assert!((hm - want).abs() <= 1e-12 * h0.abs(), "{hm} vs {want}");
+    assert!((mixed.summary.cloud_cover_mean_pct - 100.0 * f).abs() < 1e-12);
+    assert!(!mixed.summary.air_temp_gridded && mixed.summary.cloud_cover_gridded);
+    // A column's 1/L is the uniform run's of its own sky.
+    assert_eq!(mixed.inv_l_per_m[0], uniform.inv_l_per_m[0]);
+    assert_eq!(mixed.inv_l_per_m[N - 1], overcast.inv_l_per_m[N - 1]);
 }

@@ -59,12 +59,64 @@ pub struct InitGrid {
     pub crs: SourceCrs,
     /// What the grid is, for messages ("FILE, variables u10/v10, time 3").
     pub source: String,
+    /// The air temperature near the ground (°C) at the nodes, for the diurnal model (`None`:
+    /// the model's uniform one).
+    pub air_temp_c: Option<Vec<f64>>,
+    /// The cloud cover (%) at the nodes, for the diurnal model (`None`: uniform).
+    pub cloud_cover_pct: Option<Vec<f64>>,
 }
 
 /// The (u, v) of every DEM column (row 0 north, column order), in the DEM grid's axes, by the
 /// rules of the module docs.
 pub fn regrid(plan: &GridSpec, g: &InitGrid) -> Result<Vec<(f64, f64)>, GeofieldError> {
     check(g)?;
+    Ok(sample(plan, g, [&g.u, &g.v], "wind")?
+        .into_iter()
+        .map(|([u, v], turn)| {
+            let (s, co) = turn.sin_cos();
+            (u * co + v * s, v * co - u * s)
+        })
+        .collect())
+}
+
+/// The air temperature and cloud cover of `g` at every DEM column (bilinear, as the wind;
+/// `None` where the grid has none).
+pub fn weather_columns(
+    plan: &GridSpec,
+    g: &InitGrid,
+) -> Result<super::diurnal::ColumnWeather, GeofieldError> {
+    check(g)?;
+    let one = |f: &Option<Vec<f64>>, what: &str| -> Result<Option<Vec<f64>>, GeofieldError> {
+        let Some(f) = f else { return Ok(None) };
+        if f.len() != g.u.len() {
+            return Err(GeofieldError::Invalid(format!(
+                "{}: the {what} holds {} values, the wind {}",
+                g.source,
+                f.len(),
+                g.u.len()
+            )));
+        }
+        Ok(Some(
+            sample(plan, g, [f, f], what)?
+                .into_iter()
+                .map(|(v, _)| v[0])
+                .collect(),
+        ))
+    };
+    Ok(super::diurnal::ColumnWeather {
+        air_temp_c: one(&g.air_temp_c, "air temperature")?,
+        cloud_cover_pct: one(&g.cloud_cover_pct, "cloud cover")?,
+    })
+}
+
+/// Two fields of `g` interpolated bilinearly at every DEM column (module docs), with the turn
+/// of the column's vectors; `what` names the fields in errors.
+fn sample(
+    plan: &GridSpec,
+    g: &InitGrid,
+    fields: [&[f64]; 2],
+    what: &str,
+) -> Result<Vec<([f64; 2], f64)>, GeofieldError> {
     let place = placement(plan, g.crs)?;
     let geographic = matches!(g.crs, SourceCrs::LonLat { .. });
     let xa = Axis::new(&g.x, geographic);
@@ -91,7 +143,7 @@ pub fn regrid(plan: &GridSpec, g: &InitGrid) -> Result<Vec<(f64, f64)>, Geofield
             let (i0, i1, tx) = xa.locate(x).ok_or_else(outside)?;
             let (j0, j1, ty) = ya.locate(y).ok_or_else(outside)?;
             let mut uv = [0.0f64; 2];
-            for (out, field) in uv.iter_mut().zip([&g.u, &g.v]) {
+            for (out, field) in uv.iter_mut().zip(fields) {
                 let mut acc = 0.0;
                 for (j, wy) in [(j0, 1.0 - ty), (j1, ty)] {
                     for (i, wx) in [(i0, 1.0 - tx), (i1, tx)] {
@@ -102,7 +154,7 @@ pub fn regrid(plan: &GridSpec, g: &InitGrid) -> Result<Vec<(f64, f64)>, Geofield
                         let val = field[j * nx + i];
                         if !val.is_finite() {
                             return Err(GeofieldError::Invalid(format!(
-                                "{}: the wind at node (x {}, y {}) is missing, and the DEM \
+                                "{}: the {what} at node (x {}, y {}) is missing, and the DEM \
                                  column at row {}, col {} needs it",
                                 g.source,
                                 g.x[i],
@@ -116,10 +168,37 @@ pub fn regrid(plan: &GridSpec, g: &InitGrid) -> Result<Vec<(f64, f64)>, Geofield
                 }
                 *out = acc;
             }
-            let (s, co) = turn.sin_cos();
-            Ok((uv[0] * co + uv[1] * s, uv[1] * co - uv[0] * s))
+            Ok((uv, turn))
         })
+        .collect::<Vec<_>>()
+        // The first column in order that fails, whatever the threads' timing.
+        .into_iter()
         .collect()
+}
+
+/// The first guess's sources from a gridded wind: each column holds the regridded wind with
+/// one profile, the options' default class at the grid's height (one station in every column).
+pub(super) fn sources(
+    grid: &super::grid::WindGrid,
+    g: &InitGrid,
+    opts: &super::params::WindOptions,
+) -> Result<super::init::Sources, GeofieldError> {
+    let uv = regrid(&grid.plan, g)?;
+    let n = uv.len().max(1) as f64;
+    let mean_speed_m_per_s = uv.iter().map(|(u, v)| u.hypot(*v)).sum::<f64>() / n;
+    Ok(super::init::Sources {
+        columns: uv
+            .into_iter()
+            .map(|(u, v)| (vec![(0, u, v)], 1.0))
+            .collect(),
+        profiles: vec![(opts.default_stability, g.height_agl_m)],
+        stability: vec![opts.default_stability; grid.rows() * grid.cols()],
+        used: Vec::new(),
+        ignored: Vec::new(),
+        domain_class: opts.default_stability,
+        mean_speed_m_per_s,
+        mean_height_m: g.height_agl_m,
+    })
 }
 
 /// The grid's own checks: shapes, monotonic finite axes, height, plausible speeds.

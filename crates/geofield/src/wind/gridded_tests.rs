@@ -42,6 +42,8 @@ fn grid_of(f: impl Fn(f64, f64) -> (f64, f64)) -> InitGrid {
         height_agl_m: 10.0,
         crs: SourceCrs::Same,
         source: "test grid".into(),
+        air_temp_c: None,
+        cloud_cover_pct: None,
     }
 }
 
@@ -186,6 +188,8 @@ fn lonlat_winds_turn_by_the_meridian_convergence() {
         height_agl_m: 10.0,
         crs: SourceCrs::LonLat { dem_epsg: epsg },
         source: "lonlat".into(),
+        air_temp_c: None,
+        cloud_cover_pct: None,
     };
     let uv = regrid(&p, &g).unwrap();
     for (c, (u, v)) in uv.iter().enumerate() {

@@ -36,7 +36,7 @@ use crate::neighbors::{IndexKind, KnnQuery, knn_cpu as knn};
 pub const MAX_STATIONS_PER_CELL: usize = 64;
 
 /// Per column: (profile, Σ w u, Σ w v) for each distinct station profile, and Σ w.
-type ColumnSums = (Vec<(usize, f64, f64)>, f64);
+pub(super) type ColumnSums = (Vec<(usize, f64, f64)>, f64);
 
 /// The first guess and what it was built from.
 #[derive(Debug, Clone)]
@@ -168,7 +168,7 @@ pub fn first_guess(
                 g.source
             )));
         }
-        Some(g) => gridded_columns(grid, g, opts)?,
+        Some(g) => super::gridded::sources(grid, g, opts)?,
         None => station_columns(grid, stations, opts)?,
     };
     let Sources {
@@ -182,6 +182,10 @@ pub fn first_guess(
         mean_height_m,
     } = src;
     let (rows, cols) = (grid.rows(), grid.cols());
+    let weather = match &opts.init_grid {
+        Some(g) if opts.diurnal.is_some() => super::gridded::weather_columns(&grid.plan, g)?,
+        _ => Default::default(),
+    };
     let diurnal = opts.diurnal.as_ref().map(|d| {
         let z0 = match opts.profile {
             Profile::Log { roughness_m } => roughness_m,
@@ -189,6 +193,7 @@ pub fn first_guess(
         };
         super::diurnal::columns(
             d,
+            &weather,
             &grid.terrain_m,
             rows,
             cols,
@@ -295,17 +300,17 @@ pub fn first_guess(
 }
 
 /// What the first guess is built from, per column: the weighted wind sums by profile.
-struct Sources {
-    columns: Vec<ColumnSums>,
+pub(super) struct Sources {
+    pub(super) columns: Vec<ColumnSums>,
     /// (class, reference height) of each profile.
-    profiles: Vec<(Stability, f64)>,
-    stability: Vec<Stability>,
-    used: Vec<Station>,
-    ignored: Vec<IgnoredStation>,
-    domain_class: Stability,
+    pub(super) profiles: Vec<(Stability, f64)>,
+    pub(super) stability: Vec<Stability>,
+    pub(super) used: Vec<Station>,
+    pub(super) ignored: Vec<IgnoredStation>,
+    pub(super) domain_class: Stability,
     /// The mean input speed and height, for the diurnal model's u* and L.
-    mean_speed_m_per_s: f64,
-    mean_height_m: f64,
+    pub(super) mean_speed_m_per_s: f64,
+    pub(super) mean_height_m: f64,
 }
 
 /// Steps 1 and 5 from the stations: the nearest station's class, and per column the 1/d²
@@ -421,31 +426,6 @@ fn station_columns(
         domain_class,
         mean_speed_m_per_s,
         mean_height_m,
-    })
-}
-
-/// A gridded wind ([`super::gridded`]): each column holds the regridded wind with one
-/// profile, the options' default class at the grid's height (one station in every column).
-fn gridded_columns(
-    grid: &WindGrid,
-    g: &super::gridded::InitGrid,
-    opts: &WindOptions,
-) -> Result<Sources, GeofieldError> {
-    let uv = super::gridded::regrid(&grid.plan, g)?;
-    let n = uv.len().max(1) as f64;
-    let mean_speed_m_per_s = uv.iter().map(|(u, v)| u.hypot(*v)).sum::<f64>() / n;
-    Ok(Sources {
-        columns: uv
-            .into_iter()
-            .map(|(u, v)| (vec![(0, u, v)], 1.0))
-            .collect(),
-        profiles: vec![(opts.default_stability, g.height_agl_m)],
-        stability: vec![opts.default_stability; grid.rows() * grid.cols()],
-        used: Vec::new(),
-        ignored: Vec::new(),
-        domain_class: opts.default_stability,
-        mean_speed_m_per_s,
-        mean_height_m: g.height_agl_m,
     })
 }
 

@@ -77,7 +77,7 @@ pub use grid::{Levels, WindGrid};
 pub use gridded::{InitGrid, SourceCrs};
 pub use params::{
     Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, check_options,
-    speed_direction,
+    check_options_before_grid, speed_direction,
 };
 pub use report::{IgnoredStation, SolveReport, StopReason, WindField};
 pub use sample::{

@@ -241,6 +241,22 @@ pub fn speed_direction(u: f64, v: f64) -> (f64, f64) {
     (s, if d < 0.0 { d + 360.0 } else { d }.rem_euclid(360.0))
 }
 
+/// [`check_options`] before a gridded first guess is read: a diurnal air temperature or cloud
+/// cover still to come from the grid (NaN until [`super::diurnal::weather_from_grid`]) is left
+/// to the check at the solve, the grid's values having been range-checked by its reader.
+pub fn check_options_before_grid(opts: &WindOptions) -> Result<(), GeofieldError> {
+    let mut o = opts.clone();
+    if let Some(d) = o.diurnal.as_mut() {
+        if d.air_temp_c.is_nan() {
+            d.air_temp_c = 15.0;
+        }
+        if d.cloud_cover_pct.is_nan() {
+            d.cloud_cover_pct = 0.0;
+        }
+    }
+    check_options(&o)
+}
+
 /// Check the options on their own (before any input is read): every field in its domain, and
 /// no option that the chosen model and solver would ignore. [`super::compute_deferred`] calls it too.
 pub fn check_options(opts: &WindOptions) -> Result<(), GeofieldError> {

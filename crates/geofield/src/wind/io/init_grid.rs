@@ -20,6 +20,9 @@
 //!   scalar coordinate for 10 m winds), or 10 m for variables named for 10 m (`u10`,
 //!   `ugrd10m`, `…10maboveground`), with a note; otherwise an error asks for it.
 //!
+//! - **Air temperature and cloud cover** (with [`InitGridRequest::weather`]): see
+//!   [`super::init_weather`]; each is read when found, for the diurnal model.
+//!
 //! Times: CF `UNITS since DATE` (seconds, minutes, hours or days; Gregorian calendars) match
 //! `YYYY-MM-DDTHH:MM[:SS]` in UTC to the second.
 
@@ -27,9 +30,10 @@ use std::path::Path;
 
 use geofield_io::NcReader;
 
+use super::cf_time::{format_time, match_time};
+use super::init_weather;
 use crate::InputError;
 use crate::wind::gridded::{InitGrid, SourceCrs};
-use crate::wind::solar::{UtcTime, julian_day};
 
 /// Which time of the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +55,13 @@ pub struct InitGridRequest {
     pub crs_epsg: Option<u16>,
     /// The DEM's CRS.
     pub dem_epsg: Option<u16>,
+    /// Also read the air temperature and the cloud cover when the file has them (for the
+    /// diurnal model).
+    pub weather: bool,
+    /// The air temperature variable (default: found, [`super::init_weather`]).
+    pub temp_var: Option<String>,
+    /// The cloud cover variable (default: found).
+    pub cloud_var: Option<String>,
 }
 
 /// The grid and the notes a user should see (what was assumed or chosen).
@@ -195,42 +206,77 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
         }
     };
     let plane = nx * ny;
-    let read_plane = |nc: &mut NcReader, var: &str| -> Result<Vec<f64>, InputError> {
-        let data = if uinfo.is_record {
-            nc.read(var, Some(t_index))?
-        } else {
-            let all = nc.read(var, None)?;
-            let start = t_index * plane;
-            all.get(start..start + plane)
-                .map(<[f64]>::to_vec)
-                .ok_or_else(|| invalid(format!("{var:?} holds fewer values than its shape")))?
+    let read_plane =
+        |nc: &mut NcReader, var: &str, conv: &dyn Fn(f64) -> f64| -> Result<Vec<f64>, InputError> {
+            let data = if uinfo.is_record {
+                nc.read(var, Some(t_index))?
+            } else {
+                let all = nc.read(var, None)?;
+                let start = t_index * plane;
+                all.get(start..start + plane)
+                    .map(<[f64]>::to_vec)
+                    .ok_or_else(|| invalid(format!("{var:?} holds fewer values than its shape")))?
+            };
+            if data.len() != plane {
+                return Err(invalid(format!(
+                    "{var:?}: one time holds {} values, not the {ny} x {nx} of its axes",
+                    data.len()
+                )));
+            }
+            Ok(if transposed {
+                // (x, y) order: transpose to y-major.
+                let mut out = vec![0.0; plane];
+                for i in 0..nx {
+                    for j in 0..ny {
+                        out[j * nx + i] = conv(data[i * ny + j]);
+                    }
+                }
+                out
+            } else {
+                data.into_iter().map(conv).collect()
+            })
         };
-        if data.len() != plane {
-            return Err(invalid(format!(
-                "{var:?}: one time holds {} values, not the {ny} x {nx} of its axes",
-                data.len()
-            )));
-        }
-        let factor = speed_factor(nc.attr_text(var, "units").as_deref()).map_err(|u| {
+    let speed = |nc: &NcReader, var: &str| {
+        speed_factor(nc.attr_text(var, "units").as_deref()).map_err(|u| {
             invalid(format!(
                 "{var:?}: unknown units {u:?}; use m s-1, m/s, knots, km/h or mph"
             ))
-        })?;
-        Ok(if transposed {
-            // (x, y) order: transpose to y-major.
-            let mut out = vec![0.0; plane];
-            for i in 0..nx {
-                for j in 0..ny {
-                    out[j * nx + i] = data[i * ny + j] * factor;
-                }
-            }
-            out
-        } else {
-            data.into_iter().map(|v| v * factor).collect()
         })
     };
-    let u = read_plane(&mut nc, &uname)?;
-    let v = read_plane(&mut nc, &vname)?;
+    let (fu, fv) = (speed(&nc, &uname)?, speed(&nc, &vname)?);
+    let u = read_plane(&mut nc, &uname, &|x| x * fu)?;
+    let v = read_plane(&mut nc, &vname, &|x| x * fv)?;
+    let mut weather = [None, None];
+    for (slot, (kind, named)) in weather.iter_mut().zip([
+        (&init_weather::TEMP, req.temp_var.as_deref()),
+        (&init_weather::CLOUD, req.cloud_var.as_deref()),
+    ]) {
+        if !req.weather {
+            continue;
+        }
+        let Some(name) =
+            init_weather::pick(&nc, kind, named, &uinfo.dims, &mut notes).map_err(invalid)?
+        else {
+            continue;
+        };
+        let units = nc.attr_text(&name, "units");
+        let bad_units = |e: String| invalid(format!("{name:?} (the {}) {e}", kind.what));
+        let mut values = if kind.flag == init_weather::TEMP.flag {
+            let conv = init_weather::temp_to_c(units.as_deref()).map_err(bad_units)?;
+            read_plane(&mut nc, &name, &conv)?
+        } else {
+            let f = init_weather::cloud_to_pct(units.as_deref()).map_err(bad_units)?;
+            read_plane(&mut nc, &name, &|x| x * f)?
+        };
+        init_weather::check(kind, &name, &mut values).map_err(invalid)?;
+        notes.push(format!(
+            "{}: the {} from {name:?}",
+            path.display(),
+            kind.what
+        ));
+        *slot = Some(values);
+    }
+    let [air_temp_c, cloud_cover_pct] = weather;
     if nc.attr_text(&uname, "units").is_none() {
         notes.push(format!(
             "{}: {uname:?} declares no units; taken as m/s",
@@ -255,6 +301,8 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
             height_agl_m: height,
             crs,
             source,
+            air_temp_c,
+            cloud_cover_pct,
         },
         notes,
         time,
@@ -445,126 +493,6 @@ pub fn source_crs(grid_epsg: Option<u16>, dem_epsg: Option<u16>) -> Result<Sourc
              EPSG:CODE for the DEM)"
         )),
     }
-}
-
-/// The index of the time `at` among `values` (CF `units`, `calendar`), to the second.
-fn match_time(at: &str, values: &[f64], units: &str, calendar: &str) -> Result<usize, String> {
-    let (seconds, origin) = cf_time_axis(units, calendar)?;
-    let want = parse_utc(at)
-        .ok_or_else(|| format!("--init-time {at:?}: expected an index or YYYY-MM-DDTHH:MM[:SS]"))?;
-    let target_s = (want - origin) * 86400.0;
-    let best = values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .min_by(|a, b| {
-            ((a.1 * seconds) - target_s)
-                .abs()
-                .total_cmp(&((b.1 * seconds) - target_s).abs())
-        })
-        .ok_or_else(|| "the time coordinate has no value".to_string())?;
-    if ((best.1 * seconds) - target_s).abs() > 0.5 {
-        let first = values.first().copied().unwrap_or(f64::NAN);
-        let last = values.last().copied().unwrap_or(f64::NAN);
-        return Err(format!(
-            "no time equals {at} UTC; the file has {} times from {first} to {last} {units}, the \
-             nearest index {} ({} {units})",
-            values.len(),
-            best.0,
-            best.1
-        ));
-    }
-    Ok(best.0)
-}
-
-/// The seconds per unit and the Julian day of the origin of CF time `units` ("UNIT since
-/// DATE") in a Gregorian `calendar`, or why not.
-fn cf_time_axis(units: &str, calendar: &str) -> Result<(f64, f64), String> {
-    let cal = calendar.trim().to_ascii_lowercase();
-    if !matches!(
-        cal.as_str(),
-        "" | "standard" | "gregorian" | "proleptic_gregorian"
-    ) {
-        return Err(format!(
-            "calendar {calendar:?} is not Gregorian: choose the time by index (--init-time N)"
-        ));
-    }
-    let (unit, since) = units
-        .split_once(" since ")
-        .ok_or_else(|| format!("time units {units:?} are not `UNITS since DATE`"))?;
-    let seconds = match unit.trim().to_ascii_lowercase().as_str() {
-        "seconds" | "second" | "secs" | "sec" | "s" => 1.0,
-        "minutes" | "minute" | "mins" | "min" => 60.0,
-        "hours" | "hour" | "hrs" | "hr" | "h" => 3600.0,
-        "days" | "day" | "d" => 86400.0,
-        other => {
-            return Err(format!(
-                "time unit {other:?} is not seconds, minutes, hours or days"
-            ));
-        }
-    };
-    let origin = parse_utc(since).ok_or_else(|| format!("cannot read the date in {units:?}"))?;
-    Ok((seconds, origin))
-}
-
-/// The CF time `value` (`units`, Gregorian `calendar`) as `YYYY-MM-DDTHH:MM:SSZ`, or `None`.
-fn format_time(value: f64, units: &str, calendar: &str) -> Option<String> {
-    let (seconds, origin) = cf_time_axis(units, calendar).ok()?;
-    let jd = origin + value * seconds / 86400.0;
-    if !jd.is_finite() || jd < 0.0 {
-        return None;
-    }
-    // Meeus ch. 7, Julian day to Gregorian date; the time of day rounded to the second.
-    let total_s = ((jd + 0.5) * 86400.0).round();
-    let z = (total_s / 86400.0).floor();
-    let sec_of_day = total_s - z * 86400.0;
-    let alpha = ((z - 1_867_216.25) / 36_524.25).floor();
-    let a = z + 1.0 + alpha - (alpha / 4.0).floor();
-    let b = a + 1524.0;
-    let c = ((b - 122.1) / 365.25).floor();
-    let d = (365.25 * c).floor();
-    let e = ((b - d) / 30.6001).floor();
-    let day = b - d - (30.6001 * e).floor();
-    let month = if e < 14.0 { e - 1.0 } else { e - 13.0 };
-    let year = if month > 2.0 { c - 4716.0 } else { c - 4715.0 };
-    let (h, m, sec) = (
-        (sec_of_day / 3600.0).floor(),
-        ((sec_of_day % 3600.0) / 60.0).floor(),
-        sec_of_day % 60.0,
-    );
-    Some(format!(
-        "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{sec:02}Z"
-    ))
-}
-
-/// Julian day of `YYYY-MM-DD[T| ]HH:MM[:SS[.f]]` (or a date alone), with an optional trailing
-/// `Z`, `UTC` or `+00:00`.
-fn parse_utc(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let s = s
-        .strip_suffix("UTC")
-        .or_else(|| s.strip_suffix('Z'))
-        .or_else(|| s.strip_suffix("+00:00"))
-        .or_else(|| s.strip_suffix("+0000"))
-        .unwrap_or(s)
-        .trim();
-    let (date, time) = match s.split_once(['T', ' ']) {
-        Some((d, t)) => (d, t.trim()),
-        None => (s, "00:00:00"),
-    };
-    let mut d = date.split('-');
-    let year: i32 = d.next()?.parse().ok()?;
-    let month: u32 = d.next()?.parse().ok()?;
-    let day: u32 = d.next()?.parse().ok()?;
-    let mut t = time.split(':');
-    let hour: u32 = t.next()?.parse().ok()?;
-    let minute: u32 = t.next().unwrap_or("0").parse().ok()?;
-    let second: f64 = t.next().unwrap_or("0").parse().ok()?;
-    if !(0.0..60.0).contains(&second) {
-        return None;
-    }
-    let ut = UtcTime::from_local(year, month, day, hour, minute, 0.0)?;
-    Some(julian_day(&ut) + second / 86400.0)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::wind::io::cf_time::parse_utc;
 use geofield_io::{NcAttr, NcData, NcFile, NcVar, write_netcdf};
 
 fn text(s: &str) -> NcAttr {
@@ -301,4 +302,132 @@ fn parses_cf_dates() {
     assert_eq!(format_time(1.0, "days since 2000-01-01", "noleap"), None);
     let e = match_time("2000-01-03", &[0.0], units, "noleap").unwrap_err();
     assert!(e.contains("not Gregorian"), "{e}");
+}
+
+/// A 1 × 2 × 3 (time, latitude, longitude) file with u10/v10 and the weather variables
+/// `extra` (name, units or none, values), for the air temperature and cloud cover.
+fn weather_file(dir: &Path, extra: &[(&str, Option<&str>, [f64; 6])]) -> std::path::PathBuf {
+    let path = dir.join("wx.nc");
+    let (lat, lon) = ([45.25, 45.0], [240.5, 240.75, 241.0]);
+    let (u, v) = ([3.0; 6], [-1.0; 6]);
+    let dims3 = || vec!["time".into(), "latitude".into(), "longitude".into()];
+    let mut vars = vec![
+        NcVar {
+            name: "longitude".into(),
+            dims: vec!["longitude".into()],
+            data: NcData::F64(&lon),
+            attrs: vec![("units".into(), text("degrees_east"))],
+        },
+        NcVar {
+            name: "latitude".into(),
+            dims: vec!["latitude".into()],
+            data: NcData::F64(&lat),
+            attrs: vec![("units".into(), text("degrees_north"))],
+        },
+        NcVar {
+            name: "u10".into(),
+            dims: dims3(),
+            data: NcData::F64(&u),
+            attrs: vec![("units".into(), text("m s**-1"))],
+        },
+        NcVar {
+            name: "v10".into(),
+            dims: dims3(),
+            data: NcData::F64(&v),
+            attrs: vec![("units".into(), text("m s**-1"))],
+        },
+    ];
+    for (name, units, values) in extra {
+        vars.push(NcVar {
+            name: (*name).into(),
+            dims: dims3(),
+            data: NcData::F64(values),
+            attrs: units.map_or(vec![], |u| vec![("units".into(), text(u))]),
+        });
+    }
+    let file = NcFile {
+        dims: vec![
+            ("time".into(), 1),
+            ("latitude".into(), 2),
+            ("longitude".into(), 3),
+        ],
+        global_attrs: vec![],
+        vars,
+    };
+    write_netcdf(&path, &file).unwrap();
+    path
+}
+
+/// ERA5's t2m (K) and tcc (a fraction) read with `weather`, converted to °C and %, in the
+/// wind's node order; nothing read without `weather`; °F and % units; the refusals: no units,
+/// a temperature out of range, a named variable that is absent.
+#[test]
+fn reads_air_temperature_and_cloud_cover() {
+    let dir = tempfile::tempdir().unwrap();
+    let t2m = [293.15, 294.15, 295.15, 283.15, 284.15, 285.15];
+    let tcc = [0.0, 0.25, 0.5, 0.75, 1.0, 1.0 + 1e-9];
+    let p = weather_file(
+        dir.path(),
+        &[("t2m", Some("K"), t2m), ("tcc", Some("(0 - 1)"), tcc)],
+    );
+    let plain = read_init_grid(&p, &req(32611)).unwrap();
+    assert!(plain.grid.air_temp_c.is_none() && plain.grid.cloud_cover_pct.is_none());
+    let q = InitGridRequest {
+        weather: true,
+        ..req(32611)
+    };
+    let r = read_init_grid(&p, &q).unwrap();
+    let t = r.grid.air_temp_c.as_ref().unwrap();
+    let c = r.grid.cloud_cover_pct.as_ref().unwrap();
+    for i in 0..6 {
+        assert!((t[i] - (t2m[i] - 273.15)).abs() < 1e-9, "{i}: {}", t[i]);
+        assert!(
+            (c[i] - (100.0 * tcc[i]).min(100.0)).abs() < 1e-9,
+            "{i}: {}",
+            c[i]
+        );
+    }
+    assert!(
+        r.notes.iter().any(|n| n.contains("\"t2m\"")),
+        "{:?}",
+        r.notes
+    );
+    // °F and % under names the reader does not know: read only when named.
+    let p = weather_file(
+        dir.path(),
+        &[
+            ("temp_f", Some("degF"), [68.0; 6]),
+            ("clouds", Some("%"), [40.0; 6]),
+        ],
+    );
+    let unnamed = read_init_grid(&p, &q).unwrap();
+    assert!(unnamed.grid.air_temp_c.is_none() && unnamed.grid.cloud_cover_pct.is_none());
+    let q2 = InitGridRequest {
+        temp_var: Some("temp_f".into()),
+        cloud_var: Some("clouds".into()),
+        ..q.clone()
+    };
+    let r = read_init_grid(&p, &q2).unwrap();
+    assert!((r.grid.air_temp_c.as_ref().unwrap()[0] - 20.0).abs() < 1e-12);
+    assert_eq!(r.grid.cloud_cover_pct.as_ref().unwrap()[5], 40.0);
+    // Refusals name the file and the variable.
+    for (extra, says) in [
+        (vec![("t2m", None, t2m)], "no units"),
+        (vec![("t2m", Some("K"), [400.0; 6])], "outside"),
+        (vec![("tcc", Some("1"), [1.5; 6])], "outside"),
+        (vec![("t2m", Some("hPa"), t2m)], "not K"),
+    ] {
+        let p = weather_file(dir.path(), &extra);
+        let e = read_init_grid(&p, &q).unwrap_err().to_string();
+        assert!(e.contains("wx.nc") && e.contains(says), "{e}");
+    }
+    let q3 = InitGridRequest {
+        temp_var: Some("T2".into()),
+        ..q.clone()
+    };
+    let e = read_init_grid(&p, &q3).unwrap_err().to_string();
+    assert!(
+        e.contains("--init-temp \"T2\"") && e.contains("no such variable"),
+        "{e}"
+    );
 }

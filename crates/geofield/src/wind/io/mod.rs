@@ -40,7 +40,9 @@
 //!
 //! Every writer writes its file atomically (a temporary file renamed into place).
 
+mod cf_time;
 mod init_grid;
+mod init_weather;
 mod netcdf;
 mod ninja;
 mod ninja_cfg;
