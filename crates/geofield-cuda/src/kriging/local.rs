@@ -252,14 +252,29 @@ pub fn local_krige<T: KrigeFloat>(
         times.solve_ms += event_ms(&t1, &t2)?;
         j0 += m;
     }
-    let mut pred = gpu.download(&d_pred, out_len, "the predictions")?;
-    let mut var = if inp.want_variance {
-        Some(gpu.download(&d_var, nn, "the variances")?)
+    let out = download_local(gpu, &d_pred, &d_var, nn, hh, inp.want_variance)?;
+    times.kernel_ms = times.build_ms + times.search_ms + times.solve_ms;
+    times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
+    Ok((out, times))
+}
+
+/// The local kernels' predictions (`hh` surfaces of `nn` nodes, surface-major) and variances
+/// (when `want_var`) downloaded. A system too ill-conditioned for the precision can overflow:
+/// such a node gets no value (NaN in every surface and the variance), never ±inf.
+pub(super) fn download_local<T: KrigeFloat>(
+    gpu: &Gpu,
+    d_pred: &cudarc::driver::CudaSlice<T>,
+    d_var: &cudarc::driver::CudaSlice<T>,
+    nn: usize,
+    hh: usize,
+    want_var: bool,
+) -> Result<LocalOutput<T>, CudaError> {
+    let mut pred = gpu.download(d_pred, nn * hh, "the predictions")?;
+    let mut var = if want_var {
+        Some(gpu.download(d_var, nn, "the variances")?)
     } else {
         None
     };
-    // A system too ill-conditioned for the precision can overflow: such a node gets no value
-    // (NaN in every surface and the variance), never ±inf.
     let nan = T::from_f64(f64::NAN);
     for j in 0..nn {
         let inf = (0..hh).any(|h| pred[h * nn + j].widen().is_infinite())
@@ -273,7 +288,5 @@ pub fn local_krige<T: KrigeFloat>(
             }
         }
     }
-    times.kernel_ms = times.build_ms + times.search_ms + times.solve_ms;
-    times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
-    Ok((LocalOutput { pred, var }, times))
+    Ok(LocalOutput { pred, var })
 }

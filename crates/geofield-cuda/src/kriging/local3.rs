@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::local::local_layout;
+use super::local::{download_local, local_layout};
 use super::params::{LocalParams, SupportArgs};
 use super::{
     Covariance, K_MAX, LocalOutput, LocalTimes, MODULE, check_finite, event_ms, launch_err,
@@ -184,22 +184,8 @@ pub fn local_krige3(
         times.solve_ms += event_ms(&t1, &t2)?;
         j0 += m;
     }
-    let mut pred = gpu.download(&d_pred, nn, "the predictions")?;
-    let mut var = if inp.want_variance {
-        Some(gpu.download(&d_var, nn, "the variances")?)
-    } else {
-        None
-    };
-    // A system too ill-conditioned can overflow: such a node gets no value, never ±inf.
-    for j in 0..nn {
-        if pred[j].is_infinite() || var.as_ref().is_some_and(|v| v[j].is_infinite()) {
-            pred[j] = f64::NAN;
-            if let Some(v) = var.as_mut() {
-                v[j] = f64::NAN;
-            }
-        }
-    }
+    let out = download_local(gpu, &d_pred, &d_var, nn, 1, inp.want_variance)?;
     times.kernel_ms = times.build_ms + times.search_ms + times.solve_ms;
     times.total_ms = wall.elapsed().as_secs_f64() * 1e3;
-    Ok((LocalOutput { pred, var }, times))
+    Ok((out, times))
 }
