@@ -122,20 +122,36 @@ def test_refusals(tmp_path):
 def test_diurnal_takes_the_grids_temperature_and_cloud_cover():
     # ERA5's t2m (K) and tcc (a fraction) beside its wind: with diurnal=... and no air_temp or
     # cloud_cover, the model takes them per column; the same values given over a grid without
-    # them give the same field; neither: an error naming air_temp.
-    d = dem(hill, crs="EPSG:32611")
+    # them give the same field; a value given wins; neither: an error naming air_temp.
+    pyproj = pytest.importorskip("pyproj")
+    x0, y0 = pyproj.Transformer.from_crs(4326, 32611, always_xy=True).transform(-119.0, 45.0)
+    xc, yc = x0 + 20 * 25.0, y0 + 16 * 25.0
+    d = dem(lambda X, Y: 300 + 60 * np.exp(-(((X - xc) / 150) ** 2 + ((Y - yc) / 150) ** 2)),
+            x0=x0, y0=y0, crs="EPSG:32611")
     ds = era5(times=("2024-06-21T18:00",))
     shape = ds.u10.shape
     wx = ds.assign(t2m=(ds.u10.dims, np.full(shape, 293.15), {"units": "K"}),
                    tcc=(ds.u10.dims, np.full(shape, 0.25), {"units": "(0 - 1)"}))
     when = dict(date="2024-06-21", time="11:00", utc_offset=-7)
-    kw = dict(nz=8, dz_m=10.0, backend="cpu", profile="log", roughness_m=0.1)
+    kw = dict(nz=12, dz_m=10.0, backend="cpu", profile="log", roughness_m=0.1)
     with pytest.warns(UserWarning, match="air temperature from"):
         gridded = geofield.wind(d, init_grid=wx, diurnal=when, **kw)
     flags = geofield.wind(d, init_grid=ds, diurnal=dict(when, air_temp=293.15 - 273.15,
                                                         cloud_cover=25.0), **kw)
-    np.testing.assert_array_equal(gridded.speed_agl, flags.speed_agl)
-    assert gridded.attrs["diurnal_heat_flux_mean_w_per_m2"] == \
-        flags.attrs["diurnal_heat_flux_mean_w_per_m2"]
+    # The grid's uniform values reach each column through a bilinear blend (weights summing to
+    # 1 within rounding): the same inputs to a few ulps, so the same field to ~1e-15; the
+    # model's response to the temperature itself is ~1e-3 per degree (slope flows ∝ 1/T^(1/3)).
+    np.testing.assert_allclose(gridded.speed_agl, flags.speed_agl, rtol=1e-12, atol=0)
+    assert gridded.attrs["diurnal_air_temp_gridded"] == 1
+    assert gridded.attrs["diurnal_max_slope_flow_m_per_s"] > 0  # the hill's slopes flow
+    assert math.isclose(gridded.attrs["diurnal_heat_flux_mean_w_per_m2"],
+                        flags.attrs["diurnal_heat_flux_mean_w_per_m2"], rel_tol=1e-12)
+    # A value given wins over the grid's (with a warning): overcast, so less heat flux.
+    with pytest.warns(UserWarning, match="cloud cover given is used everywhere"):
+        over = geofield.wind(d, init_grid=wx, diurnal=dict(when, cloud_cover=100.0), **kw)
+    assert over.attrs["diurnal_cloud_cover_gridded"] == 0
+    assert over.attrs["diurnal_air_temp_gridded"] == 1
+    assert over.attrs["diurnal_heat_flux_mean_w_per_m2"] < \
+        gridded.attrs["diurnal_heat_flux_mean_w_per_m2"]
     with pytest.raises(ValueError, match="air_temp"):
         geofield.wind(d, init_grid=ds, diurnal=dict(when, cloud_cover=25.0), **kw)

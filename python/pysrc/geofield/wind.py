@@ -142,8 +142,9 @@ _DIURNAL_KEYS = {"date", "time", "utc_offset", "time_zone", "air_temp", "cloud_c
                  "lon", "slope_flows"}
 
 
-def _diurnal(d):
-    """The native tuple of ``diurnal`` (see ``wind``)."""
+def _diurnal(d, gridded=False):
+    """The native tuple of ``diurnal`` (see ``wind``); with ``gridded`` (an ``init_grid``),
+    ``air_temp`` and ``cloud_cover`` may come from the grid."""
     import datetime as _dt
 
     if not isinstance(d, dict):
@@ -153,7 +154,7 @@ def _diurnal(d):
     if unknown:
         raise GeofieldValueError(f"diurnal: unknown keys {unknown}; expected "
                                  f"{sorted(_DIURNAL_KEYS)}")
-    for key in ("date", "air_temp", "cloud_cover"):
+    for key in ("date",) if gridded else ("date", "air_temp", "cloud_cover"):
         if d.get(key) is None:
             raise GeofieldValueError(f"diurnal: needs {key!r}")
     date, time = d["date"], d.get("time")
@@ -284,7 +285,9 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         ``utc_offset`` (hours, local time minus UTC, e.g. -7) or ``time_zone`` (a zone of the
         IANA database such as "America/Denver", its offset at the date with daylight saving
         time, or a fixed offset such as "UTC-7" or "-06:00"), ``air_temp`` (°C),
-        ``cloud_cover`` (%, 0–100), and
+        ``cloud_cover`` (%, 0–100; both optional with ``init_grid``: a weather model's
+        near-surface air temperature and cloud cover, such as ERA5's ``t2m`` and ``tcc``, are
+        then used per DEM column), and
         optionally ``lat``/``lon`` (degrees; default the DEM centre's, from its CRS) and
         ``slope_flows`` (default True; False with ``non_neutral_stability`` for the stability
         correction alone, as WindNinja's ``non_neutral_stability`` without ``diurnal_winds``).
@@ -318,7 +321,7 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
     out_epsg = _xr.epsg_of(out_crs)
     if profile is None:
         profile = "log" if (vegetation is not None or non_neutral_stability) else "power"
-    diurnal_arg = None if diurnal is None else _diurnal(diurnal)
+    diurnal_arg = None if diurnal is None else _diurnal(diurnal, init_grid is not None)
     if non_neutral_stability and diurnal_arg is None:
         raise GeofieldValueError(
             "non_neutral_stability needs diurnal=dict(date=..., time=..., utc_offset=..., "

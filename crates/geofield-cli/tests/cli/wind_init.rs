@@ -268,7 +268,7 @@ fn refusals_write_nothing() {
 
 /// `--diurnal` on a weather model's grid: its air temperature and cloud cover (t2m in K, tcc
 /// a fraction, found by name) replace --air-temp and --cloud-cover; the same values given as
-/// flags over a grid without them give the same field bit for bit; a flag given wins over the
+/// flags over a grid without them give the same field (to rounding); a flag given wins over the
 /// grid (with a note); neither: exit 2 naming the flag.
 #[test]
 fn diurnal_takes_the_grids_temperature_and_cloud_cover() {
@@ -287,9 +287,15 @@ fn diurnal_takes_the_grids_temperature_and_cloud_cover() {
         args.extend_from_slice(&["--date", "2024-06-21", "--time", "13:00"]);
         args.extend_from_slice(&["--utc-offset", "-7", "--lat", "45", "--lon", "-117"]);
         args.extend_from_slice(flags);
-        args.extend_from_slice(&["--speed-out", s(&sp)]);
+        let js = d.join(format!("{tag}.json"));
+        args.extend_from_slice(&["--speed-out", s(&sp), "--json", s(&js)]);
         let o = geofield(&args);
         (o.status.code(), text(&o), sp)
+    };
+    let report = |tag: &str| -> serde_json::Value {
+        let j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join(format!("{tag}.json"))).unwrap()).unwrap();
+        j["report"]["diurnal"].clone()
     };
     let (code, msg, grid_sp) = run(&wx, &[], "grid");
     assert_eq!(code, Some(0), "{msg}");
@@ -306,11 +312,38 @@ fn diurnal_takes_the_grids_temperature_and_cloud_cover() {
         "flags",
     );
     assert_eq!(code, Some(0), "{msg}");
-    assert_eq!(raster(&grid_sp), raster(&flag_sp));
-    let (code, msg, _) = run(&wx, &["--air-temp", "5"], "over");
+    // The grid's uniform values reach each column through a bilinear blend (weights summing
+    // to 1 within rounding): the same inputs to a few ulps, so the f32 speeds agree to 1e-6
+    // (a few f32 ulps of values ~3).
+    let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-6);
+    assert!(close(&raster(&grid_sp), &raster(&flag_sp)));
+    let g = report("grid");
+    assert_eq!(g["air_temp_gridded"], true);
+    assert_eq!(g["cloud_cover_gridded"], true);
+    assert!(
+        (g["cloud_cover_mean_pct"].as_f64().unwrap() - 25.0).abs() < 1e-9,
+        "{g}"
+    );
+    assert!(
+        (g["air_temp_mean_c"].as_f64().unwrap() - 20.0).abs() < 1e-9,
+        "{g}"
+    );
+    let f = report("flags");
+    assert_eq!(f["air_temp_gridded"], false);
+    let hf = |r: &serde_json::Value| r["heat_flux_mean_w_per_m2"].as_f64().unwrap();
+    assert!((hf(&g) - hf(&f)).abs() <= 1e-9 * hf(&f).abs(), "{g} {f}");
+    // A flag wins: overcast everywhere, the grid's temperature kept.
+    let (code, msg, _) = run(&wx, &["--cloud-cover", "100"], "over");
     assert_eq!(code, Some(0), "{msg}");
-    assert!(msg.contains("given is used everywhere"), "{msg}");
-    assert_ne!(raster(&d.join("over_s.tif")), raster(&grid_sp));
+    assert!(
+        msg.contains("cloud cover given is used everywhere"),
+        "{msg}"
+    );
+    let o = report("over");
+    assert_eq!(o["cloud_cover_gridded"], false);
+    assert_eq!(o["air_temp_gridded"], true);
+    assert_eq!(o["cloud_cover_mean_pct"], 100.0);
+    assert!(hf(&o) < hf(&g), "overcast {} vs {}", hf(&o), hf(&g));
     let before = listing(d);
     let (code, msg, _) = run(&bare, &["--cloud-cover", "25"], "none");
     assert_eq!(code, Some(2), "{msg}");
