@@ -70,6 +70,12 @@ pub(crate) fn read(
     {
         bail!("--init-height-m must be a positive number of metres, got {h}");
     }
+    if !weather && (a.init_temp.is_some() || a.init_cloud.is_some()) {
+        bail!(
+            "--init-temp and --init-cloud feed the diurnal model: add --diurnal or \
+             --non-neutral-stability"
+        );
+    }
     let time = a
         .init_time
         .as_deref()

@@ -254,6 +254,10 @@ fn refusals_write_nothing() {
             vec!["--init-grid", s(&small), "--init-height-m", "0"],
             "positive",
         ),
+        (
+            vec!["--init-grid", s(&small), "--init-temp", "t2m"],
+            "add --diurnal",
+        ),
     ];
     for (extra, says) in cases {
         let mut args = vec!["wind", "--dem", s(&dem), "--out", s(&out)];
