@@ -21,6 +21,7 @@ mod krige3d;
 mod kriging;
 mod simulate;
 mod wind;
+mod wind_diurnal;
 
 use pyo3::prelude::*;
 

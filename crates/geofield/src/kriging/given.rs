@@ -31,6 +31,9 @@ use rayon::prelude::*;
 use super::space::Covariance;
 use crate::GeofieldError;
 
+#[path = "given_gpu.rs"]
+mod gpu;
+
 /// Drift variables given by value at the samples and at the prediction nodes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GivenDrift {
@@ -328,7 +331,7 @@ fn dist(a: &[f64; 3], b: &[f64; 3]) -> f64 {
 
 /// The samples' covariance matrix C (n × n, row-major) and drift basis F (n × p, row-major),
 /// F's columns checked independent; samples at the same place refused.
-fn sample_system(sys: &System<'_>) -> Result<(Vec<f64>, Vec<f64>), GeofieldError> {
+pub(super) fn sample_system(sys: &System<'_>) -> Result<(Vec<f64>, Vec<f64>), GeofieldError> {
     let (n, p) = (sys.pts.len(), sys.basis.len());
     let mut c = vec![0.0; n * n];
     for i in 0..n {
@@ -375,67 +378,13 @@ pub(crate) fn krige_on(
     if let crate::Backend::Cuda(gpu) = backend
         && (!variance || sys.basis.len() <= geofield_cuda::kriging::P_MAX)
     {
-        let out = krige_gpu(gpu, sys, values, nodes, variance, dims)?;
+        let out = gpu::krige_gpu(gpu, sys, values, nodes, variance, dims)?;
         return Ok((
             out,
             format!("CUDA, global with a given drift ({n} samples, f64)"),
         ));
     }
     Ok((krige(sys, values, nodes, variance)?, cpu_label(backend, n)))
-}
-
-/// The system of `sys` factored on the host (Cholesky of C, then the drift's system), every
-/// node evaluated on the GPU (module docs).
-fn krige_gpu(
-    gpu: &geofield_cuda::Gpu,
-    sys: &System<'_>,
-    values: &[&[f64]],
-    nodes: &[[f64; 3]],
-    variance: bool,
-    dims: usize,
-) -> Result<super::systems::Evaluated, GeofieldError> {
-    let (n, p) = (sys.pts.len(), sys.basis.len());
-    let (c, f) = sample_system(sys)?;
-    let samples: Vec<f64> = sys.pts.iter().flat_map(|q| q[..dims].to_vec()).collect();
-    let q: Vec<f64> = nodes.iter().flat_map(|q| q[..dims].to_vec()).collect();
-    let mut fnode = vec![0.0; nodes.len() * p];
-    fnode
-        .par_chunks_mut(p.max(1))
-        .zip(nodes.par_iter())
-        .enumerate()
-        .for_each(|(j, (row, x0))| {
-            if p > 0 {
-                sys.basis.row(x0, &|k| sys.given.at_nodes[k][j], row);
-            }
-        });
-    let covs = [super::cuda::device_covariance(sys.cov).to_params()?];
-    let mut preds = Vec::with_capacity(values.len());
-    let mut var = None;
-    for (h, z) in values.iter().enumerate() {
-        let cmat = Mat::from_fn(n, n, |i, j| c[i * n + j]);
-        let dual = super::dual::DualSystem::new(cmat, |i, k| f[i * p + k], p, z).map_err(|_| {
-            GeofieldError::Invalid(format!(
-                "the kriging system of {n} samples with a {p}-term drift is singular"
-            ))
-        })?;
-        let want = variance && h == 0;
-        let (pred, v, _) = super::cuda::eval_dual_points(
-            gpu,
-            &dual,
-            dims,
-            &samples,
-            &covs,
-            &[],
-            &q,
-            &fnode,
-            want.then_some(sys.cov.c0),
-        )?;
-        preds.push(pred);
-        if want {
-            var = v;
-        }
-    }
-    Ok((preds, var))
 }
 
 /// The result of [`krige_given`]: predictions per surface and the variance per surface, in the
