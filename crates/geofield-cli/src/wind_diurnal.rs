@@ -243,8 +243,12 @@ pub(crate) fn print(d: &Diurnal, s: &geofield::wind::diurnal::DiurnalSummary, no
     let t = &d.time_utc;
     let minutes = (t.hour * 60.0).round() as u32;
     let (h, m) = (minutes / 60, minutes % 60);
+    let grid = |gridded: bool, mean: f64, given: f64, unit: &str| match gridded {
+        true => format!("{mean:.1} {unit} (the grid's per column, mean)"),
+        false => format!("{given} {unit}"),
+    };
     println!(
-        "diurnal: {:04}-{:02}-{:02} {:02}:{:02} UTC at {:.4} N {:.4} E, air {} C, cloud {} %; \
+        "diurnal: {:04}-{:02}-{:02} {:02}:{:02} UTC at {:.4} N {:.4} E, air {}, cloud {}; \
          sun zenith {:.2} deg azimuth {:.2} deg, shortwave (flat) {:.1} W m-2, {} cells shaded",
         t.year,
         t.month,
@@ -253,8 +257,13 @@ pub(crate) fn print(d: &Diurnal, s: &geofield::wind::diurnal::DiurnalSummary, no
         m,
         d.lat_deg,
         d.lon_deg,
-        d.air_temp_c,
-        d.cloud_cover_pct,
+        grid(s.air_temp_gridded, s.air_temp_mean_c, d.air_temp_c, "C"),
+        grid(
+            s.cloud_cover_gridded,
+            s.cloud_cover_mean_pct,
+            d.cloud_cover_pct,
+            "%"
+        ),
         s.sun_zenith_deg,
         s.sun_azimuth_deg,
         s.shortwave_flat_w_per_m2,

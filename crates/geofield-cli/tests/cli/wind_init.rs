@@ -305,7 +305,8 @@ fn diurnal_takes_the_grids_temperature_and_cloud_cover() {
     assert_eq!(code, Some(0), "{msg}");
     assert!(
         msg.contains("the air temperature from \"t2m\"")
-            && msg.contains("the cloud cover from \"tcc\""),
+            && msg.contains("the cloud cover from \"tcc\"")
+            && msg.contains("air 20.0 C (the grid's per column, mean)"),
         "{msg}"
     );
     // 293.15 K = 20 °C (to rounding: the flags' 20 is the K value minus 273.15 in f64).
