@@ -86,26 +86,33 @@ pub fn weather_columns(
     g: &InitGrid,
 ) -> Result<super::diurnal::ColumnWeather, GeofieldError> {
     check(g)?;
-    let one = |f: &Option<Vec<f64>>, what: &str| -> Result<Option<Vec<f64>>, GeofieldError> {
-        let Some(f) = f else { return Ok(None) };
-        if f.len() != g.u.len() {
-            return Err(GeofieldError::Invalid(format!(
+    let checked = |f: &Option<Vec<f64>>, what: &str| -> Result<(), GeofieldError> {
+        match f {
+            Some(f) if f.len() != g.u.len() => Err(GeofieldError::Invalid(format!(
                 "{}: the {what} holds {} values, the wind {}",
                 g.source,
                 f.len(),
                 g.u.len()
-            )));
+            ))),
+            _ => Ok(()),
         }
-        Ok(Some(
-            sample(plan, g, [f, f], what)?
-                .into_iter()
-                .map(|(v, _)| v[0])
-                .collect(),
-        ))
     };
+    checked(&g.air_temp_c, "air temperature")?;
+    checked(&g.cloud_cover_pct, "cloud cover")?;
+    let (t, c) = (g.air_temp_c.as_deref(), g.cloud_cover_pct.as_deref());
+    let (Some(first), what) = (match (t, c) {
+        (Some(t), Some(_)) => (Some(t), "air temperature or cloud cover"),
+        (Some(t), None) => (Some(t), "air temperature"),
+        (None, c) => (c, "cloud cover"),
+    }) else {
+        return Ok(Default::default());
+    };
+    // Both fields in one pass: each column placed (and projected) once.
+    let both = sample(plan, g, [t.unwrap_or(first), c.unwrap_or(first)], what)?;
+    let pick = |k: usize| both.iter().map(|(v, _)| v[k]).collect();
     Ok(super::diurnal::ColumnWeather {
-        air_temp_c: one(&g.air_temp_c, "air temperature")?,
-        cloud_cover_pct: one(&g.cloud_cover_pct, "cloud cover")?,
+        air_temp_c: t.map(|_| pick(0)),
+        cloud_cover_pct: c.map(|_| pick(1)),
     })
 }
 
