@@ -84,7 +84,7 @@ fn stations(s: &Stations<'_>) -> PyResult<Vec<Station>> {
 #[derive(FromPyObject)]
 pub enum Source<'py> {
     /// A gridded wind file: ("grid_file", path, u_var, v_var, time (index or date), height m,
-    /// grid CRS EPSG).
+    /// grid CRS EPSG, wind axes "earth"/"grid").
     GridFile(GridFileArg),
     Table(Stations<'py>),
     File(std::path::PathBuf),
@@ -99,12 +99,14 @@ type GridFileArg = (
     Option<String>,
     Option<f64>,
     Option<u16>,
+    Option<String>,
 );
 /// The reader's text with the CLI's flags as `geofield.wind`'s arguments.
 fn py_names(s: &str) -> String {
     s.replace("--init-height-m", "init_height_m")
         .replace("--init-time", "init_time")
         .replace("--init-crs", "init_crs")
+        .replace("--init-wind-axes", "init_wind_axes")
         .replace("--init-u", "init_u")
         .replace("--init-v", "init_v")
         .replace("--crs", "crs")
@@ -118,7 +120,18 @@ fn init_grid(
     weather: bool,
 ) -> PyResult<Option<(gw::InitGrid, Vec<String>)>> {
     match source {
-        Source::GridFile((_, path, u, v, time, height, crs)) => {
+        Source::GridFile((_, path, u, v, time, height, crs, axes)) => {
+            let grid_relative = match axes.as_deref() {
+                None => None,
+                Some("earth") => Some(false),
+                Some("grid") => Some(true),
+                Some(other) => {
+                    return Err(errors::raise(
+                        errors::Class::Value,
+                        format!("init_wind_axes: expected \"earth\" or \"grid\", got {other:?}"),
+                    ));
+                }
+            };
             let time = time.as_deref().map(|t| match t.trim().parse::<usize>() {
                 Ok(i) => gw::io::TimeSel::Index(i),
                 Err(_) => gw::io::TimeSel::At(t.trim().to_string()),
@@ -133,6 +146,7 @@ fn init_grid(
                 weather,
                 temp_var: None,
                 cloud_var: None,
+                grid_relative,
             };
             let r = gw::io::read_init_grid(path, &req).map_err(|e| {
                 errors::raise(
@@ -177,7 +191,7 @@ type WindOut<'py> = (
 /// The native half of `geofield.wind` (see its docstring for the options). Interruptible
 /// (Ctrl-C); `progress` is called with the fraction of the solve done (see [`wind_fraction`]).
 #[pyfunction]
-#[pyo3(signature = (dem, cell_size_m, source, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend, vegetation=None, points=None, dem_crs=None, progress=None, diurnal=None, non_neutral_stability=false))]
+#[pyo3(signature = (dem, cell_size_m, source, nz, dz_m, levels_m, growth, top_m, model, solver, tolerance, max_iterations, profile, roughness_m, alpha, stability, radius_m, lid, terrain, height_agl_m, backend, vegetation=None, points=None, dem_crs=None, progress=None, diurnal=None, non_neutral_stability=false, grid_directions=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn wind<'py>(
     py: Python<'py>,
@@ -212,6 +226,7 @@ pub fn wind<'py>(
     progress: Option<Bound<'py, PyAny>>,
     diurnal: Option<DiurnalArg>,
     non_neutral_stability: bool,
+    grid_directions: bool,
 ) -> PyResult<WindOut<'py>> {
     let veg: Option<Vegetation> = vegetation
         .map(|v| v.parse().map_err(|e: String| errors::arg("vegetation", e)))
@@ -323,6 +338,7 @@ pub fn wind<'py>(
         opts.diurnal = Some(diurnal_inputs(d, gridded, &plan, crs)?);
     }
     opts.non_neutral = non_neutral_stability;
+    opts.true_north_epsg = if grid_directions { None } else { crs };
     gw::check_options_before_grid(&opts).map_err(errors::lib)?;
     if let Some((mut g, mut notes)) = init_grid(&source, crs, opts.diurnal.is_some())? {
         if let Some(d) = opts.diurnal.as_mut() {

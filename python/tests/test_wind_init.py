@@ -101,6 +101,70 @@ def test_lonlat_grid_turns_by_the_convergence(tmp_path):
     np.testing.assert_allclose(first.speed_agl, 5.0, rtol=1e-6)
 
 
+def wrf_dataset(speeds=(5.0, 7.0), nx=30, ny=24, dx=4000.0):
+    """A Dataset as xarray opens WRF's output: a Lambert conformal grid (true latitudes 30 and
+    60, standard longitude 98 W, WRF's sphere of 6370 km; Snyder 1987 eqs. 15-1 to 15-11)
+    centred at 119 W, 45 N, XLONG/XLAT per time, Times as text, and a west wind of ``speeds``
+    m/s written in the grid's axes (turned by -n (lon - lon0)) as WRF writes U10/V10."""
+    r, lon0 = 6370000.0, -98.0
+    p1, p2 = math.radians(30.0), math.radians(60.0)
+    t = lambda p: math.tan(math.pi / 4 + p / 2)  # noqa: E731
+    n = math.log(math.cos(p1) / math.cos(p2)) / math.log(t(p2) / t(p1))
+    rf = r * math.cos(p1) * t(p1) ** n / n
+    rho0 = rf / t(math.radians(45.0)) ** n
+    th_c = n * math.radians(-119.0 - lon0)
+    xc, yc = rho0 * math.sin(th_c), rho0 - rho0 * math.cos(th_c)  # the centre, at 45 N
+    X = xc + (np.arange(nx) - (nx - 1) / 2) * dx
+    Y = yc + (np.arange(ny) - (ny - 1) / 2) * dx
+    X, Y = np.meshgrid(X, Y)
+    rho = np.hypot(X, rho0 - Y)
+    lon = lon0 + np.degrees(np.arctan2(X, rho0 - Y) / n)
+    lat = np.degrees(2 * np.arctan((rf / rho) ** (1 / n)) - math.pi / 2)
+    alpha = n * np.radians(lon - lon0)
+    u = np.stack([s * np.cos(alpha) for s in speeds])
+    v = np.stack([s * np.sin(alpha) for s in speeds])
+    dims = ("Time", "south_north", "west_east")
+    k = len(speeds)
+    ds = xr.Dataset(
+        {"U10": (dims, u.astype("f4"), {"units": "m s-1"}),
+         "V10": (dims, v.astype("f4"), {"units": "m s-1"}),
+         "Times": (("Time",), np.array([f"2024-06-21_{18 + i}:00:00" for i in range(k)],
+                                       dtype="S19"))},
+        coords={"XLONG": (dims, np.repeat(lon[None], k, 0), {"units": "degree_east"}),
+                "XLAT": (dims, np.repeat(lat[None], k, 0), {"units": "degree_north"})})
+    ds.attrs.update(MAP_PROJ=1, TRUELAT1=30.0, TRUELAT2=60.0, STAND_LON=lon0, DX=dx, DY=dx)
+    return ds
+
+
+def test_wrf_output_as_xarray_opens_it():
+    # WRF's curvilinear grid read as it is: its grid-relative U10/V10 (a 15 degree rotation at
+    # 119 W) come back as the west wind on the DEM's grid, 270 - gamma as for ERA5's grid
+    # above. Tolerance: the grid's turn is measured across a cell (the rotation changes by
+    # 0.006 degrees over one), WRF's sphere against UTM's ellipsoid tilts a bearing by at most
+    # 0.1 degree, plus the f32 components (1e-7 relative).
+    pyproj = pytest.importorskip("pyproj")
+    x0, y0 = pyproj.Transformer.from_crs(4326, 32611, always_xy=True).transform(-119.0, 45.0)
+    d = dem(lambda X, Y: np.full_like(X, 300.0), n=(16, 16), h=30.0, x0=x0, y0=y0,
+            crs="EPSG:32611")
+    ds = wrf_dataset()
+    with pytest.warns(UserWarning, match="WRF's grid-relative"):
+        out = geofield.wind(d, init_grid=ds, init_time="2024-06-21T19:00", nz=8,
+                            backend="cpu", profile="uniform")
+    lon, lat = pyproj.Transformer.from_crs(32611, 4326, always_xy=True).transform(
+        float(d.x.mean()), float(d.y.mean()))
+    gamma = math.degrees(math.atan(math.tan(math.radians(lon + 117.0))
+                                   * math.sin(math.radians(lat))))
+    np.testing.assert_allclose(out.direction_agl, 270.0 - gamma, atol=0.11)
+    np.testing.assert_allclose(out.speed_agl, 7.0, rtol=1e-5)
+    # Taken as east/north components, the same file is off by the grid's rotation.
+    with pytest.warns(UserWarning):
+        wrong = geofield.wind(d, init_grid=ds, init_time=1, nz=8, backend="cpu",
+                              profile="uniform", init_wind_axes="earth")
+    assert float(np.abs(wrong.direction_agl - (270.0 - gamma)).min()) > 10.0
+    with pytest.raises(geofield.GeofieldValueError, match="init_wind_axes"):
+        geofield.wind(d, init_grid=ds, init_wind_axes="north")
+
+
 def test_refusals(tmp_path):
     d = dem(hill, crs=None)
     h5 = tmp_path / "wx4.nc"

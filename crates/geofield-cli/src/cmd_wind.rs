@@ -184,6 +184,13 @@ pub struct WindArgs {
     /// Radius of influence of a station (m); default unlimited.
     #[arg(long)]
     pub radius_m: Option<f64>,
+    /// The stations' and --direction's directions are on the DEM grid's north. Default: they
+    /// are meteorological, from true north, and each is turned to the grid's north at its
+    /// station by the meridian convergence (WindNinja's rule; the DEM's CRS is needed, and a
+    /// DEM without one takes its directions as they are). The outputs' directions are on the
+    /// grid's north either way, as WindNinja's.
+    #[arg(long)]
+    pub grid_directions: bool,
     /// A rigid lid at the top instead of flow-through.
     #[arg(long)]
     pub lid: bool,
@@ -451,6 +458,18 @@ fn finish(
     let be = &sel.backend;
     let init = run.opts.init_grid.as_deref();
     print_summary(field, stations, init, be, seconds_read, seconds_compute);
+    if let (Some(epsg), None) = (run.opts.true_north_epsg, init) {
+        let e = field.grid.plan.extent();
+        let (x, y) = (0.5 * (e.x_min_m + e.x_max_m), 0.5 * (e.y_min_m + e.y_max_m));
+        if let Ok(b) = wind::gridded::grid_north_bearing(x, y, epsg) {
+            println!(
+                "directions: from true north, turned to the grid's north by the meridian \
+                 convergence ({:+.3} deg at the DEM centre; --grid-directions if they are on \
+                 the grid's north already)",
+                -b.to_degrees()
+            );
+        }
+    }
     if let (Some(d), Some(s)) = (&run.opts.diurnal, &field.report.diurnal) {
         crate::wind_diurnal::print(d, s, run.opts.non_neutral);
     }

@@ -199,6 +199,11 @@ pub(crate) fn read_inputs(
     }
     let canopy_m = vegetation(a).map_or(0.0, Vegetation::canopy_height_m);
     let mut opts = opts.clone();
+    opts.true_north_epsg = if a.grid_directions {
+        None
+    } else {
+        dem.crs_epsg
+    };
     if let Some(d) = opts.diurnal.as_mut() {
         let placed = a.diurnal.lat.is_some();
         crate::wind_diurnal::locate(d, placed, &dem.plan, dem.crs_epsg, &a.dem)?;

@@ -50,6 +50,20 @@ pub struct InitGridArgs {
     /// DEM column, unless --cloud-cover gives one value.
     #[arg(long, requires = "init_grid")]
     pub init_cloud: Option<String>,
+    /// Whether --init-grid's u and v point east and north (`earth`) or along a curvilinear
+    /// grid's axes (`grid`). Default: the variables' standard_name (eastward_wind / x_wind);
+    /// WRF's output (U10/V10 with its MAP_PROJ) is `grid`.
+    #[arg(long, requires = "init_grid", value_enum)]
+    pub init_wind_axes: Option<WindAxes>,
+}
+
+/// The directions of a curvilinear grid's u and v.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WindAxes {
+    /// East and north.
+    Earth,
+    /// Along the grid's x and y (WRF's U10/V10).
+    Grid,
 }
 
 /// The library's parameter names in `text` as the flags that set them.
@@ -99,6 +113,7 @@ pub(crate) fn read(
         weather,
         temp_var: a.init_temp.clone(),
         cloud_var: a.init_cloud.clone(),
+        grid_relative: a.init_wind_axes.map(|w| w == WindAxes::Grid),
     };
     wind::io::read_init_grid(path, &req)
         .map_err(anyhow::Error::from)

@@ -96,6 +96,12 @@ impl Summary {
                     geofield::wind::SourceCrs::Same => "the DEM's".into(),
                     geofield::wind::SourceCrs::LonLat { .. } => "longitude/latitude".into(),
                     geofield::wind::SourceCrs::Epsg { epsg, .. } => format!("EPSG:{epsg}"),
+                    geofield::wind::SourceCrs::Curvilinear { .. } => match &g.curvilinear {
+                        Some(c) if c.grid_relative => {
+                            "curvilinear (longitude/latitude per node), grid-relative winds".into()
+                        }
+                        _ => "curvilinear (longitude/latitude per node)".into(),
+                    },
                 },
             }),
             dem_crs_epsg: dem.crs_epsg,

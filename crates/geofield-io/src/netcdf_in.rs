@@ -110,6 +110,14 @@ impl NcReader {
         })
     }
 
+    /// Whether `var` holds characters (NC_CHAR: text such as WRF's `Times`).
+    pub fn is_text(&self, var: &str) -> bool {
+        self.file
+            .data_set()
+            .get_var(var)
+            .is_some_and(|v| v.data_type() == DataType::U8)
+    }
+
     /// The text attribute `attr` of variable `var` (`var` = "" for a global attribute).
     pub fn attr_text(&self, var: &str, attr: &str) -> Option<String> {
         let ds = self.file.data_set();

@@ -29,7 +29,7 @@ def _col(stations, names, required=True):
     return None
 
 
-def _init_grid(grid, u, v, time, height_m, crs):
+def _init_grid(grid, u, v, time, height_m, crs, wind_axes=None):
     """The native source tuple of ``wind``'s ``init_grid`` and the temporary file to remove."""
     tmp = None
     if isinstance(grid, (tuple, list)):
@@ -61,7 +61,10 @@ def _init_grid(grid, u, v, time, height_m, crs):
     epsg = None if crs is None else _xr.epsg_of(crs)
     if crs is not None and epsg is None:
         raise GeofieldValueError(f"init_crs: {crs!r} has no EPSG code")
-    return ("grid_file", path, u, v, None if time is None else str(time), height_m, epsg), tmp
+    if wind_axes is not None and wind_axes not in ("earth", "grid"):
+        raise GeofieldValueError(f"init_wind_axes: expected 'earth' or 'grid', got {wind_axes!r}")
+    return ("grid_file", path, u, v, None if time is None else str(time), height_m, epsg,
+            wind_axes), tmp
 
 
 def _stations(stations):
@@ -198,7 +201,7 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
          stability="D", radius_m=None, lid=False, terrain=None, height_agl_m=10.0,
          backend="auto", crs=None, progress=False, diurnal=None, non_neutral_stability=False,
          init_grid=None, init_u=None, init_v=None, init_time=None, init_height_m=None,
-         init_crs=None):
+         init_crs=None, init_wind_axes=None, grid_directions=False):
     """The wind field over ``dem`` from ``stations`` (or a domain-average wind, or a weather
     model's gridded wind), as an
     ``xarray.Dataset``; with ``points``, ``(dataset, DataFrame)``.
@@ -231,6 +234,10 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         coordinate, or 10 m for u10-like names) and the grid's CRS (``init_crs``; default
         longitude/latitude axes, the grid mapping, or the DEM's CRS) are found as
         ``geofield wind --init-grid`` finds them; what was assumed is issued as a warning.
+        Curvilinear grids are read as they are: WRF's output (``XLONG``/``XLAT``, ``Times``,
+        its grid-relative ``U10``/``V10``) and grids with 2-D longitude/latitude coordinates;
+        ``init_wind_axes`` ("earth" or "grid") says where their u and v point when the file
+        does not (default: ``standard_name`` eastward_wind or x_wind; WRF's are "grid").
     speed, direction, input_height_m, speed_units
         Instead of ``stations``, WindNinja's domain-average initialisation: ``speed`` (in
         ``speed_units``: "mps", "kph", "mph" or "kts") from ``direction`` (degrees, where it
@@ -264,6 +271,11 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
         Class of stations without one.
     radius_m : float, optional
         Only stations within this distance inform a column.
+    grid_directions : bool
+        The stations' (and ``direction``'s) directions are on the DEM grid's north. Default:
+        they are meteorological, from true north, and each is turned to the grid's north at its
+        station by the meridian convergence, as WindNinja does (needs the DEM's CRS; without
+        one they are taken as they are). ``direction_agl`` is on the grid's north either way.
     lid : bool
         A closed top instead of an open one.
     terrain : {"cut", "stairs"}, optional
@@ -333,7 +345,7 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
     try:
         if init_grid is not None:
             source, tmp = _init_grid(init_grid, init_u, init_v, init_time, init_height_m,
-                                     init_crs)
+                                     init_crs, init_wind_axes)
         elif speed is not None:
             if direction is None:
                 raise GeofieldValueError("speed needs direction (where the wind comes from)")
@@ -366,7 +378,8 @@ def wind(dem, stations=None, *, speed=None, direction=None, input_height_m=10.0,
                 None if terrain is None else str(terrain), float(height_agl_m),
                 backend, vegetation, pts, out_epsg,
                 progress=bar, diurnal=diurnal_arg,
-                non_neutral_stability=bool(non_neutral_stability))
+                non_neutral_stability=bool(non_neutral_stability),
+                grid_directions=bool(grid_directions))
     finally:
         if tmp is not None:
             os.unlink(tmp)

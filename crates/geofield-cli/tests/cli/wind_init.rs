@@ -119,7 +119,8 @@ fn uniform_grid_is_one_station() {
         if init {
             args.extend_from_slice(&["--init-grid", s(&nc), "--init-height-m", "10"]);
         } else {
-            args.extend_from_slice(&["--stations", s(&st)]);
+            // The grid's u and v are on the DEM's axes: the station's direction too.
+            args.extend_from_slice(&["--stations", s(&st), "--grid-directions"]);
         }
         args.extend_from_slice(&["--speed-out", s(&sp), "--direction-out", s(&dirn)]);
         let o = geofield(&args);
@@ -142,15 +143,9 @@ fn uniform_grid_is_one_station() {
     assert!(s1.iter().any(|&v| v > 6.0), "the hill speeds the wind up");
 }
 
-/// A west wind (u = 5 m/s eastward) on a longitude/latitude grid, on flat ground around
-/// 119° W, 45° N in UTM zone 11N (central meridian 117° W): the field is the first guess, and
-/// its direction on the DEM's grid is 270° − γ with the meridian convergence
-/// γ = atan(tan(λ − λ0) sin φ) (the sphere's transverse Mercator; the ellipsoid's terms and the
-/// f32 raster are below 0.002°), here about −1.41°: 271.41°.
-#[test]
-fn lonlat_grid_turns_by_the_convergence() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+/// A flat 20 × 20 DEM of 30 m cells centred on 119° W, 45° N in UTM zone 11N (EPSG:32611,
+/// central meridian 117° W).
+fn flat_dem(d: &Path) -> std::path::PathBuf {
     let (x0, y0) = project_lonlat(Datum::Wgs84, -119.0, 45.0, 32611).unwrap();
     let dem = d.join("flat.tif");
     let (xmin, ymin) = (format!("{:.0}", x0 - 300.0), format!("{:.0}", y0 - 300.0));
@@ -175,6 +170,19 @@ fn lonlat_grid_turns_by_the_convergence() {
         &ymin,
     ]);
     assert!(o.status.success(), "{}", text(&o));
+    dem
+}
+
+/// A west wind (u = 5 m/s eastward) on a longitude/latitude grid, on flat ground around
+/// 119° W, 45° N in UTM zone 11N (central meridian 117° W): the field is the first guess, and
+/// its direction on the DEM's grid is 270° − γ with the meridian convergence
+/// γ = atan(tan(λ − λ0) sin φ) (the sphere's transverse Mercator; the ellipsoid's terms and the
+/// f32 raster are below 0.002°), here about −1.41°: 271.41°.
+#[test]
+fn lonlat_grid_turns_by_the_convergence() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dem = flat_dem(d);
     let nc = d.join("gfs.nc");
     // 0..360 longitudes, latitudes north first (GFS's order).
     let lon: Vec<f64> = (0..5).map(|i| 240.5 + 0.25 * i as f64).collect();
@@ -354,4 +362,93 @@ fn diurnal_takes_the_grids_temperature_and_cloud_cover() {
     assert_eq!(code, Some(2), "{msg}");
     assert!(msg.contains("--air-temp"), "{msg}");
     assert_eq!(listing(d), before);
+}
+
+/// A curvilinear grid (2-D `lon`/`lat`, as WRF's) whose axes are UTM's turned 20°
+/// anticlockwise, over the flat DEM: the nodes are a rotated square lattice of 200 m in UTM
+/// 11N, given by their longitudes and latitudes. A wind from 250° at 5 m/s written in the
+/// grid's axes (`x_wind`/`y_wind`) comes back from 250° on the DEM's grid at 5 m/s. Tolerance:
+/// the grid's turn is measured on WRF's sphere while UTM is on the ellipsoid, which tilts a
+/// bearing by at most (N/M − 1)/2 = 0.0017 rad (0.1°) at 45° N; plus the f32 raster. Read as
+/// east/north components instead (`--init-wind-axes earth`), the same file is off by the 20°.
+#[test]
+fn curvilinear_grid_turns_by_its_own_axes() {
+    use geofield_io::project::unproject_to_lonlat;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dem = flat_dem(d);
+    let (xc, yc) = project_lonlat(Datum::Wgs84, -119.0, 45.0, 32611).unwrap();
+    let th = 20f64.to_radians();
+    let (e1, e2) = ((th.cos(), th.sin()), (-th.sin(), th.cos()));
+    let (nx, ny) = (7usize, 6usize);
+    let (mut lon, mut lat) = (Vec::new(), Vec::new());
+    for q in 0..ny {
+        for p in 0..nx {
+            let (a, b) = ((p as f64 - 3.0) * 200.0, (q as f64 - 2.5) * 200.0);
+            let (x, y) = (xc + a * e1.0 + b * e2.0, yc + a * e1.1 + b * e2.1);
+            let (lo, la) = unproject_to_lonlat(x, y, 32611).unwrap();
+            lon.push(lo);
+            lat.push(la);
+        }
+    }
+    let from = 250f64.to_radians();
+    let w = (-5.0 * from.sin(), -5.0 * from.cos());
+    let ug = vec![w.0 * e1.0 + w.1 * e1.1; nx * ny];
+    let vg = vec![w.0 * e2.0 + w.1 * e2.1; nx * ny];
+    fn var<'a>(name: &str, data: &'a [f64], units: &str, std: Option<&str>) -> NcVar<'a> {
+        let mut attrs = vec![("units".to_string(), txt(units))];
+        if let Some(sn) = std {
+            attrs.push(("standard_name".to_string(), txt(sn)));
+            attrs.push(("coordinates".to_string(), txt("lon lat")));
+        }
+        NcVar {
+            name: name.into(),
+            dims: vec!["y".into(), "x".into()],
+            data: NcData::F64(data),
+            attrs,
+        }
+    }
+    let nc = d.join("curvi.nc");
+    let file = NcFile {
+        dims: vec![("y".into(), ny), ("x".into(), nx)],
+        global_attrs: vec![],
+        vars: vec![
+            var("lon", &lon, "degrees_east", None),
+            var("lat", &lat, "degrees_north", None),
+            var("ug", &ug, "m s-1", Some("x_wind")),
+            var("vg", &vg, "m s-1", Some("y_wind")),
+        ],
+    };
+    write_netcdf(&nc, &file).unwrap();
+    let run = |extra: &[&str], tag: &str| {
+        let (sp, dirn, js) = (
+            d.join(format!("{tag}_s.tif")),
+            d.join(format!("{tag}_d.tif")),
+            d.join(format!("{tag}.json")),
+        );
+        let mut args = vec!["wind", "--dem", s(&dem), "--init-grid", s(&nc)];
+        args.extend_from_slice(&["--init-height-m", "10", "--nz", "8"]);
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--speed-out", s(&sp), "--direction-out", s(&dirn)]);
+        args.extend_from_slice(&["--json", s(&js)]);
+        let o = geofield(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        (raster(&sp), raster(&dirn), js)
+    };
+    let (speed, dirs, js) = run(&[], "grid");
+    for g in &dirs {
+        assert!((g - 250.0).abs() < 0.1 + 1e-4, "direction {g}");
+    }
+    for v in speed {
+        assert!((v - 5.0).abs() < 1e-4, "speed {v}");
+    }
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(js).unwrap()).unwrap();
+    assert_eq!(
+        j["init_grid"]["coordinates"],
+        "curvilinear (longitude/latitude per node), grid-relative winds"
+    );
+    let (_, dirs, _) = run(&["--init-wind-axes", "earth"], "earth");
+    for g in &dirs {
+        assert!((g - 250.0).abs() > 15.0, "direction {g}");
+    }
 }

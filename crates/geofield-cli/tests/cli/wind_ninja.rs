@@ -65,8 +65,9 @@ fn domain_average_uniform_wind_ascii_outputs_and_masts() {
     )
     .unwrap();
     let json = d.join("r.json");
-    // 10 mph from the west, uniform with height: over flat ground the first guess is already
-    // divergence-free, so every output must be exactly 10 mph = 4.4704 m/s from 270 degrees.
+    // 10 mph from the west (on the grid's north: --grid-directions), uniform with height: over
+    // flat ground the first guess is already divergence-free, so every output must be exactly
+    // 10 mph = 4.4704 m/s from 270 degrees.
     let (ok, m) = run(&[
         "wind",
         "--dem",
@@ -77,6 +78,7 @@ fn domain_average_uniform_wind_ascii_outputs_and_masts() {
         "mph",
         "--direction",
         "270",
+        "--grid-directions",
         "--input-height-m",
         "10",
         "--profile",
@@ -274,6 +276,7 @@ fn windninja_station_file_is_read_as_it_is() {
         s(&dem),
         "--stations",
         s(&st),
+        "--grid-directions",
         "--profile",
         "uniform",
         "--nz",
@@ -507,4 +510,47 @@ fn a_wind_atlas_is_its_cases_run_alone() {
         s(&atlas),
     ]);
     assert!(!ok && m.contains("STEP"), "{m}");
+}
+
+/// By default a direction is meteorological, from true north, as in WindNinja: a domain-average
+/// wind from 270° true on the flat DEM near 114° W, 46.9° N in UTM 11N (2.9° east of the
+/// central meridian) reads 270° − γ on the grid everywhere, γ = atan(tan(λ − λ₀) sin φ) the
+/// meridian convergence at the DEM centre (Snyder 1987, eq. 8-11; about +2.2° here). Tolerance:
+/// 1e-6 rad for the sphere's formula against the ellipsoid and the bearing's 1 m step, plus the
+/// f32 raster's rounding of ~268 (1.5e-5).
+#[test]
+fn directions_are_from_true_north_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dem = flat_dem(d, "flat", 20, 16, Some(32611));
+    let ang = d.join("ang.tif");
+    let (ok, m) = run(&[
+        "wind",
+        "--dem",
+        s(&dem),
+        "--speed",
+        "5",
+        "--direction",
+        "270",
+        "--profile",
+        "uniform",
+        "--nz",
+        "8",
+        "--direction-out",
+        s(&ang),
+    ]);
+    assert!(ok, "{m}");
+    assert!(m.contains("directions: from true north"), "{m}");
+    let (xc, yc) = (X0 + 300.0, Y0 + 240.0);
+    let (lon, lat) = geofield_io::project::unproject_to_lonlat(xc, yc, 32611).unwrap();
+    let gamma = ((lon + 117.0).to_radians().tan() * lat.to_radians().sin())
+        .atan()
+        .to_degrees();
+    assert!(gamma > 2.0, "{gamma}");
+    let want = 270.0 - gamma;
+    let tol = 1e-6f64.to_degrees() + 1.5e-5;
+    let (a, _) = read_raster(&ang).unwrap();
+    for v in a.band_f64(0) {
+        assert!((v - want).abs() < tol, "{v} against {want}");
+    }
 }

@@ -23,11 +23,13 @@
 //!   radii of curvature). A source vector of bearing θ has bearing θ + β_S − β_D on the DEM's
 //!   grid: (u, v) turns by τ = β_S − β_D clockwise, u' = u cos τ + v sin τ,
 //!   v' = v cos τ − u sin τ. Longitude/latitude winds (eastward, northward) have β_S = 0.
-//!   Rotated-pole and curvilinear grids (WRF's native XLAT/XLONG) are not read: regrid them
-//!   first (e.g. `cdo remapbil`).
+//! - Curvilinear grids ([`SourceCrs::Curvilinear`]: WRF's native `XLONG`/`XLAT`, rotated-pole
+//!   and other grids with 2-D longitude and latitude) are placed in their node-index space and
+//!   turned as [`super::curvilinear`] says.
 
 use rayon::prelude::*;
 
+pub use super::curvilinear::Curvilinear;
 use crate::GeofieldError;
 use geofield_core::GridSpec;
 
@@ -42,6 +44,9 @@ pub enum SourceCrs {
     /// Another projected CRS `epsg` (metres); u and v along its grid axes (WRF's and HRRR's
     /// grid-relative winds).
     Epsg { epsg: u16, dem_epsg: u16 },
+    /// A curvilinear grid: [`InitGrid::curvilinear`] holds every node's longitude and
+    /// latitude, and `x`/`y` are the node indices 0, 1, …
+    Curvilinear { dem_epsg: u16 },
 }
 
 /// A horizontal wind at one height above the ground on a rectilinear grid.
@@ -64,6 +69,8 @@ pub struct InitGrid {
     pub air_temp_c: Option<Vec<f64>>,
     /// The cloud cover (%) at the nodes, for the diurnal model (`None`: uniform).
     pub cloud_cover_pct: Option<Vec<f64>>,
+    /// The nodes' coordinates of a [`SourceCrs::Curvilinear`] grid (`None` otherwise).
+    pub curvilinear: Option<Curvilinear>,
 }
 
 /// The (u, v) of every DEM column (row 0 north, column order), in the DEM grid's axes, by the
@@ -124,7 +131,7 @@ fn sample(
     fields: [&[f64]; 2],
     what: &str,
 ) -> Result<Vec<([f64; 2], f64)>, GeofieldError> {
-    let place = placement(plan, g.crs)?;
+    let place = placement(plan, g)?;
     let geographic = matches!(g.crs, SourceCrs::LonLat { .. });
     let xa = Axis::new(&g.x, geographic);
     let ya = Axis::new(&g.y, false);
@@ -235,6 +242,15 @@ fn check(g: &InitGrid) -> Result<(), GeofieldError> {
             ));
         }
     }
+    match (&g.crs, &g.curvilinear) {
+        (SourceCrs::Curvilinear { .. }, Some(c)) => {
+            super::curvilinear::check(c, nx, ny).or_else(bad)?
+        }
+        (SourceCrs::Curvilinear { .. }, None) => {
+            return bad("a curvilinear grid needs its nodes' longitudes and latitudes".into());
+        }
+        _ => {}
+    }
     if !(g.height_agl_m.is_finite() && g.height_agl_m > 0.0) {
         return bad(format!(
             "the wind's height above the ground must be a positive number of metres, got {}",
@@ -320,9 +336,9 @@ type Place<'a> = Box<dyn Fn(usize) -> Result<(f64, f64, f64), GeofieldError> + S
 
 /// Column index → (x, y) in the source's coordinates and the turn τ (radians, clockwise) of its
 /// vectors (module docs).
-fn placement(plan: &GridSpec, crs: SourceCrs) -> Result<Place<'_>, GeofieldError> {
+fn placement<'a>(plan: &'a GridSpec, g: &'a InitGrid) -> Result<Place<'a>, GeofieldError> {
     let centre = move |c: usize| plan.cell_centre(c / plan.cols, c % plan.cols);
-    match crs {
+    match g.crs {
         SourceCrs::Same => Ok(Box::new(move |c| {
             let (x, y) = centre(c);
             Ok((x, y, 0.0))
@@ -355,11 +371,81 @@ fn placement(plan: &GridSpec, crs: SourceCrs) -> Result<Place<'_>, GeofieldError
                 Ok((xs, ys, beta_s - beta_d))
             }))
         }
+        #[cfg(feature = "io")]
+        SourceCrs::Curvilinear { dem_epsg } => curvilinear_placement(plan, g, dem_epsg),
         #[cfg(not(feature = "io"))]
         _ => Err(GeofieldError::Unsupported(
             "a gridded wind in another CRS needs geofield's `io` feature (projections)".into(),
         )),
     }
+}
+
+/// [`placement`] on a curvilinear grid: every column located once (rows in parallel, each
+/// column starting from the one before it), then looked up.
+#[cfg(feature = "io")]
+fn curvilinear_placement<'a>(
+    plan: &'a GridSpec,
+    g: &'a InitGrid,
+    dem_epsg: u16,
+) -> Result<Place<'a>, GeofieldError> {
+    let Some(cv) = g.curvilinear.as_ref() else {
+        return Err(GeofieldError::Invalid(format!(
+            "{}: a curvilinear grid needs its nodes' longitudes and latitudes",
+            g.source
+        )));
+    };
+    let dem = unprojection(dem_epsg)?;
+    let loc = super::curvilinear::Locator::new(cv, g.x.len(), g.y.len());
+    // Each row up to its first failure (the first in column order is the one reported; the
+    // rest of a row is not searched, so a DEM outside the grid fails fast).
+    type Row = (Vec<(f64, f64, f64)>, Option<String>);
+    let rows: Vec<Row> = (0..plan.rows)
+        .into_par_iter()
+        .map(|r| {
+            let mut start = loc.centre();
+            let mut out = Vec::with_capacity(plan.cols);
+            for c in 0..plan.cols {
+                let (x, y) = plan.cell_centre(r, c);
+                let placed = lonlat(&dem, x, y).and_then(|(lon, lat)| {
+                    let beta_d = bearing(&dem, x, y, (lon, lat))?;
+                    let (p, q) = loc.locate(lon, lat, start).ok_or_else(|| {
+                        GeofieldError::Invalid(format!(
+                            "{}: the DEM column at row {r}, col {c} (longitude {lon:.6}, \
+                             latitude {lat:.6}) lies outside the curvilinear grid's nodes; the \
+                             gridded wind must cover the whole DEM",
+                            g.source
+                        ))
+                    })?;
+                    let beta_s = if cv.grid_relative {
+                        loc.north_bearing(p, q)
+                    } else {
+                        0.0
+                    };
+                    Ok((p, q, beta_s - beta_d))
+                });
+                match placed {
+                    Ok(v) => {
+                        start = (v.0, v.1);
+                        out.push(v);
+                    }
+                    Err(e) => return (out, Some(e.to_string())),
+                }
+            }
+            (out, None)
+        })
+        .collect();
+    let cols = plan.cols;
+    Ok(Box::new(move |c| {
+        let (row, failed) = &rows[c / cols];
+        match row.get(c % cols) {
+            Some(&v) => Ok(v),
+            None => Err(GeofieldError::Invalid(
+                failed
+                    .clone()
+                    .unwrap_or_else(|| "a column was not placed".into()),
+            )),
+        }
+    }))
 }
 
 #[cfg(feature = "io")]
@@ -383,6 +469,28 @@ fn lonlat(
 pub fn grid_north_bearing(x: f64, y: f64, epsg: u16) -> Result<f64, GeofieldError> {
     let u = unprojection(epsg)?;
     bearing(&u, x, y, lonlat(&u, x, y)?)
+}
+
+/// The wind (u east, v north) at (x, y) of the projected CRS `epsg` on that grid's axes: turned
+/// by −β, β the bearing of the grid's north there ([`grid_north_bearing`]), as
+/// [`regrid`] turns a longitude/latitude grid's winds.
+#[cfg(feature = "io")]
+pub fn true_to_grid(
+    (u, v): (f64, f64),
+    x: f64,
+    y: f64,
+    epsg: u16,
+) -> Result<(f64, f64), GeofieldError> {
+    let (s, c) = (-grid_north_bearing(x, y, epsg)?).sin_cos();
+    Ok((u * c + v * s, v * c - u * s))
+}
+
+/// Without projections (no `io` feature) a true-north direction cannot be turned.
+#[cfg(not(feature = "io"))]
+pub fn true_to_grid(_: (f64, f64), _: f64, _: f64, _: u16) -> Result<(f64, f64), GeofieldError> {
+    Err(GeofieldError::Unsupported(
+        "turning true-north directions to a grid's north needs geofield's `io` feature".into(),
+    ))
 }
 
 /// [`grid_north_bearing`] with the inverse projection `u` and the point's (lon, lat) known.

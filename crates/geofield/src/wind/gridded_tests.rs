@@ -44,6 +44,7 @@ fn grid_of(f: impl Fn(f64, f64) -> (f64, f64)) -> InitGrid {
         source: "test grid".into(),
         air_temp_c: None,
         cloud_cover_pct: None,
+        curvilinear: None,
     }
 }
 
@@ -190,6 +191,7 @@ fn lonlat_winds_turn_by_the_meridian_convergence() {
         source: "lonlat".into(),
         air_temp_c: None,
         cloud_cover_pct: None,
+        curvilinear: None,
     };
     let uv = regrid(&p, &g).unwrap();
     for (c, (u, v)) in uv.iter().enumerate() {
@@ -252,5 +254,65 @@ fn refuses_bad_grids() {
             .unwrap_err()
             .to_string()
             .contains("speed of sound")
+    );
+}
+
+/// Stations' directions from true north ([`WindOptions::true_north_epsg`]): on flat ground in
+/// UTM zone 11N about 2° west of its central meridian at 45° N, a station's wind from 270° true
+/// is, on the grid, from 270° − γ with γ = atan(tan(λ − λ₀) sin φ) the meridian convergence
+/// (Snyder 1987, eq. 8-11; −1.41° here, so 271.41°), and the same station without the option
+/// stays at 270° (1e-6 rad covers the ellipsoid's terms and the finite step of the bearing).
+#[test]
+fn true_north_stations_turn_by_the_meridian_convergence() {
+    let epsg = 32611;
+    let (x0, y0) = geofield_io::project::project_lonlat(
+        geofield_io::project::Datum::Wgs84,
+        -119.0,
+        45.0,
+        epsg,
+    )
+    .unwrap();
+    let p = GridSpec {
+        x_min_m: x0 - 200.0,
+        y_max_m: y0 + 200.0,
+        cell_size_m: 100.0,
+        cols: 4,
+        rows: 4,
+    };
+    let grid = WindGrid::new(p, vec![300.0; 16], &Levels::Uniform { nz: 6, dz_m: 10.0 }).unwrap();
+    let st = Station {
+        id: "s".into(),
+        x_m: x0,
+        y_m: y0,
+        height_agl_m: 10.0,
+        speed_m_per_s: 5.0,
+        direction_deg: 270.0,
+        stability: None,
+    };
+    let mut opts = WindOptions {
+        profile: Profile::Uniform,
+        ..WindOptions::default()
+    };
+    let coeffs = crate::wind::ops::Coeffs::new(&grid, 1.0, opts.top);
+    let direction = |opts: &WindOptions| {
+        let fg = crate::wind::init::first_guess(&grid, &coeffs, std::slice::from_ref(&st), opts)
+            .unwrap();
+        // An interior x face of the lowest layer and an interior y face: uniform values.
+        let (u, v) = (fg.u[2], fg.v[grid.cols() + 1]);
+        assert!((u.hypot(v) - 5.0).abs() < 1e-12);
+        crate::wind::speed_direction(u, v).1
+    };
+    assert!((direction(&opts) - 270.0).abs() < 1e-9);
+    opts.true_north_epsg = Some(epsg);
+    let (lon, lat) = geofield_io::project::unproject_to_lonlat(x0, y0, epsg).unwrap();
+    let gamma = ((lon + 117.0).to_radians().tan() * lat.to_radians().sin())
+        .atan()
+        .to_degrees();
+    assert!(gamma < -1.3, "{gamma}");
+    let got = direction(&opts);
+    assert!(
+        (got - (270.0 - gamma)).abs() < 1e-6f64.to_degrees(),
+        "{got} against {}",
+        270.0 - gamma
     );
 }

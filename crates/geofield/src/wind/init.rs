@@ -355,7 +355,13 @@ fn station_columns(
 
     let r_min2 = (0.5 * grid.dx_m()).powi(2);
     let radius2 = opts.radius_m.map(|r| r * r);
-    let uv: Vec<(f64, f64)> = used.iter().map(Station::uv).collect();
+    let uv: Vec<(f64, f64)> = match opts.true_north_epsg {
+        None => used.iter().map(Station::uv).collect(),
+        Some(epsg) => used
+            .iter()
+            .map(|s| super::gridded::true_to_grid(s.uv(), s.x_m, s.y_m, epsg))
+            .collect::<Result<_, _>>()?,
+    };
     let plane = rows * cols;
     // Stations sharing a profile (class and anemometer height) share the profile factor, so
     // each column keeps the weighted sums of u and v per profile and a cell evaluates one

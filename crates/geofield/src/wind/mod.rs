@@ -52,6 +52,7 @@
 
 pub(crate) mod cases;
 pub(crate) mod cuda;
+pub mod curvilinear;
 pub mod cut;
 pub mod diurnal;
 pub mod grid;
@@ -74,7 +75,7 @@ pub(crate) mod west;
 /// Why a solver stopped contracting (the rule of `geofield_cuda::wind::stall`).
 pub use geofield_cuda::wind::stall::Stall;
 pub use grid::{Levels, WindGrid};
-pub use gridded::{InitGrid, SourceCrs};
+pub use gridded::{Curvilinear, InitGrid, SourceCrs};
 pub use params::{
     Model, Profile, Solver, Stability, Station, Terrain, Top, WindOptions, check_options,
     check_options_before_grid, speed_direction,

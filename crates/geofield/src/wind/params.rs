@@ -178,6 +178,13 @@ pub struct WindOptions {
     /// given with it must be none. Default `None`.
     #[serde(skip)]
     pub init_grid: Option<std::sync::Arc<super::gridded::InitGrid>>,
+    /// The DEM's CRS (EPSG code) when the stations' directions are meteorological, from true
+    /// north (WindNinja's rule): each station's wind is turned to the grid's north at the
+    /// station, by the meridian convergence there ([`super::gridded::grid_north_bearing`]),
+    /// so that a wind from 270° true reads 271.4° on a UTM grid 2° west of its central
+    /// meridian at 45° N, as in WindNinja's outputs. `None` (default): the directions are on
+    /// the grid's north already. Needs the `io` feature (projections).
+    pub true_north_epsg: Option<u16>,
 }
 
 impl Default for WindOptions {
@@ -203,6 +210,7 @@ impl Default for WindOptions {
             diurnal: None,
             non_neutral: false,
             init_grid: None,
+            true_north_epsg: None,
         }
     }
 }

@@ -11,6 +11,9 @@
 //!   1-D variable of the dimension's name). The x axis is the one whose variable has
 //!   `axis = "X"`, a longitude or projection-x `standard_name`, `degrees_east` units or a name
 //!   `lon`/`longitude`/`x`/`west_east`; otherwise the last dimension. Metres or kilometres.
+//!   Without coordinate variables the grid is **curvilinear** (WRF's output, CF's 2-D
+//!   `lon`/`lat`): its nodes' longitudes and latitudes, the wind's axes and WRF's `Times` are
+//!   found as [`super::init_curvilinear`] says.
 //! - **Other dimensions** (time, a height of one level): one must be chosen when it has more
 //!   than one value: the time by index or by date ([`TimeSel`]); any other must have length 1.
 //! - **Coordinates**: longitude/latitude when the x axis is a longitude; otherwise the CRS of
@@ -31,9 +34,9 @@ use std::path::Path;
 use geofield_io::NcReader;
 
 use super::cf_time::{format_time, match_time};
-use super::init_weather;
+use super::{init_curvilinear, init_weather};
 use crate::InputError;
-use crate::wind::gridded::{InitGrid, SourceCrs};
+use crate::wind::gridded::{Curvilinear, InitGrid, SourceCrs};
 
 /// Which time of the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +65,9 @@ pub struct InitGridRequest {
     pub temp_var: Option<String>,
     /// The cloud cover variable (default: found).
     pub cloud_var: Option<String>,
+    /// Whether u and v are along a curvilinear grid's axes (`None`: found,
+    /// [`super::init_curvilinear`]).
+    pub grid_relative: Option<bool>,
 }
 
 /// The grid and the notes a user should see (what was assumed or chosen).
@@ -114,23 +120,23 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
     let (d1, d2) = (&uinfo.dims[nd - 2].0, &uinfo.dims[nd - 1].0);
     let transposed = is_x_axis(&nc, d1) && !is_x_axis(&nc, d2);
     let (xdim, ydim) = if transposed { (d1, d2) } else { (d2, d1) };
-    let mut axis = |d: &str| -> Result<(Vec<f64>, f64), InputError> {
-        let info = nc.var(d).filter(|v| v.dims.len() == 1).ok_or_else(|| {
-            invalid(format!(
-                "dimension {d:?} of {uname:?} has no coordinate variable (a 1-D variable named \
-                 {d:?}); curvilinear grids (WRF's XLAT/XLONG) must be regridded first, e.g. \
-                 `cdo remapbil`"
-            ))
-        })?;
-        let scale = match nc.attr_text(&info.name, "units").as_deref().map(str::trim) {
+    let has_axis = |d: &str| nc.var(d).is_some_and(|v| v.dims.len() == 1);
+    // Without 1-D coordinate variables the grid is curvilinear: its axes are node indices.
+    let curvilinear = !(has_axis(xdim) && has_axis(ydim));
+    let mut axis = |d: &str| -> Result<Vec<f64>, InputError> {
+        if curvilinear {
+            let n = uinfo.dims.iter().find(|x| x.0 == d).map_or(0, |x| x.1);
+            return Ok((0..n).map(|i| i as f64).collect());
+        }
+        let scale = match nc.attr_text(d, "units").as_deref().map(str::trim) {
             Some("km") => 1000.0,
             _ => 1.0,
         };
         let vals = nc.read(d, None)?;
-        Ok((vals.iter().map(|v| v * scale).collect(), scale))
+        Ok(vals.iter().map(|v| v * scale).collect())
     };
-    let (x, _) = axis(xdim)?;
-    let (y, _) = axis(ydim)?;
+    let x = axis(xdim)?;
+    let y = axis(ydim)?;
     let (nx, ny) = (x.len(), y.len());
 
     // Leading dimensions: the time (chosen) and others of length 1.
@@ -166,8 +172,11 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
             if *len == 0 {
                 return Err(invalid(format!("{uname:?} has no record along {name:?}")));
             }
-            let values = nc.read(name, None).ok();
-            let units = nc.attr_text(name, "units").unwrap_or_default();
+            let axis = init_curvilinear::time_axis(&mut nc, name);
+            let (values, units, cal) = match axis {
+                Some((v, u, c)) => (Some(v), u, c),
+                None => (None, String::new(), String::new()),
+            };
             let idx = match &req.time {
                 Some(TimeSel::Index(i)) if *i < *len => *i,
                 Some(TimeSel::Index(i)) => {
@@ -180,7 +189,6 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
                     let vals = values.as_deref().ok_or_else(|| {
                         invalid(format!("no coordinate variable {name:?} to match a date"))
                     })?;
-                    let cal = nc.attr_text(name, "calendar").unwrap_or_default();
                     match_time(s, vals, &units, &cal).map_err(invalid)?
                 }
                 None => {
@@ -198,7 +206,6 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
                 .as_ref()
                 .and_then(|v| v.get(idx))
                 .map_or(String::new(), |&v| {
-                    let cal = nc.attr_text(name, "calendar").unwrap_or_default();
                     format_time(v, &units, &cal).unwrap_or_else(|| format!("{v} {units}"))
                 });
             time = Some((idx, shown.trim().to_string()));
@@ -285,7 +292,57 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
     }
 
     let height = find_height(&mut nc, req, &uname, &uinfo.dims, &mut notes).map_err(invalid)?;
-    let crs = find_crs(&nc, req, &uname, xdim, path, &mut notes).map_err(invalid)?;
+    let (crs, curvilinear) = if curvilinear {
+        let c = init_curvilinear::node_coords(
+            &mut nc,
+            &uname,
+            (ydim, xdim),
+            (ny, nx),
+            transposed,
+            t_index,
+        )
+        .map_err(invalid)?;
+        let grid_relative =
+            init_curvilinear::grid_relative(&nc, req, &uname, &mut notes).map_err(invalid)?;
+        if req.crs_epsg.is_some() {
+            return Err(invalid(format!(
+                "the grid is curvilinear (its nodes' coordinates are {} and {}); --init-crs \
+                 applies only to grids with 1-D x/y axes",
+                c.names.0, c.names.1
+            )));
+        }
+        let dem_epsg = req.dem_epsg.ok_or_else(|| {
+            invalid(format!(
+                "the grid is curvilinear (longitudes {} and latitudes {}), and the DEM \
+                 declares no CRS to place it (give --crs EPSG:CODE for the DEM)",
+                c.names.0, c.names.1
+            ))
+        })?;
+        notes.push(format!(
+            "{}: a curvilinear grid, its nodes at {}/{}; u and v {}",
+            path.display(),
+            c.names.0,
+            c.names.1,
+            if grid_relative {
+                "along the grid's axes"
+            } else {
+                "east and north"
+            }
+        ));
+        (
+            SourceCrs::Curvilinear { dem_epsg },
+            Some(Curvilinear {
+                lon: c.lon,
+                lat: c.lat,
+                grid_relative,
+            }),
+        )
+    } else {
+        (
+            find_crs(&nc, req, &uname, xdim, path, &mut notes).map_err(invalid)?,
+            None,
+        )
+    };
     let source = format!(
         "{} ({uname}/{vname}{})",
         path.display(),
@@ -303,6 +360,7 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
             source,
             air_temp_c,
             cloud_cover_pct,
+            curvilinear,
         },
         notes,
         time,

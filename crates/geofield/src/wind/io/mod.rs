@@ -41,6 +41,7 @@
 //! Every writer writes its file atomically (a temporary file renamed into place).
 
 mod cf_time;
+mod init_curvilinear;
 mod init_grid;
 mod init_weather;
 mod netcdf;
