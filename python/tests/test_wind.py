@@ -2,6 +2,8 @@
 (direction raster equals the station's direction, no vertical wind), the field is divergence-free
 to the tolerance over a hill, CRS and orientation survive."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -167,11 +169,21 @@ def test_windninja_station_csv_path_and_dataframe(tmp_path):
     df = pd.DataFrame([row], columns=header)
     path = tmp_path / "wx.csv"
     df.to_csv(path, index=False)
+    # The station's 300 degrees are from true north (WindNinja's rule): on the grid it reads
+    # 300 - gamma, gamma = atan(tan(lon - lon0) sin(lat)) the meridian convergence of UTM 11N
+    # (lon0 = 117 W) at the station (Snyder 1987, eq. 8-11; +2.2 degrees here); 1e-6 rad covers
+    # the sphere's formula against the ellipsoid and the bearing's 1 m step.
+    gamma = math.degrees(math.atan(math.tan(math.radians(-114.0 + 117.0))
+                                   * math.sin(math.radians(46.9))))
     for stations in (df, path):
         ds = geofield.wind(d, stations, profile="uniform", nz=6, crs=32611, backend="cpu")
         np.testing.assert_allclose(ds.speed_agl, 10 * 1609.344 / 3600, rtol=1e-9)
-        np.testing.assert_allclose(ds.direction_agl, 300.0, atol=1e-9)
+        np.testing.assert_allclose(ds.direction_agl, 300.0 - gamma, atol=math.degrees(1e-6))
         assert ds.attrs["ignored_stations"] == "[]"
+    # Directions on the grid's north already: taken as they are.
+    ds = geofield.wind(d, df, profile="uniform", nz=6, crs=32611, backend="cpu",
+                       grid_directions=True)
+    np.testing.assert_allclose(ds.direction_agl, 300.0, atol=1e-9)
     # The projection agrees with PROJ: a station just outside is reported at PROJ's position.
     x, y = pyproj.Transformer.from_crs("EPSG:4326", "EPSG:32611", always_xy=True).transform(
         -114.0, 46.91)
