@@ -22,11 +22,12 @@ Cases:
 WindNinja writes GeoTIFFs at full precision; its rasters carry one row (north) and one column
 (east) more than the DEM, copies of their neighbours, which are dropped. Directions are relative
 to the DEM's grid north in both programs. Wall times are of the whole command, same machine,
-same threads.
+same threads, the median of ``--repeat`` runs.
 
 Usage:
     WINDNINJA_CLI=/path/WindNinja_cli WINDNINJA_DATA=/path/windninja/data \\
-        python validation/windninja/compare.py [--out-dir target/windninja] [--threads 2]
+        python validation/windninja/compare.py [--out-dir target/windninja] [--threads 2] \\
+        [--repeat 3]
 
 A stock WindNinja 3.12 built against GDAL >= 3 cannot georeference a wrfout file (GDAL refuses
 SetGeoTransform on a read-only netCDF dataset, so WindNinja reports that the weather model grid
@@ -59,13 +60,20 @@ DIURNAL = {"date": "2024-06-21", "time": "13:00", "tz": "America/Los_Angeles",
            "air_c": 30.0, "cloud_pct": 0.0}
 
 
+REPEAT = 1
+
+
 def run(cmd: list[str], env=None) -> float:
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-    return dt
+    """Runs `cmd` REPEAT times; the median wall time."""
+    times = []
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        times.append(time.perf_counter() - t0)
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout}\n"
+                     f"{p.stderr}")
+    return float(np.median(times))
 
 
 def read(path: Path, shape: tuple[int, int]) -> np.ndarray:
@@ -186,7 +194,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out-dir", type=Path, default=ROOT / "target/windninja")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each command (median time)")
     a = ap.parse_args()
+    global REPEAT
+    REPEAT = max(1, a.repeat)
     out = a.out_dir.resolve()
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
