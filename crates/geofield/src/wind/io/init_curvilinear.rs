@@ -127,13 +127,7 @@ pub(super) fn node_coords(
             ));
         }
         Ok(if transposed {
-            let mut out = vec![0.0; plane];
-            for i in 0..nx {
-                for j in 0..ny {
-                    out[j * nx + i] = data[i * ny + j];
-                }
-            }
-            out
+            super::init_grid::y_major(&data, nx, ny)
         } else {
             data
         })

@@ -230,17 +230,11 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
                     data.len()
                 )));
             }
+            let data: Vec<f64> = data.into_iter().map(conv).collect();
             Ok(if transposed {
-                // (x, y) order: transpose to y-major.
-                let mut out = vec![0.0; plane];
-                for i in 0..nx {
-                    for j in 0..ny {
-                        out[j * nx + i] = conv(data[i * ny + j]);
-                    }
-                }
-                out
+                y_major(&data, nx, ny)
             } else {
-                data.into_iter().map(conv).collect()
+                data
             })
         };
     let speed = |nc: &NcReader, var: &str| {
@@ -365,6 +359,17 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
         notes,
         time,
     })
+}
+
+/// A plane stored (x, y), x slowest, as y-major (`[j * nx + i]`).
+pub(super) fn y_major(data: &[f64], nx: usize, ny: usize) -> Vec<f64> {
+    let mut out = vec![0.0; nx * ny];
+    for i in 0..nx {
+        for j in 0..ny {
+            out[j * nx + i] = data[i * ny + j];
+        }
+    }
+    out
 }
 
 /// The u and v variable names (given, by standard name, or by the usual names).
