@@ -217,7 +217,11 @@ pub fn write_nc(
                 ("standard_name", text("wind_from_direction")),
                 (
                     "long_name",
-                    text("direction the wind comes from, clockwise from north, at the output height above ground"),
+                    text("direction the wind comes from, clockwise from the grid's north (+y), at the output height above ground"),
+                ),
+                (
+                    "comment",
+                    text("on the grid's north, as WindNinja's outputs (true north differs by the meridian convergence of the CRS)"),
                 ),
                 ("units", text("degree")),
                 ("coordinates", text("height")),
