@@ -18,9 +18,10 @@
 //!   at the column centre (the DEM's value there) of the middle of its open part,
 //!   z_top − θΔz/2 − g. Below the first sample the wind follows the model's profile down to the
 //!   ground (power law u ∝ z^p, log law u ∝ ln((z − d)/z0) with the displacement height d: zero
-//!   at d + z0; uniform: constant); between the
-//!   first two samples it is interpolated in the profile's coordinate (z^p or ln z, exact for
-//!   the profile), higher up linearly in z; above the top sample the top cell's.
+//!   at d + z0; uniform: constant); between two samples it is interpolated in the profile's
+//!   coordinate (z^p or ln z: exact for the profile, where linear interpolation in z would
+//!   read a concave log profile low, 0.55 % at 10 m between centres at 7.75 and 13.5 m), linearly
+//!   in z for the uniform profile; above the top sample the top cell's.
 //!
 //! Both: w is interpolated with u and v by the same rule. Speed and direction come from the
 //! interpolated (u, v) by [`speed_direction`] (direction: where the wind comes from, degrees
@@ -328,13 +329,9 @@ fn column_agl(field: &WindField, row: usize, col: usize, height_m: f64) -> [f64;
         let sk = velocity_at(field, k, row, col);
         if height_m <= zk && zk > lower.0 {
             let linear = (height_m - lower.0) / (zk - lower.0);
-            let t = if k == k1 + 1 {
-                match (shape(height_m), shape(lower.0), shape(zk)) {
-                    (Some(a), Some(b), Some(c)) if c > b => (a - b) / (c - b),
-                    _ => linear,
-                }
-            } else {
-                linear
+            let t = match (shape(height_m), shape(lower.0), shape(zk)) {
+                (Some(a), Some(b), Some(c)) if c > b => (a - b) / (c - b),
+                _ => linear,
             };
             return lerp(lower.1, sk, t);
         }
