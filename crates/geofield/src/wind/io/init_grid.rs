@@ -124,10 +124,6 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
     // Without 1-D coordinate variables the grid is curvilinear: its axes are node indices.
     let curvilinear = !(has_axis(xdim) && has_axis(ydim));
     let mut axis = |d: &str| -> Result<Vec<f64>, InputError> {
-        if curvilinear {
-            let n = uinfo.dims.iter().find(|x| x.0 == d).map_or(0, |x| x.1);
-            return Ok((0..n).map(|i| i as f64).collect());
-        }
         let scale = match nc.attr_text(d, "units").as_deref().map(str::trim) {
             Some("km") => 1000.0,
             _ => 1.0,
@@ -135,9 +131,19 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
         let vals = nc.read(d, None)?;
         Ok(vals.iter().map(|v| v * scale).collect())
     };
-    let x = axis(xdim)?;
-    let y = axis(ydim)?;
-    let (nx, ny) = (x.len(), y.len());
+    // A curvilinear grid's node indices are made once u is read: its size checked against the
+    // file first, not taken from the header alone.
+    let (mut x, mut y) = if curvilinear {
+        (Vec::new(), Vec::new())
+    } else {
+        (axis(xdim)?, axis(ydim)?)
+    };
+    let dim_len = |d: &str| uinfo.dims.iter().find(|x| x.0 == d).map_or(0, |x| x.1);
+    let (nx, ny) = if curvilinear {
+        (dim_len(xdim), dim_len(ydim))
+    } else {
+        (x.len(), y.len())
+    };
 
     // Leading dimensions: the time (chosen) and others of length 1.
     let lead = &uinfo.dims[..nd - 2];
@@ -247,6 +253,10 @@ pub fn read_init_grid(path: &Path, req: &InitGridRequest) -> Result<InitGridRead
     let (fu, fv) = (speed(&nc, &uname)?, speed(&nc, &vname)?);
     let u = read_plane(&mut nc, &uname, &|x| x * fu)?;
     let v = read_plane(&mut nc, &vname, &|x| x * fv)?;
+    if curvilinear {
+        x = (0..nx).map(|i| i as f64).collect();
+        y = (0..ny).map(|j| j as f64).collect();
+    }
     let mut weather = [None, None];
     for (slot, (kind, named)) in weather.iter_mut().zip([
         (&init_weather::TEMP, req.temp_var.as_deref()),
