@@ -155,6 +155,12 @@ fn longitude_axes_shift_and_wrap() {
     assert!(l.locate(50.5).is_none());
 }
 
+/// 119° W, 45° N in UTM zone 11N (EPSG:32611), 2° west of its central meridian.
+fn utm11_at_119w() -> (f64, f64) {
+    geofield_io::project::project_lonlat(geofield_io::project::Datum::Wgs84, -119.0, 45.0, 32611)
+        .unwrap()
+}
+
 /// A northward wind on a longitude/latitude grid, seen on UTM zone 11N (central meridian
 /// 117° W) about 2° west of the central meridian at 45° N: the DEM's grid north is turned by
 /// the meridian convergence γ, which for the transverse Mercator projection is
@@ -165,13 +171,7 @@ fn longitude_axes_shift_and_wrap() {
 #[test]
 fn lonlat_winds_turn_by_the_meridian_convergence() {
     let epsg = 32611;
-    let (x0, y0) = geofield_io::project::project_lonlat(
-        geofield_io::project::Datum::Wgs84,
-        -119.0,
-        45.0,
-        epsg,
-    )
-    .unwrap();
+    let (x0, y0) = utm11_at_119w();
     let p = GridSpec {
         x_min_m: x0 - 500.0,
         y_max_m: y0 + 500.0,
@@ -265,13 +265,7 @@ fn refuses_bad_grids() {
 #[test]
 fn true_north_stations_turn_by_the_meridian_convergence() {
     let epsg = 32611;
-    let (x0, y0) = geofield_io::project::project_lonlat(
-        geofield_io::project::Datum::Wgs84,
-        -119.0,
-        45.0,
-        epsg,
-    )
-    .unwrap();
+    let (x0, y0) = utm11_at_119w();
     let p = GridSpec {
         x_min_m: x0 - 200.0,
         y_max_m: y0 + 200.0,
