@@ -358,6 +358,8 @@ pub(super) fn write_file_at(
     levels: &[Level],
 ) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
+    // At its full length first: the tiles can then be written through a map of the file.
+    f.set_len(layout.end)?;
     let mut head = layout.prefix.clone();
     for ifd in &layout.ifds {
         head.extend_from_slice(ifd);
@@ -369,37 +371,70 @@ pub(super) fn write_file_at(
 }
 
 /// Framed `tiles` (4-byte leader and trailer each) written one after another from `start`, in
-/// groups of about [`WRITE_GROUP_BYTES`] from several threads.
+/// groups of about [`WRITE_GROUP_BYTES`] from several threads: through a map of the file
+/// ([`super::mapped`]) when the run is large and the file already holds it, else by positioned
+/// writes.
 #[cfg(unix)]
 pub(super) fn write_tiles_at(
     f: &std::fs::File,
     tiles: &[&Vec<u8>],
     start: u64,
 ) -> std::io::Result<()> {
+    write_tiles(f, tiles, start, super::mapped::MAPPED_MIN_BYTES)
+}
+
+/// [`write_tiles_at`], through a map when the run has at least `mapped_min` bytes.
+#[cfg(unix)]
+fn write_tiles(
+    f: &std::fs::File,
+    tiles: &[&Vec<u8>],
+    start: u64,
+    mapped_min: u64,
+) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    let mut groups: Vec<(usize, usize, u64)> = Vec::new();
+    // Groups of tiles: (first, end, offset in the file, bytes).
+    let mut groups: Vec<(usize, usize, u64, usize)> = Vec::new();
     let (mut at, mut from, mut bytes) = (start, 0usize, 0usize);
     let mut group_at = at;
     for (i, t) in tiles.iter().enumerate() {
         bytes += t.len() + 8;
         at += t.len() as u64 + 8;
         if bytes >= WRITE_GROUP_BYTES || i + 1 == tiles.len() {
-            groups.push((from, i + 1, group_at));
+            groups.push((from, i + 1, group_at, bytes));
             (from, bytes, group_at) = (i + 1, 0, at);
         }
     }
-    groups.par_iter().try_for_each(|&(a, b, offset)| {
-        let size: usize = tiles[a..b].iter().map(|t| t.len() + 8).sum();
-        let mut buf = Vec::with_capacity(size);
-        for t in &tiles[a..b] {
-            buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
-            buf.extend_from_slice(t);
-            let tail = &t[t.len().saturating_sub(4)..];
-            buf.extend_from_slice(tail);
-            buf.extend_from_slice(&[0u8; 4][..4 - tail.len()]);
+    if at - start >= mapped_min {
+        let sizes: Vec<usize> = groups.iter().map(|g| g.3).collect();
+        let fill = |i: usize, out: &mut [u8]| {
+            let (a, b, _, _) = groups[i];
+            frame_into(&tiles[a..b], out);
+        };
+        if super::mapped::write_mapped(f, start, &sizes, fill)? {
+            return Ok(());
         }
+    }
+    groups.par_iter().try_for_each(|&(a, b, offset, size)| {
+        let mut buf = vec![0u8; size];
+        frame_into(&tiles[a..b], &mut buf);
         f.write_all_at(&buf, offset)
     })
+}
+
+/// `tiles` one after another into `out` (their framed sizes' sum long), each framed by its
+/// length (u32, little endian) before and its last 4 bytes (zero-padded) after: GDAL's
+/// optimisation hints of a COG.
+fn frame_into(tiles: &[&Vec<u8>], out: &mut [u8]) {
+    let mut at = 0;
+    for t in tiles {
+        let n = t.len();
+        out[at..at + 4].copy_from_slice(&(n as u32).to_le_bytes());
+        out[at + 4..at + 4 + n].copy_from_slice(t);
+        let tail = &t[n.saturating_sub(4)..];
+        out[at + 4 + n..at + 4 + n + tail.len()].copy_from_slice(tail);
+        out[at + 4 + n + tail.len()..at + 8 + n].fill(0);
+        at += n + 8;
+    }
 }
 
 /// The layout in classic TIFF, or in BigTIFF when `bigtiff` says so or the file passes 4 GiB.
@@ -455,5 +490,46 @@ mod tests {
             par == seq,
             "positioned writes differ from the sequential file"
         );
+        // The same tiles through a map of the file (any run size), and by positioned writes
+        // alone, at an offset that is not a page's: the same bytes, on the disk's file system
+        // and in memory (tmpfs) where there is one.
+        let tiles: Vec<&Vec<u8>> = levels.iter().rev().flat_map(|l| l.tiles.iter()).collect();
+        let start = (layout.prefix.len() + layout.ifds.iter().map(Vec::len).sum::<usize>()) as u64;
+        assert!(!start.is_multiple_of(4096));
+        let mut dirs = vec![std::env::temp_dir()];
+        if std::path::Path::new("/dev/shm").is_dir() {
+            dirs.push("/dev/shm".into());
+        }
+        for dir in dirs {
+            for mapped_min in [0, u64::MAX] {
+                let f = tempfile::tempfile_in(&dir).unwrap();
+                f.set_len(layout.end).unwrap();
+                std::os::unix::fs::FileExt::write_all_at(&f, &seq[..start as usize], 0).unwrap();
+                write_tiles(&f, &tiles, start, mapped_min).unwrap();
+                let mut back = Vec::new();
+                std::io::Read::read_to_end(&mut &f, &mut back).unwrap();
+                assert!(
+                    back == seq,
+                    "{dir:?}, mapped from {mapped_min} bytes: differ"
+                );
+            }
+        }
+    }
+
+    /// A file shorter than the run is not mapped (a store past its end would fault): the
+    /// positioned writes extend it instead.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_short_file_is_written_without_a_map() {
+        let f = tempfile::tempfile().unwrap();
+        let fill = |_: usize, s: &mut [u8]| s.fill(7);
+        assert!(!super::super::mapped::write_mapped(&f, 10, &[100, 50], fill).unwrap());
+        assert_eq!(f.metadata().unwrap().len(), 0);
+        f.set_len(200).unwrap();
+        assert!(super::super::mapped::write_mapped(&f, 10, &[100, 50], fill).unwrap());
+        let mut back = Vec::new();
+        std::io::Read::read_to_end(&mut &f, &mut back).unwrap();
+        assert!(back[..10].iter().all(|&b| b == 0) && back[10..160].iter().all(|&b| b == 7));
+        assert!(back[160..].iter().all(|&b| b == 0));
     }
 }

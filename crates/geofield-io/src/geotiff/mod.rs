@@ -59,6 +59,8 @@ use crate::raster_out::{RasterMeta, check_shape, format_f64};
 
 mod encode;
 mod ifd;
+#[cfg(unix)]
+mod mapped;
 pub mod segdeflate;
 mod split;
 mod stream;

@@ -13,6 +13,8 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use geofield_core::{ExactSum, GridSpec};
 use geofield_cuda::wind::Exchange;
 
@@ -136,34 +138,33 @@ pub(super) fn halo(
         })
         .collect();
     let t = binned.tile_size_m;
-    let mut to: Vec<Vec<f64>> = vec![Vec::new(); ex.parts()];
-    for i in 0..piece.len() {
-        let (u, v, w) = (piece.u[i], piece.v[i], piece.w[i]);
-        if !bins::reaches(grid, radius_m, u, v) {
-            continue;
-        }
-        let ty = (((v - binned.origin_v_m) / t).floor() as usize).min(binned.tiles_y - 1);
-        for (q, range) in wanted.iter().enumerate() {
-            if let Some((a, b)) = *range
-                && (a..=b).contains(&ty)
-            {
-                to[q].extend_from_slice(&[u, v, w]);
-            }
-        }
-    }
+    // Each tree's row of tiles (none for a tree that reaches no cell), in parallel.
+    let tile_row: Vec<Option<usize>> = (0..piece.len())
+        .into_par_iter()
+        .map(|i| {
+            let (u, v) = (piece.u[i], piece.v[i]);
+            bins::reaches(grid, radius_m, u, v)
+                .then(|| (((v - binned.origin_v_m) / t).floor() as usize).min(binned.tiles_y - 1))
+        })
+        .collect();
+    // Per process, its trees in piece order (rayon's collect keeps it).
+    let to: Vec<Vec<f64>> = wanted
+        .iter()
+        .map(|range| match *range {
+            Some((a, b)) => (0..piece.len())
+                .into_par_iter()
+                .filter(|&i| tile_row[i].is_some_and(|ty| (a..=b).contains(&ty)))
+                .flat_map_iter(|i| [piece.u[i], piece.v[i], piece.w[i]])
+                .collect(),
+            None => Vec::new(),
+        })
+        .collect();
     let got = ex.all_to_all(to);
-    let n: usize = got.iter().map(|g| g.len() / 3).sum();
-    let mut s = Sources {
-        u: Vec::with_capacity(n),
-        v: Vec::with_capacity(n),
-        w: Vec::with_capacity(n),
-    };
-    for g in got {
-        for t in g.chunks_exact(3) {
-            s.u.push(t[0]);
-            s.v.push(t[1]);
-            s.w.push(t[2]);
-        }
+    let mut s = Sources::default();
+    for g in &got {
+        s.u.par_extend(g.par_chunks_exact(3).map(|t| t[0]));
+        s.v.par_extend(g.par_chunks_exact(3).map(|t| t[1]));
+        s.w.par_extend(g.par_chunks_exact(3).map(|t| t[2]));
     }
     s
 }

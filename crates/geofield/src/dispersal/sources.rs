@@ -117,15 +117,11 @@ impl Sources {
                 Some((u, v, w))
             })
             .collect();
-        let mut s = Sources {
-            u: Vec::with_capacity(kept.len()),
-            v: Vec::with_capacity(kept.len()),
-            w: Vec::with_capacity(kept.len()),
-        };
-        for (u, v, w) in kept {
-            s.push(u, v, w);
+        Sources {
+            u: kept.par_iter().map(|k| k.0).collect(),
+            v: kept.par_iter().map(|k| k.1).collect(),
+            w: kept.par_iter().map(|k| k.2).collect(),
         }
-        s
     }
 
     /// On a torus, add the periodic images that lie within `radius_m` of the domain, so that an

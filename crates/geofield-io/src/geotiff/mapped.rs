@@ -1,0 +1,147 @@
+//! A file's bytes written by many threads at once through a shared memory map of it.
+//!
+//! Positioned writes (`pwrite`) into one file serialise on the file's lock in Linux (tmpfs,
+//! ext4, xfs: one writer at a time per inode), so the GB-sized GeoTIFFs of a landscape reach
+//! the page cache at one core's copying speed (2.5-3 GB/s), and MPI ranks writing their tiles
+//! into one file wait for each other. Stores into a shared map of the file take no such lock:
+//! every thread (and every process) copies its own bytes into the file's pages at once.
+//!
+//! What could go wrong with a map, and what is done about it:
+//! - A store into a page the file system cannot provide (the disk or tmpfs full) would raise
+//!   SIGBUS. Every range is first populated with `MADV_POPULATE_WRITE` (Linux 5.14), which
+//!   allocates the pages and returns the failure as an error instead; only then is it written.
+//! - A store past the end of the file would raise SIGBUS too: only ranges inside the file's
+//!   current length are mapped (the caller sizes the file first).
+//! - Where the kernel or the file system cannot map or populate (an older kernel, a network or
+//!   FUSE file system), [`write_mapped`] says so by returning `Ok(false)` before writing
+//!   anything, and the caller writes with positioned writes instead.
+//!
+//! The map lives only inside [`write_mapped`]; the file is the caller's freshly created output,
+//! which nothing else truncates while it is written.
+
+use std::fs::File;
+use std::io;
+
+use rayon::prelude::*;
+
+/// Runs smaller than this are written with positioned writes: mapping pays for itself only
+/// when the copying is long.
+pub(super) const MAPPED_MIN_BYTES: u64 = 64 << 20;
+
+/// Write the bytes of `f` from `offset` as consecutive pieces of lengths `pieces`, in
+/// parallel: `fill(i, s)` writes piece `i` into its slice `s` of the file. `Ok(false)`: nothing
+/// was written because the file cannot be written through a map here (the caller falls back to
+/// positioned writes); an error: the file system could not give the pages (e.g. it is full).
+#[cfg(target_os = "linux")]
+pub(super) fn write_mapped(
+    f: &File,
+    offset: u64,
+    pieces: &[usize],
+    fill: impl Fn(usize, &mut [u8]) + Sync,
+) -> io::Result<bool> {
+    use rustix::mm::{Advice, MapFlags, ProtFlags};
+    let len: usize = pieces.iter().sum();
+    if len == 0 {
+        return Ok(true);
+    }
+    let end = offset
+        .checked_add(len as u64)
+        .ok_or_else(|| io::Error::other("mapped write: offset overflow"))?;
+    if f.metadata()?.len() < end {
+        // Past the end a store would fault: the caller's positioned writes extend the file.
+        return Ok(false);
+    }
+    let page = rustix::param::page_size() as u64;
+    let skip = (offset % page) as usize;
+    let map_len = skip + len;
+    // SAFETY: a fresh shared, writable map of `map_len` bytes of a file this process opened
+    // for writing, inside the file's length (checked above); no other mapping in this
+    // process aliases it, and it is unmapped by `Unmap` before this function returns.
+    #[allow(unsafe_code)]
+    let ptr = match unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            map_len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+            f,
+            offset - skip as u64,
+        )
+    } {
+        Ok(p) => p.cast::<u8>(),
+        Err(_) => return Ok(false),
+    };
+    struct Unmap(*mut u8, usize);
+    impl Drop for Unmap {
+        fn drop(&mut self) {
+            // SAFETY: the map made above, unmapped once; no slice of it outlives this guard
+            // (they borrow from `whole`, declared after it and dropped first).
+            #[allow(unsafe_code)]
+            let _ = unsafe { rustix::mm::munmap(self.0.cast(), self.1) };
+        }
+    }
+    let _guard = Unmap(ptr, map_len);
+    // SAFETY: `ptr` is valid for `map_len` bytes for as long as `_guard` lives, and this is
+    // the only reference to them.
+    #[allow(unsafe_code)]
+    let whole: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(ptr, map_len) };
+    // Whether this kernel populates on request (5.14 and later): asked once, before any
+    // store, on the run's first page.
+    let populate = |s: &[u8]| -> io::Result<()> {
+        let start = s.as_ptr() as usize;
+        let aligned = start - start % page as usize;
+        let n = s.len() + (start - aligned);
+        // SAFETY: the range lies inside the live map (page-aligned down to the map's start at
+        // the latest, which is page-aligned); populating writes no data.
+        #[allow(unsafe_code)]
+        unsafe { rustix::mm::madvise(aligned as *mut _, n, Advice::LinuxPopulateWrite) }
+            .map_err(io::Error::from)
+    };
+    match populate(&whole[skip..skip + 1]) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc_einval()) => return Ok(false),
+        Err(e) => return Err(no_pages(e)),
+    }
+    let mut rest = &mut whole[skip..];
+    let mut slices = Vec::with_capacity(pieces.len());
+    for &n in pieces {
+        let (mine, after) = std::mem::take(&mut rest).split_at_mut(n);
+        slices.push(mine);
+        rest = after;
+    }
+    slices
+        .into_par_iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .try_for_each(|(i, s)| {
+            populate(s).map_err(no_pages)?;
+            fill(i, s);
+            Ok::<_, io::Error>(())
+        })?;
+    Ok(true)
+}
+
+/// Elsewhere than Linux: positioned writes.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn write_mapped(
+    _: &File,
+    _: u64,
+    _: &[usize],
+    _: impl Fn(usize, &mut [u8]) + Sync,
+) -> io::Result<bool> {
+    Ok(false)
+}
+
+#[cfg(target_os = "linux")]
+fn libc_einval() -> i32 {
+    rustix::io::Errno::INVAL.raw_os_error()
+}
+
+/// The file system refused the pages of the file.
+#[cfg(target_os = "linux")]
+fn no_pages(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("the file system could not give the file its pages (is it full?): {e}"),
+    )
+}
