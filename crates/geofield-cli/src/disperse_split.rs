@@ -284,8 +284,11 @@ fn write(
     let names = p.names.clone();
     let mut bytes = 0;
     let mut called = false;
+    // Rank 0's seconds laying the file out and writing (every rank's tiles in), then syncing.
+    let (mut write_s, mut sync_s) = (0.0, 0.0);
     let written = p.outs.write(&a.out, |path| {
         called = true;
+        let t0 = Instant::now();
         let laid = geotiff::assemble(
             path,
             &grid,
@@ -320,10 +323,13 @@ fn write(
             Err(e) => Err(e.into()),
         };
         ranks.agree(mine.map_err(|e| format!("{e:#}")))?;
+        write_s = t0.elapsed().as_secs_f64();
         // Every tile is in: the file to disk before it moves into place.
+        let t1 = Instant::now();
         std::fs::File::open(path)
             .and_then(|f| f.sync_all())
             .with_context(|| format!("syncing {}", path.display()))?;
+        sync_s = t1.elapsed().as_secs_f64();
         crate::output::warn_if_no_crs(path, p.crs, "declare one with --crs EPSG:CODE");
         Ok(vec![path.to_path_buf()])
     });
@@ -339,6 +345,8 @@ fn write(
         }
     };
     p.timing.file_bytes = Some(bytes);
+    p.timing.file_write_s = Some(write_s);
+    p.timing.disk_sync_s = Some(sync_s);
     let out = p.kept(maps, reports)?;
     if ranks.size() > 1 && !ctx.quiet() {
         eprintln!("split over {} ranks: rows {:?}", ranks.size(), split.rows);

@@ -380,44 +380,60 @@ pub(super) fn write_tiles_at(
     tiles: &[&Vec<u8>],
     start: u64,
 ) -> std::io::Result<()> {
-    write_tiles(f, tiles, start, super::mapped::MAPPED_MIN_BYTES)
+    write_runs_at(f, &[(start, tiles.to_vec())])
 }
 
-/// [`write_tiles_at`], through a map when the run has at least `mapped_min` bytes.
+/// Several runs of framed tiles, each `(start, tiles)` as [`write_tiles_at`] writes one, in
+/// increasing order of `start` and not overlapping: all through one map of the file.
 #[cfg(unix)]
-fn write_tiles(
+pub(super) fn write_runs_at(
     f: &std::fs::File,
-    tiles: &[&Vec<u8>],
-    start: u64,
+    runs: &[(u64, Vec<&Vec<u8>>)],
+) -> std::io::Result<()> {
+    write_runs(f, runs, super::mapped::MAPPED_MIN_BYTES)
+}
+
+/// [`write_runs_at`], through a map when the runs hold at least `mapped_min` bytes.
+#[cfg(unix)]
+fn write_runs(
+    f: &std::fs::File,
+    runs: &[(u64, Vec<&Vec<u8>>)],
     mapped_min: u64,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    // Groups of tiles: (first, end, offset in the file, bytes).
-    let mut groups: Vec<(usize, usize, u64, usize)> = Vec::new();
-    let (mut at, mut from, mut bytes) = (start, 0usize, 0usize);
-    let mut group_at = at;
-    for (i, t) in tiles.iter().enumerate() {
-        bytes += t.len() + 8;
-        at += t.len() as u64 + 8;
-        if bytes >= WRITE_GROUP_BYTES || i + 1 == tiles.len() {
-            groups.push((from, i + 1, group_at, bytes));
-            (from, bytes, group_at) = (i + 1, 0, at);
+    // Groups of tiles: (run, first, end, offset in the file, bytes).
+    let mut groups: Vec<(usize, usize, usize, u64, usize)> = Vec::new();
+    let mut total = 0u64;
+    for (r, (start, tiles)) in runs.iter().enumerate() {
+        let (mut at, mut from, mut bytes) = (*start, 0usize, 0usize);
+        let mut group_at = at;
+        for (i, t) in tiles.iter().enumerate() {
+            bytes += t.len() + 8;
+            at += t.len() as u64 + 8;
+            if bytes >= WRITE_GROUP_BYTES || i + 1 == tiles.len() {
+                groups.push((r, from, i + 1, group_at, bytes));
+                total += bytes as u64;
+                (from, bytes, group_at) = (i + 1, 0, at);
+            }
         }
     }
-    if at - start >= mapped_min {
-        let sizes: Vec<usize> = groups.iter().map(|g| g.3).collect();
-        let fill = |i: usize, out: &mut [u8]| {
-            let (a, b, _, _) = groups[i];
-            frame_into(&tiles[a..b], out);
-        };
-        if super::mapped::write_mapped(f, start, &sizes, fill)? {
+    let tiles_of = |g: &(usize, usize, usize, u64, usize)| &runs[g.0].1[g.1..g.2];
+    if let Some(base) = groups.first().map(|g| g.3)
+        && total >= mapped_min
+    {
+        let pieces: Vec<(usize, usize)> = groups
+            .iter()
+            .map(|g| ((g.3 - base) as usize, g.4))
+            .collect();
+        let fill = |i: usize, out: &mut [u8]| frame_into(tiles_of(&groups[i]), out);
+        if super::mapped::write_mapped(f, base, &pieces, fill)? {
             return Ok(());
         }
     }
-    groups.par_iter().try_for_each(|&(a, b, offset, size)| {
-        let mut buf = vec![0u8; size];
-        frame_into(&tiles[a..b], &mut buf);
-        f.write_all_at(&buf, offset)
+    groups.par_iter().try_for_each(|g| {
+        let mut buf = vec![0u8; g.4];
+        frame_into(tiles_of(g), &mut buf);
+        f.write_all_at(&buf, g.3)
     })
 }
 
@@ -505,7 +521,19 @@ mod tests {
                 let f = tempfile::tempfile_in(&dir).unwrap();
                 f.set_len(layout.end).unwrap();
                 std::os::unix::fs::FileExt::write_all_at(&f, &seq[..start as usize], 0).unwrap();
-                write_tiles(&f, &tiles, start, mapped_min).unwrap();
+                // As one run; as the first and third quarters of the tiles in one call (a
+                // gap between the runs) and then the rest: the same file.
+                let q = tiles.len() / 4;
+                let at =
+                    |k: usize| start + tiles[..k].iter().map(|t| t.len() as u64 + 8).sum::<u64>();
+                if mapped_min == 0 {
+                    let (a, b) = (tiles[..q].to_vec(), tiles[2 * q..3 * q].to_vec());
+                    write_runs(&f, &[(start, a), (at(2 * q), b)], 0).unwrap();
+                    let (c, d) = (tiles[q..2 * q].to_vec(), tiles[3 * q..].to_vec());
+                    write_runs(&f, &[(at(q), c), (at(3 * q), d)], 0).unwrap();
+                } else {
+                    write_runs(&f, &[(start, tiles.clone())], mapped_min).unwrap();
+                }
                 let mut back = Vec::new();
                 std::io::Read::read_to_end(&mut &f, &mut back).unwrap();
                 assert!(
@@ -523,13 +551,17 @@ mod tests {
     fn a_short_file_is_written_without_a_map() {
         let f = tempfile::tempfile().unwrap();
         let fill = |_: usize, s: &mut [u8]| s.fill(7);
-        assert!(!super::super::mapped::write_mapped(&f, 10, &[100, 50], fill).unwrap());
+        let pieces = [(0, 100), (120, 30)];
+        assert!(!super::super::mapped::write_mapped(&f, 10, &pieces, fill).unwrap());
         assert_eq!(f.metadata().unwrap().len(), 0);
         f.set_len(200).unwrap();
-        assert!(super::super::mapped::write_mapped(&f, 10, &[100, 50], fill).unwrap());
+        assert!(super::super::mapped::write_mapped(&f, 10, &pieces, fill).unwrap());
         let mut back = Vec::new();
         std::io::Read::read_to_end(&mut &f, &mut back).unwrap();
-        assert!(back[..10].iter().all(|&b| b == 0) && back[10..160].iter().all(|&b| b == 7));
-        assert!(back[160..].iter().all(|&b| b == 0));
+        // The pieces written, the gap between them and the bytes around them left alone.
+        let seven = |r: std::ops::Range<usize>| back[r].iter().all(|&b| b == 7);
+        let zero = |r: std::ops::Range<usize>| back[r].iter().all(|&b| b == 0);
+        assert!(zero(0..10) && seven(10..110) && zero(110..130) && seven(130..160));
+        assert!(zero(160..200));
     }
 }

@@ -28,21 +28,34 @@ use rayon::prelude::*;
 /// when the copying is long.
 pub(super) const MAPPED_MIN_BYTES: u64 = 64 << 20;
 
-/// Write the bytes of `f` from `offset` as consecutive pieces of lengths `pieces`, in
-/// parallel: `fill(i, s)` writes piece `i` into its slice `s` of the file. `Ok(false)`: nothing
-/// was written because the file cannot be written through a map here (the caller falls back to
-/// positioned writes); an error: the file system could not give the pages (e.g. it is full).
+/// Whether tiles may be written through a map: unless `GEOFIELD_MAPPED_WRITES=0` (positioned
+/// writes only: for a file system whose maps misbehave, and to compare the two).
+pub(super) fn enabled() -> bool {
+    std::env::var_os("GEOFIELD_MAPPED_WRITES").is_none_or(|v| v != "0")
+}
+
+/// Write pieces of `f` in parallel: `pieces` are (offset from `offset`, length), in increasing
+/// order and not overlapping (the bytes between them are left alone), and `fill(i, s)` writes
+/// piece `i` into its slice `s` of the file. `Ok(false)`: nothing was written because the file
+/// cannot be written through a map here (the caller falls back to positioned writes); an
+/// error: the file system could not give the pages (e.g. it is full).
 #[cfg(target_os = "linux")]
 pub(super) fn write_mapped(
     f: &File,
     offset: u64,
-    pieces: &[usize],
+    pieces: &[(usize, usize)],
     fill: impl Fn(usize, &mut [u8]) + Sync,
 ) -> io::Result<bool> {
     use rustix::mm::{Advice, MapFlags, ProtFlags};
-    let len: usize = pieces.iter().sum();
-    if len == 0 {
+    let in_order = pieces.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0);
+    let Some(len) = pieces.last().map(|p| p.0 + p.1).filter(|&n| n > 0) else {
         return Ok(true);
+    };
+    if !in_order {
+        return Err(io::Error::other("mapped write: pieces out of order"));
+    }
+    if !enabled() {
+        return Ok(false);
     }
     let end = offset
         .checked_add(len as u64)
@@ -97,17 +110,22 @@ pub(super) fn write_mapped(
         unsafe { rustix::mm::madvise(aligned as *mut _, n, Advice::LinuxPopulateWrite) }
             .map_err(io::Error::from)
     };
-    match populate(&whole[skip..skip + 1]) {
+    let first = skip + pieces[0].0;
+    match populate(&whole[first..first + 1]) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc_einval()) => return Ok(false),
         Err(e) => return Err(no_pages(e)),
     }
+    // Each piece's slice, the bytes between pieces split off and left alone.
     let mut rest = &mut whole[skip..];
+    let mut at = 0;
     let mut slices = Vec::with_capacity(pieces.len());
-    for &n in pieces {
-        let (mine, after) = std::mem::take(&mut rest).split_at_mut(n);
+    for &(start, n) in pieces {
+        let (_, from) = std::mem::take(&mut rest).split_at_mut(start - at);
+        let (mine, after) = from.split_at_mut(n);
         slices.push(mine);
         rest = after;
+        at = start + n;
     }
     slices
         .into_par_iter()
@@ -126,7 +144,7 @@ pub(super) fn write_mapped(
 pub(super) fn write_mapped(
     _: &File,
     _: u64,
-    _: &[usize],
+    _: &[(usize, usize)],
     _: impl Fn(usize, &mut [u8]) + Sync,
 ) -> io::Result<bool> {
     Ok(false)

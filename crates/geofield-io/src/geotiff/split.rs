@@ -249,14 +249,14 @@ impl PartDone {
     ) -> Result<(), IoError> {
         let encoded = self.levels.first().map_or(0, Vec::len);
         let runs = (0..encoded).flat_map(|i| self.levels.iter().map(move |b| &b[i].tiles));
-        for (tiles, &start) in runs.zip(starts) {
-            if tiles.is_empty() {
-                continue;
-            }
-            let refs: Vec<&Vec<u8>> = tiles.iter().collect();
-            write_tiles_at(file, &refs, start).map_err(|e| write_error(path, e))?;
-        }
-        Ok(())
+        // Every run at once (one map of the file), in file order.
+        let mut all: Vec<(u64, Vec<&Vec<u8>>)> = runs
+            .zip(starts)
+            .filter(|(tiles, _)| !tiles.is_empty())
+            .map(|(tiles, &start)| (start, tiles.iter().collect()))
+            .collect();
+        all.sort_by_key(|r| r.0);
+        write_runs_at(file, &all).map_err(|e| write_error(path, e))
     }
 }
 
