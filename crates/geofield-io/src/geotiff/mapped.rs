@@ -13,8 +13,8 @@
 //! - A store past the end of the file would raise SIGBUS too: only ranges inside the file's
 //!   current length are mapped (the caller sizes the file first).
 //! - Where the kernel or the file system cannot map or populate (an older kernel, a network or
-//!   FUSE file system), [`write_mapped`] says so by returning `Ok(false)` before writing
-//!   anything, and the caller writes with positioned writes instead.
+//!   FUSE file system, a disk already full), [`write_mapped`] says so by returning `Ok(false)`
+//!   before writing anything, and the caller writes with positioned writes instead.
 //!
 //! The map lives only inside [`write_mapped`]; the file is the caller's freshly created output,
 //! which nothing else truncates while it is written.
@@ -111,10 +111,11 @@ pub(super) fn write_mapped(
             .map_err(io::Error::from)
     };
     let first = skip + pieces[0].0;
-    match populate(&whole[first..first + 1]) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc_einval()) => return Ok(false),
-        Err(e) => return Err(no_pages(e)),
+    // Any refusal here (EINVAL before Linux 5.14, a file system that cannot populate, or one
+    // already full) and nothing is written: the positioned writes then go ahead, or fail with
+    // the file system's own error (e.g. "No space left on device").
+    if populate(&whole[first..first + 1]).is_err() {
+        return Ok(false);
     }
     // Each piece's slice, the bytes between pieces split off and left alone.
     let mut rest = &mut whole[skip..];
@@ -148,11 +149,6 @@ pub(super) fn write_mapped(
     _: impl Fn(usize, &mut [u8]) + Sync,
 ) -> io::Result<bool> {
     Ok(false)
-}
-
-#[cfg(target_os = "linux")]
-fn libc_einval() -> i32 {
-    rustix::io::Errno::INVAL.raw_os_error()
 }
 
 /// The file system refused the pages of the file.
