@@ -563,5 +563,13 @@ mod tests {
         let zero = |r: std::ops::Range<usize>| back[r].iter().all(|&b| b == 0);
         assert!(zero(0..10) && seven(10..110) && zero(110..130) && seven(130..160));
         assert!(zero(160..200));
+        // Empty pieces write nothing, wherever they are.
+        let mark = |_: usize, s: &mut [u8]| s.fill(9);
+        assert!(super::super::mapped::write_mapped(&f, 10, &[(150, 0)], mark).unwrap());
+        assert!(super::super::mapped::write_mapped(&f, 0, &[(3, 0), (190, 0)], mark).unwrap());
+        let mut again = Vec::new();
+        std::io::Seek::rewind(&mut &f).unwrap();
+        std::io::Read::read_to_end(&mut &f, &mut again).unwrap();
+        assert!(again == back);
     }
 }

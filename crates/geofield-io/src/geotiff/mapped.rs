@@ -68,8 +68,8 @@ pub(super) fn write_mapped(
     let skip = (offset % page) as usize;
     let map_len = skip + len;
     // SAFETY: a fresh shared, writable map of `map_len` bytes of a file this process opened
-    // for writing, inside the file's length (checked above); no other mapping in this
-    // process aliases it, and it is unmapped by `Unmap` before this function returns.
+    // for writing, inside the file's length (checked above); it is unmapped by `Unmap` before
+    // this function returns.
     #[allow(unsafe_code)]
     let ptr = match unsafe {
         rustix::mm::mmap(
@@ -87,56 +87,59 @@ pub(super) fn write_mapped(
     struct Unmap(*mut u8, usize);
     impl Drop for Unmap {
         fn drop(&mut self) {
-            // SAFETY: the map made above, unmapped once; no slice of it outlives this guard
-            // (they borrow from `whole`, declared after it and dropped first).
+            // SAFETY: the map made above, unmapped once, after the last use of the slices
+            // made from it.
             #[allow(unsafe_code)]
             let _ = unsafe { rustix::mm::munmap(self.0.cast(), self.1) };
         }
     }
     let _guard = Unmap(ptr, map_len);
-    // SAFETY: `ptr` is valid for `map_len` bytes for as long as `_guard` lives, and this is
-    // the only reference to them.
-    #[allow(unsafe_code)]
-    let whole: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(ptr, map_len) };
-    // Whether this kernel populates on request (5.14 and later): asked once, before any
-    // store, on the run's first page.
-    let populate = |s: &[u8]| -> io::Result<()> {
-        let start = s.as_ptr() as usize;
-        let aligned = start - start % page as usize;
-        let n = s.len() + (start - aligned);
-        // SAFETY: the range lies inside the live map (page-aligned down to the map's start at
-        // the latest, which is page-aligned); populating writes no data.
+    // Asks the file system for the pages of `n` bytes from `at` (bytes into the map), so that
+    // the stores below cannot fault.
+    let base = ptr as usize;
+    let populate = |at: usize, n: usize| -> io::Result<()> {
+        let aligned = at - at % page as usize;
+        // SAFETY: `aligned .. at + n` lies inside the live map (`at + n` ≤ `map_len`, the map
+        // starts on a page); populating writes no data.
         #[allow(unsafe_code)]
-        unsafe { rustix::mm::madvise(aligned as *mut _, n, Advice::LinuxPopulateWrite) }
-            .map_err(io::Error::from)
+        unsafe {
+            rustix::mm::madvise(
+                (base + aligned) as *mut std::ffi::c_void,
+                n + (at - aligned),
+                Advice::LinuxPopulateWrite,
+            )
+        }
+        .map_err(io::Error::from)
     };
-    let first = skip + pieces[0].0;
-    // Any refusal here (EINVAL before Linux 5.14, a file system that cannot populate, or one
-    // already full) and nothing is written: the positioned writes then go ahead, or fail with
-    // the file system's own error (e.g. "No space left on device").
-    if populate(&whole[first..first + 1]).is_err() {
+    // Any refusal of the first page (EINVAL before Linux 5.14, a file system that cannot
+    // populate, or one already full) and nothing is written: the positioned writes then go
+    // ahead, or fail with the file system's own error (e.g. "No space left on device").
+    let Some(&(first, _)) = pieces.iter().find(|p| p.1 > 0) else {
+        return Ok(true);
+    };
+    if populate(skip + first, 1).is_err() {
         return Ok(false);
     }
-    // Each piece's slice, the bytes between pieces split off and left alone.
-    let mut rest = &mut whole[skip..];
-    let mut at = 0;
-    let mut slices = Vec::with_capacity(pieces.len());
-    for &(start, n) in pieces {
-        let (_, from) = std::mem::take(&mut rest).split_at_mut(start - at);
-        let (mine, after) = from.split_at_mut(n);
-        slices.push(mine);
-        rest = after;
-        at = start + n;
-    }
-    slices
-        .into_par_iter()
+    // Each piece's own bytes, and only those: the bytes between pieces may be another
+    // process's, written through its own map at the same time.
+    let slices: Vec<(usize, usize, &mut [u8])> = pieces
+        .iter()
         .enumerate()
-        .filter(|(_, s)| !s.is_empty())
-        .try_for_each(|(i, s)| {
-            populate(s).map_err(no_pages)?;
-            fill(i, s);
-            Ok::<_, io::Error>(())
-        })?;
+        .filter(|(_, p)| p.1 > 0)
+        .map(|(i, &(start, n))| {
+            // SAFETY: the pieces are in order and do not overlap (checked above), so these
+            // slices are disjoint; each lies inside the live map (`start + n` ≤ `len`), which
+            // `_guard` keeps until after the last use of them below.
+            #[allow(unsafe_code)]
+            let s = unsafe { std::slice::from_raw_parts_mut(ptr.add(skip + start), n) };
+            (i, skip + start, s)
+        })
+        .collect();
+    slices.into_par_iter().try_for_each(|(i, at, s)| {
+        populate(at, s.len()).map_err(no_pages)?;
+        fill(i, s);
+        Ok::<_, io::Error>(())
+    })?;
     Ok(true)
 }
 
