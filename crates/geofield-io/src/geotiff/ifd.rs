@@ -401,39 +401,46 @@ fn write_runs(
     mapped_min: u64,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    // Groups of tiles: (run, first, end, offset in the file, bytes).
-    let mut groups: Vec<(usize, usize, usize, u64, usize)> = Vec::new();
-    let mut total = 0u64;
-    for (r, (start, tiles)) in runs.iter().enumerate() {
+    /// Tiles `tiles` of run `run`, framed: `bytes` bytes at `at` in the file.
+    struct Group {
+        run: usize,
+        tiles: std::ops::Range<usize>,
+        at: u64,
+        bytes: usize,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for (run, (start, tiles)) in runs.iter().enumerate() {
         let (mut at, mut from, mut bytes) = (*start, 0usize, 0usize);
-        let mut group_at = at;
         for (i, t) in tiles.iter().enumerate() {
             bytes += t.len() + 8;
-            at += t.len() as u64 + 8;
             if bytes >= WRITE_GROUP_BYTES || i + 1 == tiles.len() {
-                groups.push((r, from, i + 1, group_at, bytes));
-                total += bytes as u64;
-                (from, bytes, group_at) = (i + 1, 0, at);
+                groups.push(Group {
+                    run,
+                    tiles: from..i + 1,
+                    at,
+                    bytes,
+                });
+                (from, at, bytes) = (i + 1, at + bytes as u64, 0);
             }
         }
     }
-    let tiles_of = |g: &(usize, usize, usize, u64, usize)| &runs[g.0].1[g.1..g.2];
-    if let Some(base) = groups.first().map(|g| g.3)
+    let frame = |g: &Group, out: &mut [u8]| frame_into(&runs[g.run].1[g.tiles.clone()], out);
+    let total: u64 = groups.iter().map(|g| g.bytes as u64).sum();
+    if let Some(base) = groups.first().map(|g| g.at)
         && total >= mapped_min
     {
         let pieces: Vec<(usize, usize)> = groups
             .iter()
-            .map(|g| ((g.3 - base) as usize, g.4))
+            .map(|g| ((g.at - base) as usize, g.bytes))
             .collect();
-        let fill = |i: usize, out: &mut [u8]| frame_into(tiles_of(&groups[i]), out);
-        if super::mapped::write_mapped(f, base, &pieces, fill)? {
+        if super::mapped::write_mapped(f, base, &pieces, |i, out| frame(&groups[i], out))? {
             return Ok(());
         }
     }
     groups.par_iter().try_for_each(|g| {
-        let mut buf = vec![0u8; g.4];
-        frame_into(tiles_of(g), &mut buf);
-        f.write_all_at(&buf, g.3)
+        let mut buf = vec![0u8; g.bytes];
+        frame(g, &mut buf);
+        f.write_all_at(&buf, g.at)
     })
 }
 

@@ -137,55 +137,17 @@ impl Bins {
         for k in 0..n_tiles {
             tile_start[k + 1] = tile_start[k] + counts[k];
         }
-        let n = if trees { keep.len() } else { 0 };
-        let (mut du, mut dv, mut w) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        // The scatter in parallel over runs of tiles holding about equal numbers of trees: each
-        // task owns its run's slots and places its trees in input order (the serial scatter's
-        // result, however the tiles are split).
-        let parts = if n < 1 << 16 {
-            1
-        } else {
-            2 * rayon::current_num_threads()
+        let (du, dv, w) = match trees {
+            true => scatter(&keep, &tiles, &tile_start, |i, tt| {
+                let (tx, ty) = ((tt % tiles_x) as f64, (tt / tiles_x) as f64);
+                (
+                    sources.u[i] - (origin_u_m + tx * t),
+                    sources.v[i] - (origin_v_m + ty * t),
+                    sources.w[i],
+                )
+            }),
+            false => Default::default(),
         };
-        let mut cuts = vec![0usize];
-        for p in 1..parts {
-            let target = (n * p / parts) as u32;
-            let tile = tile_start[..n_tiles].partition_point(|&s| s < target);
-            if tile > *cuts.last().unwrap_or(&0) {
-                cuts.push(tile);
-            }
-        }
-        cuts.push(n_tiles);
-        let mut runs = Vec::with_capacity(cuts.len());
-        let (mut rest_u, mut rest_v, mut rest_w) = (&mut du[..], &mut dv[..], &mut w[..]);
-        for c in cuts.windows(2) {
-            // Without the trees (`count_in`) every run's slots are empty.
-            let len = ((tile_start[c[1]] - tile_start[c[0]]) as usize).min(rest_u.len());
-            let (u_run, u_rest) = std::mem::take(&mut rest_u).split_at_mut(len);
-            let (v_run, v_rest) = std::mem::take(&mut rest_v).split_at_mut(len);
-            let (w_run, w_rest) = std::mem::take(&mut rest_w).split_at_mut(len);
-            runs.push((c[0]..c[1], u_run, v_run, w_run));
-            (rest_u, rest_v, rest_w) = (u_rest, v_rest, w_rest);
-        }
-        runs.into_par_iter()
-            .filter(|r| !r.1.is_empty())
-            .for_each(|(range, ru, rv, rw)| {
-                let base = tile_start[range.start];
-                let mut next: Vec<u32> =
-                    tile_start[range.clone()].iter().map(|s| s - base).collect();
-                for (j, &i) in keep.iter().enumerate() {
-                    let tt = tiles[j];
-                    if !range.contains(&tt) {
-                        continue;
-                    }
-                    let slot = next[tt - range.start] as usize;
-                    next[tt - range.start] += 1;
-                    let (tx, ty) = ((tt % tiles_x) as f64, (tt / tiles_x) as f64);
-                    ru[slot] = sources.u[i] - (origin_u_m + tx * t);
-                    rv[slot] = sources.v[i] - (origin_v_m + ty * t);
-                    rw[slot] = sources.w[i];
-                }
-            });
         Bins {
             tile_size_m: t,
             tiles_x,
@@ -273,6 +235,60 @@ impl Bins {
             })
             .sum()
     }
+}
+
+/// The counting sort's scatter: tree `keep[j]` (in tile `tiles[j]`) to the next slot of its
+/// tile (`tile_start`), as `place(tree, tile)` gives its (du, dv, w). In parallel over runs of
+/// tiles holding about equal numbers of trees, one per thread: each task owns its run's slots
+/// and places its trees in input order (the serial scatter's result, however the tiles are
+/// split).
+fn scatter(
+    keep: &[usize],
+    tiles: &[usize],
+    tile_start: &[u32],
+    place: impl Fn(usize, usize) -> (f64, f64, f64) + Sync,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (n, n_tiles) = (keep.len(), tile_start.len() - 1);
+    let (mut du, mut dv, mut w) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let parts = if n < 1 << 16 {
+        1
+    } else {
+        rayon::current_num_threads()
+    };
+    let mut cuts = vec![0usize];
+    for p in 1..parts {
+        let target = (n * p / parts) as u32;
+        let tile = tile_start[..n_tiles].partition_point(|&s| s < target);
+        if tile > *cuts.last().unwrap_or(&0) {
+            cuts.push(tile);
+        }
+    }
+    cuts.push(n_tiles);
+    let mut runs = Vec::with_capacity(cuts.len());
+    let (mut rest_u, mut rest_v, mut rest_w) = (&mut du[..], &mut dv[..], &mut w[..]);
+    for c in cuts.windows(2) {
+        let len = (tile_start[c[1]] - tile_start[c[0]]) as usize;
+        let (u_run, u_rest) = std::mem::take(&mut rest_u).split_at_mut(len);
+        let (v_run, v_rest) = std::mem::take(&mut rest_v).split_at_mut(len);
+        let (w_run, w_rest) = std::mem::take(&mut rest_w).split_at_mut(len);
+        runs.push((c[0]..c[1], u_run, v_run, w_run));
+        (rest_u, rest_v, rest_w) = (u_rest, v_rest, w_rest);
+    }
+    runs.into_par_iter()
+        .filter(|r| !r.1.is_empty())
+        .for_each(|(range, ru, rv, rw)| {
+            let base = tile_start[range.start];
+            let mut next: Vec<u32> = tile_start[range.clone()].iter().map(|s| s - base).collect();
+            for (&i, &tt) in keep.iter().zip(tiles) {
+                if !range.contains(&tt) {
+                    continue;
+                }
+                let slot = next[tt - range.start] as usize;
+                next[tt - range.start] += 1;
+                (ru[slot], rv[slot], rw[slot]) = place(i, tt);
+            }
+        });
+    (du, dv, w)
 }
 
 /// The cutoff's bins for `radius_m` (with the periodic images within it on a torus).
